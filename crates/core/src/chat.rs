@@ -1,0 +1,31 @@
+//! Conversation messages as the user sees them.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+}
+
+/// One message of a conversation. `id` is stable for the life of the message so that
+/// per-message work (token counts) can be cached by it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatMessage {
+    #[serde(default)]
+    pub id: String,
+    pub role: Role,
+    pub content: String,
+    /// The user chose "Hide from context": shown in the panel, never sent.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hidden: bool,
+}
+
+impl ChatMessage {
+    pub fn new(role: Role, content: impl Into<String>) -> Self {
+        Self { id: String::new(), role, content: content.into(), hidden: false }
+    }
+}

@@ -1,0 +1,24 @@
+//! Tandem's pure logic. No wasm-bindgen, no web-sys, no I/O: everything here is plain data
+//! in, plain data out, so it is tested natively with `cargo test` and reused unchanged by the
+//! service worker and the side panel.
+//!
+//! Data flows one way through the send pipeline:
+//! visible history → [`budget`] → [`request`] (`UniversalRequest`) → [`adapters`] (HTTP request
+//! + stream decoder per provider) → [`stream::StreamEvent`]s → [`errors`] for failures.
+
+pub mod adapters;
+pub mod agent;
+pub mod budget;
+pub mod chat;
+pub mod errors;
+pub mod http;
+pub mod memory;
+pub mod models;
+pub mod ndjson;
+pub mod protocol;
+pub mod provider;
+pub mod request;
+pub mod send;
+pub mod sse;
+pub mod stream;
+pub mod tokens;

@@ -1,0 +1,35 @@
+//! What every provider's stream decoder produces.
+
+use serde::{Deserialize, Serialize};
+
+use crate::errors::ProviderError;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input: u32,
+    pub output: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StreamEvent {
+    /// Assistant text to append.
+    Delta(String),
+    /// Token counts reported by the provider (replace our estimates).
+    Usage(Usage),
+    /// The provider's reason for stopping ("stop", "length", "end_turn", "STOP", ...).
+    Finish(String),
+    /// The model name the provider says answered.
+    Model(String),
+    /// The stream's explicit end marker was seen; nothing after it matters.
+    Done,
+}
+
+/// Turns the raw bytes of a streamed response body into events. Bytes may be split
+/// anywhere (inside a UTF-8 character, inside a line); a decoder buffers what it cannot
+/// decode yet.
+pub trait StreamDecoder {
+    fn push(&mut self, bytes: &[u8]) -> Result<Vec<StreamEvent>, ProviderError>;
+    /// The body ended. Returns the last events, or `StreamCut` if the provider's stream
+    /// ended before its end marker.
+    fn finish(&mut self) -> Result<Vec<StreamEvent>, ProviderError>;
+}

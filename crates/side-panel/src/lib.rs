@@ -1,0 +1,1 @@
+//! Side panel.
