@@ -1,1 +1,73 @@
-fn main() {}
+//! Build script of the `background` crate (the crate that becomes the extension's service
+//! worker). It checks the source `manifest.json` at compile time, so a manifest Chrome would
+//! refuse to load, or one that does not match the code, fails the build instead of failing
+//! silently in the browser:
+//! - it parses, is Manifest V3, and its `version` equals the crate version;
+//! - the extension-page CSP allows 'wasm-unsafe-eval' (without it the wasm cannot load);
+//! - the service worker is a module (the bootstrap uses `import`);
+//! - every file it names (service worker, side panel) exists under `extension/`.
+
+use std::path::{Path, PathBuf};
+
+fn main() {
+    let crate_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default());
+    let root = crate_dir.join("../..");
+    let manifest_path = root.join("manifest.json");
+    println!("cargo:rerun-if-changed={}", manifest_path.display());
+    println!(
+        "cargo:rerun-if-changed={}",
+        root.join("extension").display()
+    );
+    if let Err(problem) = check(&root, &manifest_path) {
+        // A panic is how a build script reports a failure with its reason.
+        panic!("manifest.json: {problem}");
+    }
+}
+
+fn check(root: &Path, manifest_path: &Path) -> Result<(), String> {
+    let text = std::fs::read_to_string(manifest_path).map_err(|e| format!("cannot read: {e}"))?;
+    let m: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("not valid JSON: {e}"))?;
+    let field = |path: &[&str]| -> Option<&serde_json::Value> {
+        path.iter().try_fold(&m, |v, key| v.get(key))
+    };
+    let string = |path: &[&str]| {
+        field(path)
+            .and_then(|v| v.as_str())
+            .unwrap_or_default()
+            .to_string()
+    };
+
+    if field(&["manifest_version"]).and_then(|v| v.as_u64()) != Some(3) {
+        return Err("manifest_version must be 3".into());
+    }
+    let crate_version = std::env::var("CARGO_PKG_VERSION").unwrap_or_default();
+    let version = string(&["version"]);
+    if version != crate_version {
+        return Err(format!(
+            "version {version:?} differs from the crate version {crate_version:?}"
+        ));
+    }
+    let csp = string(&["content_security_policy", "extension_pages"]);
+    if !csp.contains("'wasm-unsafe-eval'") {
+        return Err(format!(
+            "the extension_pages CSP must allow 'wasm-unsafe-eval', it is {csp:?}"
+        ));
+    }
+    if string(&["background", "type"]) != "module" {
+        return Err("background.type must be \"module\"".into());
+    }
+    for path in [
+        ["background", "service_worker"],
+        ["side_panel", "default_path"],
+    ] {
+        let file = string(&path);
+        if file.is_empty() || !root.join("extension").join(&file).is_file() {
+            return Err(format!(
+                "{} names {file:?}, which is not a file in extension/",
+                path.join(".")
+            ));
+        }
+    }
+    Ok(())
+}

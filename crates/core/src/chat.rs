@@ -26,6 +26,11 @@ pub struct ChatMessage {
 
 impl ChatMessage {
     pub fn new(role: Role, content: impl Into<String>) -> Self {
-        Self { id: String::new(), role, content: content.into(), hidden: false }
+        Self {
+            id: String::new(),
+            role,
+            content: content.into(),
+            hidden: false,
+        }
     }
 }

@@ -14,7 +14,12 @@ impl HttpRequest {
     pub fn post_json(url: String, headers: Vec<(String, String)>, body: String) -> Self {
         let mut headers = headers;
         headers.insert(0, ("content-type".into(), "application/json".into()));
-        Self { url, method: "POST", headers, body }
+        Self {
+            url,
+            method: "POST",
+            headers,
+            body,
+        }
     }
 
     /// The same request with every credential replaced, for the Debug drawer and logs.
@@ -32,16 +37,29 @@ impl HttpRequest {
             })
             .collect();
         let url = redact_query_key(&self.url);
-        HttpRequest { url, method: self.method, headers, body: self.body.clone() }
+        HttpRequest {
+            url,
+            method: self.method,
+            headers,
+            body: self.body.clone(),
+        }
     }
 }
 
 /// Gemini-style `?key=...` query credentials.
 fn redact_query_key(url: &str) -> String {
-    let Some((base, query)) = url.split_once('?') else { return url.to_string() };
+    let Some((base, query)) = url.split_once('?') else {
+        return url.to_string();
+    };
     let parts: Vec<String> = query
         .split('&')
-        .map(|p| if p.starts_with("key=") { "key=[redacted]".to_string() } else { p.to_string() })
+        .map(|p| {
+            if p.starts_with("key=") {
+                "key=[redacted]".to_string()
+            } else {
+                p.to_string()
+            }
+        })
         .collect();
     format!("{base}?{}", parts.join("&"))
 }
@@ -54,7 +72,10 @@ mod tests {
     fn redaction_hides_every_credential_form() {
         let r = HttpRequest::post_json(
             "https://h/x?alt=sse&key=SECRET".into(),
-            vec![("Authorization".into(), "Bearer SECRET".into()), ("x-api-key".into(), "SECRET".into())],
+            vec![
+                ("Authorization".into(), "Bearer SECRET".into()),
+                ("x-api-key".into(), "SECRET".into()),
+            ],
             "{}".into(),
         );
         let shown = format!("{:?}", r.redacted());

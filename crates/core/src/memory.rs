@@ -1,0 +1,320 @@
+//! Per-tab conversation memory: what was said on this tab, held only in memory (the extension
+//! mirrors it into `chrome.storage.session`, which never touches disk) and forgotten when the tab
+//! closes or leaves the site.
+//!
+//! Sessions are keyed `domain:tabId` ([`SessionKey`]). [`build_context`] distils a session into a
+//! context that fits a token budget (seed, then tail, then compressed middle) and
+//! [`build_prompt`] frames it for the two ways a question arrives ([`PromptMode`]).
+
+mod context;
+mod prompt;
+#[cfg(test)]
+mod tests;
+
+pub use context::{build_context, BuiltContext, ContextMetrics};
+pub use prompt::{build_prompt, BuiltPrompt, PromptMode};
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::chat::Role;
+
+/// One conversation: a site in a tab.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SessionKey {
+    pub domain: String,
+    pub tab_id: i32,
+}
+
+impl SessionKey {
+    pub fn new(domain: impl Into<String>, tab_id: i32) -> Self {
+        Self {
+            domain: domain.into(),
+            tab_id,
+        }
+    }
+
+    /// The key of `url` in `tab_id`; `None` for pages that are not web pages (chrome://, file:).
+    pub fn for_url(url: &str, tab_id: i32) -> Option<Self> {
+        domain_of(url).map(|domain| Self { domain, tab_id })
+    }
+}
+
+impl fmt::Display for SessionKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.domain, self.tab_id)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("session key {0:?} is not of the form `domain:tabId`")]
+pub struct ParseSessionKeyError(pub String);
+
+impl FromStr for SessionKey {
+    type Err = ParseSessionKeyError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        // Split at the last colon: an IPv6 host (`[::1]`) has colons of its own, a tab id never.
+        let parsed = s
+            .rsplit_once(':')
+            .filter(|(domain, _)| !domain.is_empty())
+            .and_then(|(domain, tab)| {
+                Some(Self {
+                    domain: domain.to_owned(),
+                    tab_id: tab.parse().ok()?,
+                })
+            });
+        parsed.ok_or_else(|| ParseSessionKeyError(s.to_owned()))
+    }
+}
+
+// A string rather than an object so that the session map serialises as a JSON object keyed
+// `domain:tabId`, the same keys the extension uses in chrome.storage.session.
+impl Serialize for SessionKey {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for SessionKey {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// The host of an http(s) URL, lowercased, without port or credentials; `None` for every other
+/// scheme (chrome://, file:, about:, data:), whose pages get no memory.
+///
+/// `www.` is kept: `www.example.com` and `example.com` are different origins to the browser and
+/// can serve different content (or belong to different people on shared hosting), so folding
+/// them together could carry a conversation to a site the user did not have it with.
+pub fn domain_of(url: &str) -> Option<String> {
+    let (scheme, rest) = url.trim().split_once("://")?;
+    if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
+        return None;
+    }
+    // Browsers treat `\` like `/` in http(s) URLs, so it ends the authority too.
+    let authority = rest.split(['/', '?', '#', '\\']).next().unwrap_or_default();
+    let host_port = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    let host = match host_port.strip_prefix('[') {
+        // IPv6 literal: keep the brackets so the port colon stays unambiguous.
+        Some(v6) => &host_port[..v6.find(']')? + 2],
+        None => host_port.split(':').next().unwrap_or_default(),
+    };
+    (!host.is_empty()).then(|| host.to_lowercase())
+}
+
+/// Limits of the memory; every field is a user setting (missing fields take the default).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct MemoryConfig {
+    /// Messages kept per session; beyond it the oldest message is dropped (never the seed while
+    /// `preserve_seed` is on).
+    pub max_messages: usize,
+    /// Estimated tokens the distilled context may use.
+    pub budget_tokens: usize,
+    /// Always give the first message (the seed, which says what the conversation is about).
+    pub preserve_seed: bool,
+    /// How many of the latest messages are given in full.
+    pub tail_size: usize,
+    /// Characters (ellipsis included) a compressed middle message keeps.
+    pub middle_chars: usize,
+    /// Sessions idle for longer than this are removed by [`SessionMemory::cleanup`].
+    pub max_age_ms: u64,
+    /// Above this many sessions, cleanup removes the least recently active ones.
+    pub max_sessions: usize,
+}
+
+impl Default for MemoryConfig {
+    fn default() -> Self {
+        Self {
+            max_messages: 50,
+            budget_tokens: 2_000,
+            preserve_seed: true,
+            tail_size: 3,
+            middle_chars: 100,
+            max_age_ms: 24 * 60 * 60 * 1_000,
+            max_sessions: 100,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MemoryMessage {
+    pub role: Role,
+    pub content: String,
+    /// Milliseconds since the epoch, from the caller's clock.
+    pub timestamp: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionContext {
+    /// Chronological; the first one is the seed.
+    pub messages: Vec<MemoryMessage>,
+    pub domain: String,
+    pub started_at: u64,
+}
+
+impl SessionContext {
+    pub fn new(domain: impl Into<String>, started_at: u64) -> Self {
+        Self {
+            messages: Vec::new(),
+            domain: domain.into(),
+            started_at,
+        }
+    }
+
+    /// Appends a message, then enforces `max_messages`.
+    pub fn push(
+        &mut self,
+        role: Role,
+        content: impl Into<String>,
+        timestamp: u64,
+        config: &MemoryConfig,
+    ) {
+        self.messages.push(MemoryMessage {
+            role,
+            content: content.into(),
+            timestamp,
+        });
+        self.trim(config);
+    }
+
+    /// Drops the oldest messages beyond `max_messages`, skipping the seed while it is preserved
+    /// (it is what the whole conversation refers back to).
+    pub fn trim(&mut self, config: &MemoryConfig) {
+        let excess = self.messages.len().saturating_sub(config.max_messages);
+        let from = usize::from(config.preserve_seed && config.max_messages > 0);
+        self.messages.drain(from..from + excess);
+    }
+
+    /// When the session was last used: cleanup ages sessions from here, so that a conversation
+    /// still in use is not wiped 24 h after it began.
+    pub fn last_activity(&self) -> u64 {
+        self.messages
+            .last()
+            .map_or(0, |m| m.timestamp)
+            .max(self.started_at)
+    }
+}
+
+/// Every open conversation, keyed `domain:tabId`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct SessionMemory {
+    sessions: BTreeMap<SessionKey, SessionContext>,
+}
+
+impl SessionMemory {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn get(&self, key: &SessionKey) -> Option<&SessionContext> {
+        self.sessions.get(key)
+    }
+
+    pub fn keys(&self) -> impl Iterator<Item = &SessionKey> {
+        self.sessions.keys()
+    }
+
+    pub fn len(&self) -> usize {
+        self.sessions.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.sessions.is_empty()
+    }
+
+    /// Appends a message to the session of `key`, starting the session if there is none.
+    pub fn record(
+        &mut self,
+        key: &SessionKey,
+        role: Role,
+        content: impl Into<String>,
+        now_ms: u64,
+        config: &MemoryConfig,
+    ) -> &SessionContext {
+        let session = self
+            .sessions
+            .entry(key.clone())
+            .or_insert_with(|| SessionContext::new(key.domain.clone(), now_ms));
+        session.push(role, content, now_ms, config);
+        session
+    }
+
+    /// Forgets one session; `true` if there was one.
+    pub fn clear(&mut self, key: &SessionKey) -> bool {
+        self.sessions.remove(key).is_some()
+    }
+
+    /// The tab closed: forget everything said in it.
+    pub fn forget_tab(&mut self, tab_id: i32) -> Vec<SessionKey> {
+        self.remove_where(|key, _| key.tab_id == tab_id)
+    }
+
+    /// The tab loaded `new_url`: forget its sessions unless the domain stayed the same (a page
+    /// that is not a web page counts as another site). `true` if anything was forgotten.
+    pub fn on_navigate(&mut self, tab_id: i32, new_url: &str) -> bool {
+        let domain = domain_of(new_url);
+        let removed = self.remove_where(|key, _| {
+            key.tab_id == tab_id && domain.as_deref() != Some(key.domain.as_str())
+        });
+        !removed.is_empty()
+    }
+
+    pub fn forget_all(&mut self) {
+        self.sessions.clear();
+    }
+
+    /// Removes sessions idle for more than `max_age_ms`, then the least recently active ones
+    /// above `max_sessions`, and trims the rest to `max_messages` (the limit may have been
+    /// lowered in Settings). Returns the removed keys, least recently active first.
+    pub fn cleanup(&mut self, now_ms: u64, config: &MemoryConfig) -> Vec<SessionKey> {
+        let mut by_age: Vec<_> = self
+            .sessions
+            .iter()
+            .map(|(key, s)| (s.last_activity(), key.clone()))
+            .collect();
+        by_age.sort();
+        // Oldest first, so both the expired sessions and the excess ones form a prefix.
+        // saturating_sub: a clock that went backwards makes sessions young, never negative.
+        let expired = by_age
+            .iter()
+            .take_while(|(at, _)| now_ms.saturating_sub(*at) > config.max_age_ms);
+        let count = expired
+            .count()
+            .max(by_age.len().saturating_sub(config.max_sessions));
+        let removed: Vec<_> = by_age.into_iter().take(count).map(|(_, key)| key).collect();
+        removed.iter().for_each(|key| {
+            self.sessions.remove(key);
+        });
+        self.sessions.values_mut().for_each(|s| s.trim(config));
+        removed
+    }
+
+    fn remove_where(
+        &mut self,
+        doomed: impl Fn(&SessionKey, &SessionContext) -> bool,
+    ) -> Vec<SessionKey> {
+        let keys: Vec<_> = self
+            .sessions
+            .iter()
+            .filter(|(k, s)| doomed(k, s))
+            .map(|(k, _)| k.clone())
+            .collect();
+        keys.iter().for_each(|key| {
+            self.sessions.remove(key);
+        });
+        keys
+    }
+}

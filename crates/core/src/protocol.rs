@@ -16,7 +16,10 @@ pub enum PanelToWorker {
     /// Answer the last user message of `messages` (the conversation as shown, oldest first;
     /// hidden ones are filtered out by the worker).
     #[serde(rename_all = "camelCase")]
-    Send { request_id: String, messages: Vec<ChatMessage> },
+    Send {
+        request_id: String,
+        messages: Vec<ChatMessage>,
+    },
     /// Abort the stream of `request_id`; what arrived so far stays.
     #[serde(rename_all = "camelCase")]
     Stop { request_id: String },
@@ -28,11 +31,20 @@ pub enum WorkerToPanel {
     #[serde(rename_all = "camelCase")]
     Delta { request_id: String, text: String },
     #[serde(rename_all = "camelCase")]
-    Done { request_id: String, usage: Option<Usage>, finish_reason: Option<String>, model: Option<String> },
+    Done {
+        request_id: String,
+        usage: Option<Usage>,
+        finish_reason: Option<String>,
+        model: Option<String>,
+    },
     #[serde(rename_all = "camelCase")]
     Stopped { request_id: String },
     #[serde(rename_all = "camelCase")]
-    Error { request_id: String, kind: ErrorKind, message: String },
+    Error {
+        request_id: String,
+        kind: ErrorKind,
+        message: String,
+    },
 }
 
 impl PanelToWorker {
@@ -69,11 +81,21 @@ mod tests {
 
     #[test]
     fn wire_form_is_tagged_camel_case_and_round_trips() {
-        let m = PanelToWorker::Send { request_id: "r1".into(), messages: vec![ChatMessage::new(Role::User, "hi")] };
+        let m = PanelToWorker::Send {
+            request_id: "r1".into(),
+            messages: vec![ChatMessage::new(Role::User, "hi")],
+        };
         let json = m.to_json();
-        assert!(json.contains("\"type\":\"send\"") && json.contains("\"requestId\":\"r1\""), "{json}");
+        assert!(
+            json.contains("\"type\":\"send\"") && json.contains("\"requestId\":\"r1\""),
+            "{json}"
+        );
         assert_eq!(PanelToWorker::from_json(&json).unwrap(), m);
-        let e = WorkerToPanel::Error { request_id: "r1".into(), kind: ErrorKind::BadKey, message: "m".into() };
+        let e = WorkerToPanel::Error {
+            request_id: "r1".into(),
+            kind: ErrorKind::BadKey,
+            message: "m".into(),
+        };
         assert!(e.to_json().contains("\"kind\":\"bad-key\""));
         assert_eq!(WorkerToPanel::from_json(&e.to_json()).unwrap(), e);
     }

@@ -133,7 +133,10 @@ impl ProviderConfig {
     pub fn from_settings(kind: ProviderKind, s: &ProviderSettings) -> Result<Self, ConfigError> {
         let provider = kind.label();
         let base_url = match s.base_url.trim() {
-            "" => kind.default_base_url().ok_or(ConfigError::NoBaseUrl { provider })?.to_string(),
+            "" => kind
+                .default_base_url()
+                .ok_or(ConfigError::NoBaseUrl { provider })?
+                .to_string(),
             url => url.trim_end_matches('/').to_string(),
         };
         if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
@@ -147,7 +150,13 @@ impl ProviderConfig {
         if api_key.is_empty() && !kind.key_optional() {
             return Err(ConfigError::NoKey { provider });
         }
-        Ok(Self { kind, base_url, model, api_key, project_id: s.project_id.trim().to_string() })
+        Ok(Self {
+            kind,
+            base_url,
+            model,
+            api_key,
+            project_id: s.project_id.trim().to_string(),
+        })
     }
 
     /// True when the base URL points at this machine (Ollama, LM Studio...): a refused
@@ -174,7 +183,10 @@ mod tests {
     use super::*;
 
     fn settings(kind: ProviderKind, p: ProviderSettings) -> Settings {
-        Settings { active: Some(kind), providers: [(kind, p)].into() }
+        Settings {
+            active: Some(kind),
+            providers: [(kind, p)].into(),
+        }
     }
 
     #[test]
@@ -186,24 +198,63 @@ mod tests {
 
     #[test]
     fn defaults_and_requirements_per_provider() {
-        let s = settings(ProviderKind::OpenAi, ProviderSettings { model: "gpt-4o".into(), ..Default::default() });
-        assert_eq!(s.active_config().unwrap_err(), ConfigError::NoKey { provider: "OpenAI" });
-        let s = settings(ProviderKind::Ollama, ProviderSettings { model: "llama3".into(), ..Default::default() });
+        let s = settings(
+            ProviderKind::OpenAi,
+            ProviderSettings {
+                model: "gpt-4o".into(),
+                ..Default::default()
+            },
+        );
+        assert_eq!(
+            s.active_config().unwrap_err(),
+            ConfigError::NoKey { provider: "OpenAI" }
+        );
+        let s = settings(
+            ProviderKind::Ollama,
+            ProviderSettings {
+                model: "llama3".into(),
+                ..Default::default()
+            },
+        );
         let c = s.active_config().unwrap();
         assert_eq!(c.base_url, "http://localhost:11434");
         assert!(c.is_local());
-        let s = settings(ProviderKind::OpenAiCompatible, ProviderSettings { model: "m".into(), ..Default::default() });
-        assert_eq!(s.active_config().unwrap_err(), ConfigError::NoBaseUrl { provider: "OpenAI-compatible" });
         let s = settings(
             ProviderKind::OpenAiCompatible,
-            ProviderSettings { model: "m".into(), base_url: "ftp://x".into(), ..Default::default() },
+            ProviderSettings {
+                model: "m".into(),
+                ..Default::default()
+            },
         );
-        assert!(matches!(s.active_config().unwrap_err(), ConfigError::BadBaseUrl { .. }));
+        assert_eq!(
+            s.active_config().unwrap_err(),
+            ConfigError::NoBaseUrl {
+                provider: "OpenAI-compatible"
+            }
+        );
+        let s = settings(
+            ProviderKind::OpenAiCompatible,
+            ProviderSettings {
+                model: "m".into(),
+                base_url: "ftp://x".into(),
+                ..Default::default()
+            },
+        );
+        assert!(matches!(
+            s.active_config().unwrap_err(),
+            ConfigError::BadBaseUrl { .. }
+        ));
     }
 
     #[test]
     fn settings_round_trip_with_kebab_ids() {
-        let s = settings(ProviderKind::OpenAiCompatible, ProviderSettings { model: "m".into(), ..Default::default() });
+        let s = settings(
+            ProviderKind::OpenAiCompatible,
+            ProviderSettings {
+                model: "m".into(),
+                ..Default::default()
+            },
+        );
         let json = serde_json::to_string(&s).unwrap();
         assert!(json.contains("\"openai-compatible\""), "{json}");
         assert_eq!(serde_json::from_str::<Settings>(&json).unwrap(), s);

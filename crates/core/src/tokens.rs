@@ -1,0 +1,340 @@
+//! Token estimates without shipping a tokenizer.
+//!
+//! A real BPE vocabulary is megabytes of wasm and differs per provider anyway, so the budget
+//! works from an estimate. The flat rule of thumb (≈3.5 ASCII chars or ≈1.5 other chars per
+//! token) is off by 20–40 % on code, JSON and numbers, so [`estimate_tokens`] instead walks the
+//! text once and mimics how the GPT-4-era pre-tokenisers cut it (words with their leading
+//! space, digits in groups of three, punctuation runs, line breaks, indentation), charging
+//! each piece a cost fitted against tiktoken's `o200k_base` and `cl100k_base` on the corpus in
+//! `tests/data/corpus/` (`cargo bench -p tandem-core --bench pipeline` prints the error).
+//! Scripts the two tokenisers treat very differently (CJK, Cyrillic, emoji) get a rate between
+//! the two.
+//!
+//! Every function here is O(n), allocation-free and total: any `&str` gives a count.
+
+/// Tokens charged per attached image. Providers bill images by size (OpenAI: 85 + 170 per
+/// 512-px tile; Anthropic: ≈ width × height / 750; Gemini: 258) and the side panel does not
+/// know the size, so this is OpenAI's figure for a 1024×1024 image in high detail
+/// (85 + 4 tiles × 170), which also covers Gemini and a mid-sized Anthropic image.
+pub const IMAGE_TOKENS: u32 = 85 + 4 * 170;
+
+/// Tokens each chat message costs beyond its text (role markers and separators in the
+/// providers' chat templates; OpenAI documents 3–4).
+pub const MESSAGE_OVERHEAD: u32 = 4;
+
+/// Non-ASCII characters per token in the flat rule of thumb.
+const FLAT_NON_ASCII_CHARS_PER_TOKEN: f32 = 1.5;
+
+/// How text is turned into a token count.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum Estimator {
+    /// The character-class estimator ([`estimate_tokens`]).
+    #[default]
+    Classified,
+    /// The flat rule with a user-chosen ASCII rate (non-ASCII stays at 1.5 chars per token, so
+    /// a rate tuned for English cannot make CJK text look nearly free).
+    CharsPerToken(f32),
+}
+
+impl Estimator {
+    /// The estimator for an optional user override; a non-finite or non-positive rate is
+    /// ignored rather than trusted (it would make every message look free or infinite).
+    pub fn from_override(chars_per_token: Option<f32>) -> Self {
+        match chars_per_token {
+            Some(rate) if rate.is_finite() && rate > 0.0 => Estimator::CharsPerToken(rate),
+            _ => Estimator::Classified,
+        }
+    }
+
+    /// Estimated tokens of `text`.
+    pub fn count(self, text: &str) -> u32 {
+        match self {
+            Estimator::Classified => estimate_tokens(text),
+            Estimator::CharsPerToken(rate) => flat_estimate(text, rate),
+        }
+    }
+}
+
+/// Tokens for `n` attached images.
+pub fn image_tokens(n: usize) -> u32 {
+    u32::try_from(n)
+        .unwrap_or(u32::MAX)
+        .saturating_mul(IMAGE_TOKENS)
+}
+
+/// The flat rule of thumb: `ascii_chars / ascii_chars_per_token + other_chars / 1.5`, rounded
+/// up. Kept as the user override and as the baseline the benchmark compares against.
+pub fn flat_estimate(text: &str, ascii_chars_per_token: f32) -> u32 {
+    let (ascii, other) = text.chars().fold((0u64, 0u64), |(a, o), c| {
+        if c.is_ascii() {
+            (a + 1, o)
+        } else {
+            (a, o + 1)
+        }
+    });
+    let tokens = ascii as f64 / f64::from(ascii_chars_per_token)
+        + other as f64 / f64::from(FLAT_NON_ASCII_CHARS_PER_TOKEN);
+    // `as` saturates for floats, so huge or odd rates cannot wrap.
+    tokens.ceil() as u32
+}
+
+/// Estimated tokens of `text` for a modern BPE tokeniser (see the module docs).
+pub fn estimate_tokens(text: &str) -> u32 {
+    let mut scan = Scan::default();
+    for c in text.chars() {
+        scan.push(c);
+    }
+    scan.finish()
+}
+
+// Costs in thousandths of a token, fitted on the corpus and rounded.
+/// A word of up to `WORD_SHORT` letters is nearly always one token...
+const WORD: u64 = 950;
+const WORD_SHORT: u32 = 6;
+/// ...longer ones split into common stems and suffixes.
+const WORD_EXTRA_PER_LETTER: u64 = 120;
+/// Each accented Latin letter usually breaks a word's BPE merges.
+const LATIN_EXT: u64 = 1050;
+/// One punctuation char glued to the next word: `.push`, `(self`, `_id`, `-lamp` mostly merge...
+const PREFIX_JOINING: u64 = 200;
+/// ...while `,x`, `=x`, `:x` mostly stay two tokens.
+const PREFIX_SEPARATE: u64 = 1200;
+/// A run of ASCII punctuation: common runs (`();`, `"},`, `=>`) are one token.
+const PUNCT_RUN: u64 = 1000;
+const PUNCT_EXTRA_PER_CHAR: u64 = 300;
+const ONE: u64 = 1000;
+/// Per-character rates of the scripts and symbols the two tokenisers disagree on most.
+const SYMBOL: u64 = 750;
+const HAN: u64 = 1100;
+const KANA: u64 = 1100;
+const HANGUL: u64 = 1000;
+const CYRILLIC_GREEK: u64 = 400;
+const OTHER_SCRIPT: u64 = 800;
+const EMOJI: u64 = 2050;
+const EMOJI_MODIFIER: u64 = 1550;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+enum Class {
+    Lower,
+    Upper,
+    Digit,
+    Space,
+    #[default]
+    Newline,
+    Punct,
+    LatinExt,
+    CyrillicGreek,
+    OtherScript,
+    Han,
+    Kana,
+    Hangul,
+    Emoji,
+    EmojiModifier,
+    Symbol,
+}
+
+impl Class {
+    fn of(c: char) -> Class {
+        match c {
+            'a'..='z' => Class::Lower,
+            'A'..='Z' => Class::Upper,
+            '0'..='9' => Class::Digit,
+            '\n' | '\r' => Class::Newline,
+            ' ' | '\t' => Class::Space,
+            _ if c.is_ascii() => Class::Punct,
+            _ => match u32::from(c) {
+                // Skin tones, ZWJ, variation selectors, keycaps and tags extend the emoji before.
+                0x200D | 0xFE0E | 0xFE0F | 0x20E3 | 0x1F3FB..=0x1F3FF | 0xE0020..=0xE007F => {
+                    Class::EmojiModifier
+                }
+                0x1F000..=0x1FAFF | 0x2600..=0x27BF | 0x2B00..=0x2BFF => Class::Emoji,
+                0x3005..=0x3007
+                | 0x3400..=0x4DBF
+                | 0x4E00..=0x9FFF
+                | 0xF900..=0xFAFF
+                | 0x20000..=0x3FFFF => Class::Han,
+                0x3040..=0x30FF | 0x31F0..=0x31FF | 0xFF66..=0xFF9F => Class::Kana,
+                0x1100..=0x11FF | 0x3130..=0x318F | 0xAC00..=0xD7AF => Class::Hangul,
+                0x0370..=0x052F if c.is_alphabetic() => Class::CyrillicGreek,
+                _ if c.is_whitespace() => Class::Space,
+                u if u < 0x0370 && c.is_alphabetic() => Class::LatinExt,
+                _ if c.is_alphabetic() => Class::OtherScript,
+                _ => Class::Symbol,
+            },
+        }
+    }
+
+    fn is_word_letter(self) -> bool {
+        matches!(self, Class::Lower | Class::Upper | Class::LatinExt)
+    }
+}
+
+/// The single-pass state machine behind [`estimate_tokens`]. Pieces whose cost depends on
+/// what follows (spaces, punctuation, words) stay open until the next char decides.
+#[derive(Default)]
+struct Scan {
+    milli: u64,
+    prev: Class,
+    /// The class before the current run of spaces (to merge `\n  \n` into one break).
+    before_spaces: Class,
+    spaces: u32,
+    word_letters: u32,
+    digits: u32,
+    punct_len: u32,
+    punct_first: char,
+    punct_after_space: bool,
+}
+
+impl Scan {
+    fn push(&mut self, c: char) {
+        let class = Class::of(c);
+        self.close_pieces(Some(class));
+        match class {
+            Class::Lower | Class::Upper | Class::LatinExt => {
+                self.word_letters += 1;
+                if class == Class::LatinExt {
+                    self.milli += LATIN_EXT;
+                }
+            }
+            Class::Digit => {
+                // Digits are cut into groups of three.
+                if self.digits % 3 == 0 {
+                    self.milli += ONE;
+                }
+                self.digits += 1;
+            }
+            Class::Space => {
+                if self.spaces == 0 {
+                    self.before_spaces = self.prev;
+                }
+                self.spaces += 1;
+            }
+            Class::Newline => {
+                // Consecutive breaks (with blanks between) are one token; a break right after
+                // punctuation joins that run (`{\n`, `;\n`).
+                let joined = matches!(self.prev, Class::Newline | Class::Punct)
+                    || (self.prev == Class::Space && self.before_spaces == Class::Newline);
+                if !joined {
+                    self.milli += ONE;
+                }
+            }
+            Class::Punct => {
+                if self.punct_len == 0 {
+                    self.punct_first = c;
+                    self.punct_after_space = self.prev == Class::Space;
+                }
+                self.punct_len += 1;
+            }
+            Class::CyrillicGreek => self.milli += CYRILLIC_GREEK,
+            Class::OtherScript => self.milli += OTHER_SCRIPT,
+            Class::Han => self.milli += HAN,
+            Class::Kana => self.milli += KANA,
+            Class::Hangul => self.milli += HANGUL,
+            Class::Emoji => self.milli += EMOJI,
+            Class::EmojiModifier => self.milli += EMOJI_MODIFIER,
+            Class::Symbol => self.milli += SYMBOL,
+        }
+        self.prev = class;
+    }
+
+    /// Charges the open pieces that `next` (`None`: end of text) ends.
+    fn close_pieces(&mut self, next: Option<Class>) {
+        let next_is_letter = next.is_some_and(Class::is_word_letter);
+        // A capital after a lower-case letter starts a new word (`TokenCache` → 2 words).
+        let camel = next == Some(Class::Upper) && self.prev == Class::Lower;
+        if self.word_letters > 0 && (!next_is_letter || camel) {
+            let extra = u64::from(self.word_letters.saturating_sub(WORD_SHORT));
+            self.milli += WORD + extra * WORD_EXTRA_PER_LETTER;
+            self.word_letters = 0;
+        }
+        if next != Some(Class::Digit) {
+            self.digits = 0;
+        }
+        if self.punct_len > 0 && next != Some(Class::Punct) {
+            self.milli += if self.punct_len == 1 && next_is_letter && !self.punct_after_space {
+                if matches!(
+                    self.punct_first,
+                    ',' | '=' | '>' | '+' | ':' | ';' | '!' | '*' | '|' | '%' | ')' | ']' | '}'
+                ) {
+                    PREFIX_SEPARATE
+                } else {
+                    PREFIX_JOINING
+                }
+            } else {
+                PUNCT_RUN + u64::from(self.punct_len.saturating_sub(2)) * PUNCT_EXTRA_PER_CHAR
+            };
+            self.punct_len = 0;
+        }
+        if self.spaces > 0 && next != Some(Class::Space) {
+            // The last space joins the piece after it, except before digits and at the end;
+            // the rest is one whitespace token. Blanks before a line break join the break.
+            let standalone = match next {
+                None | Some(Class::Digit) => self.spaces,
+                Some(Class::Newline) => 0,
+                Some(_) => self.spaces - 1,
+            };
+            if standalone > 0 {
+                self.milli += ONE;
+            }
+            self.spaces = 0;
+        }
+    }
+
+    fn finish(mut self) -> u32 {
+        self.close_pieces(None);
+        u32::try_from(self.milli.div_ceil(1000)).unwrap_or(u32::MAX)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn pieces_are_charged_like_a_bpe_pre_tokeniser() {
+        assert_eq!(estimate_tokens(""), 0);
+        assert_eq!(estimate_tokens("hello world"), 2);
+        // Digits in groups of three; the space before a number is its own token.
+        assert_eq!(estimate_tokens("1234567"), 3);
+        assert_eq!(estimate_tokens("a 1"), 3);
+        // Indentation is one token however wide.
+        assert_eq!(estimate_tokens("{\n            x"), 3);
+        assert!(estimate_tokens("TokenCache") > estimate_tokens("tokencache"));
+    }
+
+    #[test]
+    fn images_and_overrides() {
+        assert_eq!(image_tokens(2), 1530);
+        assert_eq!(Estimator::from_override(Some(4.0)).count("abcdefgh"), 2);
+        assert_eq!(Estimator::from_override(Some(4.0)).count("日本"), 2);
+        for bad in [
+            Some(0.0),
+            Some(-1.0),
+            Some(f32::NAN),
+            Some(f32::INFINITY),
+            None,
+        ] {
+            assert_eq!(Estimator::from_override(bad), Estimator::Classified);
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn never_panics_and_stays_in_range(s in any::<String>()) {
+            let n = estimate_tokens(&s);
+            // At most ~2 tokens per char plus rounding; at least one token for non-empty text.
+            prop_assert!(u64::from(n) <= 3 * s.chars().count() as u64 + 1);
+            prop_assert_eq!(n == 0, s.is_empty());
+            let _ = flat_estimate(&s, 3.5);
+        }
+
+        #[test]
+        fn appending_text_never_lowers_the_estimate_much(a in any::<String>(), b in any::<String>()) {
+            // Joining can merge pieces at the seam (a word split in two), never more than a couple
+            // of tokens' worth.
+            let joined = estimate_tokens(&format!("{a}{b}"));
+            prop_assert!(joined + 2 >= estimate_tokens(&a).max(estimate_tokens(&b)));
+        }
+    }
+}

@@ -1,1 +1,17 @@
-//! Side panel.
+//! Tandem's side panel. `sidepanel.html` holds the static controls (with their accessible
+//! names); this crate gives them behaviour: the chat over a Port to the service worker, and
+//! the Settings form stored in `chrome.storage.local`.
+
+mod chat;
+mod chrome;
+mod dom;
+mod settings;
+
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(start)]
+pub fn main() {
+    if let Err(e) = chat::wire().and_then(|()| settings::wire()) {
+        chat::show_error(&format!("Tandem could not start: {e}"));
+    }
+}

@@ -1,13 +1,28 @@
 //! One pure adapter per provider: `UniversalRequest` → HTTP request, response bytes →
 //! [`StreamEvent`]s, HTTP error → [`ProviderError`]. Each module opens with the API document
 //! it follows.
+//!
+//! What the providers share lives here: message helpers for the request builders, and
+//! [`Decoder`], which frames the body (SSE or NDJSON), hands each payload to the provider's
+//! [`Protocol`] and enforces the common stream rules (model reported once, nothing after the
+//! end marker, cut detection, no event lost to an error arriving in the same chunk).
 
-use crate::errors::ProviderError;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::chat::Role;
+use crate::errors::{self, ProviderError};
 use crate::http::HttpRequest;
+use crate::ndjson::NdjsonDecoder;
 use crate::provider::{ProviderConfig, ProviderKind};
-use crate::request::UniversalRequest;
-use crate::stream::StreamDecoder;
+use crate::request::{RequestMessage, UniversalRequest};
+use crate::sse::SseDecoder;
+use crate::stream::{StreamDecoder, StreamEvent, Usage};
 
+pub mod anthropic;
+pub mod firebase;
+pub mod gemini;
+pub mod ollama;
 pub mod openai;
 
 /// What every provider module provides.
@@ -17,20 +32,432 @@ pub trait Adapter {
     /// A fresh decoder for one streamed response body.
     fn decoder(&self) -> Box<dyn StreamDecoder>;
     /// Classifies a non-2xx answer. `retry_after` is the raw `Retry-After` header.
+    /// Every provider shares one classification core, so none overrides this.
     fn classify_http(
         &self,
         status: u16,
         body: &str,
         retry_after: Option<&str>,
         cfg: &ProviderConfig,
-    ) -> ProviderError;
+    ) -> ProviderError {
+        errors::classify_http(status, body, retry_after, cfg)
+    }
 }
 
 pub fn adapter_for(kind: ProviderKind) -> &'static dyn Adapter {
     match kind {
-        ProviderKind::OpenAi | ProviderKind::OpenAiCompatible => &openai::OpenAi,
-        // Filled in by the send-pipeline work; until then every provider speaks OpenAI's
-        // wire format, which Ollama and most local servers also serve under /v1.
-        _ => &openai::OpenAi,
+        ProviderKind::OpenAi => &openai::OpenAi(ProviderKind::OpenAi),
+        ProviderKind::OpenAiCompatible => &openai::OpenAi(ProviderKind::OpenAiCompatible),
+        ProviderKind::Anthropic => &anthropic::Anthropic,
+        ProviderKind::Gemini => &gemini::Gemini,
+        ProviderKind::Ollama => &ollama::Ollama,
+        ProviderKind::Firebase => &firebase::Firebase,
+    }
+}
+
+// ---- Request helpers ----
+
+/// The system prompt, with any system-role message folded in: Anthropic and Gemini take a
+/// single system text outside the message list.
+pub(crate) fn system_prompt(req: &UniversalRequest) -> Option<String> {
+    let from_messages = req
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::System)
+        .map(|m| &m.content);
+    let parts: Vec<&str> = req
+        .system
+        .iter()
+        .chain(from_messages)
+        .map(|s| s.as_str())
+        .filter(|s| !s.trim().is_empty())
+        .collect();
+    (!parts.is_empty()).then(|| parts.join("\n\n"))
+}
+
+/// The user and assistant turns, oldest first.
+pub(crate) fn turns(req: &UniversalRequest) -> impl Iterator<Item = &RequestMessage> {
+    req.messages.iter().filter(|m| m.role != Role::System)
+}
+
+pub(crate) fn role_name(role: Role) -> &'static str {
+    match role {
+        Role::System => "system",
+        Role::User => "user",
+        Role::Assistant => "assistant",
+    }
+}
+
+/// A base64 image taken apart from its `data:<mime>;base64,<data>` URL.
+pub(crate) struct DataUrl<'a> {
+    pub mime: &'a str,
+    pub data: &'a str,
+}
+
+pub(crate) fn data_url(url: &str) -> Option<DataUrl<'_>> {
+    let (head, data) = url.strip_prefix("data:")?.split_once(',')?;
+    Some(DataUrl {
+        mime: head.strip_suffix(";base64")?,
+        data,
+    })
+}
+
+/// The temperature as JSON: through its shortest decimal form, because widening the f32
+/// directly would send 0.699999988079071 for 0.7.
+pub(crate) fn temperature(req: &UniversalRequest) -> Option<f64> {
+    req.options
+        .temperature
+        .map(|t| t.to_string().parse().unwrap_or(f64::from(t)))
+}
+
+pub(crate) fn header(name: &str, value: impl Into<String>) -> (String, String) {
+    (name.to_string(), value.into())
+}
+
+/// `Authorization: Bearer KEY`, or nothing for the keyless local servers.
+pub(crate) fn bearer(key: &str) -> Vec<(String, String)> {
+    if key.is_empty() {
+        vec![]
+    } else {
+        vec![header("Authorization", format!("Bearer {key}"))]
+    }
+}
+
+/// The JSON body without unset options: `null`s and empty objects are removed, since some
+/// servers reject `null` where they expect a number.
+pub(crate) fn json_body(mut body: Value) -> String {
+    fn prune(v: &mut Value) {
+        match v {
+            Value::Object(map) => {
+                map.values_mut().for_each(prune);
+                map.retain(|_, x| !x.is_null() && x.as_object().is_none_or(|o| !o.is_empty()));
+            }
+            Value::Array(items) => items.iter_mut().for_each(prune),
+            _ => {}
+        }
+    }
+    prune(&mut body);
+    body.to_string()
+}
+
+// ---- Stream decoding ----
+
+/// How a provider frames its stream; both give one JSON payload at a time.
+pub(crate) enum Framing {
+    Sse(SseDecoder),
+    Ndjson(NdjsonDecoder),
+}
+
+impl Framing {
+    fn push(&mut self, bytes: &[u8]) -> Vec<String> {
+        match self {
+            Framing::Sse(d) => d.push(bytes).into_iter().map(|e| e.data).collect(),
+            Framing::Ndjson(d) => d.push(bytes),
+        }
+    }
+
+    fn finish(&mut self) -> Vec<String> {
+        match self {
+            Framing::Sse(d) => d.finish().into_iter().map(|e| e.data).collect(),
+            Framing::Ndjson(d) => d.finish().into_iter().collect(),
+        }
+    }
+}
+
+/// What a provider does with one payload (an SSE `data` or an NDJSON line).
+pub(crate) trait Protocol {
+    fn payload(
+        &mut self,
+        provider: ProviderKind,
+        payload: &str,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<(), ProviderError>;
+}
+
+/// Parses a payload; a payload that is not what the provider documents is its fault, and the
+/// user is told so.
+pub(crate) fn parse<T: DeserializeOwned>(
+    provider: ProviderKind,
+    payload: &str,
+) -> Result<T, ProviderError> {
+    serde_json::from_str(payload).map_err(|e| ProviderError::malformed(provider, &e.to_string()))
+}
+
+pub(crate) struct Decoder<P> {
+    provider: ProviderKind,
+    framing: Framing,
+    proto: P,
+    /// The end marker was seen or an error reported: later bytes are ignored.
+    closed: bool,
+    /// A `Finish` arrived, so the answer is whole even if the end marker never comes (many
+    /// OpenAI-compatible servers omit `[DONE]`; Gemini has no marker at all).
+    finished: bool,
+    model_sent: bool,
+    last_usage: Option<Usage>,
+    /// An error decoded in the same chunk as events: those go out first, the error next call.
+    pending: Option<ProviderError>,
+}
+
+impl<P: Protocol + 'static> Decoder<P> {
+    pub(crate) fn boxed(
+        provider: ProviderKind,
+        framing: Framing,
+        proto: P,
+    ) -> Box<dyn StreamDecoder> {
+        Box::new(Self {
+            provider,
+            framing,
+            proto,
+            closed: false,
+            finished: false,
+            model_sent: false,
+            last_usage: None,
+            pending: None,
+        })
+    }
+
+    fn decode(&mut self, payloads: Vec<String>) -> Vec<StreamEvent> {
+        let mut out = Vec::new();
+        for payload in payloads {
+            if self.closed {
+                break;
+            }
+            if payload.trim().is_empty() {
+                continue;
+            }
+            let mut events = Vec::new();
+            let result = self.proto.payload(self.provider, &payload, &mut events);
+            events.into_iter().for_each(|e| self.accept(e, &mut out));
+            if let Err(e) = result {
+                self.closed = true;
+                self.pending = Some(e);
+            }
+        }
+        out
+    }
+
+    fn accept(&mut self, event: StreamEvent, out: &mut Vec<StreamEvent>) {
+        match &event {
+            StreamEvent::Delta(text) if text.is_empty() => return,
+            // Gemini and Ollama repeat the model name and usage in every chunk.
+            StreamEvent::Model(m) if m.is_empty() || self.model_sent => return,
+            StreamEvent::Model(_) => self.model_sent = true,
+            StreamEvent::Usage(u) if self.last_usage == Some(*u) => return,
+            StreamEvent::Usage(u) => self.last_usage = Some(*u),
+            StreamEvent::Finish(_) => self.finished = true,
+            StreamEvent::Done => self.closed = true,
+            StreamEvent::Delta(_) => {}
+        }
+        out.push(event);
+    }
+}
+
+impl<P: Protocol + 'static> StreamDecoder for Decoder<P> {
+    fn push(&mut self, bytes: &[u8]) -> Result<Vec<StreamEvent>, ProviderError> {
+        if let Some(e) = self.pending.take() {
+            return Err(e);
+        }
+        if self.closed {
+            return Ok(vec![]);
+        }
+        let payloads = self.framing.push(bytes);
+        let out = self.decode(payloads);
+        match self.pending.take() {
+            Some(e) if out.is_empty() => Err(e),
+            pending => {
+                self.pending = pending;
+                Ok(out)
+            }
+        }
+    }
+
+    /// The contract allows events or an error, not both: at the very end an error wins over
+    /// the few events of the last unterminated payload.
+    fn finish(&mut self) -> Result<Vec<StreamEvent>, ProviderError> {
+        if let Some(e) = self.pending.take() {
+            return Err(e);
+        }
+        if self.closed {
+            return Ok(vec![]);
+        }
+        let payloads = self.framing.finish();
+        let mut out = self.decode(payloads);
+        if let Some(e) = self.pending.take() {
+            return Err(e);
+        }
+        if !self.closed {
+            if !self.finished {
+                return Err(ProviderError::stream_cut(self.provider));
+            }
+            self.accept(StreamEvent::Done, &mut out);
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testkit::{config, conversation};
+    use super::*;
+
+    #[test]
+    fn every_kind_has_its_endpoint() {
+        let urls: Vec<String> = [ProviderKind::PICKABLE.as_slice(), &[ProviderKind::Firebase]]
+            .concat()
+            .into_iter()
+            .map(|k| {
+                adapter_for(k)
+                    .translate(&conversation(), &config(k, "k"))
+                    .url
+            })
+            .collect();
+        expect_test::expect![[r#"
+            https://api.openai.com/v1/chat/completions
+            https://api.anthropic.com/v1/messages
+            https://generativelanguage.googleapis.com/v1beta/models/test-model:streamGenerateContent?alt=sse
+            http://localhost:11434/api/chat
+            http://localhost:1234/v1/chat/completions
+            https://firebasevertexai.googleapis.com/v1beta/projects/demo-project/models/test-model:streamGenerateContent?alt=sse"#]]
+        .assert_eq(&urls.join("\n"));
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testkit {
+    use expect_test::Expect;
+    use serde_json::Value;
+
+    use super::*;
+    use crate::request::RequestOptions;
+
+    pub fn data(file: &str) -> Vec<u8> {
+        let path = format!(
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/{}"),
+            file
+        );
+        std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
+
+    /// Feeds `chunks` to a fresh decoder; one line per event, then the outcome.
+    fn run(adapter: &dyn Adapter, chunks: &[&[u8]]) -> String {
+        let mut d = adapter.decoder();
+        let mut log = String::new();
+        for i in 0..=chunks.len() {
+            let result = match chunks.get(i) {
+                Some(chunk) => d.push(chunk),
+                None => d.finish(),
+            };
+            match result {
+                Ok(events) => events
+                    .iter()
+                    .for_each(|e| log.push_str(&format!("{e:?}\n"))),
+                Err(e) => {
+                    let retry = e
+                        .retry_after_ms
+                        .map(|ms| format!(" retry={ms}ms"))
+                        .unwrap_or_default();
+                    return format!("{log}ERR {:?}{retry}: {}\n", e.kind, e.message);
+                }
+            }
+        }
+        log + "END\n"
+    }
+
+    /// Decodes a recorded stream whole, then cut at every point and byte by byte: the events
+    /// must never depend on where the network split the body. Returns the whole decode.
+    fn decode_every_way(adapter: &dyn Adapter, file: &str) -> String {
+        let bytes = data(file);
+        let whole = run(adapter, &[&bytes]);
+        for i in 0..=bytes.len() {
+            assert_eq!(
+                run(adapter, &[&bytes[..i], &bytes[i..]]),
+                whole,
+                "{file} split at {i}"
+            );
+        }
+        let singles: Vec<&[u8]> = bytes.chunks(1).collect();
+        assert_eq!(run(adapter, &singles), whole, "{file} byte by byte");
+        whole
+    }
+
+    /// [`decode_every_way`] checked against `expect`; returns the decode for variants.
+    pub fn check_stream(adapter: &dyn Adapter, file: &str, expect: Expect) -> String {
+        let whole = decode_every_way(adapter, file);
+        expect.assert_eq(&whole);
+        whole
+    }
+
+    /// A variant recording (other line endings) must decode exactly like `like`.
+    pub fn check_stream_like(adapter: &dyn Adapter, file: &str, like: &str) {
+        assert_eq!(decode_every_way(adapter, file), like, "{file}");
+    }
+
+    pub fn config(kind: ProviderKind, api_key: &str) -> ProviderConfig {
+        ProviderConfig {
+            kind,
+            base_url: kind
+                .default_base_url()
+                .unwrap_or("http://localhost:1234/v1")
+                .to_string(),
+            model: "test-model".into(),
+            api_key: api_key.into(),
+            project_id: "demo-project".into(),
+        }
+    }
+
+    /// A multi-turn conversation with a system prompt, an image and both options set.
+    pub fn conversation() -> UniversalRequest {
+        let msg = |role, content: &str, images: &[&str]| RequestMessage {
+            role,
+            content: content.into(),
+            images: images.iter().map(|s| s.to_string()).collect(),
+        };
+        UniversalRequest {
+            model: "test-model".into(),
+            system: Some("You are terse.".into()),
+            messages: vec![
+                msg(
+                    Role::User,
+                    "What is in this picture?",
+                    &["data:image/png;base64,iVBORw0KGgo="],
+                ),
+                msg(Role::Assistant, "A cat.", &[]),
+                msg(Role::User, "héllo 世界 🎉", &[]),
+            ],
+            options: RequestOptions {
+                temperature: Some(0.7),
+                max_output_tokens: Some(512),
+            },
+        }
+    }
+
+    /// Renders the translated request (keys sorted, so the snapshot does not depend on
+    /// serde_json's `preserve_order` feature) and checks it against `expect`.
+    pub fn check_request(
+        adapter: &dyn Adapter,
+        req: &UniversalRequest,
+        cfg: &ProviderConfig,
+        expect: Expect,
+    ) {
+        fn sorted(v: Value) -> Value {
+            match v {
+                Value::Object(map) => {
+                    let map: std::collections::BTreeMap<_, _> =
+                        map.into_iter().map(|(k, v)| (k, sorted(v))).collect();
+                    Value::Object(map.into_iter().collect())
+                }
+                Value::Array(items) => Value::Array(items.into_iter().map(sorted).collect()),
+                v => v,
+            }
+        }
+        let r = adapter.translate(req, cfg);
+        let body: Value = serde_json::from_str(&r.body).unwrap();
+        let headers: String = r
+            .headers
+            .iter()
+            .map(|(k, v)| format!("{k}: {v}\n"))
+            .collect();
+        let body = serde_json::to_string_pretty(&sorted(body)).unwrap();
+        expect.assert_eq(&format!("{} {}\n{headers}\n{body}\n", r.method, r.url));
     }
 }

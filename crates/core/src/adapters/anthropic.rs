@@ -1,0 +1,290 @@
+//! Anthropic Messages API, streaming: <https://docs.anthropic.com/en/api/messages> and
+//! <https://docs.anthropic.com/en/docs/build-with-claude/streaming>.
+//!
+//! Stream: SSE events whose `data` carries its own `type`: `message_start` (model, input
+//! usage), `content_block_start`, `content_block_delta` (`text_delta` text), `content_block_stop`,
+//! `message_delta` (`stop_reason`, cumulative output usage), `message_stop` (the end marker),
+//! `ping`, and `error` (e.g. `overloaded_error`) when the answer fails midway.
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::{
+    data_url, header, json_body, parse, role_name, system_prompt, temperature, turns, Adapter,
+    Decoder, Framing, Protocol,
+};
+use crate::errors::{self, ProviderError};
+use crate::http::HttpRequest;
+use crate::provider::{ProviderConfig, ProviderKind};
+use crate::request::UniversalRequest;
+use crate::sse::SseDecoder;
+use crate::stream::{StreamDecoder, StreamEvent, Usage};
+
+/// Anthropic requires `max_tokens`; used when the user set no limit.
+pub const DEFAULT_MAX_TOKENS: u32 = 4096;
+
+pub struct Anthropic;
+
+impl Adapter for Anthropic {
+    fn translate(&self, req: &UniversalRequest, cfg: &ProviderConfig) -> HttpRequest {
+        let messages: Vec<Value> = turns(req)
+            .map(|m| {
+                if m.images.is_empty() {
+                    return json!({"role": role_name(m.role), "content": m.content});
+                }
+                // Images first: Anthropic documents that Claude does best with images before text.
+                let images = m.images.iter().map(|url| match data_url(url) {
+                    Some(img) => json!({"type": "image", "source": {"type": "base64", "media_type": img.mime, "data": img.data}}),
+                    None => json!({"type": "image", "source": {"type": "url", "url": url}}),
+                });
+                // Empty text blocks are rejected.
+                let text = (!m.content.is_empty()).then(|| json!({"type": "text", "text": m.content}));
+                json!({"role": role_name(m.role), "content": images.chain(text).collect::<Vec<_>>()})
+            })
+            .collect();
+        let body = json!({
+            "model": req.model,
+            "system": system_prompt(req),
+            "messages": messages,
+            "max_tokens": req.options.max_output_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+            "temperature": temperature(req),
+            "stream": true,
+        });
+        let headers = vec![
+            header("x-api-key", cfg.api_key.as_str()),
+            header("anthropic-version", "2023-06-01"),
+            // Required for calls from a browser context (the extension's service worker).
+            header("anthropic-dangerous-direct-browser-access", "true"),
+        ];
+        HttpRequest::post_json(
+            format!("{}/messages", cfg.base_url),
+            headers,
+            json_body(body),
+        )
+    }
+
+    fn decoder(&self) -> Box<dyn StreamDecoder> {
+        Decoder::boxed(
+            ProviderKind::Anthropic,
+            Framing::Sse(SseDecoder::new()),
+            Events { input: 0 },
+        )
+    }
+}
+
+struct Events {
+    /// From `message_start`; `message_delta` only reports output tokens.
+    input: u32,
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Event {
+    MessageStart {
+        message: Started,
+    },
+    ContentBlockDelta {
+        delta: BlockDelta,
+    },
+    MessageDelta {
+        delta: MessageDelta,
+        usage: Option<TokenUsage>,
+    },
+    MessageStop,
+    Error,
+    /// `ping`, `content_block_start/stop` and event types added later.
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Deserialize)]
+struct Started {
+    model: Option<String>,
+    usage: Option<TokenUsage>,
+}
+
+#[derive(Deserialize)]
+struct BlockDelta {
+    #[serde(rename = "type")]
+    kind: String,
+    text: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct MessageDelta {
+    stop_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct TokenUsage {
+    input_tokens: Option<u32>,
+    output_tokens: Option<u32>,
+    cache_creation_input_tokens: Option<u32>,
+    cache_read_input_tokens: Option<u32>,
+}
+
+impl TokenUsage {
+    /// Cached prompt tokens still fill the context window, so they count as input.
+    fn input(&self) -> Option<u32> {
+        let parts = [
+            self.input_tokens,
+            self.cache_creation_input_tokens,
+            self.cache_read_input_tokens,
+        ];
+        parts
+            .iter()
+            .any(Option::is_some)
+            .then(|| parts.iter().flatten().sum())
+    }
+}
+
+impl Protocol for Events {
+    fn payload(
+        &mut self,
+        provider: ProviderKind,
+        payload: &str,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<(), ProviderError> {
+        match parse::<Event>(provider, payload)? {
+            Event::MessageStart { message } => {
+                self.input = message.usage.and_then(|u| u.input()).unwrap_or(0);
+                out.extend(message.model.map(StreamEvent::Model));
+            }
+            Event::ContentBlockDelta { delta } if delta.kind == "text_delta" => {
+                out.extend(delta.text.map(StreamEvent::Delta));
+            }
+            Event::MessageDelta { delta, usage } => {
+                out.extend(delta.stop_reason.map(StreamEvent::Finish));
+                if let Some(u) = usage {
+                    self.input = u.input().unwrap_or(self.input);
+                    out.push(StreamEvent::Usage(Usage {
+                        input: self.input,
+                        output: u.output_tokens.unwrap_or(0),
+                    }));
+                }
+            }
+            Event::MessageStop => out.push(StreamEvent::Done),
+            Event::Error => return Err(errors::stream_error(provider, payload)),
+            Event::ContentBlockDelta { .. } | Event::Other => {}
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::expect;
+
+    use super::super::testkit::{
+        check_request, check_stream, check_stream_like, config, conversation,
+    };
+    use super::*;
+
+    #[test]
+    fn normal_answer_with_usage() {
+        let normal = check_stream(
+            &Anthropic,
+            "anthropic/normal.sse",
+            expect![[r#"
+            Model("claude-3-5-haiku-20241022")
+            Delta("héllo")
+            Delta(" 世界 🎉")
+            Finish("end_turn")
+            Usage(Usage { input: 25, output: 9 })
+            Done
+            END
+        "#]],
+        );
+        check_stream_like(&Anthropic, "anthropic/normal_crlf.sse", &normal);
+    }
+
+    #[test]
+    fn overloaded_error_event_mid_stream() {
+        check_stream(
+            &Anthropic,
+            "anthropic/overloaded.sse",
+            expect![[r#"
+                Model("claude-sonnet-4-20250514")
+                Delta("héllo")
+                ERR Overloaded: Anthropic is overloaded or temporarily unavailable. Try again in a moment. Anthropic said: "Overloaded"
+            "#]],
+        );
+    }
+
+    #[test]
+    fn cut_before_message_stop() {
+        check_stream(
+            &Anthropic,
+            "anthropic/cut.sse",
+            expect![[r#"
+                Model("claude-3-5-haiku-20241022")
+                Delta("héllo")
+                ERR StreamCut: The connection to Anthropic was cut before the answer finished. The partial answer is kept; send again to retry.
+            "#]],
+        );
+    }
+
+    #[test]
+    fn request_payload() {
+        check_request(
+            &Anthropic,
+            &conversation(),
+            &config(ProviderKind::Anthropic, "sk-ant-test"),
+            expect![[r#"
+                POST https://api.anthropic.com/v1/messages
+                content-type: application/json
+                x-api-key: sk-ant-test
+                anthropic-version: 2023-06-01
+                anthropic-dangerous-direct-browser-access: true
+
+                {
+                  "max_tokens": 512,
+                  "messages": [
+                    {
+                      "content": [
+                        {
+                          "source": {
+                            "data": "iVBORw0KGgo=",
+                            "media_type": "image/png",
+                            "type": "base64"
+                          },
+                          "type": "image"
+                        },
+                        {
+                          "text": "What is in this picture?",
+                          "type": "text"
+                        }
+                      ],
+                      "role": "user"
+                    },
+                    {
+                      "content": "A cat.",
+                      "role": "assistant"
+                    },
+                    {
+                      "content": "héllo 世界 🎉",
+                      "role": "user"
+                    }
+                  ],
+                  "model": "test-model",
+                  "stream": true,
+                  "system": "You are terse.",
+                  "temperature": 0.7
+                }
+            "#]],
+        );
+    }
+
+    #[test]
+    fn max_tokens_is_always_sent() {
+        let mut req = conversation();
+        req.options = Default::default();
+        let body = Anthropic
+            .translate(&req, &config(ProviderKind::Anthropic, "k"))
+            .body;
+        assert!(
+            body.contains("\"max_tokens\":4096") && !body.contains("temperature"),
+            "{body}"
+        );
+    }
+}

@@ -1,0 +1,251 @@
+//! Finding an element again in a fresh snapshot. Pages re-render between the moment the LLM
+//! reads the element list and the moment its action runs: nodes are replaced (new handles),
+//! lists reorder, counters change. A [`Signature`] keeps what identifies an element to a
+//! person (name, role, surrounding text, key attributes, position among look-alikes), and
+//! [`find`] scores every candidate against it.
+//!
+//! A wrong click is worse than a retry, so [`find`] refuses to guess: a best score under
+//! [`ACCEPT`] is [`Match::NotFound`], and two candidates within [`MARGIN`] of each other are
+//! [`Match::Ambiguous`] unless position settles it (see [`Evidence::Position`]).
+
+use std::collections::HashMap;
+
+use super::snapshot::{Element, Snapshot};
+
+/// Lowest score that counts as the same element.
+pub const ACCEPT: f64 = 0.6;
+/// Smallest lead the best candidate needs over the runner-up to be chosen on content alone.
+pub const MARGIN: f64 = 0.1;
+
+/// Attributes that identify an element; `value` is left out because it is state, not identity.
+const KEY_ATTRS: [&str; 6] = ["id", "name", "type", "href", "placeholder", "autocomplete"];
+
+/// Feature weights. The name is not among them: it multiplies the whole score instead, so no
+/// agreement elsewhere can make "Add to wishlist" pass for "Add to cart".
+const W_TEXT: f64 = 0.15;
+const W_CONTEXT: f64 = 0.30;
+const W_ROLE: f64 = 0.20;
+const W_TAG: f64 = 0.10;
+const W_ATTRS: f64 = 0.25;
+
+/// The identity of one element of one snapshot.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Signature {
+    /// Position in the snapshot's `elements`.
+    pub index: usize,
+    pub handle: String,
+    pub frame: Vec<u32>,
+    pub tag: String,
+    /// Effective role, else the tag.
+    pub role: String,
+    pub name: Text,
+    pub text: Text,
+    pub context: Text,
+    pub attrs: Vec<(&'static str, String)>,
+    /// Rank among the elements of the same frame, role and name, in document order…
+    pub ordinal: usize,
+    /// …and how many there are. Position means something only while this does not change.
+    pub group_size: usize,
+}
+
+/// A normalised string (lowercase, collapsed whitespace) with its character bigrams, computed
+/// once because the same signature is compared with many candidates.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Text {
+    pub norm: String,
+    grams: Vec<(char, char)>,
+}
+
+impl Text {
+    pub fn new(raw: &str) -> Self {
+        let norm = raw.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
+        let chars: Vec<char> = norm.chars().collect();
+        let mut grams: Vec<(char, char)> = chars.windows(2).map(|w| (w[0], w[1])).collect();
+        grams.sort_unstable();
+        Self { norm, grams }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.norm.is_empty()
+    }
+
+    /// Sørensen–Dice over character bigrams: tolerant of small edits ("Cart (0)" → "Cart (1)")
+    /// while unrelated labels score low.
+    pub fn similarity(&self, other: &Text) -> f64 {
+        if self.norm == other.norm {
+            return 1.0;
+        }
+        if self.grams.is_empty() || other.grams.is_empty() {
+            return 0.0;
+        }
+        let (mut i, mut j, mut common) = (0, 0, 0usize);
+        while i < self.grams.len() && j < other.grams.len() {
+            match self.grams[i].cmp(&other.grams[j]) {
+                std::cmp::Ordering::Less => i += 1,
+                std::cmp::Ordering::Greater => j += 1,
+                std::cmp::Ordering::Equal => {
+                    common += 1;
+                    i += 1;
+                    j += 1;
+                }
+            }
+        }
+        (2 * common) as f64 / (self.grams.len() + other.grams.len()) as f64
+    }
+}
+
+impl Signature {
+    /// Signatures of `snapshot.elements[i]` for each `i` of `indices`; ordinals and group sizes
+    /// are counted among those elements only, so callers pass the same selection each time.
+    pub fn of_elements(snapshot: &Snapshot, indices: &[usize]) -> Vec<Signature> {
+        let mut sigs: Vec<Signature> = indices
+            .iter()
+            .filter_map(|&i| snapshot.elements.get(i).map(|el| Self::single(i, el)))
+            .collect();
+        let mut groups: HashMap<(Vec<u32>, String, String), usize> = HashMap::new();
+        for sig in &mut sigs {
+            let seen = groups.entry(sig.group_key()).or_default();
+            sig.ordinal = *seen;
+            *seen += 1;
+        }
+        for sig in &mut sigs {
+            sig.group_size = groups.get(&sig.group_key()).copied().unwrap_or(1);
+        }
+        sigs
+    }
+
+    fn single(index: usize, el: &Element) -> Signature {
+        let attrs = KEY_ATTRS
+            .iter()
+            .filter_map(|&k| el.attr(k).map(|v| (k, v.to_owned())))
+            .collect();
+        Signature {
+            index,
+            handle: el.handle.clone(),
+            frame: el.frame.clone(),
+            tag: el.tag.clone(),
+            role: el.effective_role().unwrap_or(&el.tag).to_owned(),
+            name: Text::new(&el.name),
+            text: Text::new(&el.text),
+            context: Text::new(&el.context),
+            attrs,
+            ordinal: 0,
+            group_size: 1,
+        }
+    }
+
+    fn group_key(&self) -> (Vec<u32>, String, String) {
+        (self.frame.clone(), self.role.clone(), self.name.norm.clone())
+    }
+
+    /// Whether everything but position is identical: such elements can only be told apart by
+    /// where they are.
+    pub fn same_content(&self, other: &Signature) -> bool {
+        self.frame == other.frame
+            && self.tag == other.tag
+            && self.role == other.role
+            && self.name == other.name
+            && self.text == other.text
+            && self.context == other.context
+            && self.attrs == other.attrs
+    }
+
+    /// How alike two elements are, in [0, 1]. Elements in different frames, or differing in
+    /// both tag and role, are never alike.
+    pub fn similarity(&self, other: &Signature) -> f64 {
+        if self.frame != other.frame || (self.tag != other.tag && self.role != other.role) {
+            return 0.0;
+        }
+        let mut sum = 0.0;
+        let mut weights = 0.0;
+        let mut add = |weight: f64, value: f64| {
+            sum += weight * value;
+            weights += weight;
+        };
+        // Absent on both sides says nothing, so such features are left out of the average.
+        if !(self.text.is_empty() && other.text.is_empty()) {
+            add(W_TEXT, self.text.similarity(&other.text));
+        }
+        if !(self.context.is_empty() && other.context.is_empty()) {
+            add(W_CONTEXT, self.context.similarity(&other.context));
+        }
+        add(W_ROLE, f64::from(u8::from(self.role == other.role)));
+        add(W_TAG, f64::from(u8::from(self.tag == other.tag)));
+        if let Some(agreement) = attr_agreement(&self.attrs, &other.attrs) {
+            add(W_ATTRS, agreement);
+        }
+        self.name.similarity(&other.name) * sum / weights
+    }
+}
+
+/// Share of the attributes present on either side that are equal on both; `None` when neither
+/// side has any.
+fn attr_agreement(a: &[(&str, String)], b: &[(&str, String)]) -> Option<f64> {
+    let union = KEY_ATTRS
+        .iter()
+        .filter(|k| a.iter().chain(b).any(|(name, _)| name == *k))
+        .count();
+    if union == 0 {
+        return None;
+    }
+    let equal = a.iter().filter(|pair| b.contains(pair)).count();
+    Some(equal as f64 / union as f64)
+}
+
+/// What decided a [`Match::Found`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Evidence {
+    /// The same DOM node (same handle), still looking like the element it was.
+    SameNode,
+    /// Its content scored clearly best.
+    Content,
+    /// Look-alikes tied on content; the group of look-alikes has the same size as before and
+    /// exactly one of them stands at the element's old rank.
+    Position,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Match {
+    Found {
+        index: usize,
+        score: f64,
+        evidence: Evidence,
+    },
+    /// Candidates (snapshot index, score) too close to choose between, best first.
+    Ambiguous { candidates: Vec<(usize, f64)> },
+    /// Nothing reached [`ACCEPT`]; the best candidate, if any, for diagnostics.
+    NotFound { best: Option<(usize, f64)> },
+}
+
+/// Finds `target` (taken from an earlier snapshot) among `candidates` (from a fresh one).
+pub fn find(target: &Signature, candidates: &[Signature]) -> Match {
+    if let Some(same) = candidates.iter().find(|c| c.handle == target.handle) {
+        let score = target.similarity(same);
+        if score >= ACCEPT {
+            return Match::Found { index: same.index, score, evidence: Evidence::SameNode };
+        }
+    }
+    let mut scored: Vec<(&Signature, f64)> =
+        candidates.iter().map(|c| (c, target.similarity(c))).collect();
+    scored.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let Some(&(best, best_score)) = scored.first() else {
+        return Match::NotFound { best: None };
+    };
+    if best_score < ACCEPT {
+        return Match::NotFound { best: Some((best.index, best_score)) };
+    }
+    let close: Vec<(&Signature, f64)> =
+        scored.iter().copied().take_while(|(_, s)| best_score - s < MARGIN).collect();
+    if close.len() == 1 {
+        return Match::Found { index: best.index, score: best_score, evidence: Evidence::Content };
+    }
+    let mut at_rank = close
+        .iter()
+        .filter(|(c, _)| c.group_size == target.group_size && c.ordinal == target.ordinal);
+    if let (Some(&(c, score)), None) = (at_rank.next(), at_rank.next()) {
+        if close.iter().all(|(o, _)| o.group_size == target.group_size) {
+            return Match::Found { index: c.index, score, evidence: Evidence::Position };
+        }
+    }
+    Match::Ambiguous { candidates: close.iter().map(|(c, s)| (c.index, *s)).collect() }
+}

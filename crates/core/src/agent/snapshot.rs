@@ -1,0 +1,265 @@
+//! What `extension/content/driver.js` returns, field for field: `snapshot(opts)` gives a
+//! [`Snapshot`], `act(handle, command)` takes a [`DriverCommand`] and gives an [`ActResult`].
+//! Change both sides together; the fixtures in `tests/data/agent/` are real driver output.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// One observation of a document (the top frame plus its same-origin iframes).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Snapshot {
+    /// Random per driver instance: a new page gets a new one, so handles never collide.
+    pub doc_id: String,
+    pub url: String,
+    pub title: String,
+    pub scroll: Point,
+    pub viewport: Size,
+    /// The scrollable size of the document.
+    pub page: Size,
+    /// Every iframe met, same-origin or not; cross-origin ones need their own driver call.
+    pub frames: Vec<FrameInfo>,
+    pub elements: Vec<Element>,
+    /// The driver stopped early (`maxElements` / `maxNodes`).
+    pub truncated: bool,
+    /// The page's visible text, only when asked for with `maxText`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Point {
+    pub x: f64,
+    pub y: f64,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Size {
+    pub width: f64,
+    pub height: f64,
+}
+
+/// A box in the top document's viewport coordinates (iframe offsets already added).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Rect {
+    pub x: f64,
+    pub y: f64,
+    pub width: f64,
+    pub height: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FrameInfo {
+    /// Index of the iframe among its document's iframes, from the top document down.
+    pub path: Vec<u32>,
+    pub url: String,
+    /// Same-origin: its elements are in this snapshot, with this `path` as their `frame`.
+    pub accessible: bool,
+}
+
+/// A candidate element: anything with at least one [`Hint`] of interactivity.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Element {
+    /// `<docId>.<n>`; the same DOM node keeps its handle across snapshots.
+    pub handle: String,
+    /// Path of the iframe holding it ([`FrameInfo::path`]); empty in the top document.
+    pub frame: Vec<u32>,
+    /// Lowercase tag name.
+    pub tag: String,
+    /// The `role` attribute (first token), when present.
+    pub role: Option<String>,
+    /// The role the tag implies (`button`, `link`, `textbox`…), when it implies one.
+    pub implicit_role: Option<String>,
+    /// Accessible name (aria-labelledby, aria-label, labels, alt, value, content, title,
+    /// placeholder), whitespace-collapsed and capped.
+    pub name: String,
+    /// Visible text (empty for form fields), collapsed and capped.
+    pub text: String,
+    /// Text of the nearest ancestor that has text besides the element's own (a product card's
+    /// title and price): what tells identical buttons apart.
+    pub context: String,
+    /// id, name, type, placeholder, href, autocomplete, title, alt, aria-*, and `value` of
+    /// fields that are neither passwords nor payment fields.
+    pub attrs: BTreeMap<String, String>,
+    pub bbox: Rect,
+    /// Rendered with a non-empty box (off-screen elements are visible too).
+    pub visible: bool,
+    pub in_viewport: bool,
+    pub interactive: Vec<Hint>,
+    pub disabled: bool,
+    pub checked: Option<Checked>,
+    /// Index of the form owning it, numbered per snapshot: same number, same form.
+    pub form: Option<u32>,
+    /// Inside an open shadow root.
+    pub shadow: bool,
+    /// The options of a `<select>`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub options: Vec<SelectOption>,
+}
+
+impl Element {
+    /// The explicit role, else the implicit one.
+    pub fn effective_role(&self) -> Option<&str> {
+        self.role.as_deref().or(self.implicit_role.as_deref())
+    }
+
+    pub fn attr(&self, name: &str) -> Option<&str> {
+        self.attrs.get(name).map(String::as_str)
+    }
+
+    /// The `type` attribute, lowercased (`text` for inputs without one).
+    pub fn input_type(&self) -> Option<String> {
+        match (self.tag.as_str(), self.attr("type")) {
+            (_, Some(t)) => Some(t.to_ascii_lowercase()),
+            ("input", None) => Some("text".to_owned()),
+            _ => None,
+        }
+    }
+
+    pub fn is_interactive(&self) -> bool {
+        !self.interactive.is_empty()
+    }
+}
+
+/// Why the driver thinks an element can be acted on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Hint {
+    /// A natively interactive tag (a[href], button, input, select, textarea, summary…).
+    Native,
+    /// An interactive ARIA role attribute.
+    Role,
+    /// An `onclick` attribute (listeners added from script are invisible to the driver).
+    Onclick,
+    /// `tabindex` ≥ 0.
+    Tabindex,
+    /// `cursor: pointer` starting at this element.
+    Pointer,
+    /// The root of a contenteditable region.
+    Editable,
+}
+
+/// aria-checked's three values; the driver reports native checkboxes the same way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Checked {
+    True,
+    False,
+    Mixed,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SelectOption {
+    pub value: String,
+    pub text: String,
+    pub selected: bool,
+}
+
+/// The second argument of `act(handle, command)`; `handle` is `null` only for page scrolling.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "camelCase")]
+pub enum DriverCommand {
+    Click,
+    Type {
+        text: String,
+        clear: bool,
+        submit: bool,
+    },
+    /// Matches an option's value, then its text, then its text ignoring case.
+    Select {
+        option: String,
+    },
+    /// With a handle: scroll the element into view. Without: a page up or down.
+    Scroll {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        direction: Option<ScrollDirection>,
+    },
+    #[serde(rename_all = "camelCase")]
+    Read {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_chars: Option<u32>,
+    },
+    Highlight {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ms: Option<u32>,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ScrollDirection {
+    Up,
+    Down,
+}
+
+/// What `act` returns. Success fields depend on the command; absent ones are `None`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ActResult {
+    Failed(ActFailure),
+    Done(ActSuccess),
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ActSuccess {
+    /// Always `true`; present so that the untagged enum tells the two shapes apart.
+    pub ok: bool,
+    /// click: something else covered the element's centre (the click was still delivered).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub obscured: Option<bool>,
+    /// type: the field holds the typed text afterwards (typed inputs may refuse it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accepted: Option<bool>,
+    /// select: the chosen option.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    /// select: the chosen option's text; read: the element's text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// page scroll: position afterwards and whether it moved or hit an end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scroll: Option<Point>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moved: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_top: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_bottom: Option<bool>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[error("{error}: {message}")]
+pub struct ActFailure {
+    /// Always `false`.
+    pub ok: bool,
+    pub error: ActErrorCode,
+    pub message: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ActErrorCode {
+    /// The element left the page, or the handle is from another page: snapshot again.
+    StaleHandle,
+    /// No such handle, or (select) no such option.
+    NotFound,
+    NotVisible,
+    /// Disabled, or read-only.
+    Disabled,
+    NotEditable,
+    NotSelect,
+    BadAction,
+    /// The driver threw; the message is the exception's.
+    Exception,
+}
+
+impl std::fmt::Display for ActErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The wire name, so logs read like the driver's output.
+        let name = serde_json::to_value(self).ok();
+        f.write_str(name.as_ref().and_then(|v| v.as_str()).unwrap_or("unknown"))
+    }
+}

@@ -1,0 +1,301 @@
+//! The conversation: bubbles, streaming, Stop, errors. The service worker does the provider
+//! call; this side keeps the conversation and renders what the Port brings.
+
+use std::cell::RefCell;
+
+use tandem_core::chat::{ChatMessage, Role};
+use tandem_core::errors::ErrorKind;
+use tandem_core::protocol::{PanelToWorker, WorkerToPanel, CHAT_PORT};
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::{JsCast, JsValue};
+use web_sys::{HtmlButtonElement, HtmlElement, HtmlTextAreaElement, KeyboardEvent};
+
+use crate::chrome::{self, Port};
+use crate::dom::{self, DomError};
+
+/// The answer being streamed.
+struct Streaming {
+    request_id: String,
+    bubble: HtmlElement,
+    text: String,
+    /// The user message this answers, so a failed send can be given back to the user.
+    user_id: String,
+    user_bubble: HtmlElement,
+}
+
+#[derive(Default)]
+struct State {
+    messages: Vec<ChatMessage>,
+    port: Option<Port>,
+    streaming: Option<Streaming>,
+}
+
+thread_local! {
+    static STATE: RefCell<State> = RefCell::new(State::default());
+}
+
+pub fn wire() -> Result<(), DomError> {
+    let input: HtmlTextAreaElement = dom::by_id("message")?;
+    let send: HtmlButtonElement = dom::by_id("send")?;
+    let stop: HtmlButtonElement = dom::by_id("stop")?;
+    dom::on(&send, "click", |_: web_sys::Event| report(send_message()));
+    dom::on(&stop, "click", |_: web_sys::Event| stop_streaming());
+    dom::on(&input, "keydown", |e: KeyboardEvent| {
+        // Enter sends; Shift+Enter is a newline; Enter that confirms an IME composition
+        // (CJK input) must not send a half-typed message.
+        if e.key() == "Enter" && !e.shift_key() && !e.is_composing() {
+            e.prevent_default();
+            report(send_message());
+        }
+    });
+    Ok(())
+}
+
+fn report(result: Result<(), DomError>) {
+    if let Err(e) = result {
+        show_error(&e.to_string());
+    }
+}
+
+pub fn show_error(message: &str) {
+    if let Ok(line) = dom::by_id::<HtmlElement>("error") {
+        line.set_text_content(Some(message));
+        line.set_hidden(message.is_empty());
+    }
+}
+
+fn send_message() -> Result<(), DomError> {
+    let input: HtmlTextAreaElement = dom::by_id("message")?;
+    let text = input.value();
+    if text.trim().is_empty() || STATE.with(|s| s.borrow().streaming.is_some()) {
+        return Ok(());
+    }
+    show_error("");
+    input.set_value("");
+
+    let user = ChatMessage {
+        id: dom::fresh_id("m"),
+        ..ChatMessage::new(Role::User, text)
+    };
+    let user_bubble = add_bubble(Role::User, &user.content)?;
+    let bubble = add_bubble(Role::Assistant, "")?;
+    dom::set_attr(&bubble, "aria-busy", "true");
+    let request_id = dom::fresh_id("r");
+    let messages = STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        s.messages.push(user.clone());
+        s.streaming = Some(Streaming {
+            request_id: request_id.clone(),
+            bubble,
+            text: String::new(),
+            user_id: user.id.clone(),
+            user_bubble,
+        });
+        s.messages.clone()
+    });
+    set_streaming_controls(true);
+    if let Err(e) = post(&PanelToWorker::Send {
+        request_id: request_id.clone(),
+        messages,
+    }) {
+        finish_with_error(&request_id, ErrorKind::Network, &format!("Tandem's background worker is not reachable ({e}). Reload the extension and try again."));
+    }
+    Ok(())
+}
+
+fn stop_streaming() {
+    let Some(request_id) =
+        STATE.with(|s| s.borrow().streaming.as_ref().map(|x| x.request_id.clone()))
+    else {
+        return;
+    };
+    if post(&PanelToWorker::Stop {
+        request_id: request_id.clone(),
+    })
+    .is_err()
+    {
+        // No worker to tell: end it here so the user is not left waiting.
+        finish_stopped(&request_id);
+    }
+}
+
+/// Posts on the Port, connecting first when there is none (first use, or after the service
+/// worker was stopped: connecting wakes it).
+fn post(message: &PanelToWorker) -> Result<(), String> {
+    let port = STATE.with(|s| s.borrow().port.clone());
+    let port = match port {
+        Some(p) => p,
+        None => connect()?,
+    };
+    port.post_message(&JsValue::from_str(&message.to_json()))
+        .map_err(|e| chrome::js_text(&e))
+}
+
+fn connect() -> Result<Port, String> {
+    let info = js_sys::Object::new();
+    let _ = js_sys::Reflect::set(&info, &"name".into(), &CHAT_PORT.into());
+    let port = chrome::runtime_connect(&info).map_err(|e| chrome::js_text(&e))?;
+    let on_message = Closure::<dyn FnMut(JsValue)>::new(|msg: JsValue| {
+        match msg.as_string().as_deref().map(WorkerToPanel::from_json) {
+            Some(Ok(m)) => receive(m),
+            _ => web_sys::console::warn_2(
+                &"Tandem: ignored a malformed message from the worker".into(),
+                &msg,
+            ),
+        }
+    });
+    port.on_message()
+        .add_listener(on_message.as_ref().unchecked_ref());
+    on_message.forget();
+    let on_disconnect = Closure::<dyn FnMut()>::new(|| {
+        STATE.with(|s| s.borrow_mut().port = None);
+        let in_flight = STATE.with(|s| s.borrow().streaming.as_ref().map(|x| x.request_id.clone()));
+        if let Some(id) = in_flight {
+            finish_with_error(&id, ErrorKind::StreamCut, "Tandem's background worker stopped before the answer finished. The partial answer is kept; send again to retry.");
+        }
+    });
+    port.on_disconnect()
+        .add_listener(on_disconnect.as_ref().unchecked_ref());
+    on_disconnect.forget();
+    STATE.with(|s| s.borrow_mut().port = Some(port.clone()));
+    Ok(port)
+}
+
+fn receive(message: WorkerToPanel) {
+    let current = STATE.with(|s| s.borrow().streaming.as_ref().map(|x| x.request_id.clone()));
+    if current.as_deref() != Some(message.request_id()) {
+        return; // A late message for an answer that already ended.
+    }
+    match message {
+        WorkerToPanel::Delta { text, .. } => STATE.with(|s| {
+            if let Some(st) = s.borrow_mut().streaming.as_mut() {
+                st.text.push_str(&text);
+                st.bubble.set_text_content(Some(&st.text));
+                scroll_to_end();
+            }
+        }),
+        WorkerToPanel::Done { request_id, .. } => finish(&request_id, None),
+        WorkerToPanel::Stopped { request_id } => finish_stopped(&request_id),
+        WorkerToPanel::Error {
+            request_id,
+            kind,
+            message,
+        } => finish_with_error(&request_id, kind, &message),
+    }
+}
+
+fn finish_stopped(request_id: &str) {
+    finish(request_id, Some("Stopped"));
+}
+
+/// Ends the current answer. Text received so far is kept (and sent as context later);
+/// `badge` says why it is incomplete.
+fn finish(request_id: &str, badge: Option<&str>) {
+    let Some(st) = take_streaming(request_id) else {
+        return;
+    };
+    st.bubble.remove_attribute("aria-busy").ok();
+    if let Some(label) = badge {
+        if let Ok(b) = dom::create("span", "badge") {
+            b.set_text_content(Some(label));
+            let _ = st.bubble.append_child(&b);
+        }
+    }
+    if st.text.is_empty() && badge.is_some() {
+        dom::set_attr(&st.bubble, "data-empty", "true");
+    }
+    STATE.with(|s| {
+        s.borrow_mut().messages.push(ChatMessage {
+            id: dom::fresh_id("m"),
+            ..ChatMessage::new(Role::Assistant, st.text)
+        })
+    });
+    set_streaming_controls(false);
+}
+
+fn finish_with_error(request_id: &str, kind: ErrorKind, message: &str) {
+    show_error(message);
+    let partial = STATE.with(|s| {
+        s.borrow()
+            .streaming
+            .as_ref()
+            .is_some_and(|x| !x.text.is_empty())
+    });
+    if partial {
+        let label = if kind == ErrorKind::StreamCut {
+            "Interrupted"
+        } else {
+            "Incomplete"
+        };
+        finish(request_id, Some(label));
+        return;
+    }
+    // Nothing was answered: take the question back out of the conversation and give its
+    // text back to the user, so fixing Settings and pressing Send again loses nothing.
+    let Some(st) = take_streaming(request_id) else {
+        return;
+    };
+    st.bubble.remove();
+    st.user_bubble.remove();
+    let text = STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        let pos = s.messages.iter().position(|m| m.id == st.user_id);
+        pos.map(|p| s.messages.remove(p).content)
+    });
+    if let (Some(text), Ok(input)) = (text, dom::by_id::<HtmlTextAreaElement>("message")) {
+        if input.value().trim().is_empty() {
+            input.set_value(&text);
+        }
+    }
+    set_streaming_controls(false);
+}
+
+fn take_streaming(request_id: &str) -> Option<Streaming> {
+    STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        if s.streaming
+            .as_ref()
+            .is_some_and(|x| x.request_id == request_id)
+        {
+            s.streaming.take()
+        } else {
+            None
+        }
+    })
+}
+
+fn set_streaming_controls(streaming: bool) {
+    if let (Ok(send), Ok(stop)) = (
+        dom::by_id::<HtmlButtonElement>("send"),
+        dom::by_id::<HtmlButtonElement>("stop"),
+    ) {
+        send.set_disabled(streaming);
+        stop.set_disabled(!streaming);
+    }
+}
+
+fn add_bubble(role: Role, text: &str) -> Result<HtmlElement, DomError> {
+    let list: HtmlElement = dom::by_id("messages")?;
+    let (class, label) = match role {
+        Role::User => ("msg user", "You"),
+        _ => ("msg assistant", "Tandem"),
+    };
+    let bubble = dom::create("article", class)?;
+    dom::set_attr(&bubble, "aria-label", label);
+    bubble.set_text_content(Some(text));
+    list.append_child(&bubble)
+        .map_err(|_| DomError::Missing("messages"))?;
+    scroll_to_end();
+    Ok(bubble)
+}
+
+fn scroll_to_end() {
+    if let Ok(main) = dom::document().and_then(|d| {
+        d.query_selector("main")
+            .ok()
+            .flatten()
+            .ok_or(DomError::Missing("main"))
+    }) {
+        main.set_scroll_top(main.scroll_height());
+    }
+}

@@ -1,0 +1,216 @@
+//! The Settings form: one set of fields per provider, stored under `settings` in
+//! `chrome.storage.local`. The API key is write-only from the panel's point of view: the
+//! form never shows a saved key back, only its last four characters.
+
+use std::cell::RefCell;
+
+use tandem_core::provider::{mask_key, ProviderConfig, ProviderKind, ProviderSettings, Settings};
+use wasm_bindgen::JsValue;
+use wasm_bindgen_futures::{spawn_local, JsFuture};
+use web_sys::{HtmlButtonElement, HtmlElement, HtmlInputElement, HtmlSelectElement};
+
+use crate::chrome;
+use crate::dom::{self, DomError};
+
+const KEY: &str = "settings";
+
+thread_local! {
+    /// The settings as last read from or written to storage.
+    static SAVED: RefCell<Settings> = RefCell::new(Settings::default());
+}
+
+pub fn wire() -> Result<(), DomError> {
+    let toggle: HtmlButtonElement = dom::by_id("settings-toggle")?;
+    let provider: HtmlSelectElement = dom::by_id("provider")?;
+    let form: HtmlElement = dom::by_id("settings-form")?;
+    for kind in ProviderKind::PICKABLE {
+        let option = web_sys::HtmlOptionElement::new_with_text_and_value(kind.label(), kind.id())
+            .map_err(|_| DomError::Missing("provider"))?;
+        provider
+            .add_with_html_option_element(&option)
+            .map_err(|_| DomError::Missing("provider"))?;
+    }
+    dom::on(&toggle, "click", |_: web_sys::Event| toggle_panel());
+    dom::on(&provider, "change", |_: web_sys::Event| {
+        if let Some(kind) = selected_kind() {
+            fill(kind);
+        }
+    });
+    dom::on(&form, "submit", |e: web_sys::Event| {
+        e.prevent_default();
+        save();
+    });
+    spawn_local(async {
+        match load().await {
+            Ok(settings) => {
+                let active = settings.active;
+                SAVED.with(|s| *s.borrow_mut() = settings);
+                if let Some(kind) = active {
+                    if let Ok(select) = dom::by_id::<HtmlSelectElement>("provider") {
+                        select.set_value(kind.id());
+                    }
+                } else {
+                    // First run: nothing can be sent before a provider is set, so show the form.
+                    toggle_panel();
+                }
+                if let Some(kind) = selected_kind() {
+                    fill(kind);
+                }
+            }
+            Err(e) => status(&e),
+        }
+    });
+    Ok(())
+}
+
+fn toggle_panel() {
+    let (Ok(section), Ok(toggle)) = (
+        dom::by_id::<HtmlElement>("settings"),
+        dom::by_id::<HtmlButtonElement>("settings-toggle"),
+    ) else {
+        return;
+    };
+    let open = section.hidden();
+    section.set_hidden(!open);
+    dom::set_attr(
+        &toggle,
+        "aria-expanded",
+        if open { "true" } else { "false" },
+    );
+}
+
+fn selected_kind() -> Option<ProviderKind> {
+    dom::by_id::<HtmlSelectElement>("provider")
+        .ok()
+        .and_then(|s| ProviderKind::from_id(&s.value()))
+}
+
+fn input(id: &'static str) -> Option<HtmlInputElement> {
+    dom::by_id::<HtmlInputElement>(id).ok()
+}
+
+/// Shows `kind`'s saved fields (never the key itself).
+fn fill(kind: ProviderKind) {
+    let stored = SAVED.with(|s| s.borrow().providers.get(&kind).cloned().unwrap_or_default());
+    if let Some(base) = input("base-url") {
+        base.set_value(&stored.base_url);
+        base.set_placeholder(
+            kind.default_base_url()
+                .unwrap_or("http://localhost:1234/v1"),
+        );
+    }
+    if let Some(model) = input("model") {
+        model.set_value(&stored.model);
+    }
+    if let Some(key) = input("api-key") {
+        key.set_value("");
+        key.set_placeholder(if kind.key_optional() {
+            "optional for local servers"
+        } else {
+            ""
+        });
+    }
+    if let Ok(hint) = dom::by_id::<HtmlElement>("api-key-hint") {
+        let text = if stored.api_key.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "A key is saved ({}). Leave the field empty to keep it.",
+                mask_key(&stored.api_key)
+            )
+        };
+        hint.set_text_content(Some(&text));
+    }
+    status("");
+}
+
+fn status(text: &str) {
+    if let Ok(line) = dom::by_id::<HtmlElement>("settings-status") {
+        line.set_text_content(Some(text));
+    }
+}
+
+fn save() {
+    let Some(kind) = selected_kind() else { return };
+    let value = |id| {
+        input(id)
+            .map(|i| i.value().trim().to_string())
+            .unwrap_or_default()
+    };
+    let mut settings = SAVED.with(|s| s.borrow().clone());
+    let entry = settings.providers.entry(kind).or_default();
+    entry.base_url = value("base-url");
+    entry.model = value("model");
+    let typed_key = value("api-key");
+    if !typed_key.is_empty() {
+        entry.api_key = typed_key;
+    }
+    settings.active = Some(kind);
+    let problem = ProviderConfig::from_settings(kind, entry)
+        .err()
+        .map(|e| e.to_string());
+    // Chrome only grants a host permission from inside the click that asked for it, so the
+    // request is made now, before anything is awaited.
+    let permission = entry_origin(entry).and_then(|origin| request_origin(&origin));
+    spawn_local(async move {
+        let granted = match permission {
+            Some(p) => JsFuture::from(p)
+                .await
+                .map(|v| v.is_truthy())
+                .unwrap_or(false),
+            None => true,
+        };
+        match store(&settings).await {
+            Ok(()) => {
+                SAVED.with(|s| *s.borrow_mut() = settings);
+                fill(kind);
+                status(&match (problem, granted) {
+                    (Some(p), _) => format!("Saved, but not usable yet: {p}"),
+                    (None, false) => "Saved, but Chrome did not allow Tandem to reach that base URL; requests to it will fail.".into(),
+                    (None, true) => "Saved.".into(),
+                });
+            }
+            Err(e) => status(&e),
+        }
+    });
+}
+
+/// `https://host:port/*` for a base URL the user typed, to ask Chrome for access to it.
+fn entry_origin(entry: &ProviderSettings) -> Option<String> {
+    let url = web_sys::Url::new(entry.base_url.trim()).ok()?;
+    matches!(url.protocol().as_str(), "http:" | "https:")
+        .then(|| format!("{}//{}/*", url.protocol(), url.hostname()))
+}
+
+fn request_origin(origin: &str) -> Option<js_sys::Promise> {
+    let origins = js_sys::Array::of1(&origin.into());
+    let req = dom::items("origins", &origins);
+    chrome::permissions_request(&req).ok()
+}
+
+async fn load() -> Result<Settings, String> {
+    let promise = chrome::storage_local_get(&KEY.into()).map_err(|e| chrome::js_text(&e))?;
+    let items = JsFuture::from(promise)
+        .await
+        .map_err(|e| chrome::js_text(&e))?;
+    let value = js_sys::Reflect::get(&items, &KEY.into()).unwrap_or(JsValue::UNDEFINED);
+    if value.is_undefined() {
+        return Ok(Settings::default());
+    }
+    let json: String = js_sys::JSON::stringify(&value)
+        .map(String::from)
+        .unwrap_or_default();
+    serde_json::from_str(&json)
+        .map_err(|e| format!("The saved settings are damaged ({e}); save them again."))
+}
+
+async fn store(settings: &Settings) -> Result<(), String> {
+    let json = serde_json::to_string(settings).map_err(|e| e.to_string())?;
+    let value = js_sys::JSON::parse(&json).map_err(|e| chrome::js_text(&e))?;
+    let promise =
+        chrome::storage_local_set(&dom::items(KEY, &value)).map_err(|e| chrome::js_text(&e))?;
+    JsFuture::from(promise)
+        .await
+        .map_err(|e| format!("Could not save settings: {}", chrome::js_text(&e)))?;
+    Ok(())
+}

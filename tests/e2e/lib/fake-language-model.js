@@ -1,0 +1,157 @@
+// A deterministic stand-in for Chrome's built-in Prompt API (`LanguageModel`),
+// because the test machines have no on-device model (availability() says
+// "unavailable" there). Plain script, no imports or exports, so it can be:
+//   - evaluated as a string in a page or the service worker (browser.mjs does both), or
+//   - imported for its side effect first thing in a test-only background.js, which is
+//     the one way that survives service-worker restarts.
+// Tests steer it live through `globalThis.__fakeLanguageModel` (see `cfg` below) and
+// read what the extension asked in `__fakeLanguageModel.calls`.
+//
+// Shape follows the current spec (contextUsage / contextWindow / measureContextUsage /
+// contextoverflow) and also the deprecated names extensions still get (inputUsage /
+// inputQuota / measureInputUsage / quotaoverflow), since Tandem supports both.
+(() => {
+  const cfg = (globalThis.__fakeLanguageModel = Object.assign({
+    availability: 'available', // 'available' | 'downloadable' | 'downloading' | 'unavailable'
+    delayMs: 20,               // per streamed token
+    contextWindow: 4096,       // tokens
+    reply: null,               // string, or function(lastUserText) → string; null = "You said: …"
+    failNext: null,            // DOMException name the next prompt rejects with, once
+    calls: [],
+  }, globalThis.__fakeLanguageModel));
+
+  const tokens = (text) => Math.ceil(String(text).length / 4);
+  const wait = (ms, signal) => new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => { clearTimeout(t); reject(signal.reason); }, { once: true });
+  });
+
+  // LanguageModelPrompt is a string or a list of {role, content}, where content is a
+  // string or a list of {type: 'text', value}.
+  const messages = (input) => (typeof input === 'string' ? [{ role: 'user', content: input }] : [...input]);
+  const contentText = (c) => (typeof c === 'string' ? c : (c ?? []).map((p) => p.value ?? p.text ?? '').join(''));
+  const flatText = (input) => messages(input).map((m) => contentText(m.content)).join('\n');
+
+  function replyFor(input) {
+    const last = messages(input).filter((m) => (m.role ?? 'user') === 'user').at(-1);
+    const said = contentText(last?.content);
+    if (typeof cfg.reply === 'function') return String(cfg.reply(said));
+    return cfg.reply ?? `You said: ${said}`;
+  }
+
+  class LanguageModel extends EventTarget {
+    #usage = 0;
+    #initial = 0;
+    #destroyed = false;
+    #options;
+    oncontextoverflow = null;
+    onquotaoverflow = null;
+
+    constructor(options, initial) {
+      super();
+      this.#options = options;
+      this.#initial = this.#usage = initial;
+    }
+
+    static async availability(options = {}) {
+      cfg.calls.push({ method: 'availability', options });
+      return cfg.availability;
+    }
+
+    static async params() {
+      return { defaultTopK: 3, maxTopK: 128, defaultTemperature: 1, maxTemperature: 2 };
+    }
+
+    static async create(options = {}) {
+      cfg.calls.push({ method: 'create', options: { ...options, monitor: !!options.monitor, signal: !!options.signal } });
+      if (options.signal?.aborted) throw options.signal.reason;
+      if (cfg.availability === 'unavailable') throw new DOMException('The device is not eligible for running on-device model.', 'NotSupportedError');
+      if (cfg.availability !== 'available') {
+        // A download: progress 0 → 1 through the monitor, then the model is there.
+        const monitor = new EventTarget();
+        options.monitor?.(monitor);
+        for (const loaded of [0, 0.5, 1]) {
+          await wait(cfg.delayMs, options.signal);
+          const ev = new Event('downloadprogress');
+          Object.assign(ev, { loaded, total: 1 });
+          monitor.dispatchEvent(ev);
+        }
+        cfg.availability = 'available';
+      }
+      return new LanguageModel(options, tokens(flatText(options.initialPrompts ?? [])));
+    }
+
+    get contextUsage() { return this.#usage; }
+    get contextWindow() { return cfg.contextWindow; }
+    get inputUsage() { return this.#usage; }
+    get inputQuota() { return cfg.contextWindow; }
+    async measureContextUsage(input) { return tokens(flatText(input)); }
+    async measureInputUsage(input) { return tokens(flatText(input)); }
+
+    // Room is made the way Chrome does it: old turns are dropped (back to the initial
+    // prompts) and the overflow event fires; an input that can never fit is refused.
+    #take(input, method) {
+      if (this.#destroyed) throw new DOMException('The model execution session has been destroyed.', 'InvalidStateError');
+      cfg.calls.push({ method, input });
+      const need = tokens(flatText(input));
+      if (this.#initial + need > cfg.contextWindow) {
+        const e = new DOMException(`The input is too large: ${need} tokens, quota ${cfg.contextWindow}.`, 'QuotaExceededError');
+        Object.assign(e, { requested: this.#initial + need, quota: cfg.contextWindow });
+        throw e;
+      }
+      if (this.#usage + need > cfg.contextWindow) {
+        this.#usage = this.#initial;
+        for (const type of ['contextoverflow', 'quotaoverflow']) {
+          const ev = new Event(type);
+          this.dispatchEvent(ev);
+          this[`on${type}`]?.(ev);
+        }
+      }
+      this.#usage += need;
+      if (cfg.failNext) {
+        const name = cfg.failNext;
+        cfg.failNext = null;
+        throw new DOMException(`Fake ${name} requested by the test.`, name);
+      }
+    }
+
+    async append(input) { this.#take(input, 'append'); }
+
+    async prompt(input, { signal } = {}) {
+      this.#take(input, 'prompt');
+      const text = replyFor(input);
+      await wait(cfg.delayMs, signal);
+      this.#usage += tokens(text);
+      return text;
+    }
+
+    promptStreaming(input, { signal } = {}) {
+      let pieces;
+      return new ReadableStream({
+        start: () => {
+          this.#take(input, 'promptStreaming');
+          pieces = replyFor(input).match(/\s*\S+/g) ?? [];
+          this.#usage += pieces.length;
+        },
+        // Chrome streams deltas (not the growing text), one chunk per token.
+        pull: async (controller) => {
+          if (this.#destroyed) return controller.error(new DOMException('The model execution session has been destroyed.', 'AbortError'));
+          if (!pieces.length) return controller.close();
+          await wait(cfg.delayMs, signal);
+          controller.enqueue(pieces.shift());
+        },
+      });
+    }
+
+    async clone() {
+      const copy = new LanguageModel(this.#options, this.#initial);
+      copy.#usage = this.#usage;
+      return copy;
+    }
+
+    destroy() { this.#destroyed = true; cfg.calls.push({ method: 'destroy' }); }
+  }
+
+  globalThis.LanguageModel = LanguageModel;
+})();
