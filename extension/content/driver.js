@@ -274,7 +274,9 @@
   function isVisible(el, style, rect) {
     if (rect.width <= 0 || rect.height <= 0) return false;
     if (style.visibility !== 'visible') return false;
-    return el.checkVisibility ? el.checkVisibility({ opacityProperty: true, visibilityProperty: true }) : true;
+    if (!el.checkVisibility) return true;
+    // Both spellings: the option names changed in Chrome 121.
+    return el.checkVisibility({ opacityProperty: true, visibilityProperty: true, checkOpacity: true, checkVisibilityCSS: true });
   }
 
   // Text around the element that is not its own: what tells apart two identical "Add to cart"
@@ -349,7 +351,7 @@
             doc = el.contentDocument;
           } catch (_) { /* cross-origin */ }
           const r = el.getBoundingClientRect();
-          frames.push({ path, url: String(el.src || ''), accessible: !!doc });
+          frames.push({ path, url: doc ? doc.URL : String(el.src || ''), accessible: !!doc });
           if (doc && doc.documentElement) {
             walkRoot(doc.documentElement, path, {
               x: offset.x + r.left + el.clientLeft,
@@ -370,7 +372,9 @@
     const visit = (el, style, framePath, offset) => {
       const parent = el.parentElement || (el.parentNode && el.parentNode.host) || null;
       const parentStyle = parent ? el.ownerDocument.defaultView.getComputedStyle(parent) : null;
-      const role = explicitRole(el) || implicitRole(el);
+      const explicit = explicitRole(el);
+      const implicit = implicitRole(el);
+      const role = explicit || implicit;
       const hints = interactivity(el, role, style, parentStyle);
       if (!hints.length) return;
       const r = el.getBoundingClientRect();
@@ -389,8 +393,8 @@
         handle: handleFor(el),
         frame: framePath,
         tag: el.tagName.toLowerCase(),
-        role: explicitRole(el),
-        implicitRole: implicitRole(el),
+        role: explicit,
+        implicitRole: implicit,
         name: clean(accessibleName(el, role), NAME_CAP),
         text: isField ? '' : clean(el.innerText || el.textContent || '', TEXT_CAP),
         context: contextOf(el),

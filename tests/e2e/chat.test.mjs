@@ -188,3 +188,15 @@ test('after the service worker is stopped, the next message wakes it and works',
   const sent = mock.requests.at(-1).body.messages.map((m) => m.content);
   assert.ok(sent.includes('before the restart'), 'history survived in the panel');
 });
+
+test('Clear conversation empties the screen and nothing of it is sent again', async () => {
+  await ask('remember me');
+  await waitIdle();
+  await panel.getByRole('button', { name: 'Clear conversation' }).click();
+  assert.equal(await panel.getByRole('article').count(), 0);
+  mock.reset();
+  await ask('fresh start');
+  await waitIdle();
+  const sent = mock.requests[0].body.messages.map((m) => m.content);
+  assert.ok(!sent.includes('remember me'), sent.join(' | '));
+});

@@ -6,12 +6,16 @@ use std::cell::RefCell;
 
 use js_sys::{Object, Reflect, Uint8Array};
 use tandem_core::adapters::adapter_for;
+use tandem_core::budget::{build_request, compute_budget, Conversation, TokenCache};
 use tandem_core::chat::{ChatMessage, Role};
 use tandem_core::errors::{network_error, ErrorKind, ProviderError};
+use tandem_core::http::HttpRequest;
+use tandem_core::models::effective_info;
 use tandem_core::protocol::WorkerToPanel;
-use tandem_core::provider::ProviderConfig;
 use tandem_core::provider::ProviderKind;
+use tandem_core::provider::{ProviderConfig, ProviderSettings, Settings};
 use tandem_core::request::{RequestMessage, RequestOptions, UniversalRequest};
+use tandem_core::send::{Action, RetryPolicy, SendPlan};
 use tandem_core::stream::{StreamDecoder, StreamEvent, Usage};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::{spawn_local, JsFuture};
@@ -31,6 +35,8 @@ struct Active {
 }
 
 thread_local! {
+    /// Token counts per conversation pair, computed once while the worker lives.
+    static TOKENS: RefCell<TokenCache> = RefCell::new(TokenCache::new());
     static ACTIVE: RefCell<Vec<Active>> = const { RefCell::new(Vec::new()) };
 }
 
@@ -38,6 +44,17 @@ thread_local! {
 pub(crate) enum Failure {
     Stopped,
     Provider(ProviderError),
+}
+
+impl Failure {
+    fn into_error(self) -> ProviderError {
+        match self {
+            Failure::Provider(e) => e,
+            Failure::Stopped => {
+                ProviderError::new(ErrorKind::Provider, "Stopped before the answer finished.")
+            }
+        }
+    }
 }
 
 impl From<ProviderError> for Failure {
@@ -107,16 +124,109 @@ async fn answer(
     messages: Vec<ChatMessage>,
     controller: &AbortController,
 ) -> Result<WorkerToPanel, Failure> {
-    let settings = storage::settings()
-        .await
-        .map_err(|e| ProviderError::new(ErrorKind::NotConfigured, e.to_string()))?;
-    let cfg = settings
-        .active_config()
-        .map_err(|e| ProviderError::new(ErrorKind::NotConfigured, e.to_string()))?;
+    let settings = load_settings().await?;
+    let cfg = settings.active_config().map_err(not_configured)?;
+    let stored = settings
+        .providers
+        .get(&cfg.kind)
+        .cloned()
+        .unwrap_or_default();
+    let info = effective_info(cfg.kind, &stored);
+    let conversation = Conversation::from_messages(&messages).map_err(ProviderError::from)?;
+    let budget = TOKENS
+        .with(|cache| {
+            compute_budget(
+                &conversation,
+                Some(SYSTEM_PROMPT),
+                0,
+                info.context_window,
+                &settings.budget,
+                &mut cache.borrow_mut(),
+            )
+        })
+        .map_err(ProviderError::from)?;
+    let mut plan = SendPlan::new(budget, RetryPolicy::with_settings(&settings.budget));
     let adapter = adapter_for(cfg.kind);
-    let http = adapter.translate(&universal_request(&cfg, &messages), &cfg);
+    loop {
+        let options = RequestOptions {
+            // Anthropic requires a limit, and rejects one that overflows the window.
+            max_output_tokens: (cfg.kind == ProviderKind::Anthropic).then(|| {
+                plan.budget()
+                    .breakdown
+                    .remaining_for_response
+                    .min(info.max_output)
+                    .max(1)
+            }),
+            context_window: Some(info.context_window),
+            temperature: None,
+        };
+        let request = build_request(
+            plan.budget(),
+            &conversation,
+            Some(SYSTEM_PROMPT),
+            &[],
+            &cfg.model,
+            options,
+        );
+        let http = adapter.translate(&request, &cfg);
+        let mut done = DoneInfo::default();
+        let outcome = attempt(&http, &cfg, controller, &mut |events| {
+            done.relay(port, request_id, events, controller)
+        })
+        .await;
+        let outcome = match outcome {
+            Ok(()) => Ok(()),
+            Err(Failure::Provider(e)) => Err(e),
+            Err(Failure::Stopped) => {
+                post_debug(port, request_id, &cfg, &plan, &http, done.usage);
+                return Err(Failure::Stopped);
+            }
+        };
+        let failed_after_text = if done.streamed_any {
+            outcome.as_ref().err().cloned()
+        } else {
+            None
+        };
+        let mut action = plan.record(outcome);
+        if let Some(e) = failed_after_text {
+            // The user already saw part of this answer: sending it again would repeat text,
+            // so the failure stands.
+            action = Action::Fail(e);
+        }
+        post_debug(port, request_id, &cfg, &plan, &http, done.usage);
+        match action {
+            Action::Done => {
+                if let Some(usage) = done.usage {
+                    TOKENS.with(|cache| cache.borrow_mut().record_usage(plan.budget(), usage));
+                }
+                return Ok(done.into_message(request_id));
+            }
+            Action::RetryAfter { ms } => {
+                wait_before_retry(port, request_id, &cfg, ms, controller).await?
+            }
+            Action::TrimAndRetry => {}
+            Action::Fail(e) => return Err(e.into()),
+        }
+    }
+}
 
-    let response = send(&http, controller, &cfg).await?;
+fn not_configured(e: impl ToString) -> ProviderError {
+    ProviderError::new(ErrorKind::NotConfigured, e.to_string())
+}
+
+async fn load_settings() -> Result<Settings, ProviderError> {
+    storage::settings().await.map_err(not_configured)
+}
+
+/// One HTTP attempt: send, classify a non-2xx answer, stream the body into `sink`.
+async fn attempt(
+    http: &HttpRequest,
+    cfg: &ProviderConfig,
+    controller: &AbortController,
+    sink: &mut dyn FnMut(Vec<StreamEvent>) -> Result<bool, Failure>,
+) -> Result<(), Failure> {
+    let adapter = adapter_for(cfg.kind);
+    let response = send(http, controller, cfg).await?;
     if !response.ok() {
         let retry_after = response.headers().get("retry-after").ok().flatten();
         let body = match response.text() {
@@ -128,21 +238,135 @@ async fn answer(
             Err(_) => String::new(),
         };
         return Err(adapter
-            .classify_http(response.status(), &body, retry_after.as_deref(), &cfg)
+            .classify_http(response.status(), &body, retry_after.as_deref(), cfg)
             .into());
     }
-
     let reader: ReadableStreamDefaultReader = response
         .body()
         .ok_or_else(|| ProviderError::malformed(cfg.kind, "the answer had no body"))?
         .get_reader()
         .unchecked_into();
-    let mut done = DoneInfo::default();
-    pump(&reader, adapter.decoder(), cfg.kind, controller, |events| {
-        done.relay(port, request_id, events, controller)
-    })
-    .await?;
-    Ok(done.into_message(request_id))
+    pump(&reader, adapter.decoder(), cfg.kind, controller, sink).await
+}
+
+/// Waits `ms` before a retry, telling the user every second, and keeping the worker alive
+/// (messages on a Port reset its idle timer).
+async fn wait_before_retry(
+    port: &Port,
+    request_id: &str,
+    cfg: &ProviderConfig,
+    ms: u64,
+    controller: &AbortController,
+) -> Result<(), Failure> {
+    let mut left = ms;
+    while left > 0 {
+        let text = format!(
+            "{} is busy; retrying in {} s…",
+            cfg.kind.label(),
+            left.div_ceil(1000)
+        );
+        let _ = post(
+            port,
+            &WorkerToPanel::Status {
+                request_id: request_id.to_string(),
+                text,
+            },
+        );
+        let step = left.min(1000);
+        chrome::sleep(step as i32).await;
+        left -= step;
+        if controller.signal().aborted() {
+            return Err(Failure::Stopped);
+        }
+    }
+    Ok(())
+}
+
+fn post_debug(
+    port: &Port,
+    request_id: &str,
+    cfg: &ProviderConfig,
+    plan: &SendPlan,
+    http: &HttpRequest,
+    usage: Option<Usage>,
+) {
+    let report = serde_json::json!({
+        "provider": cfg.kind.label(),
+        "model": cfg.model,
+        "budget": plan.budget(),
+        "request": http.redacted(),
+        "attempts": plan.attempts(),
+        "usage": usage,
+    });
+    let _ = post(
+        port,
+        &WorkerToPanel::Debug {
+            request_id: request_id.to_string(),
+            report,
+        },
+    );
+}
+
+/// Settings → "Test connection": a one-token request with the form's values (the saved key
+/// when the field is empty). Returns the sentence to show.
+pub fn test_connection(
+    port: Port,
+    request_id: String,
+    provider: ProviderKind,
+    mut form: ProviderSettings,
+) {
+    spawn_local(async move {
+        let result = async {
+            let settings = load_settings().await?;
+            if form.api_key.trim().is_empty() {
+                form.api_key = settings
+                    .providers
+                    .get(&provider)
+                    .map(|p| p.api_key.clone())
+                    .unwrap_or_default();
+            }
+            let cfg = ProviderConfig::from_settings(provider, &form).map_err(not_configured)?;
+            let request = UniversalRequest {
+                model: cfg.model.clone(),
+                system: None,
+                messages: vec![RequestMessage {
+                    role: Role::User,
+                    content: "Reply with OK.".into(),
+                    images: Vec::new(),
+                }],
+                options: RequestOptions {
+                    max_output_tokens: Some(1),
+                    ..RequestOptions::default()
+                },
+            };
+            let controller = AbortController::new()
+                .map_err(|e| ProviderError::malformed(provider, &js_text(e)))?;
+            let http = adapter_for(provider).translate(&request, &cfg);
+            // The first event proves the whole path: key, model, CORS, stream format.
+            attempt(&http, &cfg, &controller, &mut |_| Ok(true))
+                .await
+                .map_err(Failure::into_error)?;
+            controller.abort();
+            Ok::<_, ProviderError>(format!(
+                "Connected: {} answered with model {}.",
+                provider.label(),
+                cfg.model
+            ))
+        }
+        .await;
+        let (ok, message) = match result {
+            Ok(m) => (true, m),
+            Err(e) => (false, e.message),
+        };
+        let _ = post(
+            &port,
+            &WorkerToPanel::ConnectionResult {
+                request_id,
+                ok,
+                message,
+            },
+        );
+    });
 }
 
 /// Reads a response body to its end (or to the decoder's end marker), handing each batch
@@ -181,23 +405,6 @@ pub(crate) async fn pump(
     Ok(())
 }
 
-fn universal_request(cfg: &ProviderConfig, messages: &[ChatMessage]) -> UniversalRequest {
-    UniversalRequest {
-        model: cfg.model.clone(),
-        system: Some(SYSTEM_PROMPT.to_string()),
-        messages: messages
-            .iter()
-            .filter(|m| !m.hidden && m.role != Role::System && !m.content.is_empty())
-            .map(|m| RequestMessage {
-                role: m.role,
-                content: m.content.clone(),
-                images: Vec::new(),
-            })
-            .collect(),
-        options: RequestOptions::default(),
-    }
-}
-
 async fn send(
     http: &tandem_core::http::HttpRequest,
     controller: &AbortController,
@@ -234,6 +441,7 @@ async fn send(
 /// What the stream said about itself, gathered for the final `Done` message.
 #[derive(Default)]
 struct DoneInfo {
+    streamed_any: bool,
     usage: Option<Usage>,
     finish_reason: Option<String>,
     model: Option<String>,
@@ -251,6 +459,7 @@ impl DoneInfo {
         for event in events {
             match event {
                 StreamEvent::Delta(text) => {
+                    self.streamed_any = true;
                     let message = WorkerToPanel::Delta {
                         request_id: request_id.to_string(),
                         text,

@@ -22,7 +22,18 @@ extern "C" {
     #[wasm_bindgen(catch, js_namespace = ["chrome", "sidePanel"], js_name = setPanelBehavior)]
     pub fn set_panel_behavior(behavior: &JsValue) -> Result<Promise, JsValue>;
 
+    #[wasm_bindgen(js_name = setTimeout)]
+    fn set_timeout(handler: &js_sys::Function, ms: i32) -> JsValue;
+
     /// The global `fetch`: a service worker has no `window`.
     #[wasm_bindgen(js_name = fetch)]
     pub fn fetch_with_request(request: &web_sys::Request) -> Promise;
+}
+
+/// Resolves after `ms` milliseconds (the worker's own `setTimeout`).
+pub async fn sleep(ms: i32) {
+    let promise = Promise::new(&mut |resolve, _reject| {
+        set_timeout(&resolve, ms);
+    });
+    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
 }

@@ -40,6 +40,11 @@ pub fn on_port_message(port: chrome::Port, message: JsValue) {
             messages,
         }) => chat::start(port, request_id, messages),
         Ok(PanelToWorker::Stop { request_id }) => chat::stop(&request_id),
+        Ok(PanelToWorker::TestConnection {
+            request_id,
+            provider,
+            settings,
+        }) => chat::test_connection(port, request_id, provider, settings),
         Err(e) => log_error("ignored a malformed port message", &e.to_string().into()),
     }
 }

@@ -78,9 +78,9 @@ pub struct Conversation<'a> {
 }
 
 impl<'a> Conversation<'a> {
-    /// Pairs the visible messages. Hidden messages are dropped first, so hiding a question
-    /// does not orphan its answer into a pair of its own; system-role messages in the history
-    /// are skipped (the system prompt travels separately).
+    /// Pairs the visible messages. Hidden messages are dropped before pairing (the visible
+    /// answer to a hidden question stands as a pair of its own); system-role messages in the
+    /// history are skipped (the system prompt travels separately).
     pub fn from_messages(messages: &'a [ChatMessage]) -> Result<Self, BudgetError> {
         let hidden = messages
             .iter()
@@ -269,9 +269,12 @@ pub enum BudgetError {
     #[error("There is nothing to send: the conversation has to end with a message from you.")]
     NoRequest,
     #[error(
-        "Your message is about {request} tokens{}, but this model takes at most {limit} tokens and {} of them are \
-         needed for the system prompt and the answer. Shorten the message{} or pick a model with a larger context window.",
-        images_note(*images), system + answer, if *images > 0 { " or attach fewer images" } else { "" }
+        "Your message is about {request} tokens{}, but this model takes at most {limit} tokens \
+         and {} of them are needed for the system prompt and the answer. Shorten the message{} \
+         or pick a model with a larger context window.",
+        images_note(*images),
+        system + answer,
+        if *images > 0 { ", attach fewer images" } else { "" }
     )]
     TooLarge {
         request: u32,
@@ -411,6 +414,7 @@ pub fn build_request(
         messages,
         options,
     }
+    .normalized()
 }
 
 #[cfg(test)]
@@ -457,9 +461,21 @@ mod tests {
             &SETTINGS,
             &mut TokenCache::new(),
         ) {
-            Ok(b) => format!(
-                "included {:?} {:?}\nexcluded {:?}\n{:?}",
-                b.included_pairs, b.pair_tokens, b.excluded, b.breakdown
+            Ok(Budget {
+                included_pairs,
+                pair_tokens,
+                excluded,
+                breakdown: b,
+                ..
+            }) => format!(
+                "included {included_pairs:?} {pair_tokens:?}\nexcluded {excluded:?}\n\
+                 system {} + text {} + images {} + history {} = input {}; {} left for the answer",
+                b.system,
+                b.user_text,
+                b.user_images,
+                b.history,
+                b.total_input,
+                b.remaining_for_response
             ),
             Err(e) => e.to_string(),
         };
@@ -475,7 +491,7 @@ mod tests {
             expect![[r#"
                 included [] []
                 excluded []
-                Breakdown { system: 7, user_text: 14, user_images: 0, history: 0, total_input: 21, remaining_for_response: 179 }"#]],
+                system 7 + text 14 + images 0 + history 0 = input 21; 179 left for the answer"#]],
         );
         // All fits.
         check(
@@ -485,7 +501,7 @@ mod tests {
             expect![[r#"
                 included ["u1", "u2"] [37, 37]
                 excluded []
-                Breakdown { system: 7, user_text: 9, user_images: 0, history: 74, total_input: 90, remaining_for_response: 310 }"#]],
+                system 7 + text 9 + images 0 + history 74 = input 90; 310 left for the answer"#]],
         );
         // The oldest pair does not fit: it and everything older are left out.
         check(
@@ -495,7 +511,7 @@ mod tests {
             expect![[r#"
                 included ["u2"] [37]
                 excluded [("u0", Older), ("u1", NoRoom)]
-                Breakdown { system: 7, user_text: 9, user_images: 0, history: 37, total_input: 53, remaining_for_response: 147 }"#]],
+                system 7 + text 9 + images 0 + history 37 = input 53; 147 left for the answer"#]],
         );
         // Hidden messages are dropped before pairing; the hidden question's answer pairs alone.
         check(
@@ -505,14 +521,14 @@ mod tests {
             expect![[r#"
                 included ["a1", "u2"] [14, 14]
                 excluded [("u1", Hidden), ("a2", Hidden)]
-                Breakdown { system: 7, user_text: 9, user_images: 0, history: 28, total_input: 44, remaining_for_response: 156 }"#]],
+                system 7 + text 9 + images 0 + history 28 = input 44; 156 left for the answer"#]],
         );
         // The new message cannot fit even alone.
         check(
             &["u1 10", "a1 10", "u2 300"],
             200,
             0,
-            expect!["Your message is about 290 tokens, but this model takes at most 200 tokens and 57 of them are needed for the system prompt and the answer. Shorten the message or pick a model with a larger context window."],
+            expect!["Your message is about 289 tokens, but this model takes at most 200 tokens and 57 of them are needed for the system prompt and the answer. Shorten the message or pick a model with a larger context window."],
         );
         // Images count against the new message.
         check(
@@ -522,19 +538,19 @@ mod tests {
             expect![[r#"
                 included ["u1"] [28]
                 excluded []
-                Breakdown { system: 7, user_text: 9, user_images: 765, history: 28, total_input: 809, remaining_for_response: 191 }"#]],
+                system 7 + text 9 + images 765 + history 28 = input 809; 191 left for the answer"#]],
         );
         check(
             &["u1 5"],
             1_000,
             2,
-            expect!["Your message is about 1539 tokens including its 2 images, but this model takes at most 1000 tokens and 57 of them are needed for the system prompt and the answer. Shorten the message or attach fewer images or pick a model with a larger context window."],
+            expect!["Your message is about 1539 tokens including its 2 images, but this model takes at most 1000 tokens and 57 of them are needed for the system prompt and the answer. Shorten the message, attach fewer images or pick a model with a larger context window."],
         );
     }
 
     #[test]
     fn conversation_must_end_with_a_visible_user_message() {
-        for spec in [&[][..], &["u1 3", "a1 3"], &["u1 3", "u2! 3"]] {
+        for spec in [&[][..], &["u1 3", "a1 3"], &["u1 3", "a1 3", "u2! 3"]] {
             assert_eq!(
                 Conversation::from_messages(&messages(spec)),
                 Err(BudgetError::NoRequest)
@@ -625,30 +641,43 @@ mod tests {
 
     proptest! {
         #[test]
-        fn included_pairs_are_the_newest_and_fit(spec in conversation_spec(), limit in 0u32..3_000, images in 0usize..3) {
+        fn included_pairs_are_the_newest_and_fit(
+            spec in conversation_spec(),
+            limit in 0u32..3_000,
+            images in 0usize..3,
+        ) {
             let msgs = messages(&spec.iter().map(String::as_str).collect::<Vec<_>>());
             let conv = Conversation::from_messages(&msgs).unwrap();
-            let Ok(budget) = compute_budget(&conv, Some("sys"), images, limit, &SETTINGS, &mut TokenCache::new()) else {
+            let mut cache = TokenCache::new();
+            let budget = compute_budget(&conv, Some("sys"), images, limit, &SETTINGS, &mut cache);
+            let Ok(budget) = budget else {
                 return Ok(());
             };
             let ids: Vec<&str> = conv.pairs.iter().map(|p| p.id).collect();
-            prop_assert!(ids.ends_with(&budget.included_pairs.iter().map(String::as_str).collect::<Vec<_>>()));
+            let included: Vec<&str> = budget.included_pairs.iter().map(String::as_str).collect();
+            prop_assert!(ids.ends_with(&included));
             let b = budget.breakdown;
             let request = b.user_text + b.user_images;
-            let reserves = SETTINGS.assistant_response_allowance + SETTINGS.user_request_allowance.saturating_sub(request);
+            let reserves = SETTINGS.assistant_response_allowance
+                + SETTINGS.user_request_allowance.saturating_sub(request);
             prop_assert!(b.total_input + reserves <= limit);
-            prop_assert_eq!(b.total_input, b.system + request + budget.pair_tokens.iter().sum::<u32>());
+            let history: u32 = budget.pair_tokens.iter().sum();
+            prop_assert_eq!(b.total_input, b.system + request + history);
         }
 
         #[test]
-        fn each_pair_is_estimated_once(spec in conversation_spec(), limits in prop::collection::vec(0u32..5_000, 1..5)) {
+        fn each_pair_is_estimated_once(
+            spec in conversation_spec(),
+            limits in prop::collection::vec(0u32..5_000, 1..5),
+        ) {
             let msgs = messages(&spec.iter().map(String::as_str).collect::<Vec<_>>());
             let conv = Conversation::from_messages(&msgs).unwrap();
             let mut cache = TokenCache::new();
             let mut measured = std::collections::HashSet::new();
             for limit in limits {
                 if let Ok(b) = compute_budget(&conv, None, 0, limit, &SETTINGS, &mut cache) {
-                    let no_room = b.excluded.iter().filter(|(_, r)| *r == Reason::NoRoom).map(|(id, _)| id.clone());
+                    let no_room = b.excluded.iter().filter(|(_, r)| *r == Reason::NoRoom);
+                    let no_room = no_room.map(|(id, _)| id.clone());
                     measured.extend(b.included_pairs.iter().cloned().chain(no_room));
                 }
                 prop_assert_eq!(cache.estimator_calls(), measured.len() as u64);

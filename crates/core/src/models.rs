@@ -100,10 +100,10 @@ pub fn model_info(provider: ProviderKind, model: &str) -> ModelInfo {
     let applies = |p: &Option<ProviderKind>| p.is_none_or(|p| p == provider);
     let rows = || TABLE.iter().filter(|(p, _, _)| applies(p));
     rows()
-        .find(|(_, id, _)| eq_ignore_case(&model, id))
+        .find(|(_, id, _)| model.eq_ignore_ascii_case(id))
         .or_else(|| {
             rows()
-                .filter(|(_, id, _)| starts_with_ignore_case(&model, id))
+                .filter(|(_, id, _)| starts_with_ignore_case(model, id))
                 .max_by_key(|(_, id, _)| id.len())
         })
         .map_or(FALLBACK, |(_, _, info)| *info)
@@ -127,10 +127,6 @@ pub fn effective_info(provider: ProviderKind, settings: &ProviderSettings) -> Mo
 fn normalise(model: &str) -> &str {
     let model = model.trim();
     model.rsplit('/').next().unwrap_or(model)
-}
-
-fn eq_ignore_case(a: &str, b: &str) -> bool {
-    a.eq_ignore_ascii_case(b)
 }
 
 fn starts_with_ignore_case(s: &str, prefix: &str) -> bool {

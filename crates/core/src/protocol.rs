@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::chat::ChatMessage;
 use crate::errors::ErrorKind;
+use crate::provider::{ProviderKind, ProviderSettings};
 use crate::stream::Usage;
 
 pub const CHAT_PORT: &str = "tandem-chat";
@@ -23,6 +24,14 @@ pub enum PanelToWorker {
     /// Abort the stream of `request_id`; what arrived so far stays.
     #[serde(rename_all = "camelCase")]
     Stop { request_id: String },
+    /// Send a one-token request with these settings (an empty key means the saved key) and
+    /// report what happened.
+    #[serde(rename_all = "camelCase")]
+    TestConnection {
+        request_id: String,
+        provider: ProviderKind,
+        settings: ProviderSettings,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -43,6 +52,22 @@ pub enum WorkerToPanel {
     Error {
         request_id: String,
         kind: ErrorKind,
+        message: String,
+    },
+    /// Progress the user should see while nothing streams (waiting before a retry).
+    #[serde(rename_all = "camelCase")]
+    Status { request_id: String, text: String },
+    /// What the last send did, for the Debug drawer and the token meter: the budget, the
+    /// exact request (credentials redacted) and every attempt. Kept in memory only.
+    #[serde(rename_all = "camelCase")]
+    Debug {
+        request_id: String,
+        report: serde_json::Value,
+    },
+    #[serde(rename_all = "camelCase")]
+    ConnectionResult {
+        request_id: String,
+        ok: bool,
         message: String,
     },
 }
@@ -69,7 +94,10 @@ impl WorkerToPanel {
             WorkerToPanel::Delta { request_id, .. }
             | WorkerToPanel::Done { request_id, .. }
             | WorkerToPanel::Stopped { request_id }
-            | WorkerToPanel::Error { request_id, .. } => request_id,
+            | WorkerToPanel::Error { request_id, .. }
+            | WorkerToPanel::Status { request_id, .. }
+            | WorkerToPanel::Debug { request_id, .. }
+            | WorkerToPanel::ConnectionResult { request_id, .. } => request_id,
         }
     }
 }

@@ -94,6 +94,8 @@ pub struct ProviderSettings {
 pub struct Settings {
     pub active: Option<ProviderKind>,
     pub providers: BTreeMap<ProviderKind, ProviderSettings>,
+    /// How the send pipeline shares a model's context window.
+    pub budget: crate::budget::BudgetSettings,
 }
 
 /// A provider ready to be called: kind plus effective settings.

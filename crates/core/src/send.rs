@@ -151,13 +151,13 @@ impl SendPlan {
             return Action::TrimAndRetry;
         }
         let message = if self.budget.included_pairs.is_empty() {
-            "The model says your message is too long even without any earlier messages. Shorten it, attach less, \
-             or pick a model with a larger context window."
+            "The model says your message is too long even without any earlier messages. \
+             Shorten it, attach less, or pick a model with a larger context window."
                 .to_string()
         } else {
             format!(
-                "The conversation is still too long for the model after leaving out {} earlier exchange(s). Hide some \
-                 long messages or start a new chat.",
+                "The conversation is still too long for the model after leaving out {} earlier \
+                 exchange(s). Hide some long messages or start a new chat.",
                 self.trims
             )
         };
@@ -328,7 +328,10 @@ mod tests {
             &mut plan(0),
             vec![err(ErrorKind::RateLimited, Some(3_600_000))],
         );
-        assert_eq!(actions, ["Fail(RateLimited): The provider said no. The provider asked to wait 3600 s before retrying; try again later."]);
+        let expected =
+            "Fail(RateLimited): The provider said no. The provider asked to wait 3600 s \
+                        before retrying; try again later.";
+        assert_eq!(actions, [expected]);
     }
 
     #[test]

@@ -90,7 +90,7 @@ pub fn estimate_tokens(text: &str) -> u32 {
 // Costs in thousandths of a token, fitted on the corpus and rounded.
 /// A word of up to `WORD_SHORT` letters is nearly always one token...
 const WORD: u64 = 950;
-const WORD_SHORT: u32 = 6;
+const WORD_SHORT: u64 = 6;
 /// ...longer ones split into common stems and suffixes.
 const WORD_EXTRA_PER_LETTER: u64 = 120;
 /// Each accented Latin letter usually breaks a word's BPE merges.
@@ -177,10 +177,11 @@ struct Scan {
     prev: Class,
     /// The class before the current run of spaces (to merge `\n  \n` into one break).
     before_spaces: Class,
-    spaces: u32,
-    word_letters: u32,
-    digits: u32,
-    punct_len: u32,
+    // u64 so that no in-memory string can overflow a counter.
+    spaces: u64,
+    word_letters: u64,
+    digits: u64,
+    punct_len: u64,
     punct_first: char,
     punct_after_space: bool,
 }
@@ -243,7 +244,7 @@ impl Scan {
         // A capital after a lower-case letter starts a new word (`TokenCache` → 2 words).
         let camel = next == Some(Class::Upper) && self.prev == Class::Lower;
         if self.word_letters > 0 && (!next_is_letter || camel) {
-            let extra = u64::from(self.word_letters.saturating_sub(WORD_SHORT));
+            let extra = self.word_letters.saturating_sub(WORD_SHORT);
             self.milli += WORD + extra * WORD_EXTRA_PER_LETTER;
             self.word_letters = 0;
         }
@@ -261,7 +262,7 @@ impl Scan {
                     PREFIX_JOINING
                 }
             } else {
-                PUNCT_RUN + u64::from(self.punct_len.saturating_sub(2)) * PUNCT_EXTRA_PER_CHAR
+                PUNCT_RUN + self.punct_len.saturating_sub(2) * PUNCT_EXTRA_PER_CHAR
             };
             self.punct_len = 0;
         }
@@ -300,7 +301,10 @@ mod tests {
         assert_eq!(estimate_tokens("a 1"), 3);
         // Indentation is one token however wide.
         assert_eq!(estimate_tokens("{\n            x"), 3);
-        assert!(estimate_tokens("TokenCache") > estimate_tokens("tokencache"));
+        // camelCase identifiers split into words.
+        assert!(
+            estimate_tokens("parseHttpRequestHeader") > estimate_tokens("parsehttprequestheader")
+        );
     }
 
     #[test]
@@ -330,7 +334,10 @@ mod tests {
         }
 
         #[test]
-        fn appending_text_never_lowers_the_estimate_much(a in any::<String>(), b in any::<String>()) {
+        fn appending_text_never_lowers_the_estimate_much(
+            a in any::<String>(),
+            b in any::<String>(),
+        ) {
             // Joining can merge pieces at the seam (a word split in two), never more than a couple
             // of tokens' worth.
             let joined = estimate_tokens(&format!("{a}{b}"));

@@ -16,6 +16,8 @@ use crate::dom::{self, DomError};
 /// The answer being streamed.
 struct Streaming {
     request_id: String,
+    /// The id the answer will have in the conversation.
+    answer_id: String,
     bubble: HtmlElement,
     text: String,
     /// The user message this answers, so a failed send can be given back to the user.
@@ -40,6 +42,10 @@ pub fn wire() -> Result<(), DomError> {
     let stop: HtmlButtonElement = dom::by_id("stop")?;
     dom::on(&send, "click", |_: web_sys::Event| report(send_message()));
     dom::on(&stop, "click", |_: web_sys::Event| stop_streaming());
+    let clear: HtmlButtonElement = dom::by_id("clear")?;
+    dom::on(&clear, "click", |_: web_sys::Event| {
+        report(clear_conversation())
+    });
     dom::on(&input, "keydown", |e: KeyboardEvent| {
         // Enter sends; Shift+Enter is a newline; Enter that confirms an IME composition
         // (CJK input) must not send a half-typed message.
@@ -78,6 +84,7 @@ fn send_message() -> Result<(), DomError> {
         ..ChatMessage::new(Role::User, text)
     };
     let user_bubble = add_bubble(Role::User, &user.content)?;
+    add_hide_toggle(&user_bubble, &user.id);
     let bubble = add_bubble(Role::Assistant, "")?;
     dom::set_attr(&bubble, "aria-busy", "true");
     let request_id = dom::fresh_id("r");
@@ -86,6 +93,7 @@ fn send_message() -> Result<(), DomError> {
         s.messages.push(user.clone());
         s.streaming = Some(Streaming {
             request_id: request_id.clone(),
+            answer_id: dom::fresh_id("m"),
             bubble,
             text: String::new(),
             user_id: user.id.clone(),
@@ -100,6 +108,21 @@ fn send_message() -> Result<(), DomError> {
     }) {
         finish_with_error(&request_id, ErrorKind::Network, &format!("Tandem's background worker is not reachable ({e}). Reload the extension and try again."));
     }
+    Ok(())
+}
+
+/// Forgets the conversation: nothing of it is sent again, and the screen is empty.
+fn clear_conversation() -> Result<(), DomError> {
+    stop_streaming();
+    let streaming = STATE.with(|s| s.borrow().streaming.as_ref().map(|x| x.request_id.clone()));
+    if let Some(id) = streaming {
+        finish_stopped(&id);
+    }
+    STATE.with(|s| s.borrow_mut().messages.clear());
+    dom::by_id::<HtmlElement>("messages")?.set_inner_html("");
+    show_error("");
+    progress("");
+    crate::debug::reset();
     Ok(())
 }
 
@@ -121,7 +144,7 @@ fn stop_streaming() {
 
 /// Posts on the Port, connecting first when there is none (first use, or after the service
 /// worker was stopped: connecting wakes it).
-fn post(message: &PanelToWorker) -> Result<(), String> {
+pub(crate) fn post(message: &PanelToWorker) -> Result<(), String> {
     let port = STATE.with(|s| s.borrow().port.clone());
     let port = match port {
         Some(p) => p,
@@ -162,6 +185,16 @@ fn connect() -> Result<Port, String> {
 }
 
 fn receive(message: WorkerToPanel) {
+    // Results of "Test connection" are not part of the conversation.
+    if let WorkerToPanel::ConnectionResult {
+        request_id,
+        ok,
+        message,
+    } = &message
+    {
+        crate::settings::connection_result(request_id, *ok, message);
+        return;
+    }
     let current = STATE.with(|s| s.borrow().streaming.as_ref().map(|x| x.request_id.clone()));
     if current.as_deref() != Some(message.request_id()) {
         return; // A late message for an answer that already ended.
@@ -170,9 +203,10 @@ fn receive(message: WorkerToPanel) {
         WorkerToPanel::Delta { text, .. } => STATE.with(|s| {
             if let Some(st) = s.borrow_mut().streaming.as_mut() {
                 st.text.push_str(&text);
-                st.bubble.set_text_content(Some(&st.text));
+                set_bubble_text(&st.bubble, &st.text);
                 scroll_to_end();
             }
+            progress("");
         }),
         WorkerToPanel::Done { request_id, .. } => finish(&request_id, None),
         WorkerToPanel::Stopped { request_id } => finish_stopped(&request_id),
@@ -181,6 +215,29 @@ fn receive(message: WorkerToPanel) {
             kind,
             message,
         } => finish_with_error(&request_id, kind, &message),
+        WorkerToPanel::Status { text, .. } => progress(&text),
+        WorkerToPanel::Debug { report, .. } => {
+            let shown = crate::debug::show(&report, |id| {
+                STATE.with(|s| {
+                    s.borrow()
+                        .messages
+                        .iter()
+                        .find(|m| m.id == id)
+                        .map(|m| m.content.clone())
+                })
+            });
+            if let Err(e) = shown {
+                web_sys::console::warn_1(&format!("Tandem: debug report not shown: {e}").into());
+            }
+        }
+        WorkerToPanel::ConnectionResult { .. } => {}
+    }
+}
+
+/// The line under the conversation that says what is happening while no text arrives.
+fn progress(text: &str) {
+    if let Ok(line) = dom::by_id::<HtmlElement>("progress") {
+        line.set_text_content(Some(text));
     }
 }
 
@@ -204,9 +261,10 @@ fn finish(request_id: &str, badge: Option<&str>) {
     if st.text.is_empty() && badge.is_some() {
         dom::set_attr(&st.bubble, "data-empty", "true");
     }
+    add_hide_toggle(&st.bubble, &st.answer_id);
     STATE.with(|s| {
         s.borrow_mut().messages.push(ChatMessage {
-            id: dom::fresh_id("m"),
+            id: st.answer_id,
             ..ChatMessage::new(Role::Assistant, st.text)
         })
     });
@@ -265,6 +323,9 @@ fn take_streaming(request_id: &str) -> Option<Streaming> {
 }
 
 fn set_streaming_controls(streaming: bool) {
+    if !streaming {
+        progress("");
+    }
     if let (Ok(send), Ok(stop)) = (
         dom::by_id::<HtmlButtonElement>("send"),
         dom::by_id::<HtmlButtonElement>("stop"),
@@ -282,7 +343,11 @@ fn add_bubble(role: Role, text: &str) -> Result<HtmlElement, DomError> {
     };
     let bubble = dom::create("article", class)?;
     dom::set_attr(&bubble, "aria-label", label);
-    bubble.set_text_content(Some(text));
+    let body = dom::create("div", "text")?;
+    body.set_text_content(Some(text));
+    bubble
+        .append_child(&body)
+        .map_err(|_| DomError::Missing("messages"))?;
     list.append_child(&bubble)
         .map_err(|_| DomError::Missing("messages"))?;
     scroll_to_end();
@@ -298,4 +363,44 @@ fn scroll_to_end() {
     }) {
         main.set_scroll_top(main.scroll_height());
     }
+}
+
+/// Replaces the text of a bubble (its first child), leaving its badges and buttons alone.
+fn set_bubble_text(bubble: &HtmlElement, text: &str) {
+    if let Some(body) = bubble.first_element_child() {
+        body.set_text_content(Some(text));
+    }
+}
+
+/// The per-message "Hide from context" switch: a hidden message stays on screen, dimmed,
+/// and is never sent to the model again.
+fn add_hide_toggle(bubble: &HtmlElement, message_id: &str) {
+    let Ok(button) = dom::create("button", "hide-toggle") else {
+        return;
+    };
+    dom::set_attr(&button, "type", "button");
+    dom::set_attr(&button, "aria-label", "Hide from context");
+    dom::set_attr(&button, "aria-pressed", "false");
+    dom::set_attr(
+        &button,
+        "title",
+        "Hide from context: keep this message on screen but stop sending it to the model",
+    );
+    let id = message_id.to_string();
+    let (b, target) = (button.clone(), bubble.clone());
+    dom::on(&button, "click", move |_: web_sys::Event| {
+        let hidden = STATE.with(|s| {
+            let mut s = s.borrow_mut();
+            let m = s.messages.iter_mut().find(|m| m.id == id)?;
+            m.hidden = !m.hidden;
+            Some(m.hidden)
+        });
+        if let Some(hidden) = hidden {
+            dom::set_attr(&b, "aria-pressed", if hidden { "true" } else { "false" });
+            let _ = target
+                .class_list()
+                .toggle_with_force("hidden-from-context", hidden);
+        }
+    });
+    let _ = bubble.append_child(&button);
 }

@@ -4,6 +4,7 @@
 
 mod chat;
 mod chrome;
+mod debug;
 mod dom;
 mod settings;
 
@@ -11,7 +12,10 @@ use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(start)]
 pub fn main() {
-    if let Err(e) = chat::wire().and_then(|()| settings::wire()) {
+    if let Err(e) = chat::wire()
+        .and_then(|()| settings::wire())
+        .and_then(|()| debug::wire())
+    {
         chat::show_error(&format!("Tandem could not start: {e}"));
     }
 }

@@ -4,6 +4,7 @@
 
 use std::cell::RefCell;
 
+use tandem_core::protocol::PanelToWorker;
 use tandem_core::provider::{mask_key, ProviderConfig, ProviderKind, ProviderSettings, Settings};
 use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::{spawn_local, JsFuture};
@@ -40,6 +41,8 @@ pub fn wire() -> Result<(), DomError> {
         e.prevent_default();
         save();
     });
+    let test: HtmlButtonElement = dom::by_id("test-connection")?;
+    dom::on(&test, "click", |_: web_sys::Event| test_connection());
     spawn_local(async {
         match load().await {
             Ok(settings) => {
@@ -102,6 +105,17 @@ fn fill(kind: ProviderKind) {
     if let Some(model) = input("model") {
         model.set_value(&stored.model);
     }
+    if let Some(window) = input("context-window") {
+        window.set_value(
+            &stored
+                .context_window
+                .map(|n| n.to_string())
+                .unwrap_or_default(),
+        );
+        let known = tandem_core::models::model_info(kind, &stored.model);
+        window.set_placeholder(&known.context_window.to_string());
+    }
+    connection_status("", true);
     if let Some(key) = input("api-key") {
         key.set_value("");
         key.set_placeholder(if kind.key_optional() {
@@ -132,18 +146,14 @@ fn status(text: &str) {
 
 fn save() {
     let Some(kind) = selected_kind() else { return };
-    let value = |id| {
-        input(id)
-            .map(|i| i.value().trim().to_string())
-            .unwrap_or_default()
-    };
     let mut settings = SAVED.with(|s| s.borrow().clone());
     let entry = settings.providers.entry(kind).or_default();
-    entry.base_url = value("base-url");
-    entry.model = value("model");
-    let typed_key = value("api-key");
-    if !typed_key.is_empty() {
-        entry.api_key = typed_key;
+    let form = form_values();
+    entry.base_url = form.base_url;
+    entry.model = form.model;
+    entry.context_window = form.context_window;
+    if !form.api_key.is_empty() {
+        entry.api_key = form.api_key;
     }
     settings.active = Some(kind);
     let problem = ProviderConfig::from_settings(kind, entry)
@@ -213,4 +223,62 @@ async fn store(settings: &Settings) -> Result<(), String> {
         .await
         .map_err(|e| format!("Could not save settings: {}", chrome::js_text(&e)))?;
     Ok(())
+}
+
+/// The provider fields as typed (the key field is empty when the saved key should be used).
+fn form_values() -> ProviderSettings {
+    let value = |id| {
+        input(id)
+            .map(|i| i.value().trim().to_string())
+            .unwrap_or_default()
+    };
+    ProviderSettings {
+        base_url: value("base-url"),
+        model: value("model"),
+        api_key: value("api-key"),
+        // Anything that is not a sensible whole number means "use the model table".
+        context_window: value("context-window")
+            .parse::<u32>()
+            .ok()
+            .filter(|n| *n >= 512),
+        ..ProviderSettings::default()
+    }
+}
+
+thread_local! {
+    static PENDING_TEST: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+fn test_connection() {
+    let Some(provider) = selected_kind() else {
+        return;
+    };
+    let request_id = dom::fresh_id("t");
+    PENDING_TEST.with(|p| *p.borrow_mut() = Some(request_id.clone()));
+    connection_status(&format!("Testing {}…", provider.label()), true);
+    let message = PanelToWorker::TestConnection {
+        request_id,
+        provider,
+        settings: form_values(),
+    };
+    if let Err(e) = crate::chat::post(&message) {
+        connection_status(
+            &format!("Tandem's background worker is not reachable ({e})."),
+            false,
+        );
+    }
+}
+
+pub fn connection_result(request_id: &str, ok: bool, message: &str) {
+    let current = PENDING_TEST.with(|p| p.borrow().as_deref() == Some(request_id));
+    if current {
+        connection_status(message, ok);
+    }
+}
+
+fn connection_status(text: &str, ok: bool) {
+    if let Ok(line) = dom::by_id::<HtmlElement>("connection-status") {
+        line.set_text_content(Some(text));
+        line.set_class_name(if ok { "ok" } else { "failed" });
+    }
 }

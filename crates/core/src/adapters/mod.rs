@@ -427,6 +427,7 @@ pub(crate) mod testkit {
             options: RequestOptions {
                 temperature: Some(0.7),
                 max_output_tokens: Some(512),
+                context_window: None,
             },
         }
     }

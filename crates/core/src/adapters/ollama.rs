@@ -33,7 +33,11 @@ impl Adapter for Ollama {
             "model": req.model,
             "messages": messages.collect::<Vec<Value>>(),
             "stream": true,
-            "options": {"temperature": temperature(req), "num_predict": req.options.max_output_tokens},
+            "options": {
+                "temperature": temperature(req),
+                "num_predict": req.options.max_output_tokens,
+                "num_ctx": req.options.context_window,
+            },
         });
         // A key is only needed behind an authenticating proxy or for ollama.com.
         HttpRequest::post_json(

@@ -1,1 +1,31 @@
+//! The browser agent's pure logic: what the page looks like to the LLM, what the LLM may do,
+//! and what must not happen without the user.
+//!
+//! One step of the loop, as the service worker runs it:
+//! 1. `extension/content/driver.js` returns a [`Snapshot`] of the tab.
+//! 2. [`ElementMap::build`] numbers its visible interactive elements, keeping the numbers of
+//!    the previous step's elements, and [`ElementMap::render`] writes the list for the LLM,
+//!    fenced as untrusted data ([`safety::fence`]).
+//! 3. The LLM answers one flat JSON action; [`parse_action`] reads it (or says what to fix).
+//! 4. Before acting, a fresh snapshot is taken and [`ElementMap::locate`] finds the element
+//!    the LLM meant ([`signature`]), refusing when unsure; [`needs_confirmation`] and
+//!    [`UrlPolicy`] decide whether the user must agree first.
+//! 5. The driver's `act` runs a [`DriverCommand`] on the element's handle.
 
+pub mod actions;
+pub mod element_map;
+pub mod safety;
+pub mod signature;
+pub mod snapshot;
+#[cfg(test)]
+mod tests;
+
+pub use actions::{
+    action_schema, parse_action, Action, ActionError, ParsedAction, Repair, ScrollTarget,
+};
+pub use element_map::{ElementMap, Entry, LocateError, Rendered, LIST_LEGEND};
+pub use safety::{
+    fence, needs_confirmation, ConfirmReason, HostPattern, UrlDenied, UrlPolicy, FENCE_RULE,
+};
+pub use signature::{Evidence, Match, Signature};
+pub use snapshot::{ActResult, DriverCommand, Element, Snapshot};

@@ -28,6 +28,17 @@ const W_ROLE: f64 = 0.20;
 const W_TAG: f64 = 0.10;
 const W_ATTRS: f64 = 0.25;
 
+/// See [`Signature::content_key`].
+pub type ContentKey<'a> = (
+    &'a [u32],
+    &'a str,
+    &'a str,
+    &'a str,
+    &'a str,
+    &'a str,
+    &'a [(&'static str, String)],
+);
+
 /// The identity of one element of one snapshot.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Signature {
@@ -58,7 +69,11 @@ pub struct Text {
 
 impl Text {
     pub fn new(raw: &str) -> Self {
-        let norm = raw.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
+        let norm = raw
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .to_lowercase();
         let chars: Vec<char> = norm.chars().collect();
         let mut grams: Vec<(char, char)> = chars.windows(2).map(|w| (w[0], w[1])).collect();
         grams.sort_unstable();
@@ -135,19 +150,25 @@ impl Signature {
     }
 
     fn group_key(&self) -> (Vec<u32>, String, String) {
-        (self.frame.clone(), self.role.clone(), self.name.norm.clone())
+        (
+            self.frame.clone(),
+            self.role.clone(),
+            self.name.norm.clone(),
+        )
     }
 
-    /// Whether everything but position is identical: such elements can only be told apart by
+    /// Everything but handle and position: elements with equal keys can only be told apart by
     /// where they are.
-    pub fn same_content(&self, other: &Signature) -> bool {
-        self.frame == other.frame
-            && self.tag == other.tag
-            && self.role == other.role
-            && self.name == other.name
-            && self.text == other.text
-            && self.context == other.context
-            && self.attrs == other.attrs
+    pub fn content_key(&self) -> ContentKey<'_> {
+        (
+            &self.frame,
+            &self.tag,
+            &self.role,
+            &self.name.norm,
+            &self.text.norm,
+            &self.context.norm,
+            &self.attrs,
+        )
     }
 
     /// How alike two elements are, in [0, 1]. Elements in different frames, or differing in
@@ -218,34 +239,54 @@ pub enum Match {
 }
 
 /// Finds `target` (taken from an earlier snapshot) among `candidates` (from a fresh one).
-pub fn find(target: &Signature, candidates: &[Signature]) -> Match {
-    if let Some(same) = candidates.iter().find(|c| c.handle == target.handle) {
-        let score = target.similarity(same);
+pub fn find<'a>(target: &Signature, candidates: impl IntoIterator<Item = &'a Signature>) -> Match {
+    let mut scored: Vec<(&Signature, f64)> = candidates
+        .into_iter()
+        .map(|c| (c, target.similarity(c)))
+        .collect();
+    if let Some(&(same, score)) = scored.iter().find(|(c, _)| c.handle == target.handle) {
         if score >= ACCEPT {
-            return Match::Found { index: same.index, score, evidence: Evidence::SameNode };
+            return Match::Found {
+                index: same.index,
+                score,
+                evidence: Evidence::SameNode,
+            };
         }
     }
-    let mut scored: Vec<(&Signature, f64)> =
-        candidates.iter().map(|c| (c, target.similarity(c))).collect();
     scored.sort_by(|a, b| b.1.total_cmp(&a.1));
     let Some(&(best, best_score)) = scored.first() else {
         return Match::NotFound { best: None };
     };
     if best_score < ACCEPT {
-        return Match::NotFound { best: Some((best.index, best_score)) };
+        return Match::NotFound {
+            best: Some((best.index, best_score)),
+        };
     }
-    let close: Vec<(&Signature, f64)> =
-        scored.iter().copied().take_while(|(_, s)| best_score - s < MARGIN).collect();
-    if close.len() == 1 {
-        return Match::Found { index: best.index, score: best_score, evidence: Evidence::Content };
-    }
-    let mut at_rank = close
+    let close: Vec<(&Signature, f64)> = scored
         .iter()
-        .filter(|(c, _)| c.group_size == target.group_size && c.ordinal == target.ordinal);
+        .copied()
+        .take_while(|(_, s)| best_score - s < MARGIN)
+        .collect();
+    if close.len() == 1 {
+        return Match::Found {
+            index: best.index,
+            score: best_score,
+            evidence: Evidence::Content,
+        };
+    }
+    let mut at_rank = close.iter().filter(|(c, s)| {
+        *s >= ACCEPT && c.group_size == target.group_size && c.ordinal == target.ordinal
+    });
     if let (Some(&(c, score)), None) = (at_rank.next(), at_rank.next()) {
         if close.iter().all(|(o, _)| o.group_size == target.group_size) {
-            return Match::Found { index: c.index, score, evidence: Evidence::Position };
+            return Match::Found {
+                index: c.index,
+                score,
+                evidence: Evidence::Position,
+            };
         }
     }
-    Match::Ambiguous { candidates: close.iter().map(|(c, s)| (c.index, *s)).collect() }
+    Match::Ambiguous {
+        candidates: close.iter().map(|(c, s)| (c.index, *s)).collect(),
+    }
 }

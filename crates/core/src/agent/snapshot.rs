@@ -127,7 +127,7 @@ impl Element {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Hint {
-    /// A natively interactive tag (a[href], button, input, select, textarea, summary…).
+    /// A natively interactive tag (`a[href]`, button, input, select, textarea, summary…).
     Native,
     /// An interactive ARIA role attribute.
     Role,
@@ -195,17 +195,44 @@ pub enum ScrollDirection {
 }
 
 /// What `act` returns. Success fields depend on the command; absent ones are `None`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum ActResult {
     Failed(ActFailure),
     Done(ActSuccess),
 }
 
+// Dispatched on `ok` rather than by trying each shape: a failure carrying an error code this
+// side does not know must never be read as a success.
+impl<'de> Deserialize<'de> for ActResult {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let value = serde_json::Value::deserialize(deserializer)?;
+        match value.get("ok") {
+            Some(serde_json::Value::Bool(true)) => serde_json::from_value(value)
+                .map(ActResult::Done)
+                .map_err(D::Error::custom),
+            Some(serde_json::Value::Bool(false)) => serde_json::from_value(value)
+                .map(ActResult::Failed)
+                .map_err(D::Error::custom),
+            _ => Err(D::Error::custom("an act() result needs a boolean `ok`")),
+        }
+    }
+}
+
+impl ActResult {
+    pub fn into_result(self) -> Result<ActSuccess, ActFailure> {
+        match self {
+            ActResult::Done(s) => Ok(s),
+            ActResult::Failed(f) => Err(f),
+        }
+    }
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ActSuccess {
-    /// Always `true`; present so that the untagged enum tells the two shapes apart.
+    /// Always `true`.
     pub ok: bool,
     /// click: something else covered the element's centre (the click was still delivered).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -254,6 +281,9 @@ pub enum ActErrorCode {
     BadAction,
     /// The driver threw; the message is the exception's.
     Exception,
+    /// A code from a newer driver.
+    #[serde(other)]
+    Unknown,
 }
 
 impl std::fmt::Display for ActErrorCode {

@@ -1,0 +1,812 @@
+//! The actions the LLM may take, as ONE flat JSON object (`{"action":"click","element":12}`):
+//! small models get nested or tagged-union schemas wrong far more often than flat ones.
+//!
+//! [`parse_action`] reads a model's reply. It repairs what can be repaired without guessing
+//! (code fences, prose around the object, trailing commas, unambiguous single quotes, bare
+//! keys, Python literals, a missing final `}`) and otherwise returns an [`ActionError`] whose
+//! message is written to be sent back to the model, so the caller can re-ask once.
+
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{json, Map, Value};
+
+use super::snapshot::DriverCommand;
+pub use super::snapshot::ScrollDirection;
+
+/// Every action name, in the order the schema lists them.
+pub const ACTION_NAMES: [&str; 13] = [
+    "click",
+    "type",
+    "select_option",
+    "scroll",
+    "navigate",
+    "back",
+    "open_tab",
+    "switch_tab",
+    "close_tab",
+    "extract_text",
+    "wait",
+    "ask_user",
+    "done",
+];
+
+/// Longest `wait` honoured; longer ones are shortened (and reported as a repair).
+pub const MAX_WAIT_MS: u32 = 10_000;
+
+/// `element` is always an id from the rendered element list, never a driver handle.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Action {
+    Click {
+        element: u32,
+    },
+    Type {
+        element: u32,
+        text: String,
+        clear: bool,
+        submit: bool,
+    },
+    /// `option` is the option's value or its visible text.
+    SelectOption {
+        element: u32,
+        option: String,
+    },
+    Scroll {
+        target: ScrollTarget,
+    },
+    Navigate {
+        url: String,
+    },
+    Back,
+    OpenTab {
+        url: String,
+    },
+    SwitchTab {
+        tab: u32,
+    },
+    CloseTab,
+    /// The page's text, or one element's.
+    ExtractText {
+        element: Option<u32>,
+    },
+    Wait {
+        ms: u32,
+    },
+    AskUser {
+        question: String,
+    },
+    Done {
+        success: bool,
+        answer: Option<String>,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScrollTarget {
+    Page(ScrollDirection),
+    Element(u32),
+}
+
+impl Action {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Action::Click { .. } => "click",
+            Action::Type { .. } => "type",
+            Action::SelectOption { .. } => "select_option",
+            Action::Scroll { .. } => "scroll",
+            Action::Navigate { .. } => "navigate",
+            Action::Back => "back",
+            Action::OpenTab { .. } => "open_tab",
+            Action::SwitchTab { .. } => "switch_tab",
+            Action::CloseTab => "close_tab",
+            Action::ExtractText { .. } => "extract_text",
+            Action::Wait { .. } => "wait",
+            Action::AskUser { .. } => "ask_user",
+            Action::Done { .. } => "done",
+        }
+    }
+
+    /// The element id the action targets, if any.
+    pub fn element(&self) -> Option<u32> {
+        match self {
+            Action::Click { element }
+            | Action::Type { element, .. }
+            | Action::SelectOption { element, .. }
+            | Action::Scroll {
+                target: ScrollTarget::Element(element),
+            } => Some(*element),
+            Action::ExtractText { element } => *element,
+            _ => None,
+        }
+    }
+
+    /// What the in-page driver runs for this action (with the element's handle), or `None`
+    /// for actions the service worker carries out itself (tabs, navigation, waiting, asking).
+    pub fn driver_command(&self) -> Option<DriverCommand> {
+        Some(match self {
+            Action::Click { .. } => DriverCommand::Click,
+            Action::Type {
+                text,
+                clear,
+                submit,
+                ..
+            } => DriverCommand::Type {
+                text: text.clone(),
+                clear: *clear,
+                submit: *submit,
+            },
+            Action::SelectOption { option, .. } => DriverCommand::Select {
+                option: option.clone(),
+            },
+            Action::Scroll {
+                target: ScrollTarget::Page(d),
+            } => DriverCommand::Scroll {
+                direction: Some(*d),
+            },
+            Action::Scroll {
+                target: ScrollTarget::Element(_),
+            } => DriverCommand::Scroll { direction: None },
+            Action::ExtractText { element: Some(_) } => DriverCommand::Read { max_chars: None },
+            _ => return None,
+        })
+    }
+
+    /// The flat JSON form, the same shape [`parse_action`] reads.
+    pub fn to_json(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("action".into(), self.name().into());
+        let mut put = |k: &str, v: Value| {
+            m.insert(k.into(), v);
+        };
+        match self {
+            Action::Click { element } => put("element", (*element).into()),
+            Action::Type {
+                element,
+                text,
+                clear,
+                submit,
+            } => {
+                put("element", (*element).into());
+                put("text", text.as_str().into());
+                put("clear", (*clear).into());
+                put("submit", (*submit).into());
+            }
+            Action::SelectOption { element, option } => {
+                put("element", (*element).into());
+                put("option", option.as_str().into());
+            }
+            Action::Scroll {
+                target: ScrollTarget::Page(d),
+            } => put(
+                "direction",
+                if *d == ScrollDirection::Up {
+                    "up"
+                } else {
+                    "down"
+                }
+                .into(),
+            ),
+            Action::Scroll {
+                target: ScrollTarget::Element(e),
+            } => put("element", (*e).into()),
+            Action::Navigate { url } | Action::OpenTab { url } => put("url", url.as_str().into()),
+            Action::SwitchTab { tab } => put("tab", (*tab).into()),
+            Action::ExtractText { element: Some(e) } => put("element", (*e).into()),
+            Action::Wait { ms } => put("ms", (*ms).into()),
+            Action::AskUser { question } => put("question", question.as_str().into()),
+            Action::Done { success, answer } => {
+                put("success", (*success).into());
+                if let Some(a) = answer {
+                    put("answer", a.as_str().into());
+                }
+            }
+            Action::Back | Action::CloseTab | Action::ExtractText { element: None } => {}
+        }
+        Value::Object(m)
+    }
+
+    /// Validates an already-parsed JSON value (no text repair, but the same lenient field
+    /// reading as [`parse_action`]).
+    pub fn from_json(value: &Value) -> Result<Action, ActionError> {
+        from_value(value, &mut Vec::new())
+    }
+}
+
+impl Serialize for Action {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.to_json().serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Action {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Action::from_json(&Value::deserialize(deserializer)?).map_err(serde::de::Error::custom)
+    }
+}
+
+/// The JSON Schema of an action: one flat object. Written by hand because the crate has no
+/// schema generator (`schemars` could derive it, but derives nest tagged enums, which is the
+/// shape small models fail on). Per-action requirements live in the descriptions, where a
+/// model reads them; [`parse_action`] enforces them.
+pub fn action_schema() -> Value {
+    json!({
+        "type": "object",
+        "description": "Exactly one browser action. Only the fields the chosen action uses may be set.",
+        "properties": {
+            "action": { "type": "string", "enum": ACTION_NAMES },
+            "element": { "type": "integer", "minimum": 0,
+                "description": "The [number] of an element in the list. Required by click, type, select_option; optional for scroll (instead of direction) and extract_text (else the whole page)." },
+            "text": { "type": "string", "description": "type: the text to enter." },
+            "clear": { "type": "boolean", "description": "type: empty the field first (default true)." },
+            "submit": { "type": "boolean", "description": "type: submit the form afterwards (default false)." },
+            "option": { "type": "string", "description": "select_option: the option's value or visible text." },
+            "direction": { "type": "string", "enum": ["up", "down"], "description": "scroll: one screen up or down." },
+            "url": { "type": "string", "description": "navigate, open_tab: an absolute http(s) URL." },
+            "tab": { "type": "integer", "minimum": 0, "description": "switch_tab: the tab's number in the tab list." },
+            "ms": { "type": "integer", "minimum": 0, "maximum": MAX_WAIT_MS, "description": "wait: milliseconds." },
+            "question": { "type": "string", "description": "ask_user: the question for the user." },
+            "success": { "type": "boolean", "description": "done: whether the task was accomplished (required)." },
+            "answer": { "type": "string", "description": "done: the result, or what went wrong." }
+        },
+        "required": ["action"],
+        "additionalProperties": false
+    })
+}
+
+/// A repair [`parse_action`] made; worth logging, not worth failing for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Repair {
+    CodeFence,
+    SurroundingProse,
+    WrappedInArray,
+    TrailingComma,
+    SingleQuotes,
+    BareKeys,
+    PythonLiterals,
+    RawControlInString,
+    MissingClosingBrace,
+    /// A number written as a string (`"element": "12"`, `"[12]"`), or a boolean as one.
+    QuotedScalar,
+    /// `selectOption`, `Select-Option` → `select_option`.
+    ActionNameCase,
+    WaitShortened,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParsedAction {
+    pub action: Action,
+    pub repairs: Vec<Repair>,
+}
+
+/// Why a reply is not an action. The messages are addressed to the model.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ActionError {
+    #[error("The reply contains no JSON object. Answer with exactly one JSON object, for example {{\"action\":\"click\",\"element\":3}}.")]
+    NoJson,
+    #[error("The JSON is malformed: {detail}. Answer with one valid JSON object.")]
+    Syntax { detail: String },
+    #[error("The reply was cut off {place}. Send the whole JSON object again.")]
+    Truncated { place: &'static str },
+    #[error("The reply contains more than one action. Send exactly one JSON object per step.")]
+    MultipleActions,
+    #[error("The JSON is {found}, not an object. Answer with one object such as {{\"action\":\"scroll\",\"direction\":\"down\"}}.")]
+    NotAnObject { found: &'static str },
+    #[error("The object has no \"action\" field. Set \"action\" to one of: {}.", ACTION_NAMES.join(", "))]
+    MissingAction,
+    #[error("Unknown action \"{name}\". Use one of: {}.", ACTION_NAMES.join(", "))]
+    UnknownAction { name: String },
+    #[error("\"{action}\" needs \"{field}\": {hint}.")]
+    MissingField {
+        action: &'static str,
+        field: &'static str,
+        hint: &'static str,
+    },
+    #[error("\"{field}\" of \"{action}\" must be {expected}, not {found}.")]
+    InvalidField {
+        action: &'static str,
+        field: &'static str,
+        expected: &'static str,
+        found: String,
+    },
+    #[error(
+        "\"scroll\" takes either \"direction\" (\"up\" or \"down\") or \"element\", not both."
+    )]
+    ScrollTargetConflict,
+}
+
+/// Reads one action out of a model's reply. See the module docs for what is repaired.
+pub fn parse_action(reply: &str) -> Result<ParsedAction, ActionError> {
+    let mut repairs = Vec::new();
+    let value = match serde_json::from_str::<Value>(reply.trim()) {
+        // `[{...}]`: one action in a list is still one action.
+        Ok(Value::Array(mut items)) if items.len() == 1 && items[0].is_object() => {
+            repairs.push(Repair::WrappedInArray);
+            items.remove(0)
+        }
+        Ok(Value::Array(items))
+            if items.iter().filter(|i| i.get("action").is_some()).count() > 1 =>
+        {
+            return Err(ActionError::MultipleActions)
+        }
+        Ok(v) => v,
+        Err(_) => extract_object(reply, &mut repairs)?,
+    };
+    let action = from_value(&value, &mut repairs)?;
+    let mut seen = std::collections::HashSet::new();
+    repairs.retain(|r| seen.insert(*r));
+    Ok(ParsedAction { action, repairs })
+}
+
+/// Finds the object in a reply that is not clean JSON. Tries each `{` in turn so that a stray
+/// brace in leading prose does not hide the real object; reports the first attempt's error
+/// when none works, since that is where the model most likely meant its JSON to start.
+fn extract_object(reply: &str, repairs: &mut Vec<Repair>) -> Result<Value, ActionError> {
+    let body = strip_fence(reply, repairs);
+    let mut first_error = None;
+    for (start, _) in body.match_indices('{') {
+        let mut attempt = Vec::new();
+        match repair_object(&body[start..], &mut attempt) {
+            // Not the action (`{curly}` in prose, or a nested object): keep looking.
+            Ok((value, _)) if value.get("action").is_none() => {
+                first_error.get_or_insert(ActionError::MissingAction);
+            }
+            Ok((value, rest)) => {
+                if rest.contains("\"action\"") || rest.contains("'action'") {
+                    return Err(ActionError::MultipleActions);
+                }
+                if !body[..start].trim().is_empty() || !rest.trim().is_empty() {
+                    attempt.push(Repair::SurroundingProse);
+                }
+                repairs.extend(attempt);
+                return Ok(value);
+            }
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    Err(first_error.unwrap_or(ActionError::NoJson))
+}
+
+/// The inside of the first ``` fence if there is one (an unterminated fence runs to the end).
+fn strip_fence<'r>(reply: &'r str, repairs: &mut Vec<Repair>) -> &'r str {
+    let Some(open) = reply.find("```") else {
+        return reply;
+    };
+    let after = &reply[open + 3..];
+    // The info string (`json`) runs to the end of the line.
+    let content = after.find('\n').map_or("", |nl| &after[nl + 1..]);
+    let content = content
+        .find("```")
+        .map_or(content, |close| &content[..close]);
+    if content.contains('{') {
+        repairs.push(Repair::CodeFence);
+        content
+    } else {
+        reply
+    }
+}
+
+/// Rewrites the object starting at `text[0] == '{'` into strict JSON and parses it; returns
+/// it with the text after it. Every rewrite is one that cannot change what the model meant.
+fn repair_object<'t>(
+    text: &'t str,
+    repairs: &mut Vec<Repair>,
+) -> Result<(Value, &'t str), ActionError> {
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut depth = 0usize;
+    let mut end = None;
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '"' | '\'' => {
+                if c == '\'' {
+                    repairs.push(Repair::SingleQuotes);
+                }
+                copy_string(c, &mut chars, &mut out, repairs)?;
+                if c == '\'' {
+                    // A quote that closes early ('it's') leaves a word behind it; then the
+                    // pairing is a guess, and guesses are not repairs.
+                    let rest = chars.peek().map_or("", |&(j, _)| &text[j..]);
+                    if !matches!(
+                        rest.trim_start().chars().next(),
+                        None | Some(':' | ',' | '}' | ']')
+                    ) {
+                        return Err(ActionError::Syntax {
+                            detail:
+                                "a single-quoted string contains an apostrophe; use double quotes"
+                                    .into(),
+                        });
+                    }
+                }
+            }
+            '{' | '[' => {
+                depth += 1;
+                out.push(c);
+            }
+            '}' | ']' => {
+                drop_trailing_comma(&mut out, repairs);
+                out.push(c);
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    end = Some(i + 1);
+                    break;
+                }
+            }
+            c if c.is_ascii_alphabetic() || c == '_' => {
+                let mut word = String::from(c);
+                while let Some(&(_, n)) = chars.peek() {
+                    if !(n.is_ascii_alphanumeric() || n == '_') {
+                        break;
+                    }
+                    word.push(n);
+                    chars.next();
+                }
+                let rest = chars.peek().map_or("", |&(j, _)| &text[j..]);
+                if rest.trim_start().starts_with(':') {
+                    repairs.push(Repair::BareKeys);
+                    out.push('"');
+                    out.push_str(&word);
+                    out.push('"');
+                } else {
+                    let literal = match word.as_str() {
+                        "True" => "true",
+                        "False" => "false",
+                        "None" => "null",
+                        other => other,
+                    };
+                    if literal != word {
+                        repairs.push(Repair::PythonLiterals);
+                    }
+                    out.push_str(literal);
+                }
+            }
+            _ => out.push(c),
+        }
+    }
+    let rest = match end {
+        Some(e) => &text[e..],
+        None => {
+            close_truncated(&mut out, depth, repairs)?;
+            ""
+        }
+    };
+    let value = serde_json::from_str(&out).map_err(|e| ActionError::Syntax {
+        detail: e.to_string(),
+    })?;
+    Ok((value, rest))
+}
+
+/// Copies a string literal opened by `quote` (already consumed) as a double-quoted JSON string.
+fn copy_string(
+    quote: char,
+    chars: &mut std::iter::Peekable<std::str::CharIndices<'_>>,
+    out: &mut String,
+    repairs: &mut Vec<Repair>,
+) -> Result<(), ActionError> {
+    out.push('"');
+    while let Some((_, c)) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                // `\'` is not a JSON escape; the apostrophe needs none.
+                Some((_, '\'')) => out.push('\''),
+                Some((_, e)) => {
+                    out.push('\\');
+                    out.push(e);
+                }
+                None => break,
+            },
+            c if c == quote => {
+                out.push('"');
+                return Ok(());
+            }
+            '"' => out.push_str("\\\""),
+            // JSON forbids raw control characters in strings; models emit raw newlines and
+            // tabs in multi-line text.
+            c if c.is_control() => {
+                repairs.push(Repair::RawControlInString);
+                match c {
+                    '\n' => out.push_str("\\n"),
+                    '\t' => out.push_str("\\t"),
+                    '\r' => out.push_str("\\r"),
+                    c => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    Err(ActionError::Truncated {
+        place: "inside a string",
+    })
+}
+
+fn drop_trailing_comma(out: &mut String, repairs: &mut Vec<Repair>) {
+    let trimmed = out.trim_end().len();
+    if out[..trimmed].ends_with(',') {
+        out.truncate(trimmed - 1);
+        repairs.push(Repair::TrailingComma);
+    }
+}
+
+/// Adds the final `}` of an object cut off right after a complete value. A cut right after a
+/// number is not repaired: `"element": 1` may have been `12` (after `1,` it may be).
+/// `true`/`false`/`null` end in `e` or `l`; any other bare word fails to parse afterwards.
+fn close_truncated(
+    out: &mut String,
+    depth: usize,
+    repairs: &mut Vec<Repair>,
+) -> Result<(), ActionError> {
+    if depth != 1 {
+        return Err(ActionError::Truncated {
+            place: "inside a nested value",
+        });
+    }
+    let complete = out.trim_end().ends_with([',', '"', 'e', 'l', '}', ']']);
+    drop_trailing_comma(out, repairs);
+    if !complete || out.trim_end().ends_with([':', '{']) {
+        return Err(ActionError::Truncated {
+            place: "before the object was complete",
+        });
+    }
+    out.push('}');
+    repairs.push(Repair::MissingClosingBrace);
+    Ok(())
+}
+
+/// Field-level reading of a parsed object into an [`Action`].
+fn from_value(value: &Value, repairs: &mut Vec<Repair>) -> Result<Action, ActionError> {
+    let obj = value.as_object().ok_or(ActionError::NotAnObject {
+        found: json_kind(value),
+    })?;
+    let raw_name = match obj.get("action") {
+        Some(Value::String(s)) => s.as_str(),
+        Some(other) => {
+            return Err(ActionError::UnknownAction {
+                name: other.to_string(),
+            })
+        }
+        None => return Err(ActionError::MissingAction),
+    };
+    let name = canonical_name(raw_name);
+    let Some(&name) = ACTION_NAMES.iter().find(|n| **n == name) else {
+        return Err(ActionError::UnknownAction {
+            name: raw_name.to_owned(),
+        });
+    };
+    if name != raw_name {
+        repairs.push(Repair::ActionNameCase);
+    }
+    let f = Fields { obj, action: name };
+    Ok(match name {
+        "click" => Action::Click {
+            element: f.element(repairs)?,
+        },
+        "type" => Action::Type {
+            element: f.element(repairs)?,
+            text: f.string("text", "the text to enter", repairs)?,
+            clear: f.boolean("clear", repairs)?.unwrap_or(true),
+            submit: f.boolean("submit", repairs)?.unwrap_or(false),
+        },
+        "select_option" => Action::SelectOption {
+            element: f.element(repairs)?,
+            option: f.string("option", "the option's value or visible text", repairs)?,
+        },
+        "scroll" => {
+            let element = f.optional_u32("element", repairs)?;
+            let direction = match obj.get("direction") {
+                None | Some(Value::Null) => None,
+                Some(Value::String(s)) if s.eq_ignore_ascii_case("up") => Some(ScrollDirection::Up),
+                Some(Value::String(s)) if s.eq_ignore_ascii_case("down") => {
+                    Some(ScrollDirection::Down)
+                }
+                Some(other) => return Err(f.invalid("direction", "\"up\" or \"down\"", other)),
+            };
+            match (direction, element) {
+                (Some(_), Some(_)) => return Err(ActionError::ScrollTargetConflict),
+                (Some(d), None) => Action::Scroll {
+                    target: ScrollTarget::Page(d),
+                },
+                (None, Some(e)) => Action::Scroll {
+                    target: ScrollTarget::Element(e),
+                },
+                (None, None) => {
+                    return Err(f.missing(
+                        "direction",
+                        "\"up\" or \"down\" (or an \"element\" to scroll to)",
+                    ))
+                }
+            }
+        }
+        "navigate" => Action::Navigate {
+            url: f.url(repairs)?,
+        },
+        "open_tab" => Action::OpenTab {
+            url: f.url(repairs)?,
+        },
+        "back" => Action::Back,
+        "close_tab" => Action::CloseTab,
+        "switch_tab" => Action::SwitchTab {
+            tab: f
+                .optional_u32("tab", repairs)?
+                .ok_or(f.missing("tab", "the tab's number in the tab list"))?,
+        },
+        "extract_text" => Action::ExtractText {
+            element: f.optional_u32("element", repairs)?,
+        },
+        "wait" => {
+            let ms = f
+                .optional_u32("ms", repairs)?
+                .ok_or(f.missing("ms", "milliseconds to wait"))?;
+            if ms > MAX_WAIT_MS {
+                repairs.push(Repair::WaitShortened);
+            }
+            Action::Wait {
+                ms: ms.min(MAX_WAIT_MS),
+            }
+        }
+        "ask_user" => {
+            let question = f.string("question", "the question for the user", repairs)?;
+            if question.trim().is_empty() {
+                return Err(f.missing("question", "the question for the user"));
+            }
+            Action::AskUser { question }
+        }
+        _ => Action::Done {
+            success: f
+                .boolean("success", repairs)?
+                .ok_or(f.missing("success", "true or false"))?,
+            answer: match obj.get("answer") {
+                None | Some(Value::Null) => None,
+                Some(_) => Some(f.string("answer", "the result", repairs)?),
+            },
+        },
+    })
+}
+
+/// `selectOption`, `Select-Option`, `select option` → `select_option`.
+fn canonical_name(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len() + 4);
+    for (i, c) in raw.trim().chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 && !out.ends_with('_') {
+            out.push('_');
+        }
+        match c {
+            '-' | ' ' => out.push('_'),
+            c => out.push(c.to_ascii_lowercase()),
+        }
+    }
+    out
+}
+
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Typed access to the fields of one action object, with errors naming the action.
+struct Fields<'v> {
+    obj: &'v Map<String, Value>,
+    action: &'static str,
+}
+
+impl Fields<'_> {
+    fn missing(&self, field: &'static str, hint: &'static str) -> ActionError {
+        ActionError::MissingField {
+            action: self.action,
+            field,
+            hint,
+        }
+    }
+
+    fn invalid(&self, field: &'static str, expected: &'static str, found: &Value) -> ActionError {
+        let found = match found {
+            Value::String(s) => format!("\"{}\"", s.chars().take(40).collect::<String>()),
+            other => json_kind(other).to_owned(),
+        };
+        ActionError::InvalidField {
+            action: self.action,
+            field,
+            expected,
+            found,
+        }
+    }
+
+    fn element(&self, repairs: &mut Vec<Repair>) -> Result<u32, ActionError> {
+        self.optional_u32("element", repairs)?
+            .ok_or(self.missing("element", "the [number] of an element in the list"))
+    }
+
+    /// A non-negative integer; `12.0`, `"12"`, `"[12]"` and `"#12"` are read as 12.
+    fn optional_u32(
+        &self,
+        field: &'static str,
+        repairs: &mut Vec<Repair>,
+    ) -> Result<Option<u32>, ActionError> {
+        let expected = "a non-negative whole number";
+        match self.obj.get(field) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v @ Value::Number(n)) => {
+                let whole = n.as_u64().or_else(|| {
+                    n.as_f64()
+                        .filter(|f| f.fract() == 0.0 && *f >= 0.0)
+                        .map(|f| f as u64)
+                });
+                whole
+                    .and_then(|w| u32::try_from(w).ok())
+                    .map(Some)
+                    .ok_or_else(|| self.invalid(field, expected, v))
+            }
+            Some(v @ Value::String(s)) => {
+                let t = s.trim();
+                let inner = t
+                    .strip_prefix('[')
+                    .and_then(|t| t.strip_suffix(']'))
+                    .unwrap_or(t);
+                let inner = inner.strip_prefix('#').unwrap_or(inner).trim();
+                let n = inner
+                    .parse::<u32>()
+                    .map_err(|_| self.invalid(field, expected, v))?;
+                repairs.push(Repair::QuotedScalar);
+                Ok(Some(n))
+            }
+            Some(v) => Err(self.invalid(field, expected, v)),
+        }
+    }
+
+    /// A string; a number is accepted as its decimal text (`"text": 75001` for a postcode).
+    fn string(
+        &self,
+        field: &'static str,
+        hint: &'static str,
+        repairs: &mut Vec<Repair>,
+    ) -> Result<String, ActionError> {
+        match self.obj.get(field) {
+            Some(Value::String(s)) => Ok(s.clone()),
+            Some(Value::Number(n)) => {
+                repairs.push(Repair::QuotedScalar);
+                Ok(n.to_string())
+            }
+            None | Some(Value::Null) => Err(self.missing(field, hint)),
+            Some(v) => Err(self.invalid(field, "a string", v)),
+        }
+    }
+
+    fn url(&self, repairs: &mut Vec<Repair>) -> Result<String, ActionError> {
+        let url = self.string("url", "an absolute http(s) URL", repairs)?;
+        if url.trim().is_empty() {
+            return Err(self.missing("url", "an absolute http(s) URL"));
+        }
+        Ok(url.trim().to_owned())
+    }
+
+    /// A boolean; the strings "true" and "false" are accepted.
+    fn boolean(
+        &self,
+        field: &'static str,
+        repairs: &mut Vec<Repair>,
+    ) -> Result<Option<bool>, ActionError> {
+        match self.obj.get(field) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(Value::String(s))
+                if s.eq_ignore_ascii_case("true") || s.eq_ignore_ascii_case("false") =>
+            {
+                repairs.push(Repair::QuotedScalar);
+                Ok(Some(s.eq_ignore_ascii_case("true")))
+            }
+            Some(v) => Err(self.invalid(field, "true or false", v)),
+        }
+    }
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_json().to_string())
+    }
+}

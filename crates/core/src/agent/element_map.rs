@@ -1,0 +1,462 @@
+//! The numbered element list the LLM acts on. Ids are stable across snapshots: an element that
+//! is still there keeps its number (same DOM node, or found again by [`signature`]), new ones
+//! get fresh numbers (never a recycled one, so a stale id cannot point at a different element)
+//! and are marked `*` for one step.
+//!
+//! [`signature`]: super::signature
+
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write as _;
+
+use super::safety;
+use super::signature::{self, Match, Signature};
+use super::snapshot::{Checked, Element, Snapshot};
+
+/// One numbered element.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Entry {
+    pub id: u32,
+    /// Appeared since the previous map.
+    pub is_new: bool,
+    /// Identity in the snapshot the map was built from (`signature.index` is its position in
+    /// that snapshot's `elements`).
+    pub signature: Signature,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ElementMap {
+    /// In the snapshot's document order.
+    entries: Vec<Entry>,
+    next_id: u32,
+}
+
+/// Why an id could not be turned into an element of a fresh snapshot.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum LocateError {
+    #[error("there is no element [{0}] in the current list")]
+    UnknownId(u32),
+    #[error("element [{id}] is no longer on the page (best look-alike scored {best:.2})")]
+    Gone { id: u32, best: f64 },
+    #[error("element [{id}] now matches {count} elements equally well; look at the list again")]
+    Ambiguous { id: u32, count: usize },
+}
+
+/// The text for the LLM and what did not fit in it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rendered {
+    pub text: String,
+    pub shown: usize,
+    pub omitted: usize,
+}
+
+/// Display caps for strings taken from the page (characters).
+const NAME_CHARS: usize = 80;
+const ATTR_CHARS: usize = 60;
+const CONTEXT_CHARS: usize = 50;
+const OPTIONS_SHOWN: usize = 8;
+/// Room kept for the "omitted" note so that the cap holds with it.
+const NOTE_RESERVE: usize = 80;
+/// Signature comparisons one [`ElementMap::build`] may spend on fuzzy matching.
+const FUZZY_BUDGET: usize = 200_000;
+const FENCE_LABEL: &str = "element list";
+const TRUNCATED_NOTE: &str = "… the page has more elements than the driver reports\n";
+
+/// How to read the list; for the system prompt (it is outside the fence on purpose).
+pub const LIST_LEGEND: &str = "Each line of the element list is `[number] role \"name\"` followed \
+by details (placeholder, value, href, options, states such as checked or disabled, and `near \
+\"…\"` with the surrounding text when several elements share a name). A `*` after the number \
+marks an element that is new since the previous step. Refer to elements by their number.";
+
+impl ElementMap {
+    /// Numbers the visible interactive elements of `snapshot`, reusing the ids of `previous`
+    /// for elements that are still there.
+    pub fn build(snapshot: &Snapshot, previous: Option<&ElementMap>) -> ElementMap {
+        let sigs = listed(snapshot);
+        let Some(previous) = previous else {
+            let entries = sigs
+                .into_iter()
+                .zip(1..)
+                .map(|(signature, id)| Entry {
+                    id,
+                    is_new: false,
+                    signature,
+                })
+                .collect::<Vec<_>>();
+            let next_id = u32::try_from(entries.len())
+                .unwrap_or(u32::MAX)
+                .saturating_add(1);
+            return ElementMap { entries, next_id };
+        };
+        let ids = carry_ids(&previous.entries, &sigs);
+        let mut next_id = previous.next_id.max(1);
+        let entries = sigs
+            .into_iter()
+            .zip(ids)
+            .map(|(signature, id)| match id {
+                Some(id) => Entry {
+                    id,
+                    is_new: false,
+                    signature,
+                },
+                None => {
+                    let id = next_id;
+                    next_id = next_id.saturating_add(1);
+                    Entry {
+                        id,
+                        is_new: true,
+                        signature,
+                    }
+                }
+            })
+            .collect();
+        ElementMap { entries, next_id }
+    }
+
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    pub fn get(&self, id: u32) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.id == id)
+    }
+
+    /// The element that `id` named when this map was built, in the snapshot it was built from.
+    pub fn element<'s>(&self, id: u32, snapshot: &'s Snapshot) -> Option<&'s Element> {
+        self.get(id)
+            .and_then(|e| snapshot.elements.get(e.signature.index))
+    }
+
+    /// Finds element `id` in `fresh`, a snapshot taken after this map was built (just before
+    /// acting), so that the action goes to the element the LLM meant, under its new handle.
+    pub fn locate<'s>(&self, id: u32, fresh: &'s Snapshot) -> Result<&'s Element, LocateError> {
+        let entry = self.get(id).ok_or(LocateError::UnknownId(id))?;
+        match signature::find(&entry.signature, &listed(fresh)) {
+            Match::Found { index, .. } => fresh
+                .elements
+                .get(index)
+                .ok_or(LocateError::Gone { id, best: 0.0 }),
+            Match::Ambiguous { candidates } => Err(LocateError::Ambiguous {
+                id,
+                count: candidates.len(),
+            }),
+            Match::NotFound { best } => Err(LocateError::Gone {
+                id,
+                best: best.map_or(0.0, |(_, s)| s),
+            }),
+        }
+    }
+
+    /// The list as the LLM reads it, fenced as untrusted page data and at most `max_chars`
+    /// characters long (the page header is kept even when it alone is longer; for a token
+    /// budget, ~4 characters a token): elements in the viewport first (document order), then
+    /// those below it, then those above it (nearest first), then a note of how many did not fit.
+    pub fn render(&self, snapshot: &Snapshot, max_chars: usize) -> Rendered {
+        let mut inside = Vec::new();
+        let mut below = Vec::new();
+        let mut above = Vec::new();
+        for entry in &self.entries {
+            let Some(el) = snapshot.elements.get(entry.signature.index) else {
+                continue;
+            };
+            if el.in_viewport {
+                inside.push(entry);
+            } else if el.bbox.y + el.bbox.height > 0.0 {
+                below.push(entry);
+            } else {
+                above.push(entry);
+            }
+        }
+        above.reverse();
+
+        let duplicated = duplicated_names(&self.entries);
+        let mut body = format!(
+            "page: {}\nurl: {}\nviewport {}x{} at scroll {},{} of {}x{}\n",
+            quote(&snapshot.title, NAME_CHARS),
+            snapshot.url,
+            snapshot.viewport.width,
+            snapshot.viewport.height,
+            snapshot.scroll.x,
+            snapshot.scroll.y,
+            snapshot.page.width,
+            snapshot.page.height,
+        );
+        let overhead = safety::fence(FENCE_LABEL, "").chars().count();
+        let truncated_note = if snapshot.truncated {
+            TRUNCATED_NOTE
+        } else {
+            ""
+        };
+        let reserve = NOTE_RESERVE + truncated_note.chars().count();
+        let mut used = overhead + body.chars().count();
+        let total = inside.len() + below.len() + above.len();
+        let mut shown = 0;
+        let sections = [
+            ("", inside),
+            ("below the viewport", below),
+            ("above the viewport", above),
+        ];
+        'sections: for (title, entries) in sections {
+            if entries.is_empty() {
+                continue;
+            }
+            if !title.is_empty() {
+                let header = format!("-- {title} --\n");
+                if used + header.chars().count() + reserve > max_chars {
+                    break;
+                }
+                used += header.chars().count();
+                body.push_str(&header);
+            }
+            for entry in entries {
+                let Some(el) = snapshot.elements.get(entry.signature.index) else {
+                    continue;
+                };
+                let line = render_line(entry, el, &snapshot.url, &duplicated);
+                let len = line.chars().count() + 1;
+                if used + len + reserve > max_chars {
+                    break 'sections;
+                }
+                used += len;
+                body.push_str(&line);
+                body.push('\n');
+                shown += 1;
+            }
+        }
+        let omitted = total - shown;
+        if omitted > 0 {
+            let _ = writeln!(
+                body,
+                "… {omitted} more elements not shown (size cap); scroll to see others"
+            );
+        }
+        body.push_str(truncated_note);
+        Rendered {
+            text: safety::fence(FENCE_LABEL, body.trim_end()),
+            shown,
+            omitted,
+        }
+    }
+}
+
+/// Signatures of what the map lists: visible elements with some hint of interactivity.
+fn listed(snapshot: &Snapshot) -> Vec<Signature> {
+    let kept: Vec<usize> = snapshot
+        .elements
+        .iter()
+        .enumerate()
+        .filter(|(_, el)| el.visible && el.is_interactive())
+        .map(|(i, _)| i)
+        .collect();
+    Signature::of_elements(snapshot, &kept)
+}
+
+/// For each new signature, the previous id it inherits. Three passes, cheapest and surest
+/// first: same DOM node; identical content (paired in order within groups of equal size);
+/// then the fuzzy matcher for what is left. Each previous id is given out at most once.
+fn carry_ids(previous: &[Entry], sigs: &[Signature]) -> Vec<Option<u32>> {
+    let mut ids: Vec<Option<u32>> = vec![None; sigs.len()];
+    let mut taken: HashSet<u32> = HashSet::new();
+
+    let by_handle: HashMap<&str, &Entry> = previous
+        .iter()
+        .map(|e| (e.signature.handle.as_str(), e))
+        .collect();
+    for (slot, sig) in ids.iter_mut().zip(sigs) {
+        if let Some(prev) = by_handle.get(sig.handle.as_str()) {
+            if prev.signature.similarity(sig) >= signature::ACCEPT && taken.insert(prev.id) {
+                *slot = Some(prev.id);
+            }
+        }
+    }
+
+    // Re-rendered lists give every node a new handle but keep their content: pair identical
+    // elements (in order, when both sides have as many) without scoring each against all.
+    let mut prev_groups: HashMap<_, Vec<&Entry>> = HashMap::new();
+    for prev in previous.iter().filter(|e| !taken.contains(&e.id)) {
+        prev_groups
+            .entry(prev.signature.content_key())
+            .or_default()
+            .push(prev);
+    }
+    let mut fresh_groups: HashMap<_, Vec<usize>> = HashMap::new();
+    for (i, sig) in sigs.iter().enumerate().filter(|(i, _)| ids[*i].is_none()) {
+        fresh_groups.entry(sig.content_key()).or_default().push(i);
+    }
+    for (key, group) in &prev_groups {
+        match fresh_groups.get(key) {
+            Some(fresh) if fresh.len() == group.len() => {
+                for (&i, prev) in fresh.iter().zip(group) {
+                    taken.insert(prev.id);
+                    ids[i] = Some(prev.id);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    // Fuzzy matching scores every leftover against every open element; on a page where
+    // everything changed at once that is quadratic, so past a budget the rest simply count as
+    // new (a fresh number is harmless, a slow step is not).
+    let mut budget = FUZZY_BUDGET;
+    for prev in previous.iter().filter(|e| !taken.contains(&e.id)) {
+        let open: Vec<&Signature> = sigs
+            .iter()
+            .zip(&ids)
+            .filter(|(_, id)| id.is_none())
+            .map(|(s, _)| s)
+            .collect();
+        budget = match budget.checked_sub(open.len()) {
+            Some(left) if !open.is_empty() => left,
+            _ => break,
+        };
+        if let Match::Found { index, .. } = signature::find(&prev.signature, open) {
+            if let Some(pos) = sigs.iter().position(|s| s.index == index) {
+                ids[pos] = Some(prev.id);
+            }
+        }
+    }
+    ids
+}
+
+/// Names carried by more than one element: those lines get their context so that the LLM can
+/// tell "Add to cart" (Blue backpack) from "Add to cart" (Red tote).
+fn duplicated_names(entries: &[Entry]) -> HashSet<String> {
+    let mut counts: HashMap<&str, usize> = HashMap::new();
+    for e in entries {
+        *counts.entry(e.signature.name.norm.as_str()).or_default() += 1;
+    }
+    counts
+        .into_iter()
+        .filter(|(_, n)| *n > 1)
+        .map(|(name, _)| name.to_owned())
+        .collect()
+}
+
+/// `[12] button "Add to cart"`, `[13]* searchbox "Search" placeholder="Search bags"`.
+fn render_line(
+    entry: &Entry,
+    el: &Element,
+    page_url: &str,
+    duplicated: &HashSet<String>,
+) -> String {
+    let mut line = format!(
+        "[{}]{} {}",
+        entry.id,
+        if entry.is_new { "*" } else { "" },
+        kind(el)
+    );
+    let label = if el.name.is_empty() {
+        &el.text
+    } else {
+        &el.name
+    };
+    if !label.is_empty() {
+        let _ = write!(line, " {}", quote(label, NAME_CHARS));
+    }
+    if let Some(p) = el
+        .attr("placeholder")
+        .filter(|p| !p.eq_ignore_ascii_case(label))
+    {
+        let _ = write!(line, " placeholder={}", quote(p, ATTR_CHARS));
+    }
+    let secret = el.input_type().as_deref() == Some("password");
+    if let Some(v) = el
+        .attr("value")
+        .filter(|_| !secret && el.options.is_empty())
+    {
+        let _ = write!(line, " value={}", quote(v, ATTR_CHARS));
+    }
+    if let Some(href) = el.attr("href") {
+        let _ = write!(
+            line,
+            " href={}",
+            quote(&short_href(href, page_url), ATTR_CHARS)
+        );
+    }
+    if !el.options.is_empty() {
+        let shown: Vec<String> = el
+            .options
+            .iter()
+            .take(OPTIONS_SHOWN)
+            .map(|o| {
+                let q = quote(&o.text, ATTR_CHARS);
+                if o.selected {
+                    format!("{q}(selected)")
+                } else {
+                    q
+                }
+            })
+            .collect();
+        let more = el.options.len().saturating_sub(OPTIONS_SHOWN);
+        let tail = if more > 0 {
+            format!(" +{more} more")
+        } else {
+            String::new()
+        };
+        let _ = write!(line, " options: {}{tail}", shown.join(" | "));
+    }
+    match el.checked {
+        Some(Checked::True) => line.push_str(" checked"),
+        Some(Checked::False) => line.push_str(" unchecked"),
+        Some(Checked::Mixed) => line.push_str(" mixed"),
+        None => {}
+    }
+    match el.attr("aria-expanded") {
+        Some("true") => line.push_str(" expanded"),
+        Some("false") => line.push_str(" collapsed"),
+        _ => {}
+    }
+    if el.disabled {
+        line.push_str(" disabled");
+    }
+    if !el.frame.is_empty() {
+        line.push_str(" (in a frame)");
+    }
+    if duplicated.contains(&entry.signature.name.norm) && !el.context.is_empty() {
+        let _ = write!(line, " near {}", quote(&el.context, CONTEXT_CHARS));
+    }
+    line
+}
+
+/// The role, or for inputs without one the input type (`password`, `date`, `file`), else the
+/// tag.
+fn kind(el: &Element) -> String {
+    match (el.effective_role(), el.input_type()) {
+        (Some(role), _) => role.to_owned(),
+        (None, Some(t)) if el.tag == "input" => t,
+        _ => el.tag.clone(),
+    }
+}
+
+/// Same-origin links shortened to their path: the host only costs tokens.
+fn short_href(href: &str, page_url: &str) -> String {
+    let origin_end = page_url
+        .find("://")
+        .and_then(|s| page_url[s + 3..].find('/').map(|p| s + 3 + p))
+        .unwrap_or(page_url.len());
+    href.strip_prefix(&page_url[..origin_end])
+        .filter(|rest| rest.starts_with('/'))
+        .unwrap_or(href)
+        .to_owned()
+}
+
+/// A page string as one safe token: whitespace (newlines included) collapsed so that it cannot
+/// start a fake line of the list, quotes escaped, length capped.
+fn quote(s: &str, max_chars: usize) -> String {
+    let collapsed = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let too_long = collapsed.chars().count() > max_chars;
+    let mut out = String::with_capacity(collapsed.len() + 2);
+    out.push('"');
+    for (n, c) in collapsed.chars().enumerate() {
+        if too_long && n + 1 >= max_chars {
+            out.push('…');
+            break;
+        }
+        if c == '"' || c == '\\' {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('"');
+    out
+}
