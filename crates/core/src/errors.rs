@@ -693,7 +693,7 @@ mod tests {
             .collect();
         expect![[r#"
             Network None: The server at http://localhost:11434 could not be reached. Check that it is running and was started with OLLAMA_ORIGINS=chrome-extension://* (for example `OLLAMA_ORIGINS=chrome-extension://* ollama serve`) so it accepts requests from the extension. (Failed to fetch)
-            Network None: The server at http://127.0.0.1:1234/v1 could not be reached. Check that it is running and accepts requests from other origins (CORS). (Failed to fetch)
+            Network None: The server at http://127.0.0.1:1234/v1 could not be reached. Check that it is running and accepts requests from the extension (CORS). For Ollama, start it with OLLAMA_ORIGINS=chrome-extension://*. (Failed to fetch)
             Network None: Could not reach OpenAI at https://api.openai.com/v1. Check your internet connection and the base URL in Settings. (Failed to fetch)"#]].assert_eq(&out.join("\n"));
     }
 }

@@ -188,6 +188,7 @@ mod tests {
         Settings {
             active: Some(kind),
             providers: [(kind, p)].into(),
+            ..Settings::default()
         }
     }
 

@@ -80,7 +80,8 @@ mod tests {
     #[test]
     fn normalized_turns_start_with_the_user_and_alternate() {
         use Role::{Assistant as A, User as U};
-        let cases: &[(&[(Role, &str)], &[(Role, &str)])] = &[
+        type Turns<'a> = &'a [(Role, &'a str)];
+        let cases: &[(Turns, Turns)] = &[
             (&[(U, "q")], &[(U, "q")]),
             (&[(A, "orphan answer"), (U, "q")], &[(U, "q")]),
             (

@@ -256,8 +256,13 @@ mod tests {
     #[wasm_bindgen_test]
     fn a_report_renders_budget_history_attempts_and_the_redacted_payload() {
         let doc = dom::document().expect("document");
-        let body = doc.body().expect("body");
-        body.set_inner_html(
+        // Its own container: the test runner reports through elements of the page body.
+        let host = doc.create_element("div").expect("div");
+        doc.body()
+            .expect("body")
+            .append_child(&host)
+            .expect("append");
+        host.set_inner_html(
             "<section id=debug></section><span id=token-meter></span><meter id=context-meter></meter>",
         );
         let report = serde_json::json!({

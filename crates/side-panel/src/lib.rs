@@ -8,10 +8,9 @@ mod debug;
 mod dom;
 mod settings;
 
-use wasm_bindgen::prelude::*;
-
-#[wasm_bindgen(start)]
-pub fn main() {
+/// Runs when the page loads the wasm. Not in unit tests: they bring their own DOM.
+#[cfg_attr(not(test), wasm_bindgen::prelude::wasm_bindgen(start))]
+pub fn start() {
     if let Err(e) = chat::wire()
         .and_then(|()| settings::wire())
         .and_then(|()| debug::wire())
