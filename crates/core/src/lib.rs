@@ -19,6 +19,7 @@ pub mod protocol;
 pub mod provider;
 pub mod request;
 pub mod send;
+pub mod session;
 pub mod sse;
 pub mod stream;
 pub mod tokens;

@@ -1,0 +1,338 @@
+//! `cargo bench -p tandem-core --bench session`: prints figures, asserts nothing.
+//!
+//! Tokens sent per step of a scripted 10-step agent task (a planner step, then navigator
+//! steps), step-scoped (a new session with the full prompt every step, as extensions do today)
+//! against task-scoped (one `HybridSession` for the task), on the fake Gemini Nano and on the
+//! fake stateless cloud API. Tokens are `tandem_core::tokens` estimates, counted the same way
+//! for every design and provider (`MESSAGE_OVERHEAD` per message included).
+
+use pollster::block_on;
+use tandem_core::chat::{ChatMessage, Role};
+use tandem_core::provider::ProviderKind;
+use tandem_core::request::UniversalRequest;
+use tandem_core::session::testing::{scripted_reply, FakeCloud, FakeNano, Fault, RecordingSleeper};
+use tandem_core::session::{
+    Availability, CloudConfig, NanoError, Preferred, SessionConfig, SessionManager, TokenRecord,
+};
+use tandem_core::tokens::{estimate_tokens, MESSAGE_OVERHEAD};
+
+type Manager = SessionManager<FakeNano, FakeCloud, RecordingSleeper>;
+
+const STEPS: usize = 10;
+
+fn main() {
+    let task = Task::new();
+    println!(
+        "Scripted task: {STEPS} steps (1 planner + {} navigator). Estimated tokens: system prompt {}, schema \
+         instructions {}, step state {}-{}, reply {}-{}.",
+        STEPS - 1,
+        estimate_tokens(&task.system),
+        estimate_tokens(&task.schema),
+        task.turns.iter().map(|t| estimate_tokens(t)).min().unwrap_or(0),
+        task.turns.iter().map(|t| estimate_tokens(t)).max().unwrap_or(0),
+        task.replies.iter().map(|t| estimate_tokens(t)).min().unwrap_or(0),
+        task.replies.iter().map(|t| estimate_tokens(t)).max().unwrap_or(0),
+    );
+    nano(&task);
+    cloud(&task);
+    failover(&task);
+}
+
+fn nano(task: &Task) {
+    let full = task.step_scoped(Preferred::Nano, History::Full).0;
+    let replies = task.step_scoped(Preferred::Nano, History::RepliesOnly).0;
+    let state = task.step_scoped(Preferred::Nano, History::None).0;
+    let scoped = task.task_scoped(Preferred::Nano, None).0;
+    println!();
+    println!("Gemini Nano (fake Prompt API): tokens sent per step");
+    println!(
+        "{:>5} {:>13} {:>13} {:>13} {:>12}",
+        "step", "step-scoped", "step-scoped", "step-scoped", "task-scoped"
+    );
+    println!(
+        "{:>5} {:>13} {:>13} {:>13} {:>12}",
+        "", "full prompt", "replies+state", "state only", ""
+    );
+    for i in 0..STEPS {
+        println!(
+            "{:>5} {:>13} {:>13} {:>13} {:>12}",
+            i + 1,
+            full[i],
+            replies[i],
+            state[i],
+            scoped[i]
+        );
+    }
+    let (f, r, s, t) = (sum(&full), sum(&replies), sum(&state), sum(&scoped));
+    println!("{:>5} {f:>13} {r:>13} {s:>13} {t:>12}", "total");
+    println!(
+        "ratio task-scoped / step-scoped: {:.2} (full prompt), {:.2} (replies + state), {:.2} (state only); \
+         target <= 0.40 against the full prompt",
+        ratio(t, f),
+        ratio(t, r),
+        ratio(t, s)
+    );
+    println!(
+        "  full prompt = system + schema instructions + every earlier state and reply + the new state: the \
+         context the task-scoped session holds. replies + state drops earlier states (what agent \
+         extensions commonly keep); state only keeps no history at all."
+    );
+}
+
+fn cloud(task: &Task) {
+    let (full, full_requests) = task.step_scoped(Preferred::Cloud, History::Full);
+    let (scoped, requests) = task.task_scoped(Preferred::Cloud, None);
+    let fresh = new_tokens(&requests);
+    println!();
+    println!("Cloud, stateless chat API (fake OpenAI gpt-4o): tokens sent per step");
+    println!(
+        "{:>5} {:>13} {:>12} {:>22}",
+        "step", "step-scoped", "task-scoped", "task-scoped, not in"
+    );
+    println!(
+        "{:>5} {:>13} {:>12} {:>22}",
+        "", "full prompt", "", "previous request prefix"
+    );
+    for i in 0..STEPS {
+        println!(
+            "{:>5} {:>13} {:>12} {:>22}",
+            i + 1,
+            full[i],
+            scoped[i],
+            fresh[i]
+        );
+    }
+    let (f, t, n) = (sum(&full), sum(&scoped), sum(&fresh));
+    println!("{:>5} {f:>13} {t:>12} {n:>22}", "total");
+    println!(
+        "ratio task-scoped / step-scoped = {:.2}: a stateless API must get the system prompt, the schema \
+         instructions and the whole transcript with every step in both designs (requests identical: {}).",
+        ratio(t, f),
+        full_requests == requests
+    );
+    println!(
+        "  The task session keeps each request a byte-stable extension of the previous one, so with \
+         provider-side prompt caching only the last column is uncached input: {n} of {t} tokens = {:.2}.",
+        ratio(n, t)
+    );
+}
+
+fn failover(task: &Task) {
+    let failed = 5;
+    let (sent, _) = task.task_scoped(Preferred::Auto, Some(failed));
+    println!();
+    println!(
+        "Task-scoped with a Nano failure at step {} (Auto): Nano until then, the failed step re-run on the \
+         cloud from the transcript, the cloud after",
+        failed + 1
+    );
+    let cells: Vec<String> = sent.iter().map(u32::to_string).collect();
+    println!(
+        "  per step: {}; total {} (ratio to Nano step-scoped full prompt: {:.2})",
+        cells.join(" "),
+        sum(&sent),
+        ratio(
+            sum(&sent),
+            sum(&task.step_scoped(Preferred::Nano, History::Full).0)
+        )
+    );
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum History {
+    Full,
+    RepliesOnly,
+    None,
+}
+
+struct Task {
+    system: String,
+    schema: String,
+    turns: Vec<String>,
+    replies: Vec<String>,
+}
+
+impl Task {
+    fn new() -> Self {
+        let mut words = Words(0x2545_f491_4f6c_dd1d);
+        let system = format!(
+            "You are a browser navigation agent. Follow the rules. {}",
+            words.text(500)
+        );
+        let schema = format!(
+            "Answer with one JSON object: evaluation, memory, nextGoal, action. {}",
+            words.text(300)
+        );
+        let turns: Vec<String> = (0..STEPS)
+            .map(|i| {
+                let head = if i == 0 {
+                    "Planner: break the task into steps. Task: compare three laptops under 1000 EUR."
+                        .to_string()
+                } else {
+                    format!("Navigator step {i}. Last action result: clicked. Current page state:")
+                };
+                format!("{head} {}", words.text(500))
+            })
+            .collect();
+        let replies = turns.iter().map(|t| scripted_reply(t)).collect();
+        Self {
+            system,
+            schema,
+            turns,
+            replies,
+        }
+    }
+
+    fn config(&self, preferred: Preferred, history: Vec<ChatMessage>) -> SessionConfig {
+        SessionConfig {
+            system_prompt: self.system.clone(),
+            schema_instructions: self.schema.clone(),
+            initial_history: history,
+            preferred,
+            ..SessionConfig::default()
+        }
+    }
+
+    /// One session for the task; `fail_at`: the Nano prompt that fails.
+    fn task_scoped(
+        &self,
+        preferred: Preferred,
+        fail_at: Option<usize>,
+    ) -> (Vec<u32>, Vec<UniversalRequest>) {
+        let m = manager();
+        if let Some(call) = fail_at {
+            let lost = NanoError::new("InvalidStateError", "The session has been destroyed.");
+            m.nano().fault_at(call, Fault::Fail(lost));
+        }
+        let run = m.run_task(self.config(preferred, Vec::new()), async |s| {
+            for turn in &self.turns {
+                s.invoke(turn, None).await?;
+            }
+            Ok(s.token_log().to_vec())
+        });
+        let log = block_on(run).unwrap_or_default();
+        let requests = m.transport().requests.borrow().clone();
+        (per_step(&log), requests)
+    }
+
+    /// A new session per step, started with the history `history` keeps.
+    fn step_scoped(
+        &self,
+        preferred: Preferred,
+        history: History,
+    ) -> (Vec<u32>, Vec<UniversalRequest>) {
+        let m = manager();
+        let mut sent = Vec::new();
+        for (step, turn) in self.turns.iter().enumerate() {
+            let earlier = self.turns[..step].iter().zip(&self.replies[..step]);
+            let messages: Vec<ChatMessage> = match history {
+                History::Full => earlier
+                    .flat_map(|(t, r)| {
+                        [
+                            ChatMessage::new(Role::User, t.as_str()),
+                            ChatMessage::new(Role::Assistant, r.as_str()),
+                        ]
+                    })
+                    .collect(),
+                History::RepliesOnly => earlier
+                    .map(|(_, r)| ChatMessage::new(Role::Assistant, r.as_str()))
+                    .collect(),
+                History::None => Vec::new(),
+            };
+            let run = m.run_task(self.config(preferred, messages), async |s| {
+                s.invoke(turn, None).await?;
+                Ok(s.token_log().to_vec())
+            });
+            let log = block_on(run).unwrap_or_default();
+            sent.push(log.iter().map(|t| t.sent).sum());
+        }
+        let requests = m.transport().requests.borrow().clone();
+        (sent, requests)
+    }
+}
+
+fn manager() -> Manager {
+    SessionManager::new(
+        FakeNano::new(Availability::Available),
+        FakeCloud::default(),
+        RecordingSleeper::default(),
+        Some(CloudConfig::new(ProviderKind::OpenAi, "gpt-4o")),
+    )
+}
+
+/// Tokens sent per step, all attempts included.
+fn per_step(log: &[TokenRecord]) -> Vec<u32> {
+    let mut sent = vec![0; STEPS];
+    for t in log {
+        if let Some(slot) = sent.get_mut(t.step) {
+            *slot += t.sent;
+        }
+    }
+    sent
+}
+
+/// Tokens of each request beyond its longest common prefix with the previous request (the
+/// part a provider's prompt cache cannot serve).
+fn new_tokens(requests: &[UniversalRequest]) -> Vec<u32> {
+    let tokens = |text: &str| estimate_tokens(text) + MESSAGE_OVERHEAD;
+    requests
+        .iter()
+        .enumerate()
+        .map(|(i, req)| {
+            let prev = i.checked_sub(1).map(|p| &requests[p]);
+            let same_system = prev.is_some_and(|p| p.system == req.system);
+            let shared = prev.map_or(0, |p| {
+                if !same_system {
+                    return 0;
+                }
+                p.messages
+                    .iter()
+                    .zip(&req.messages)
+                    .take_while(|(a, b)| a == b)
+                    .count()
+            });
+            let system = if same_system {
+                0
+            } else {
+                req.system.as_deref().map_or(0, tokens)
+            };
+            system
+                + req.messages[shared..]
+                    .iter()
+                    .map(|m| tokens(&m.content))
+                    .sum::<u32>()
+        })
+        .collect()
+}
+
+fn sum(v: &[u32]) -> u32 {
+    v.iter().sum()
+}
+
+fn ratio(a: u32, b: u32) -> f64 {
+    f64::from(a) / f64::from(b.max(1))
+}
+
+/// Deterministic filler text of a given estimated size (xorshift over a small vocabulary).
+struct Words(u64);
+
+impl Words {
+    const VOCAB: [&'static str; 24] = [
+        "click", "button", "element", "index", "page", "scroll", "input", "search", "result",
+        "price", "laptop", "compare", "open", "tab", "wait", "link", "form", "submit", "read",
+        "details", "memory", "goal", "never", "always",
+    ];
+
+    fn text(&mut self, tokens: u32) -> String {
+        let mut out = String::new();
+        while estimate_tokens(&out) < tokens {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            let word = Self::VOCAB[(self.0 % Self::VOCAB.len() as u64) as usize];
+            out.push_str(word);
+            out.push(if self.0 % 11 == 0 { '.' } else { ' ' });
+        }
+        out.trim_end().to_string()
+    }
+}

@@ -1,0 +1,468 @@
+//! Provider choice, the task session the caller holds, and failover.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use super::cloud::{CloudConfig, CloudFailure, CloudSession, CloudTransport, Sleeper};
+use super::nano::{
+    Availability, NanoBackend, NanoCreateOptions, NanoError, NanoModel, NanoSession,
+};
+use super::schema::Schema;
+use super::transcript::{Transcript, Turn};
+use super::{
+    message_tokens, EventKind, FailoverReason, Preferred, ProviderId, SessionConfig, SessionError,
+    SessionEvent, StreamUpdate, TokenRecord,
+};
+use crate::provider::ProviderKind;
+
+/// Where a task starts. Nano can run when it is available, or when it is (being) downloaded
+/// and the user allowed Tandem to wait for it.
+pub fn choose_provider(
+    preferred: Preferred,
+    nano: Availability,
+    download_consent: bool,
+    cloud: Option<ProviderKind>,
+) -> Result<ProviderId, SessionError> {
+    let nano_ok = match nano {
+        Availability::Available => true,
+        Availability::Downloadable | Availability::Downloading => download_consent,
+        Availability::Unavailable => false,
+    };
+    match (preferred, nano_ok, cloud) {
+        (Preferred::Cloud, _, Some(kind)) => Ok(ProviderId::Cloud(kind)),
+        (Preferred::Nano | Preferred::Auto, true, _) => Ok(ProviderId::Nano),
+        (Preferred::Auto, false, Some(kind)) => Ok(ProviderId::Cloud(kind)),
+        _ => Err(SessionError::NoProvider {
+            preferred,
+            nano,
+            cloud_configured: cloud.is_some(),
+        }),
+    }
+}
+
+type Listener = Box<dyn Fn(&SessionEvent)>;
+
+struct Shared<N, C, S> {
+    nano: N,
+    transport: Rc<C>,
+    sleeper: Rc<S>,
+    cloud: RefCell<Option<CloudConfig>>,
+    download_consent: Cell<bool>,
+    live: Cell<usize>,
+    next_id: Cell<u64>,
+    listener: RefCell<Option<Listener>>,
+}
+
+impl<N, C, S> Shared<N, C, S> {
+    fn emit(&self, event: SessionEvent) {
+        if let Some(listener) = self.listener.borrow().as_ref() {
+            listener(&event);
+        }
+    }
+}
+
+/// Creates task sessions and knows how many are alive. `&self` everywhere: the service worker
+/// keeps one in an `Rc` and calls it from concurrent tasks on its single thread.
+pub struct SessionManager<N: NanoBackend, C: CloudTransport, S: Sleeper> {
+    shared: Rc<Shared<N, C, S>>,
+}
+
+impl<N: NanoBackend, C: CloudTransport, S: Sleeper> SessionManager<N, C, S> {
+    pub fn new(nano: N, transport: C, sleeper: S, cloud: Option<CloudConfig>) -> Self {
+        Self {
+            shared: Rc::new(Shared {
+                nano,
+                transport: Rc::new(transport),
+                sleeper: Rc::new(sleeper),
+                cloud: RefCell::new(cloud),
+                download_consent: Cell::new(false),
+                live: Cell::new(0),
+                next_id: Cell::new(1),
+                listener: RefCell::new(None),
+            }),
+        }
+    }
+
+    /// The cloud provider for sessions created from now on (`None`: not configured).
+    pub fn set_cloud(&self, cloud: Option<CloudConfig>) {
+        *self.shared.cloud.borrow_mut() = cloud;
+    }
+
+    /// Whether the user allowed Tandem to download (or wait for) Gemini Nano.
+    pub fn set_download_consent(&self, consent: bool) {
+        self.shared.download_consent.set(consent);
+    }
+
+    /// Receives every session's events.
+    pub fn on_event(&self, listener: impl Fn(&SessionEvent) + 'static) {
+        *self.shared.listener.borrow_mut() = Some(Box::new(listener));
+    }
+
+    /// Sessions created and not yet destroyed.
+    pub fn live_sessions(&self) -> usize {
+        self.shared.live.get()
+    }
+
+    pub fn nano(&self) -> &N {
+        &self.shared.nano
+    }
+
+    pub fn transport(&self) -> &C {
+        &self.shared.transport
+    }
+
+    pub fn sleeper(&self) -> &S {
+        &self.shared.sleeper
+    }
+
+    /// A session for a new task.
+    pub async fn create(
+        &self,
+        config: SessionConfig,
+    ) -> Result<HybridSession<N, C, S>, SessionError> {
+        let transcript = Transcript::new(&config);
+        self.resume(config, transcript).await
+    }
+
+    /// A session that continues `transcript` (after a service-worker restart, say). Its
+    /// system prompt and history win over `config`'s.
+    pub async fn resume(
+        &self,
+        config: SessionConfig,
+        transcript: Transcript,
+    ) -> Result<HybridSession<N, C, S>, SessionError> {
+        // One snapshot: settings may change while availability() is awaited.
+        let cloud = self.shared.cloud.borrow().clone();
+        let nano = match config.preferred {
+            // Asking would be wasted (and could start a download nobody wants).
+            Preferred::Cloud => Availability::Unavailable,
+            _ => {
+                let options = NanoCreateOptions::for_session(&config, Vec::new());
+                self.shared
+                    .nano
+                    .availability(&options)
+                    .await
+                    .unwrap_or(Availability::Unavailable)
+            }
+        };
+        let choice = choose_provider(
+            config.preferred,
+            nano,
+            self.shared.download_consent.get(),
+            cloud.as_ref().map(|c| c.kind),
+        )?;
+        let id = self.shared.next_id.get();
+        self.shared.next_id.set(id + 1);
+        self.shared.live.set(self.shared.live.get() + 1);
+        let mut session = HybridSession {
+            id,
+            shared: Rc::clone(&self.shared),
+            config,
+            transcript,
+            active: None,
+            tokens: Vec::new(),
+        };
+        let start_on_cloud = match choice {
+            ProviderId::Nano => None,
+            ProviderId::Cloud(_) => cloud,
+        };
+        session.start(start_on_cloud).await?;
+        Ok(session)
+    }
+
+    /// Runs `task` on a new session and destroys the session whatever the outcome. Dropping
+    /// the returned future (a cancelled task) destroys it too.
+    pub async fn run_task<R>(
+        &self,
+        config: SessionConfig,
+        task: impl AsyncFnOnce(&mut HybridSession<N, C, S>) -> Result<R, SessionError>,
+    ) -> Result<R, SessionError> {
+        let mut session = self.create(config).await?;
+        let result = task(&mut session).await;
+        session.destroy();
+        result
+    }
+}
+
+enum Active<N: NanoBackend, C: CloudTransport, S: Sleeper> {
+    Nano(NanoSession<N::Model>),
+    Cloud(CloudSession<C, S>),
+}
+
+/// One task's session: the same object for every step, whichever provider answers it.
+pub struct HybridSession<N: NanoBackend, C: CloudTransport, S: Sleeper> {
+    id: u64,
+    shared: Rc<Shared<N, C, S>>,
+    config: SessionConfig,
+    transcript: Transcript,
+    /// `None` before the start and after destruction.
+    active: Option<Active<N, C, S>>,
+    tokens: Vec<TokenRecord>,
+}
+
+enum Failure {
+    Nano(NanoError),
+    Cloud(CloudFailure),
+}
+
+impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// Who answers the next step.
+    pub fn provider(&self) -> Option<ProviderId> {
+        match self.active.as_ref()? {
+            Active::Nano(_) => Some(ProviderId::Nano),
+            Active::Cloud(c) => Some(c.provider()),
+        }
+    }
+
+    /// Tokens in the provider's context (Nano: as it reports; cloud: the last request's
+    /// estimate).
+    pub fn context_usage(&self) -> u32 {
+        match &self.active {
+            Some(Active::Nano(n)) => n.model().context_usage() as u32,
+            Some(Active::Cloud(c)) => c.context_usage(),
+            None => 0,
+        }
+    }
+
+    /// The provider's context window in tokens (`u32::MAX` when Nano reports it unlimited).
+    pub fn context_window(&self) -> u32 {
+        match &self.active {
+            // `as` saturates: an infinite window becomes u32::MAX.
+            Some(Active::Nano(n)) => n.model().context_window() as u32,
+            Some(Active::Cloud(c)) => c.config().context_window,
+            None => 0,
+        }
+    }
+
+    pub fn transcript(&self) -> &Transcript {
+        &self.transcript
+    }
+
+    /// Every attempt of every step so far.
+    pub fn token_log(&self) -> &[TokenRecord] {
+        &self.tokens
+    }
+
+    /// Runs one step. With a `schema`, the answer is JSON of that shape.
+    pub async fn invoke(
+        &mut self,
+        turn: &str,
+        schema: Option<&Schema>,
+    ) -> Result<String, SessionError> {
+        self.step(turn, schema, None).await
+    }
+
+    /// [`invoke`](Self::invoke), streaming the answer into `on_update`.
+    pub async fn invoke_streaming(
+        &mut self,
+        turn: &str,
+        schema: Option<&Schema>,
+        on_update: &mut dyn FnMut(StreamUpdate<'_>),
+    ) -> Result<String, SessionError> {
+        self.step(turn, schema, Some(on_update)).await
+    }
+
+    /// Ends the session (also done on drop).
+    pub fn destroy(mut self) {
+        self.close();
+    }
+
+    /// Opens the first provider: Nano when `cloud` is `None`.
+    async fn start(&mut self, cloud: Option<CloudConfig>) -> Result<(), SessionError> {
+        let step = self.transcript.step();
+        if let Some(cloud) = cloud {
+            self.active = Some(Active::Cloud(self.cloud_session(cloud)));
+        } else {
+            match NanoSession::create(&self.shared.nano, &self.transcript, &self.config).await {
+                Ok(nano) => self.active = Some(Active::Nano(nano)),
+                Err(e) if e.is_abort() => return Err(SessionError::Cancelled { step }),
+                Err(error) => match self.failover_target() {
+                    Some(cloud) => self.switch_to_cloud(step, cloud, FailoverReason::of(&error)),
+                    None => return Err(SessionError::Nano { step, error }),
+                },
+            }
+        }
+        self.emit(step, EventKind::Created);
+        Ok(())
+    }
+
+    /// The cloud to fail over to: only in Auto mode, and only when one is configured.
+    fn failover_target(&self) -> Option<CloudConfig> {
+        match self.config.preferred {
+            Preferred::Auto => self.shared.cloud.borrow().clone(),
+            Preferred::Nano | Preferred::Cloud => None,
+        }
+    }
+
+    fn cloud_session(&self, cloud: CloudConfig) -> CloudSession<C, S> {
+        CloudSession::new(
+            Rc::clone(&self.shared.transport),
+            Rc::clone(&self.shared.sleeper),
+            cloud,
+            &self.transcript,
+            self.config.temperature,
+        )
+    }
+
+    /// Replaces the provider by a cloud session built from the transcript; the Nano model
+    /// is destroyed as its session drops.
+    fn switch_to_cloud(&mut self, step: usize, cloud: CloudConfig, reason: FailoverReason) {
+        let to = ProviderId::Cloud(cloud.kind);
+        self.active = Some(Active::Cloud(self.cloud_session(cloud)));
+        let kind = EventKind::FailedOver {
+            from: ProviderId::Nano,
+            to,
+            reason,
+        };
+        self.emit(step, kind);
+    }
+
+    async fn step(
+        &mut self,
+        turn: &str,
+        schema: Option<&Schema>,
+        mut on_update: Option<&mut dyn FnMut(StreamUpdate<'_>)>,
+    ) -> Result<String, SessionError> {
+        let step = self.transcript.step();
+        // Invalid answers from the current provider; the second one in a row ends its turn.
+        let mut invalid = 0u32;
+        loop {
+            let provider = self.provider().ok_or(SessionError::Destroyed)?;
+            let result = match self.active.as_mut() {
+                None => return Err(SessionError::Destroyed),
+                Some(Active::Nano(nano)) => {
+                    let (result, sent) = match on_update.as_deref_mut() {
+                        Some(f) => {
+                            let mut chunk = |d: &str| f(StreamUpdate::Delta(d));
+                            nano.prompt(turn, schema, Some(&mut chunk)).await
+                        }
+                        None => nano.prompt(turn, schema, None).await,
+                    };
+                    let received = result.as_deref().map_or(0, message_tokens);
+                    self.tokens.push(TokenRecord {
+                        step,
+                        provider,
+                        sent,
+                        received,
+                    });
+                    if nano.model().take_overflow() {
+                        self.emit(step, EventKind::ContextOverflow);
+                    }
+                    result.map_err(Failure::Nano)
+                }
+                Some(Active::Cloud(cloud)) => cloud
+                    .send(
+                        &self.transcript,
+                        turn,
+                        on_update.as_deref_mut(),
+                        &mut self.tokens,
+                    )
+                    .await
+                    .map_err(Failure::Cloud),
+            };
+            let (reason, cloud) = match result {
+                Ok(text) => match schema.map(|s| s.validate(&text)).transpose() {
+                    Ok(clean) => {
+                        let reply = clean.unwrap_or(text);
+                        // The successful attempt is the last one logged.
+                        let (input_tokens, output_tokens) =
+                            self.tokens.last().map_or((0, 0), |t| (t.sent, t.received));
+                        self.transcript.turns.push(Turn {
+                            input: turn.to_string(),
+                            reply: reply.clone(),
+                            provider,
+                        });
+                        let answered = EventKind::Answered {
+                            input_tokens,
+                            output_tokens,
+                        };
+                        self.emit(step, answered);
+                        return Ok(reply);
+                    }
+                    Err(e) => {
+                        invalid += 1;
+                        if invalid < 2 {
+                            restart(&mut on_update, provider);
+                            continue;
+                        }
+                        match (provider, self.failover_target()) {
+                            (ProviderId::Nano, Some(cloud)) => {
+                                (FailoverReason::InvalidOutput, cloud)
+                            }
+                            _ => {
+                                return Err(SessionError::InvalidOutput {
+                                    step,
+                                    provider,
+                                    attempts: invalid,
+                                    detail: e.to_string(),
+                                })
+                            }
+                        }
+                    }
+                },
+                Err(Failure::Nano(e)) if e.is_abort() => {
+                    return Err(SessionError::Cancelled { step })
+                }
+                Err(Failure::Nano(error)) => match self.failover_target() {
+                    Some(cloud) => (FailoverReason::of(&error), cloud),
+                    None => return Err(SessionError::Nano { step, error }),
+                },
+                Err(Failure::Cloud(CloudFailure::Provider(error))) => {
+                    return Err(SessionError::Cloud { step, error })
+                }
+                Err(Failure::Cloud(CloudFailure::Budget(error))) => {
+                    return Err(SessionError::Budget { step, error })
+                }
+            };
+            let to = ProviderId::Cloud(cloud.kind);
+            self.switch_to_cloud(step, cloud, reason);
+            invalid = 0;
+            restart(&mut on_update, to);
+        }
+    }
+
+    fn emit(&self, step: usize, kind: EventKind) {
+        let provider = self.provider().unwrap_or(ProviderId::Nano);
+        self.shared.emit(SessionEvent {
+            session: self.id,
+            step,
+            provider,
+            kind,
+        });
+    }
+
+    fn close(&mut self) {
+        if let Some(active) = self.active.take() {
+            let provider = match &active {
+                Active::Nano(_) => ProviderId::Nano,
+                Active::Cloud(c) => c.provider(),
+            };
+            drop(active);
+            self.shared.emit(SessionEvent {
+                session: self.id,
+                step: self.transcript.step(),
+                provider,
+                kind: EventKind::Destroyed,
+            });
+        }
+    }
+}
+
+fn restart(on_update: &mut Option<&mut dyn FnMut(StreamUpdate<'_>)>, provider: ProviderId) {
+    if let Some(f) = on_update.as_deref_mut() {
+        f(StreamUpdate::Restart { provider });
+    }
+}
+
+impl<N: NanoBackend, C: CloudTransport, S: Sleeper> Drop for HybridSession<N, C, S> {
+    fn drop(&mut self) {
+        self.close();
+        self.shared
+            .live
+            .set(self.shared.live.get().saturating_sub(1));
+    }
+}

@@ -1,0 +1,700 @@
+use std::cell::RefCell;
+use std::future::Future;
+use std::pin::pin;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+
+use expect_test::expect;
+use pollster::block_on;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::nano::{ABORT, INVALID_STATE, NOT_SUPPORTED, QUOTA_EXCEEDED, TIMEOUT};
+use super::testing::{scripted_reply, FakeCloud, FakeNano, Fault, RecordingSleeper};
+use super::*;
+use crate::errors::ErrorKind;
+
+type Manager = SessionManager<FakeNano, FakeCloud, RecordingSleeper>;
+type Events = Rc<RefCell<Vec<SessionEvent>>>;
+
+const SYSTEM: &str = "You drive a web browser for the user, one action per step.";
+const SCHEMA_TEXT: &str = "Answer with JSON: evaluation, memory, nextGoal, action.";
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct AgentOutput {
+    evaluation: String,
+    memory: String,
+    next_goal: String,
+    action: serde_json::Value,
+}
+
+fn manager(availability: Availability, cloud: bool) -> (Manager, Events) {
+    let cloud = cloud.then(|| CloudConfig::new(ProviderKind::OpenAi, "gpt-4o"));
+    let m = SessionManager::new(
+        FakeNano::new(availability),
+        FakeCloud::default(),
+        RecordingSleeper::default(),
+        cloud,
+    );
+    let events: Events = Rc::default();
+    let log = Rc::clone(&events);
+    m.on_event(move |e| log.borrow_mut().push(e.clone()));
+    (m, events)
+}
+
+fn config(preferred: Preferred) -> SessionConfig {
+    SessionConfig {
+        system_prompt: SYSTEM.to_string(),
+        schema_instructions: SCHEMA_TEXT.to_string(),
+        temperature: Some(0.2),
+        top_k: Some(3),
+        preferred,
+        ..SessionConfig::default()
+    }
+}
+
+fn turn(i: usize) -> String {
+    format!(
+        "Step {i}. URL https://shop.example/p{i}. Elements: [1] Search [2] Cart [{i}] Item {i}."
+    )
+}
+
+/// Runs `steps` steps with the agent schema; stops at the first error.
+fn run_steps(
+    session: &mut HybridSession<FakeNano, FakeCloud, RecordingSleeper>,
+    steps: usize,
+) -> Result<Vec<String>, SessionError> {
+    let schema = schema_for::<AgentOutput>();
+    (0..steps)
+        .map(|i| block_on(session.invoke(&turn(i), Some(&schema))))
+        .collect()
+}
+
+fn kinds(events: &Events) -> Vec<String> {
+    events
+        .borrow()
+        .iter()
+        .map(|e| match &e.kind {
+            EventKind::Answered { .. } => format!("{}:answered-by-{}", e.step, e.provider),
+            EventKind::FailedOver { to, reason, .. } => {
+                format!("{}:failover-to-{to}({reason:?})", e.step)
+            }
+            kind => format!("{}:{kind:?}-{}", e.step, e.provider),
+        })
+        .collect()
+}
+
+fn count(events: &Events, wanted: fn(&EventKind) -> bool) -> usize {
+    events.borrow().iter().filter(|e| wanted(&e.kind)).count()
+}
+
+#[test]
+fn provider_selection_table() {
+    use Availability::*;
+    let mut sentences: Vec<String> = Vec::new();
+    let mut rows = Vec::new();
+    for preferred in [Preferred::Auto, Preferred::Nano, Preferred::Cloud] {
+        for nano in [Available, Downloadable, Downloading, Unavailable] {
+            let cells: Vec<String> =
+                [(false, true), (true, true), (false, false), (true, false)]
+                    .into_iter()
+                    .map(|(consent, cloud)| {
+                        let cloud = cloud.then_some(ProviderKind::Anthropic);
+                        match choose_provider(preferred, nano, consent, cloud) {
+                            Ok(p) => p.to_string(),
+                            Err(e) => {
+                                let text = e.to_string();
+                                let n = sentences.iter().position(|s| *s == text).unwrap_or_else(
+                                    || {
+                                        sentences.push(text);
+                                        sentences.len() - 1
+                                    },
+                                );
+                                format!("error {n}")
+                            }
+                        }
+                    })
+                    .collect();
+            rows.push(format!(
+                "{:<5} {:<12} | {}",
+                format!("{preferred:?}"),
+                format!("{nano:?}"),
+                cells.join(" | ")
+            ));
+        }
+    }
+    let sentences: Vec<String> = sentences
+        .iter()
+        .enumerate()
+        .map(|(i, s)| format!("{i}: {s}"))
+        .collect();
+    expect![[r#"
+        preferred availability | no consent, cloud | consent, cloud | no consent, no cloud | consent, no cloud
+        Auto  Available    | Gemini Nano | Gemini Nano | Gemini Nano | Gemini Nano
+        Auto  Downloadable | Anthropic | Gemini Nano | error 0 | Gemini Nano
+        Auto  Downloading  | Anthropic | Gemini Nano | error 1 | Gemini Nano
+        Auto  Unavailable  | Anthropic | Anthropic | error 2 | error 2
+        Nano  Available    | Gemini Nano | Gemini Nano | Gemini Nano | Gemini Nano
+        Nano  Downloadable | error 3 | Gemini Nano | error 3 | Gemini Nano
+        Nano  Downloading  | error 4 | Gemini Nano | error 4 | Gemini Nano
+        Nano  Unavailable  | error 5 | error 5 | error 5 | error 5
+        Cloud Available    | Anthropic | Anthropic | error 6 | error 6
+        Cloud Downloadable | Anthropic | Anthropic | error 6 | error 6
+        Cloud Downloading  | Anthropic | Anthropic | error 6 | error 6
+        Cloud Unavailable  | Anthropic | Anthropic | error 6 | error 6
+
+        0: No AI provider can run this task: Gemini Nano has not been downloaded yet, and no cloud provider is configured. Open Settings and choose a provider, or allow the Gemini Nano download there.
+        1: No AI provider can run this task: Gemini Nano is still downloading, and no cloud provider is configured. Open Settings and choose a provider, or allow the Gemini Nano download there.
+        2: No AI provider can run this task: Gemini Nano is not available in this browser or on this device, and no cloud provider is configured. Open Settings and choose a provider.
+        3: This task is set to run on Gemini Nano only, but Gemini Nano has not been downloaded yet. Allow the download in Settings, or set the task to Auto or Cloud.
+        4: This task is set to run on Gemini Nano only, but Gemini Nano is still downloading. Allow the download in Settings, or set the task to Auto or Cloud.
+        5: This task is set to run on Gemini Nano only, but Gemini Nano is not available in this browser or on this device. Set the task to Auto or Cloud.
+        6: This task is set to use a cloud provider, but none is configured. Open Settings, choose a provider and save, or set the task to Auto."#]]
+    .assert_eq(&format!(
+        "preferred availability | no consent, cloud | consent, cloud | no consent, no cloud | consent, no cloud\n{}\n\n{}",
+        rows.join("\n"),
+        sentences.join("\n")
+    ));
+
+    // The manager applies the same table, and a forced cloud never asks Nano.
+    let (m, events) = manager(Downloadable, true);
+    m.set_download_consent(true);
+    let s = block_on(m.create(config(Preferred::Auto))).unwrap();
+    assert_eq!(s.provider(), Some(ProviderId::Nano));
+    let s2 = block_on(m.create(config(Preferred::Cloud))).unwrap();
+    assert_eq!(s2.provider(), Some(ProviderId::Cloud(ProviderKind::OpenAi)));
+    assert_eq!(m.nano().stats.created.get(), 1);
+    drop((s, s2));
+    assert_eq!(count(&events, |k| *k == EventKind::Destroyed), 2);
+}
+
+#[test]
+fn nano_gets_the_init_messages_once_and_each_step_only_its_turn() {
+    let (m, _) = manager(Availability::Available, true);
+    let mut s = block_on(m.create(config(Preferred::Auto))).unwrap();
+    run_steps(&mut s, 10).unwrap();
+    let stats = &m.nano().stats;
+    assert_eq!(stats.created.get(), 1);
+    let system_sends = stats
+        .received_texts()
+        .iter()
+        .filter(|t| t.contains(SYSTEM))
+        .count();
+    assert_eq!(system_sends, 1);
+    let schema_sends = stats
+        .received_texts()
+        .iter()
+        .filter(|t| t.contains(SCHEMA_TEXT))
+        .count();
+    assert_eq!(schema_sends, 1);
+    assert_eq!(
+        *stats.inputs.borrow(),
+        (0..10).map(turn).collect::<Vec<_>>()
+    );
+    // The schema constrains every answer but is not re-sent as input: the instructions are
+    // already in the initial prompt.
+    assert!(stats
+        .prompt_options
+        .borrow()
+        .iter()
+        .all(|o| o.response_constraint.is_some() && o.omit_response_constraint_input));
+    let sent: Vec<u32> = s.token_log().iter().map(|t| t.sent).collect();
+    let init = message_tokens(&format!("{SYSTEM}\n\n{SCHEMA_TEXT}"));
+    assert_eq!(sent[0], init + message_tokens(&turn(0)));
+    assert!(
+        (1..10).all(|i| sent[i] == message_tokens(&turn(i))),
+        "{sent:?}"
+    );
+    let cfg = config(Preferred::Auto);
+    let create = NanoCreateOptions::for_session(&cfg, Transcript::new(&cfg).init_prompts());
+    expect![[r#"{"initialPrompts":[{"role":"system","content":"You drive a web browser for the user, one action per step.\n\nAnswer with JSON: evaluation, memory, nextGoal, action."}],"temperature":0.2,"topK":3,"expectedInputs":[{"type":"text"}],"expectedOutputs":[{"type":"text"}]}"#]].assert_eq(&serde_json::to_string(&create).unwrap());
+}
+
+#[test]
+fn failover_at_each_step_reruns_that_step_on_the_rebuilt_transcript() {
+    // References: the same task on Nano only, and on the cloud only.
+    let (m, _) = manager(Availability::Available, true);
+    let mut s = block_on(m.create(config(Preferred::Auto))).unwrap();
+    let replies = run_steps(&mut s, 10).unwrap();
+    let nano_turns: Vec<(String, String)> = s
+        .transcript()
+        .turns
+        .iter()
+        .map(|t| (t.input.clone(), t.reply.clone()))
+        .collect();
+    let (m, _) = manager(Availability::Available, true);
+    let mut s = block_on(m.create(config(Preferred::Cloud))).unwrap();
+    assert_eq!(run_steps(&mut s, 10).unwrap(), replies);
+    let cloud_requests = m.transport().requests.borrow().clone();
+
+    for failed in 0..10 {
+        let (m, events) = manager(Availability::Available, true);
+        m.nano().fault_at(
+            failed,
+            Fault::Fail(NanoError::new(
+                INVALID_STATE,
+                "The session has been destroyed.",
+            )),
+        );
+        let mut s = block_on(m.create(config(Preferred::Auto))).unwrap();
+        let got = run_steps(&mut s, 10).unwrap();
+        assert_eq!(got, replies, "failover at {failed}");
+        let turns: Vec<(String, String)> = s
+            .transcript()
+            .turns
+            .iter()
+            .map(|t| (t.input.clone(), t.reply.clone()))
+            .collect();
+        assert_eq!(turns, nano_turns, "failover at {failed}");
+        let providers: Vec<ProviderId> = s.transcript().turns.iter().map(|t| t.provider).collect();
+        let cloud = ProviderId::Cloud(ProviderKind::OpenAi);
+        assert_eq!(
+            providers,
+            [vec![ProviderId::Nano; failed], vec![cloud; 10 - failed]].concat()
+        );
+        // The first cloud request is the failed step, rebuilt from the transcript exactly as a
+        // cloud-only task would have sent it; so is every later one.
+        assert_eq!(
+            *m.transport().requests.borrow(),
+            cloud_requests[failed..],
+            "failover at {failed}"
+        );
+        assert_eq!(
+            m.nano().stats.live(),
+            0,
+            "the failed Nano model is destroyed at once"
+        );
+        assert_eq!(
+            kinds(&events)[failed + 1],
+            format!("{failed}:failover-to-OpenAI(SessionLost)")
+        );
+        if failed == 3 {
+            let req = &m.transport().requests.borrow()[0];
+            let shown: Vec<String> = req
+                .messages
+                .iter()
+                .map(|msg| {
+                    format!(
+                        "{:?}: {}",
+                        msg.role,
+                        msg.content.chars().take(60).collect::<String>()
+                    )
+                })
+                .collect();
+            expect![[r#"
+                model gpt-4o, options RequestOptions { temperature: Some(0.2), max_output_tokens: Some(2048), context_window: Some(128000) }
+                system: You drive a web browser for the user, one action per step.
+
+                Answer with JSON: evaluation, memory, nextGoal, action.
+                User: Step 0. URL https://shop.example/p0. Elements: [1] Search [2
+                Assistant: {"evaluation":"The previous action worked and the page shows
+                User: Step 1. URL https://shop.example/p1. Elements: [1] Search [2
+                Assistant: {"evaluation":"The previous action worked and the page shows
+                User: Step 2. URL https://shop.example/p2. Elements: [1] Search [2
+                Assistant: {"evaluation":"The previous action worked and the page shows
+                User: Step 3. URL https://shop.example/p3. Elements: [1] Search [2"#]]
+            .assert_eq(&format!(
+                "model {}, options {:?}\nsystem: {}\n{}",
+                req.model,
+                req.options,
+                req.system.as_deref().unwrap_or(""),
+                shown.join("\n")
+            ));
+            expect![[r#"
+                [
+                    "0:Created-Gemini Nano",
+                    "0:answered-by-Gemini Nano",
+                    "1:answered-by-Gemini Nano",
+                    "2:answered-by-Gemini Nano",
+                    "3:failover-to-OpenAI(SessionLost)",
+                    "3:answered-by-OpenAI",
+                    "4:answered-by-OpenAI",
+                    "5:answered-by-OpenAI",
+                    "6:answered-by-OpenAI",
+                    "7:answered-by-OpenAI",
+                    "8:answered-by-OpenAI",
+                    "9:answered-by-OpenAI",
+                ]
+            "#]]
+            .assert_debug_eq(&kinds(&events));
+        }
+    }
+}
+
+#[test]
+fn every_nano_failure_kind_fails_over_but_abort_cancels() {
+    for (name, reason) in [
+        (QUOTA_EXCEEDED, FailoverReason::ContextFull),
+        (NOT_SUPPORTED, FailoverReason::Unsupported),
+        (TIMEOUT, FailoverReason::Timeout),
+        ("UnknownError", FailoverReason::Other("UnknownError".into())),
+    ] {
+        let (m, events) = manager(Availability::Available, true);
+        m.nano().fault_at(1, Fault::Fail(NanoError::new(name, "x")));
+        let mut s = block_on(m.create(config(Preferred::Auto))).unwrap();
+        run_steps(&mut s, 3).unwrap();
+        let failed_over = events.borrow().iter().find_map(|e| match &e.kind {
+            EventKind::FailedOver { reason, .. } => Some((e.step, reason.clone())),
+            _ => None,
+        });
+        assert_eq!(failed_over, Some((1, reason)));
+    }
+    let (m, events) = manager(Availability::Available, true);
+    m.nano().fault_at(
+        1,
+        Fault::Fail(NanoError::new(ABORT, "The user aborted a request.")),
+    );
+    let mut s = block_on(m.create(config(Preferred::Auto))).unwrap();
+    let err = run_steps(&mut s, 3).unwrap_err();
+    assert_eq!(err.to_string(), "The task was cancelled at step 2.");
+    assert_eq!(
+        count(&events, |k| matches!(k, EventKind::FailedOver { .. })),
+        0
+    );
+    // A Nano-only task reports the failure instead of leaving the device.
+    let (m, _) = manager(Availability::Available, true);
+    m.nano().fault_at(
+        0,
+        Fault::Fail(NanoError::new(QUOTA_EXCEEDED, "The input is too large.")),
+    );
+    let mut s = block_on(m.create(config(Preferred::Nano))).unwrap();
+    expect!["Gemini Nano failed at step 1 (QuotaExceededError): The input is too large."]
+        .assert_eq(&run_steps(&mut s, 1).unwrap_err().to_string());
+    assert!(m.transport().requests.borrow().is_empty());
+}
+
+#[test]
+fn unparseable_json_is_retried_once_then_fails_over() {
+    // Once: Nano tries again and answers.
+    let (m, events) = manager(Availability::Available, true);
+    m.nano()
+        .fault_at(0, Fault::Reply("Sure! I will click the button.".into()));
+    let mut s = block_on(m.create(config(Preferred::Auto))).unwrap();
+    run_steps(&mut s, 2).unwrap();
+    assert_eq!(m.nano().stats.prompts.get(), 3);
+    assert_eq!(
+        count(&events, |k| matches!(k, EventKind::FailedOver { .. })),
+        0
+    );
+
+    // Twice: the step moves to the cloud.
+    let (m, events) = manager(Availability::Available, true);
+    m.nano().fault_at(0, Fault::Reply("[1, 2]".into()));
+    m.nano()
+        .fault_at(1, Fault::Reply("{\"evaluation\":\"cut off".into()));
+    let mut s = block_on(m.create(config(Preferred::Auto))).unwrap();
+    let replies = run_steps(&mut s, 2).unwrap();
+    assert_eq!(replies[0], scripted_reply(&turn(0)));
+    assert_eq!(kinds(&events)[1], "0:failover-to-OpenAI(InvalidOutput)");
+    assert_eq!(m.transport().requests.borrow().len(), 2);
+
+    // Nowhere to go: the user reads why.
+    let (m, _) = manager(Availability::Available, false);
+    m.nano()
+        .fault_at(0, Fault::Reply("{\"evaluation\":\"x\"}".into()));
+    m.nano()
+        .fault_at(1, Fault::Reply("{\"evaluation\":\"x\"}".into()));
+    let mut s = block_on(m.create(config(Preferred::Auto))).unwrap();
+    expect![[r#"Gemini Nano answered step 1 without the JSON asked for, 2 times in a row (the required field "memory" is missing)."#]]
+        .assert_eq(&run_steps(&mut s, 1).unwrap_err().to_string());
+
+    // The cloud gets the same second chance, then the error.
+    let (m, _) = manager(Availability::Unavailable, true);
+    m.transport().fault_at(0, Fault::Reply("no".into()));
+    m.transport()
+        .fault_at(1, Fault::Reply("```json\n{\"a\":1}\n```".into()));
+    let mut s = block_on(m.create(config(Preferred::Auto))).unwrap();
+    let err = run_steps(&mut s, 1).unwrap_err();
+    assert!(
+        matches!(err, SessionError::InvalidOutput { attempts: 2, .. }),
+        "{err}"
+    );
+}
+
+#[test]
+fn failed_nano_creation_starts_on_the_cloud() {
+    let (m, events) = manager(Availability::Downloadable, true);
+    m.set_download_consent(true);
+    m.nano().fail_create(NanoError::new(
+        "NotAllowedError",
+        "Requires a user gesture.",
+    ));
+    let mut s = block_on(m.create(config(Preferred::Auto))).unwrap();
+    run_steps(&mut s, 1).unwrap();
+    drop(s);
+    expect![[r#"
+        [
+            "0:failover-to-OpenAI(Other(\"NotAllowedError\"))",
+            "0:Created-OpenAI",
+            "0:answered-by-OpenAI",
+            "1:Destroyed-OpenAI",
+        ]
+    "#]]
+    .assert_debug_eq(&kinds(&events));
+}
+
+#[test]
+fn cloud_steps_trim_on_overflow_and_wait_on_rate_limits() {
+    let (m, _) = manager(Availability::Unavailable, true);
+    let mut s = block_on(m.create(config(Preferred::Auto))).unwrap();
+    run_steps(&mut s, 3).unwrap();
+    let overflow = ProviderError::new(ErrorKind::ContextOverflow, "too long");
+    let limited = ProviderError {
+        retry_after_ms: Some(2_000),
+        ..ProviderError::new(ErrorKind::RateLimited, "slow down")
+    };
+    m.transport().fault_at(3, Fault::Fail(overflow));
+    m.transport().fault_at(4, Fault::Fail(limited));
+    run_steps(&mut s, 1).unwrap();
+    let requests = m.transport().requests.borrow();
+    let lengths: Vec<usize> = requests.iter().map(|r| r.messages.len()).collect();
+    // Step 3 (index 0 of a fresh call): 7 messages, trimmed to 5, resent after the wait.
+    assert_eq!(lengths, [1, 3, 5, 7, 5, 5]);
+    assert_eq!(*m.sleeper().waits.borrow(), [2_000]);
+    let step3: Vec<u32> = s
+        .token_log()
+        .iter()
+        .filter(|t| t.step == 3)
+        .map(|t| t.sent)
+        .collect();
+    assert_eq!(step3.len(), 3);
+    assert!(step3[1] < step3[0] && step3[1] == step3[2], "{step3:?}");
+}
+
+#[test]
+fn cloud_errors_carry_the_step() {
+    let (m, _) = manager(Availability::Unavailable, true);
+    m.transport().fault_at(
+        1,
+        Fault::Fail(ProviderError::new(
+            ErrorKind::BadKey,
+            "OpenAI rejected the API key (401). Check the key in Settings.",
+        )),
+    );
+    let mut s = block_on(m.create(config(Preferred::Auto))).unwrap();
+    expect!["Step 2: OpenAI rejected the API key (401). Check the key in Settings."]
+        .assert_eq(&run_steps(&mut s, 2).unwrap_err().to_string());
+}
+
+#[test]
+fn streaming_restarts_when_the_step_moves() {
+    let schema = schema_for::<AgentOutput>();
+    let (m, _) = manager(Availability::Available, true);
+    m.nano()
+        .fault_at(1, Fault::Fail(NanoError::new(TIMEOUT, "signal timed out")));
+    let mut s = block_on(m.create(config(Preferred::Auto))).unwrap();
+    for i in 0..2 {
+        let mut updates = Vec::new();
+        let reply = block_on(s.invoke_streaming(&turn(i), Some(&schema), &mut |u| {
+            updates.push(match u {
+                StreamUpdate::Delta(d) => format!("delta {}", d.len()),
+                StreamUpdate::Restart { provider } => format!("restart on {provider}"),
+            })
+        }))
+        .unwrap();
+        let half = reply.len() / 2;
+        let expected: Vec<String> = match i {
+            0 => vec![
+                format!("delta {half}"),
+                format!("delta {}", reply.len() - half),
+            ],
+            _ => vec!["restart on OpenAI".into(), format!("delta {}", reply.len())],
+        };
+        assert_eq!(updates, expected);
+    }
+}
+
+/// Pending on its first poll, like a prompt still running.
+struct Pending(bool);
+impl Future for Pending {
+    type Output = ();
+    fn poll(mut self: std::pin::Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+        if std::mem::replace(&mut self.0, true) {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+#[test]
+fn sessions_are_destroyed_on_every_path() {
+    let (m, events) = manager(Availability::Available, true);
+    let destroyed = |events: &Events| count(events, |k| *k == EventKind::Destroyed);
+    // Success.
+    let replies = block_on(m.run_task(config(Preferred::Auto), async |s| run_steps(s, 2))).unwrap();
+    assert_eq!(replies.len(), 2);
+    assert_eq!(
+        (m.live_sessions(), m.nano().stats.live(), destroyed(&events)),
+        (0, 0, 1)
+    );
+    // Cancelled by the model call.
+    m.nano()
+        .fault_at(2, Fault::Fail(NanoError::new(ABORT, "aborted")));
+    let err = block_on(m.run_task(config(Preferred::Auto), async |s| run_steps(s, 2))).unwrap_err();
+    assert_eq!(err, SessionError::Cancelled { step: 0 });
+    assert_eq!(
+        (m.live_sessions(), m.nano().stats.live(), destroyed(&events)),
+        (0, 0, 2)
+    );
+    // Error on Nano with nowhere to go, and on the cloud.
+    m.nano()
+        .fault_at(3, Fault::Fail(NanoError::new(INVALID_STATE, "gone")));
+    block_on(m.run_task(config(Preferred::Nano), async |s| run_steps(s, 2))).unwrap_err();
+    m.transport().fault_at(
+        0,
+        Fault::Fail(ProviderError::new(ErrorKind::Network, "offline")),
+    );
+    block_on(m.run_task(config(Preferred::Cloud), async |s| run_steps(s, 2))).unwrap_err();
+    assert_eq!(
+        (m.live_sessions(), m.nano().stats.live(), destroyed(&events)),
+        (0, 0, 4)
+    );
+    // Cancelled by dropping the task's future while a step is in flight.
+    {
+        let task = m.run_task(config(Preferred::Auto), async |s| {
+            run_steps(s, 1)?;
+            Pending(false).await;
+            run_steps(s, 1)
+        });
+        let mut task = pin!(task);
+        let poll = task.as_mut().poll(&mut Context::from_waker(Waker::noop()));
+        assert!(poll.is_pending());
+        assert_eq!((m.live_sessions(), m.nano().stats.live()), (1, 1));
+    }
+    assert_eq!(
+        (m.live_sessions(), m.nano().stats.live(), destroyed(&events)),
+        (0, 0, 5)
+    );
+    // Never created: nothing to destroy, nothing counted.
+    m.nano()
+        .fail_create(NanoError::new("NotAllowedError", "no"));
+    block_on(m.create(config(Preferred::Nano))).err().unwrap();
+    m.nano().availability.set(Availability::Unavailable);
+    block_on(m.create(config(Preferred::Nano))).err().unwrap();
+    assert_eq!((m.live_sessions(), destroyed(&events)), (0, 5));
+    assert_eq!(count(&events, |k| *k == EventKind::Created), 5);
+}
+
+#[test]
+fn a_hundred_tasks_leave_no_live_session() {
+    let (m, events) = manager(Availability::Available, true);
+    for task in 0..100 {
+        let calls = m.nano().stats.prompts.get();
+        match task % 4 {
+            1 => m.nano().fault_at(
+                calls + 1,
+                Fault::Fail(NanoError::new(QUOTA_EXCEEDED, "full")),
+            ),
+            2 => m
+                .nano()
+                .fault_at(calls + 2, Fault::Fail(NanoError::new(ABORT, "stop"))),
+            3 => m.transport().fault_at(
+                m.transport().requests.borrow().len(),
+                Fault::Fail(ProviderError::new(ErrorKind::Overloaded, "busy")),
+            ),
+            _ => {}
+        }
+        let preferred = if task % 4 == 3 {
+            Preferred::Cloud
+        } else {
+            Preferred::Auto
+        };
+        let _ = block_on(m.run_task(config(preferred), async |s| run_steps(s, 3)));
+    }
+    assert_eq!(m.live_sessions(), 0);
+    assert_eq!(m.nano().stats.live(), 0);
+    assert_eq!(m.nano().stats.created.get(), 75);
+    assert_eq!(count(&events, |k| *k == EventKind::Created), 100);
+    assert_eq!(count(&events, |k| *k == EventKind::Destroyed), 100);
+    assert_eq!(
+        m.sleeper().waits.borrow().len(),
+        25,
+        "overloaded: one backoff wait each"
+    );
+}
+
+#[test]
+fn resumed_task_starts_nano_with_the_whole_transcript() {
+    let (m, _) = manager(Availability::Unavailable, true);
+    let mut s = block_on(m.create(config(Preferred::Auto))).unwrap();
+    run_steps(&mut s, 2).unwrap();
+    let transcript = s.transcript().clone();
+    drop(s);
+    m.nano().availability.set(Availability::Available);
+    let mut s = block_on(m.resume(config(Preferred::Auto), transcript)).unwrap();
+    assert_eq!(s.provider(), Some(ProviderId::Nano));
+    let init = m.nano().stats.initial_prompts.borrow()[0].clone();
+    assert_eq!(init.len(), 5, "system + 2 turns of 2 messages");
+    block_on(s.invoke("next", None)).unwrap();
+    assert_eq!(s.transcript().turns.len(), 3);
+    assert_eq!(*m.nano().stats.inputs.borrow(), ["next"]);
+}
+
+#[test]
+fn transcript_separates_init_from_steps() {
+    let mut cfg = config(Preferred::Auto);
+    let mut hidden = ChatMessage::new(crate::chat::Role::User, "secret");
+    hidden.hidden = true;
+    cfg.initial_history = vec![
+        ChatMessage::new(crate::chat::Role::System, "Be terse."),
+        ChatMessage::new(crate::chat::Role::User, "Example question"),
+        ChatMessage::new(crate::chat::Role::Assistant, "{\"example\":true}"),
+        hidden,
+    ];
+    cfg.schema_instructions.clear();
+    let t = Transcript::new(&cfg);
+    assert_eq!(
+        t.system_text().as_deref(),
+        Some(format!("{SYSTEM}\n\nBe terse.").as_str())
+    );
+    let ids: Vec<String> = t
+        .messages_with("go")
+        .iter()
+        .map(|m| format!("{}:{:?}", m.id, m.role))
+        .collect();
+    assert_eq!(ids, ["i0:User", "i1:Assistant", "t0u:User"]);
+    assert_eq!(t.init_prompts().len(), 3);
+}
+
+#[test]
+fn schema_generation_and_checks() {
+    let schema = schema_for::<AgentOutput>();
+    let json = schema.json();
+    assert_eq!(json["type"], "object");
+    let text = json.to_string();
+    assert!(
+        !text.contains("$ref") && !text.contains("$schema"),
+        "{text}"
+    );
+    let required: Vec<&str> = json["required"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v.as_str())
+        .collect();
+    assert_eq!(required, ["evaluation", "memory", "nextGoal", "action"]);
+    let ok = r#"{"evaluation":"e","memory":"m","nextGoal":"g","action":{}}"#;
+    assert_eq!(
+        schema.validate(&format!("```json\n{ok}\n```")).as_deref(),
+        Ok(ok)
+    );
+    assert_eq!(schema.validate(ok).as_deref(), Ok(ok));
+    let errors: Vec<String> = ["[]", r#"{"evaluation":"e"}"#, "Sure!"]
+        .iter()
+        .map(|t| schema.validate(t).unwrap_err().to_string())
+        .collect();
+    expect![[r#"
+        [
+            "a JSON array where object was asked for",
+            "the required field \"memory\" is missing",
+            "not JSON: expected value at line 1 column 1",
+        ]
+    "#]]
+    .assert_debug_eq(&errors);
+    let numbers = Schema::new(serde_json::json!({"type": ["number", "null"]}));
+    assert!(numbers.validate("3").is_ok() && numbers.validate("null").is_ok());
+    assert!(numbers.validate("\"3\"").is_err());
+}
