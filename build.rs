@@ -5,6 +5,8 @@
 //! - it parses, is Manifest V3, and its `version` equals the crate version;
 //! - the extension-page CSP allows 'wasm-unsafe-eval' (without it the wasm cannot load);
 //! - the service worker is a module (the bootstrap uses `import`);
+//! - it asks for the permissions the worker's `chrome.*` calls need, and declares the
+//!   "ask-tandem" shortcut the worker answers;
 //! - every file it names (service worker, side panel) exists under `extension/`.
 
 use std::path::{Path, PathBuf};
@@ -53,6 +55,29 @@ fn check(root: &Path, manifest_path: &Path) -> Result<(), String> {
         return Err(format!(
             "the extension_pages CSP must allow 'wasm-unsafe-eval', it is {csp:?}"
         ));
+    }
+    // The chrome.* APIs the worker calls: without its permission an API is simply missing
+    // at run time, which would surface as a silent failure in the browser.
+    let permissions: Vec<&str> = field(&["permissions"])
+        .and_then(|v| v.as_array())
+        .map(|a| a.iter().filter_map(|p| p.as_str()).collect())
+        .unwrap_or_default();
+    for needed in [
+        "sidePanel",
+        "storage",
+        "tabs",
+        "alarms",
+        "contextMenus",
+        "scripting",
+        "activeTab",
+    ] {
+        if !permissions.contains(&needed) {
+            return Err(format!("permissions must include {needed:?}"));
+        }
+    }
+    // The worker answers the "ask-tandem" shortcut by that name (crates/background/src/ask.rs).
+    if field(&["commands", "ask-tandem", "description"]).is_none() {
+        return Err("commands must declare \"ask-tandem\" with a description".into());
     }
     if string(&["background", "type"]) != "module" {
         return Err("background.type must be \"module\"".into());

@@ -8,6 +8,15 @@ import init, * as worker from './wasm/tandem_background.js';
 const ready = init().then(() => worker.start());
 const forward = (handler) => (...args) => { ready.then(() => handler(...args)); };
 
+// "Ask Tandem" opens the side panel for the tab. sidePanel.open() is only allowed during the
+// user gesture (the menu click, the shortcut), which does not survive an await: so it is
+// called here, synchronously, before anything is forwarded.
+const openPanel = (tab) => {
+  if (!(tab?.id >= 0)) return;
+  chrome.sidePanel.open({ tabId: tab.id })
+    .catch((error) => console.warn('Tandem: the side panel did not open:', error?.message));
+};
+
 chrome.runtime.onInstalled.addListener(forward(worker.on_installed));
 
 chrome.runtime.onConnect.addListener((port) => {
@@ -15,4 +24,17 @@ chrome.runtime.onConnect.addListener((port) => {
   // if nobody listens when it arrives.
   port.onMessage.addListener(forward((message) => worker.on_port_message(port, message)));
   port.onDisconnect.addListener(forward(() => worker.on_port_disconnect(port)));
+});
+
+chrome.tabs.onRemoved.addListener(forward(worker.on_tab_removed));
+chrome.tabs.onUpdated.addListener(forward(worker.on_tab_updated));
+chrome.alarms.onAlarm.addListener(forward(worker.on_alarm));
+
+chrome.contextMenus.onClicked.addListener((info, tab) => {
+  openPanel(tab);
+  forward(worker.on_menu_clicked)(info, tab);
+});
+chrome.commands.onCommand.addListener((command, tab) => {
+  openPanel(tab);
+  forward(worker.on_command)(command, tab);
 });

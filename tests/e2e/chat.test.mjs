@@ -31,9 +31,9 @@ const ui = {
 async function saveSettings({ provider = 'OpenAI-compatible', baseUrl = `${mock.url}/v1`, model = 'gpt-test', key = KEY } = {}) {
   const settings = panel.getByRole('region', { name: 'Settings' });
   if (!(await settings.isVisible())) await panel.getByRole('button', { name: 'Settings' }).click();
-  await panel.getByLabel('Provider').selectOption({ label: provider });
+  await panel.getByLabel('Provider', { exact: true }).selectOption({ label: provider });
   await panel.getByLabel('Base URL').fill(baseUrl);
-  await panel.getByLabel('Model').fill(model);
+  await panel.getByLabel('Model', { exact: true }).fill(model);
   await panel.getByLabel('API key').fill(key);
   await panel.getByRole('button', { name: 'Save' }).click();
   await panel.getByRole('status').filter({ hasText: 'Saved' }).waitFor();
@@ -69,7 +69,7 @@ test('settings are stored, and the key is never shown back', async () => {
   await panel.reload();
   await panel.getByRole('button', { name: 'Settings' }).click();
   assert.equal(await panel.getByLabel('API key').inputValue(), '');
-  assert.equal(await panel.getByLabel('Model').inputValue(), 'gpt-test');
+  assert.equal(await panel.getByLabel('Model', { exact: true }).inputValue(), 'gpt-test');
   await panel.getByRole('button', { name: 'Settings' }).click();
 });
 
@@ -81,10 +81,10 @@ test('an answer streams in, token by token, then completes', async () => {
     const a = [...document.querySelectorAll('article[aria-label="Tandem"]')].at(-1);
     return a?.getAttribute('aria-busy') === 'true' && a.textContent.length > 0;
   });
-  const partial = await answer.textContent();
+  const partial = await answer.locator('.text').textContent();
   assert.ok(partial.length < 'You said: Tell me about streaming in small pieces please'.length, `partial: ${partial}`);
   await waitIdle();
-  assert.equal(await answer.textContent(), 'You said: Tell me about streaming in small pieces please');
+  assert.equal(await answer.locator('.text').textContent(), 'You said: Tell me about streaming in small pieces please');
   assert.equal(await ui.send().isEnabled(), true);
   assert.equal(await ui.stop().isEnabled(), false);
 
@@ -105,7 +105,7 @@ test('Shift+Enter makes a new line and Enter sends both lines', async () => {
   assert.equal(mock.requests.length, 0, 'Shift+Enter did not send');
   await ui.message().press('Enter');
   await waitIdle();
-  assert.equal(await ui.lastAnswer().textContent(), 'You said: line one\nline two');
+  assert.equal(await ui.lastAnswer().locator('.text').textContent(), 'You said: line one\nline two');
   assert.equal(await ui.message().inputValue(), '');
 });
 
@@ -184,7 +184,7 @@ test('after the service worker is stopped, the next message wakes it and works',
   await ask('after the restart');
   await waitIdle();
   console.log(`# wake-up to complete answer: ${Date.now() - started} ms`);
-  assert.equal(await ui.lastAnswer().textContent(), 'You said: after the restart');
+  assert.equal(await ui.lastAnswer().locator('.text').textContent(), 'You said: after the restart');
   const sent = mock.requests.at(-1).body.messages.map((m) => m.content);
   assert.ok(sent.includes('before the restart'), 'history survived in the panel');
 });

@@ -33,9 +33,9 @@ async function openSettings() {
 
 async function configure(provider, baseUrl, model, { key = KEY, contextWindow = '' } = {}) {
   await openSettings();
-  await panel.getByLabel('Provider').selectOption({ label: provider });
+  await panel.getByLabel('Provider', { exact: true }).selectOption({ label: provider });
   await panel.getByLabel('Base URL').fill(baseUrl);
-  await panel.getByLabel('Model').fill(model);
+  await panel.getByLabel('Model', { exact: true }).fill(model);
   await panel.getByLabel('API key').fill(key);
   await panel.getByLabel('Context window (tokens)').fill(String(contextWindow));
   await panel.getByRole('button', { name: 'Save' }).click();
@@ -175,9 +175,9 @@ test('Test connection names an unreachable server', async () => {
   const url = gone.url;
   await gone.close();
   await openSettings();
-  await panel.getByLabel('Provider').selectOption({ label: 'Ollama' });
+  await panel.getByLabel('Provider', { exact: true }).selectOption({ label: 'Ollama' });
   await panel.getByLabel('Base URL').fill(url);
-  await panel.getByLabel('Model').fill('llama3.2');
+  await panel.getByLabel('Model', { exact: true }).fill('llama3.2');
   await panel.getByRole('button', { name: 'Test connection' }).click();
   await panel.getByRole('status', { name: 'Connection test' }).filter({ hasText: 'OLLAMA_ORIGINS=chrome-extension://*' }).waitFor();
 });

@@ -6,10 +6,11 @@ use std::cell::RefCell;
 
 use js_sys::{Object, Reflect, Uint8Array};
 use tandem_core::adapters::adapter_for;
-use tandem_core::budget::{build_request, compute_budget, Conversation, TokenCache};
-use tandem_core::chat::{ChatMessage, Role};
+use tandem_core::budget::{build_request, Conversation, TokenCache};
+use tandem_core::chat::Role;
 use tandem_core::errors::{network_error, ErrorKind, ProviderError};
 use tandem_core::http::HttpRequest;
+use tandem_core::memory::Turn;
 use tandem_core::models::effective_info;
 use tandem_core::protocol::WorkerToPanel;
 use tandem_core::provider::ProviderKind;
@@ -22,9 +23,10 @@ use wasm_bindgen_futures::{spawn_local, JsFuture};
 use web_sys::{AbortController, ReadableStreamDefaultReader, Request, RequestInit, Response};
 
 use crate::chrome::{self, Port};
+use crate::nano_chat::NanoOutcome;
 use crate::storage::{self, js_text};
 
-const SYSTEM_PROMPT: &str =
+pub(crate) const SYSTEM_PROMPT: &str =
     "You are Tandem, an assistant in the side panel of the user's browser. \
 Answer clearly and concisely. Use Markdown only when it helps.";
 
@@ -63,7 +65,13 @@ impl From<ProviderError> for Failure {
     }
 }
 
-pub fn start(port: Port, request_id: String, messages: Vec<ChatMessage>) {
+/// Answers the turn `turn` resolves to (it reads the tab's session first), streaming to
+/// `port`. Registered before `turn` resolves, so a Stop that arrives meanwhile counts.
+pub fn start(
+    port: Port,
+    request_id: String,
+    turn: impl std::future::Future<Output = Result<Turn, ProviderError>> + 'static,
+) {
     let controller = match AbortController::new() {
         Ok(c) => c,
         Err(e) => {
@@ -79,7 +87,12 @@ pub fn start(port: Port, request_id: String, messages: Vec<ChatMessage>) {
         })
     });
     spawn_local(async move {
-        let last = match answer(&port, &request_id, messages, &controller).await {
+        let answered = match turn.await {
+            Ok(_) if controller.signal().aborted() => Err(Failure::Stopped),
+            Ok(turn) => answer(&port, &request_id, turn, &controller).await,
+            Err(e) => Err(e.into()),
+        };
+        let last = match answered {
             Ok(done) => done,
             Err(Failure::Stopped) => WorkerToPanel::Stopped {
                 request_id: request_id.clone(),
@@ -114,17 +127,28 @@ pub fn stop_all_for(port: &Port) {
     });
 }
 
-fn post(port: &Port, message: &WorkerToPanel) -> Result<(), JsValue> {
+pub(crate) fn post(port: &Port, message: &WorkerToPanel) -> Result<(), JsValue> {
+    // The tab's session records the answer as the panel sees it, whoever answered.
+    crate::memory::observe(message);
     port.post_message(&JsValue::from_str(&message.to_json()))
 }
 
 async fn answer(
     port: &Port,
     request_id: &str,
-    messages: Vec<ChatMessage>,
+    turn: Turn,
     controller: &AbortController,
 ) -> Result<WorkerToPanel, Failure> {
+    let messages = &turn.messages;
     let settings = load_settings().await?;
+    // On-device first: one Nano session per conversation. When it cannot answer, the cloud
+    // pipeline below answers from the same visible history, so nothing is lost.
+    match crate::nano_chat::try_answer(port, request_id, messages, &settings, controller).await {
+        NanoOutcome::Answered(done) => return Ok(done),
+        NanoOutcome::Stopped => return Err(Failure::Stopped),
+        NanoOutcome::Failed(e) => return Err(e.into()),
+        NanoOutcome::NotUsed => {}
+    }
     let cfg = settings.active_config().map_err(not_configured)?;
     let stored = settings
         .providers
@@ -132,20 +156,27 @@ async fn answer(
         .cloned()
         .unwrap_or_default();
     let info = effective_info(cfg.kind, &stored);
-    let conversation = Conversation::from_messages(&messages).map_err(ProviderError::from)?;
-    let budget = TOKENS
+    let conversation = Conversation::from_messages(messages).map_err(ProviderError::from)?;
+    // The budget over the visible history; what it leaves out for lack of room goes into the
+    // system prompt, distilled (or, for a selected-text question, the history becomes notes).
+    let prepared = TOKENS
         .with(|cache| {
-            compute_budget(
+            turn.plan(
                 &conversation,
-                Some(SYSTEM_PROMPT),
+                SYSTEM_PROMPT,
                 0,
                 info.context_window,
                 &settings.budget,
+                &settings.memory,
                 &mut cache.borrow_mut(),
             )
         })
         .map_err(ProviderError::from)?;
-    let mut plan = SendPlan::new(budget, RetryPolicy::with_settings(&settings.budget));
+    let system = prepared.system;
+    let mut plan = SendPlan::new(
+        prepared.budget,
+        RetryPolicy::with_settings(&settings.budget),
+    );
     let adapter = adapter_for(cfg.kind);
     loop {
         let options = RequestOptions {
@@ -163,7 +194,7 @@ async fn answer(
         let request = build_request(
             plan.budget(),
             &conversation,
-            Some(SYSTEM_PROMPT),
+            Some(&system),
             &[],
             &cfg.model,
             options,
@@ -199,7 +230,7 @@ async fn answer(
                 if let Some(usage) = done.usage {
                     TOKENS.with(|cache| cache.borrow_mut().record_usage(plan.budget(), usage));
                 }
-                return Ok(done.into_message(request_id));
+                return Ok(done.into_message(request_id, cfg.kind));
             }
             Action::RetryAfter { ms } => {
                 wait_before_retry(port, request_id, &cfg, ms, controller).await?
@@ -219,12 +250,15 @@ async fn load_settings() -> Result<Settings, ProviderError> {
 }
 
 /// One HTTP attempt: send, classify a non-2xx answer, stream the body into `sink`.
-async fn attempt(
+pub(crate) async fn attempt(
     http: &HttpRequest,
     cfg: &ProviderConfig,
     controller: &AbortController,
     sink: &mut dyn FnMut(Vec<StreamEvent>) -> Result<bool, Failure>,
 ) -> Result<(), Failure> {
+    if cfg.kind == ProviderKind::Firebase {
+        return crate::relay::attempt(http, cfg, controller, sink).await;
+    }
     let adapter = adapter_for(cfg.kind);
     let response = send(http, controller, cfg).await?;
     if !response.ok() {
@@ -479,12 +513,13 @@ impl DoneInfo {
         Ok(false)
     }
 
-    fn into_message(self, request_id: &str) -> WorkerToPanel {
+    fn into_message(self, request_id: &str, provider: ProviderKind) -> WorkerToPanel {
         WorkerToPanel::Done {
             request_id: request_id.to_string(),
             usage: self.usage,
             finish_reason: self.finish_reason,
             model: self.model,
+            provider: Some(provider.label().to_string()),
         }
     }
 }

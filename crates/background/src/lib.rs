@@ -2,8 +2,15 @@
 //! synchronously and forwards the events here once the wasm has loaded; this crate turns
 //! them into calls to `tandem-core` and does the I/O (`fetch`, `chrome.storage`).
 
+mod agent;
+mod ask;
 mod chat;
 mod chrome;
+mod cloud;
+mod memory;
+mod nano;
+mod nano_chat;
+mod relay;
 mod storage;
 
 use wasm_bindgen::prelude::*;
@@ -20,10 +27,14 @@ pub fn start() {
     if let Err(e) = chrome::set_panel_behavior(&behavior) {
         log_error("sidePanel.setPanelBehavior failed", &e);
     }
+    memory::start();
+    agent::start();
 }
 
 #[wasm_bindgen]
-pub fn on_installed() {}
+pub fn on_installed() {
+    ask::create_menu();
+}
 
 #[wasm_bindgen]
 pub fn on_port_message(port: chrome::Port, message: JsValue) {
@@ -34,24 +45,65 @@ pub fn on_port_message(port: chrome::Port, message: JsValue) {
         log_error("ignored a non-string port message", &message);
         return;
     };
+    relay::panel_seen(&port);
     match PanelToWorker::from_json(&text) {
+        Ok(PanelToWorker::FetchHead {
+            fetch_id,
+            status,
+            retry_after,
+        }) => relay::deliver(
+            &fetch_id,
+            relay::RelayEvent::Head {
+                status,
+                retry_after,
+            },
+        ),
+        Ok(PanelToWorker::FetchChunk { fetch_id, text }) => {
+            relay::deliver(&fetch_id, relay::RelayEvent::Chunk(text))
+        }
+        Ok(PanelToWorker::FetchEnd { fetch_id, error }) => {
+            relay::deliver(&fetch_id, relay::RelayEvent::End(error))
+        }
         Ok(PanelToWorker::Send {
             request_id,
             messages,
-        }) => chat::start(port, request_id, messages),
+            tab_id,
+            answer_id,
+        }) => {
+            let turn = memory::prepare(request_id.clone(), tab_id, answer_id, messages);
+            chat::start(port, request_id, turn)
+        }
+        Ok(
+            message @ (PanelToWorker::Open { .. }
+            | PanelToWorker::SetHidden { .. }
+            | PanelToWorker::Clear { .. }
+            | PanelToWorker::ForgetAll),
+        ) => memory::on_panel_message(port, message),
         Ok(PanelToWorker::Stop { request_id }) => chat::stop(&request_id),
+        Ok(PanelToWorker::NanoStatus { request_id }) => {
+            nano_chat::report_status(port, request_id, false)
+        }
+        Ok(PanelToWorker::DownloadNano { request_id }) => {
+            nano_chat::report_status(port, request_id, true)
+        }
         Ok(PanelToWorker::TestConnection {
             request_id,
             provider,
             settings,
         }) => chat::test_connection(port, request_id, provider, settings),
-        Err(e) => log_error("ignored a malformed port message", &e.to_string().into()),
+        Ok(PanelToWorker::Task { command }) => agent::on_command(port, command),
+        // Position only: serde's message can quote the text of the message.
+        Err(e) => log_error(
+            "ignored a malformed port message",
+            &format!("{:?} error at column {}", e.classify(), e.column()).into(),
+        ),
     }
 }
 
 #[wasm_bindgen]
 pub fn on_port_disconnect(port: chrome::Port) {
     // Nobody is listening any more: stop paying for the tokens.
+    relay::panel_gone(&port);
     chat::stop_all_for(&port);
 }
 

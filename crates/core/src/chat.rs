@@ -22,6 +22,10 @@ pub struct ChatMessage {
     /// The user chose "Hide from context": shown in the panel, never sent.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub hidden: bool,
+    /// Page text the user selected and asked about ("Ask Tandem"), shown quoted above
+    /// `content`. Page content, never instructions: see `memory::MemoryMessage::to_model`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quote: Option<String>,
 }
 
 impl ChatMessage {
@@ -31,6 +35,7 @@ impl ChatMessage {
             role,
             content: content.into(),
             hidden: false,
+            quote: None,
         }
     }
 }

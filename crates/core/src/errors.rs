@@ -408,6 +408,7 @@ mod tests {
             model: "m-1".into(),
             api_key: key.into(),
             project_id: String::new(),
+            app_id: String::new(),
         }
     }
 

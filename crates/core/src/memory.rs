@@ -10,9 +10,14 @@ mod context;
 mod prompt;
 #[cfg(test)]
 mod tests;
+mod turn;
 
 pub use context::{build_context, BuiltContext, ContextMetrics};
-pub use prompt::{build_prompt, BuiltPrompt, PromptMode};
+pub use prompt::{
+    build_prompt, build_prompt_with, conversation_context, selection_request, BuiltPrompt,
+    PromptMode,
+};
+pub use turn::{Plan, Turn, SELECTION_QUESTION};
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -20,7 +25,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::chat::Role;
+use crate::chat::{ChatMessage, Role};
 
 /// One conversation: a site in a tab.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -149,10 +154,72 @@ impl Default for MemoryConfig {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MemoryMessage {
+    /// The panel's id of the message (what "Hide from context" and the budget refer to).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub id: String,
     pub role: Role,
+    /// What the user typed or the model answered. For a selected-text question, the question
+    /// alone: the page text is in `quote`.
     pub content: String,
     /// Milliseconds since the epoch, from the caller's clock.
     pub timestamp: u64,
+    /// The user chose "Hide from context": kept and shown, never given to the model.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hidden: bool,
+    /// Text the user selected on the page and asked about ("Ask Tandem"). Page content: it
+    /// only ever reaches the model fenced as data ([`selection_request`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quote: Option<String>,
+}
+
+impl MemoryMessage {
+    pub fn new(role: Role, content: impl Into<String>, timestamp: u64) -> Self {
+        Self {
+            id: String::new(),
+            role,
+            content: content.into(),
+            timestamp,
+            hidden: false,
+            quote: None,
+        }
+    }
+
+    /// The message as the panel shows it.
+    pub fn to_chat(&self) -> ChatMessage {
+        ChatMessage {
+            id: self.id.clone(),
+            role: self.role,
+            content: self.content.clone(),
+            hidden: self.hidden,
+            quote: self.quote.clone(),
+        }
+    }
+
+    /// A message from the panel, stamped `timestamp`.
+    pub fn from_chat(message: &ChatMessage, timestamp: u64) -> Self {
+        Self {
+            id: message.id.clone(),
+            role: message.role,
+            content: message.content.clone(),
+            timestamp,
+            hidden: message.hidden,
+            quote: message.quote.clone(),
+        }
+    }
+
+    /// The message as the model reads it in a request: a quoted selection is fenced as data
+    /// before the question.
+    pub fn to_model(&self) -> ChatMessage {
+        let content = match &self.quote {
+            Some(quote) => selection_request(quote, &self.content),
+            None => self.content.clone(),
+        };
+        ChatMessage {
+            content,
+            quote: None,
+            ..self.to_chat()
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -181,11 +248,12 @@ impl SessionContext {
         timestamp: u64,
         config: &MemoryConfig,
     ) {
-        self.messages.push(MemoryMessage {
-            role,
-            content: content.into(),
-            timestamp,
-        });
+        self.push_message(MemoryMessage::new(role, content, timestamp), config);
+    }
+
+    /// Appends `message` (with its id, flags and quote), then enforces `max_messages`.
+    pub fn push_message(&mut self, message: MemoryMessage, config: &MemoryConfig) {
+        self.messages.push(message);
         self.trim(config);
     }
 
@@ -252,6 +320,52 @@ impl SessionMemory {
         session
     }
 
+    /// Appends `message` to the session of `key`, starting the session if there is none.
+    pub fn record_message(
+        &mut self,
+        key: &SessionKey,
+        message: MemoryMessage,
+        config: &MemoryConfig,
+    ) -> &SessionContext {
+        let session = self
+            .sessions
+            .entry(key.clone())
+            .or_insert_with(|| SessionContext::new(key.domain.clone(), message.timestamp));
+        session.push_message(message, config);
+        session
+    }
+
+    /// Sets "Hide from context" on message `id` of `key`; `true` if the message exists.
+    pub fn set_hidden(&mut self, key: &SessionKey, id: &str, hidden: bool) -> bool {
+        self.message_mut(key, id)
+            .map(|m| m.hidden = hidden)
+            .is_some()
+    }
+
+    /// Takes message `id` back out of the session of `key` (a question that got no answer,
+    /// whose text the panel gives back to the user); `true` if it was there. A session left
+    /// empty is forgotten.
+    pub fn remove_message(&mut self, key: &SessionKey, id: &str) -> bool {
+        let Some(session) = self.sessions.get_mut(key) else {
+            return false;
+        };
+        let before = session.messages.len();
+        session.messages.retain(|m| m.id != id || id.is_empty());
+        let removed = session.messages.len() != before;
+        if session.messages.is_empty() {
+            self.sessions.remove(key);
+        }
+        removed
+    }
+
+    fn message_mut(&mut self, key: &SessionKey, id: &str) -> Option<&mut MemoryMessage> {
+        self.sessions
+            .get_mut(key)?
+            .messages
+            .iter_mut()
+            .find(|m| !id.is_empty() && m.id == id)
+    }
+
     /// Forgets one session; `true` if there was one.
     pub fn clear(&mut self, key: &SessionKey) -> bool {
         self.sessions.remove(key).is_some()
@@ -316,5 +430,37 @@ impl SessionMemory {
             self.sessions.remove(key);
         });
         keys
+    }
+}
+
+/// A selection the user asked about ("Ask Tandem") that the panel has not shown yet. One at
+/// a time: a newer request replaces an older one.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingSelection {
+    pub tab_id: i32,
+    pub text: String,
+    /// When it was asked, milliseconds since the epoch.
+    pub at: u64,
+}
+
+impl PendingSelection {
+    /// How long a selection waits for the panel: a panel opened much later must not start a
+    /// question the user has forgotten about.
+    pub const MAX_WAIT_MS: u64 = 10 * 60 * 1_000;
+
+    /// A pending selection of `text` in `tab_id`; `None` when there is no text to ask about.
+    pub fn new(tab_id: i32, text: &str, at: u64) -> Option<Self> {
+        let text = text.trim();
+        (!text.is_empty()).then(|| Self {
+            tab_id,
+            text: text.to_owned(),
+            at,
+        })
+    }
+
+    /// Whether the panel showing `tab_id` at `now_ms` should take it.
+    pub fn is_for(&self, tab_id: i32, now_ms: u64) -> bool {
+        self.tab_id == tab_id && now_ms.saturating_sub(self.at) <= Self::MAX_WAIT_MS
     }
 }

@@ -15,15 +15,62 @@ pub const CHAT_PORT: &str = "tandem-chat";
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum PanelToWorker {
     /// Answer the last user message of `messages` (the conversation as shown, oldest first;
-    /// hidden ones are filtered out by the worker).
+    /// hidden ones are filtered out by the worker). When `tab_id`'s page has a memory (a web
+    /// page), the history comes from that tab's session and only the last message of
+    /// `messages` is taken: it is recorded, and so is the answer, under `answer_id`.
     #[serde(rename_all = "camelCase")]
     Send {
         request_id: String,
         messages: Vec<ChatMessage>,
+        #[serde(default)]
+        tab_id: Option<i32>,
+        #[serde(default)]
+        answer_id: String,
     },
+    /// The panel now shows `tab_id`: answer with its conversation (and take the selection
+    /// waiting to be asked about in it, if any).
+    #[serde(rename_all = "camelCase")]
+    Open {
+        request_id: String,
+        tab_id: Option<i32>,
+    },
+    /// "Hide from context" on one message of `tab_id`'s conversation.
+    #[serde(rename_all = "camelCase")]
+    SetHidden {
+        tab_id: Option<i32>,
+        message_id: String,
+        hidden: bool,
+    },
+    /// "Clear conversation": forget `tab_id`'s session.
+    #[serde(rename_all = "camelCase")]
+    Clear { tab_id: Option<i32> },
+    /// "Forget everything": every session of every tab.
+    ForgetAll,
     /// Abort the stream of `request_id`; what arrived so far stays.
     #[serde(rename_all = "camelCase")]
     Stop { request_id: String },
+    /// What the on-device model can do right now (shown in Settings).
+    #[serde(rename_all = "camelCase")]
+    NanoStatus { request_id: String },
+    /// The relayed response's status line (see `WorkerToPanel::Fetch`).
+    #[serde(rename_all = "camelCase")]
+    FetchHead {
+        fetch_id: String,
+        status: u16,
+        retry_after: Option<String>,
+    },
+    /// A piece of the relayed response body, decoded as UTF-8 without splitting characters.
+    #[serde(rename_all = "camelCase")]
+    FetchChunk { fetch_id: String, text: String },
+    /// The relayed response ended; `error` when the connection failed or was cut.
+    #[serde(rename_all = "camelCase")]
+    FetchEnd {
+        fetch_id: String,
+        error: Option<String>,
+    },
+    /// The user asked to download Gemini Nano (the click is their consent).
+    #[serde(rename_all = "camelCase")]
+    DownloadNano { request_id: String },
     /// Send a one-token request with these settings (an empty key means the saved key) and
     /// report what happened.
     #[serde(rename_all = "camelCase")]
@@ -32,19 +79,73 @@ pub enum PanelToWorker {
         provider: ProviderKind,
         settings: ProviderSettings,
     },
+    /// The agent: START_TASK, GET_STATE, PAUSE, RESUME, CANCEL, and Approve/Deny.
+    Task {
+        command: crate::agent::task::TaskCommand,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum WorkerToPanel {
+    /// The answer to `Open`: the tab's conversation, kept for `domain` (the session's site).
+    /// `domain` is `None` for pages that get no memory (not web pages): the panel keeps its
+    /// own conversation for those. `selection`: text the user chose "Ask Tandem" on in this
+    /// tab, to ask about now.
+    #[serde(rename_all = "camelCase")]
+    Conversation {
+        request_id: String,
+        tab_id: Option<i32>,
+        domain: Option<String>,
+        messages: Vec<ChatMessage>,
+        selection: Option<String>,
+    },
+    /// Broadcast (`runtime.sendMessage`, not the Port, which a stopped worker lost): the
+    /// conversation of `tab_id` changed outside the panel: a selection to ask about
+    /// (`request_id` is `None`), or the answer to `request_id` was recorded (the panel may
+    /// have switched to another tab while it streamed). A panel showing that tab opens it
+    /// again, unless it saw that answer end itself.
+    #[serde(rename_all = "camelCase")]
+    Changed {
+        tab_id: i32,
+        #[serde(default)]
+        request_id: Option<String>,
+    },
     #[serde(rename_all = "camelCase")]
     Delta { request_id: String, text: String },
+    /// Drop the text streamed so far for this answer: another provider takes over and
+    /// answers again from the start.
+    #[serde(rename_all = "camelCase")]
+    Restart { request_id: String, note: String },
+    /// Firebase AI Logic is called from the side panel (design card): the worker prepares
+    /// the request and the panel performs it and streams the response back.
+    #[serde(rename_all = "camelCase")]
+    Fetch {
+        fetch_id: String,
+        url: String,
+        headers: Vec<(String, String)>,
+        body: String,
+    },
+    #[serde(rename_all = "camelCase")]
+    FetchAbort { fetch_id: String },
+    /// The on-device model's state: "available", "downloadable", "downloading",
+    /// "unavailable"; `progress` (0–1) while downloading; `detail` says why.
+    #[serde(rename_all = "camelCase")]
+    NanoStatus {
+        request_id: String,
+        availability: String,
+        progress: Option<f64>,
+        detail: String,
+    },
     #[serde(rename_all = "camelCase")]
     Done {
         request_id: String,
         usage: Option<Usage>,
         finish_reason: Option<String>,
         model: Option<String>,
+        /// Who answered ("Gemini Nano (on device)", "OpenAI"...), shown under the answer.
+        #[serde(default)]
+        provider: Option<String>,
     },
     #[serde(rename_all = "camelCase")]
     Stopped { request_id: String },
@@ -70,6 +171,13 @@ pub enum WorkerToPanel {
         ok: bool,
         message: String,
     },
+    /// The agent task as it stands (`None`: no task yet), with a sentence for the user when a
+    /// command was refused or stored state was reset. Sent on the Port in answer to a command
+    /// and broadcast (`runtime.sendMessage`) after every change.
+    TaskState {
+        state: Option<Box<crate::agent::task::TaskContext>>,
+        notice: Option<String>,
+    },
 }
 
 impl PanelToWorker {
@@ -94,10 +202,22 @@ impl WorkerToPanel {
             WorkerToPanel::Delta { request_id, .. }
             | WorkerToPanel::Done { request_id, .. }
             | WorkerToPanel::Stopped { request_id }
+            | WorkerToPanel::Conversation { request_id, .. }
+            | WorkerToPanel::Restart { request_id, .. }
+            | WorkerToPanel::Fetch {
+                fetch_id: request_id,
+                ..
+            }
+            | WorkerToPanel::FetchAbort {
+                fetch_id: request_id,
+            }
+            | WorkerToPanel::NanoStatus { request_id, .. }
             | WorkerToPanel::Error { request_id, .. }
             | WorkerToPanel::Status { request_id, .. }
             | WorkerToPanel::Debug { request_id, .. }
             | WorkerToPanel::ConnectionResult { request_id, .. } => request_id,
+            WorkerToPanel::Changed { request_id, .. } => request_id.as_deref().unwrap_or(""),
+            WorkerToPanel::TaskState { .. } => "",
         }
     }
 }
@@ -112,13 +232,35 @@ mod tests {
         let m = PanelToWorker::Send {
             request_id: "r1".into(),
             messages: vec![ChatMessage::new(Role::User, "hi")],
+            tab_id: Some(7),
+            answer_id: "m2".into(),
         };
         let json = m.to_json();
         assert!(
             json.contains("\"type\":\"send\"") && json.contains("\"requestId\":\"r1\""),
             "{json}"
         );
+        assert!(json.contains("\"tabId\":7"), "{json}");
         assert_eq!(PanelToWorker::from_json(&json).unwrap(), m);
+        // A panel from before tabs had sessions sends neither field.
+        let old = r#"{"type":"send","requestId":"r1","messages":[]}"#;
+        assert!(matches!(
+            PanelToWorker::from_json(old),
+            Ok(PanelToWorker::Send { tab_id: None, .. })
+        ));
+        assert_eq!(
+            PanelToWorker::ForgetAll.to_json(),
+            r#"{"type":"forgetAll"}"#
+        );
+        let c = WorkerToPanel::Changed {
+            tab_id: 3,
+            request_id: None,
+        };
+        assert_eq!(
+            c.to_json(),
+            r#"{"type":"changed","tabId":3,"requestId":null}"#
+        );
+        assert_eq!(c.request_id(), "");
         let e = WorkerToPanel::Error {
             request_id: "r1".into(),
             kind: ErrorKind::BadKey,

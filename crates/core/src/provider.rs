@@ -19,12 +19,13 @@ pub enum ProviderKind {
 
 impl ProviderKind {
     /// The providers a user can pick in Settings, in display order.
-    pub const PICKABLE: [ProviderKind; 5] = [
+    pub const PICKABLE: [ProviderKind; 6] = [
         ProviderKind::OpenAi,
         ProviderKind::Anthropic,
         ProviderKind::Gemini,
         ProviderKind::Ollama,
         ProviderKind::OpenAiCompatible,
+        ProviderKind::Firebase,
     ];
 
     pub fn id(self) -> &'static str {
@@ -39,10 +40,7 @@ impl ProviderKind {
     }
 
     pub fn from_id(id: &str) -> Option<Self> {
-        [Self::PICKABLE.as_slice(), &[ProviderKind::Firebase]]
-            .concat()
-            .into_iter()
-            .find(|k| k.id() == id)
+        Self::PICKABLE.into_iter().find(|k| k.id() == id)
     }
 
     pub fn label(self) -> &'static str {
@@ -96,6 +94,11 @@ pub struct Settings {
     pub providers: BTreeMap<ProviderKind, ProviderSettings>,
     /// How the send pipeline shares a model's context window.
     pub budget: crate::budget::BudgetSettings,
+    /// Where answers come from: Gemini Nano on the device first (`auto`), only the cloud,
+    /// or only the device.
+    pub on_device: crate::session::Preferred,
+    /// Limits of the per-tab conversation memory (defaults until Settings shows them).
+    pub memory: crate::memory::MemoryConfig,
 }
 
 /// A provider ready to be called: kind plus effective settings.
@@ -105,7 +108,9 @@ pub struct ProviderConfig {
     pub base_url: String,
     pub model: String,
     pub api_key: String,
+    /// Firebase only: the web app's project and app ids.
     pub project_id: String,
+    pub app_id: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -118,6 +123,8 @@ pub enum ConfigError {
     NoKey { provider: &'static str },
     #[error("{provider} needs a base URL. Open Settings and fill in \"Base URL\".")]
     NoBaseUrl { provider: &'static str },
+    #[error("Firebase AI Logic needs the Firebase project ID. Open Settings and fill in \"Project ID\".")]
+    NoProjectId,
     #[error("The base URL \"{url}\" is not an http:// or https:// address.")]
     BadBaseUrl { url: String },
 }
@@ -152,12 +159,17 @@ impl ProviderConfig {
         if api_key.is_empty() && !kind.key_optional() {
             return Err(ConfigError::NoKey { provider });
         }
+        let project_id = s.project_id.trim().to_string();
+        if kind == ProviderKind::Firebase && project_id.is_empty() {
+            return Err(ConfigError::NoProjectId);
+        }
         Ok(Self {
             kind,
             base_url,
             model,
             api_key,
-            project_id: s.project_id.trim().to_string(),
+            project_id,
+            app_id: s.app_id.trim().to_string(),
         })
     }
 

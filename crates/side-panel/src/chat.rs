@@ -2,6 +2,7 @@
 //! call; this side keeps the conversation and renders what the Port brings.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 
 use tandem_core::chat::{ChatMessage, Role};
 use tandem_core::errors::ErrorKind;
@@ -30,6 +31,9 @@ struct State {
     messages: Vec<ChatMessage>,
     port: Option<Port>,
     streaming: Option<Streaming>,
+    /// Why an answer is incomplete ("Stopped"…), by message id, so that the badge is still
+    /// there when the conversation is shown again from the worker's copy.
+    badges: HashMap<String, &'static str>,
 }
 
 thread_local! {
@@ -76,24 +80,44 @@ fn send_message() -> Result<(), DomError> {
     if text.trim().is_empty() || STATE.with(|s| s.borrow().streaming.is_some()) {
         return Ok(());
     }
-    show_error("");
     input.set_value("");
+    send_text(text, None)
+}
 
+/// Asks about text the user selected on the page ("Ask Tandem"): it is shown quoted as the
+/// user's message and answered as a new question. Nothing happens while an answer streams.
+pub(crate) fn ask_about(selection: String) -> Result<(), DomError> {
+    if is_streaming() {
+        return Ok(());
+    }
+    send_text(
+        tandem_core::memory::SELECTION_QUESTION.to_string(),
+        Some(selection),
+    )
+}
+
+fn send_text(text: String, quote: Option<String>) -> Result<(), DomError> {
+    show_error("");
     let user = ChatMessage {
         id: dom::fresh_id("m"),
+        quote,
         ..ChatMessage::new(Role::User, text)
     };
     let user_bubble = add_bubble(Role::User, &user.content)?;
+    if let Some(quote) = &user.quote {
+        add_quote(&user_bubble, quote);
+    }
     add_hide_toggle(&user_bubble, &user.id);
     let bubble = add_bubble(Role::Assistant, "")?;
     dom::set_attr(&bubble, "aria-busy", "true");
     let request_id = dom::fresh_id("r");
+    let answer_id = dom::fresh_id("m");
     let messages = STATE.with(|s| {
         let mut s = s.borrow_mut();
         s.messages.push(user.clone());
         s.streaming = Some(Streaming {
             request_id: request_id.clone(),
-            answer_id: dom::fresh_id("m"),
+            answer_id: answer_id.clone(),
             bubble,
             text: String::new(),
             user_id: user.id.clone(),
@@ -105,24 +129,77 @@ fn send_message() -> Result<(), DomError> {
     if let Err(e) = post(&PanelToWorker::Send {
         request_id: request_id.clone(),
         messages,
+        tab_id: crate::memory::current_tab(),
+        answer_id,
     }) {
         finish_with_error(&request_id, ErrorKind::Network, &format!("Tandem's background worker is not reachable ({e}). Reload the extension and try again."));
     }
     Ok(())
 }
 
-/// Forgets the conversation: nothing of it is sent again, and the screen is empty.
+/// Forgets the conversation: nothing of it is sent again, and the screen is empty. The tab's
+/// session in the worker is forgotten too.
 fn clear_conversation() -> Result<(), DomError> {
+    end_streaming();
+    clear_view()?;
+    let _ = post(&PanelToWorker::Clear {
+        tab_id: crate::memory::current_tab(),
+    });
+    Ok(())
+}
+
+/// Stops the answer being streamed, if any, and ends it here at once.
+pub(crate) fn end_streaming() {
     stop_streaming();
     let streaming = STATE.with(|s| s.borrow().streaming.as_ref().map(|x| x.request_id.clone()));
     if let Some(id) = streaming {
         finish_stopped(&id);
     }
+}
+
+/// Empties the screen and the panel's copy of the conversation.
+pub(crate) fn clear_view() -> Result<(), DomError> {
     STATE.with(|s| s.borrow_mut().messages.clear());
     dom::by_id::<HtmlElement>("messages")?.set_inner_html("");
     show_error("");
     progress("");
     crate::debug::reset();
+    Ok(())
+}
+
+pub(crate) fn is_streaming() -> bool {
+    STATE.with(|s| s.borrow().streaming.is_some())
+}
+
+/// The panel moves to another tab while an answer streams: the worker finishes it into its
+/// tab's session, and this panel stops following it.
+pub(crate) fn detach_streaming() {
+    if STATE.with(|s| s.borrow_mut().streaming.take()).is_some() {
+        set_streaming_controls(false);
+    }
+}
+
+/// Shows `messages` (the worker's copy of the tab's conversation) in place of what is shown.
+pub(crate) fn show_conversation(messages: Vec<ChatMessage>) -> Result<(), DomError> {
+    dom::by_id::<HtmlElement>("messages")?.set_inner_html("");
+    let badges = STATE.with(|s| s.borrow().badges.clone());
+    for m in &messages {
+        let bubble = add_bubble(m.role, &m.content)?;
+        if let Some(quote) = &m.quote {
+            add_quote(&bubble, quote);
+        }
+        if let Some(label) = badges.get(&m.id) {
+            add_badge(&bubble, label);
+        }
+        add_hide_toggle(&bubble, &m.id);
+        if m.hidden {
+            if let Some(toggle) = bubble.query_selector(".hide-toggle").ok().flatten() {
+                dom::set_attr(&toggle, "aria-pressed", "true");
+            }
+            let _ = bubble.class_list().add_1("hidden-from-context");
+        }
+    }
+    STATE.with(|s| s.borrow_mut().messages = messages);
     Ok(())
 }
 
@@ -184,7 +261,27 @@ fn connect() -> Result<Port, String> {
     Ok(port)
 }
 
-fn receive(message: WorkerToPanel) {
+pub(crate) fn receive(message: WorkerToPanel) {
+    if let WorkerToPanel::TaskState { .. } = message {
+        crate::task::receive(message);
+        return;
+    }
+    // Which conversation to show is the memory module's business.
+    if let WorkerToPanel::Conversation {
+        request_id,
+        tab_id,
+        domain,
+        messages,
+        selection,
+    } = message
+    {
+        crate::memory::on_conversation(&request_id, tab_id, domain, messages, selection);
+        return;
+    }
+    if let WorkerToPanel::Changed { tab_id, request_id } = &message {
+        crate::memory::on_changed(*tab_id, request_id.as_deref());
+        return;
+    }
     // Results of "Test connection" are not part of the conversation.
     if let WorkerToPanel::ConnectionResult {
         request_id,
@@ -193,6 +290,28 @@ fn receive(message: WorkerToPanel) {
     } = &message
     {
         crate::settings::connection_result(request_id, *ok, message);
+        return;
+    }
+    match message {
+        WorkerToPanel::Fetch {
+            fetch_id,
+            url,
+            headers,
+            body,
+        } => return crate::relay::fetch(fetch_id, url, headers, body),
+        WorkerToPanel::FetchAbort { fetch_id } => return crate::relay::abort(&fetch_id),
+        _ => {}
+    }
+    if let WorkerToPanel::NanoStatus {
+        request_id,
+        availability,
+        progress,
+        detail,
+    } = &message
+    {
+        if crate::settings::nano_status_for(request_id) {
+            crate::settings::nano_status(availability, *progress, detail);
+        }
         return;
     }
     let current = STATE.with(|s| s.borrow().streaming.as_ref().map(|x| x.request_id.clone()));
@@ -208,7 +327,26 @@ fn receive(message: WorkerToPanel) {
             }
             progress("");
         }),
-        WorkerToPanel::Done { request_id, .. } => finish(&request_id, None),
+        WorkerToPanel::Done {
+            request_id,
+            provider,
+            ..
+        } => {
+            if let (Some(p), Some(bubble)) = (
+                provider,
+                STATE.with(|s| s.borrow().streaming.as_ref().map(|x| x.bubble.clone())),
+            ) {
+                add_note(&bubble, "provider", &format!("via {p}"));
+            }
+            finish(&request_id, None)
+        }
+        WorkerToPanel::Restart { note, .. } => STATE.with(|s| {
+            if let Some(st) = s.borrow_mut().streaming.as_mut() {
+                st.text.clear();
+                set_bubble_text(&st.bubble, "");
+                add_note(&st.bubble, "switch", &note);
+            }
+        }),
         WorkerToPanel::Stopped { request_id } => finish_stopped(&request_id),
         WorkerToPanel::Error {
             request_id,
@@ -230,7 +368,13 @@ fn receive(message: WorkerToPanel) {
                 web_sys::console::warn_1(&format!("Tandem: debug report not shown: {e}").into());
             }
         }
-        WorkerToPanel::ConnectionResult { .. } => {}
+        WorkerToPanel::ConnectionResult { .. }
+        | WorkerToPanel::NanoStatus { .. }
+        | WorkerToPanel::Conversation { .. }
+        | WorkerToPanel::Changed { .. }
+        | WorkerToPanel::TaskState { .. }
+        | WorkerToPanel::Fetch { .. }
+        | WorkerToPanel::FetchAbort { .. } => {}
     }
 }
 
@@ -247,16 +391,14 @@ fn finish_stopped(request_id: &str) {
 
 /// Ends the current answer. Text received so far is kept (and sent as context later);
 /// `badge` says why it is incomplete.
-fn finish(request_id: &str, badge: Option<&str>) {
+fn finish(request_id: &str, badge: Option<&'static str>) {
     let Some(st) = take_streaming(request_id) else {
         return;
     };
     st.bubble.remove_attribute("aria-busy").ok();
     if let Some(label) = badge {
-        if let Ok(b) = dom::create("span", "badge") {
-            b.set_text_content(Some(label));
-            let _ = st.bubble.append_child(&b);
-        }
+        add_badge(&st.bubble, label);
+        STATE.with(|s| s.borrow_mut().badges.insert(st.answer_id.clone(), label));
     }
     if st.text.is_empty() && badge.is_some() {
         dom::set_attr(&st.bubble, "data-empty", "true");
@@ -269,6 +411,7 @@ fn finish(request_id: &str, badge: Option<&str>) {
         })
     });
     set_streaming_controls(false);
+    crate::memory::answer_ended(request_id);
 }
 
 fn finish_with_error(request_id: &str, kind: ErrorKind, message: &str) {
@@ -298,7 +441,10 @@ fn finish_with_error(request_id: &str, kind: ErrorKind, message: &str) {
     let text = STATE.with(|s| {
         let mut s = s.borrow_mut();
         let pos = s.messages.iter().position(|m| m.id == st.user_id);
-        pos.map(|p| s.messages.remove(p).content)
+        // A selected-text question is not given back: "Ask Tandem" again asks it again.
+        pos.map(|p| s.messages.remove(p))
+            .filter(|m| m.quote.is_none())
+            .map(|m| m.content)
     });
     if let (Some(text), Ok(input)) = (text, dom::by_id::<HtmlTextAreaElement>("message")) {
         if input.value().trim().is_empty() {
@@ -306,6 +452,7 @@ fn finish_with_error(request_id: &str, kind: ErrorKind, message: &str) {
         }
     }
     set_streaming_controls(false);
+    crate::memory::answer_ended(request_id);
 }
 
 fn take_streaming(request_id: &str) -> Option<Streaming> {
@@ -365,10 +512,26 @@ fn scroll_to_end() {
     }
 }
 
-/// Replaces the text of a bubble (its first child), leaving its badges and buttons alone.
+/// Replaces the text of a bubble, leaving its quote, badges and buttons alone.
 fn set_bubble_text(bubble: &HtmlElement, text: &str) {
-    if let Some(body) = bubble.first_element_child() {
+    if let Some(body) = bubble.query_selector(".text").ok().flatten() {
         body.set_text_content(Some(text));
+    }
+}
+
+/// The page text a question is about, quoted above the question.
+fn add_quote(bubble: &HtmlElement, quote: &str) {
+    if let Ok(block) = dom::create("blockquote", "quote") {
+        dom::set_attr(&block, "aria-label", "Selected text");
+        block.set_text_content(Some(quote));
+        let _ = bubble.insert_before(&block, bubble.first_child().as_ref());
+    }
+}
+
+fn add_badge(bubble: &HtmlElement, label: &str) {
+    if let Ok(b) = dom::create("span", "badge") {
+        b.set_text_content(Some(label));
+        let _ = bubble.append_child(&b);
     }
 }
 
@@ -396,6 +559,11 @@ fn add_hide_toggle(bubble: &HtmlElement, message_id: &str) {
             Some(m.hidden)
         });
         if let Some(hidden) = hidden {
+            let _ = post(&PanelToWorker::SetHidden {
+                tab_id: crate::memory::current_tab(),
+                message_id: id.clone(),
+                hidden,
+            });
             dom::set_attr(&b, "aria-pressed", if hidden { "true" } else { "false" });
             let _ = target
                 .class_list()
@@ -403,4 +571,12 @@ fn add_hide_toggle(bubble: &HtmlElement, message_id: &str) {
         }
     });
     let _ = bubble.append_child(&button);
+}
+
+/// A small line under an answer (who answered it, a provider switch).
+fn add_note(bubble: &HtmlElement, class: &str, text: &str) {
+    if let Ok(note) = dom::create("span", &format!("note {class}")) {
+        note.set_text_content(Some(text));
+        let _ = bubble.append_child(&note);
+    }
 }

@@ -6,7 +6,10 @@ mod chat;
 mod chrome;
 mod debug;
 mod dom;
+mod memory;
+mod relay;
 mod settings;
+mod task;
 
 /// Runs when the page loads the wasm. Not in unit tests: they bring their own DOM.
 #[cfg_attr(not(test), wasm_bindgen::prelude::wasm_bindgen(start))]
@@ -14,6 +17,8 @@ pub fn start() {
     if let Err(e) = chat::wire()
         .and_then(|()| settings::wire())
         .and_then(|()| debug::wire())
+        .and_then(|()| memory::wire())
+        .and_then(|()| task::wire())
     {
         chat::show_error(&format!("Tandem could not start: {e}"));
     }

@@ -6,6 +6,7 @@ use std::cell::RefCell;
 
 use tandem_core::protocol::PanelToWorker;
 use tandem_core::provider::{mask_key, ProviderConfig, ProviderKind, ProviderSettings, Settings};
+use tandem_core::session::Preferred;
 use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::{spawn_local, JsFuture};
 use web_sys::{HtmlButtonElement, HtmlElement, HtmlInputElement, HtmlSelectElement};
@@ -53,27 +54,100 @@ pub fn wire() -> Result<(), DomError> {
                         select.set_value(kind.id());
                     }
                 } else {
-                    // First run: nothing can be sent before a provider is set, so show the form.
-                    toggle_panel();
+                    // First run: nothing can be sent before a provider is set, so show the form
+                    // (open, not toggle: the user may have opened it already).
+                    set_open(true);
                 }
                 if let Some(kind) = selected_kind() {
                     fill(kind);
                 }
+                if let Ok(select) = dom::by_id::<HtmlSelectElement>("on-device") {
+                    select.set_value(&SAVED.with(|s| on_device_id(s.borrow().on_device)));
+                }
             }
             Err(e) => status(&e),
         }
+        ask_nano(false);
     });
+    let download: HtmlButtonElement = dom::by_id("nano-download")?;
+    dom::on(&download, "click", |_: web_sys::Event| ask_nano(true));
     Ok(())
 }
 
+fn on_device_id(p: Preferred) -> String {
+    serde_json::to_value(p)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+fn on_device_from(id: &str) -> Preferred {
+    serde_json::from_value(serde_json::Value::String(id.to_string())).unwrap_or_default()
+}
+
+thread_local! {
+    static NANO_REQUEST: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Asks the worker what Gemini Nano can do; with `download`, to download it.
+fn ask_nano(download: bool) {
+    let request_id = dom::fresh_id("n");
+    NANO_REQUEST.with(|r| *r.borrow_mut() = Some(request_id.clone()));
+    let message = if download {
+        PanelToWorker::DownloadNano { request_id }
+    } else {
+        PanelToWorker::NanoStatus { request_id }
+    };
+    if let Err(e) = crate::chat::post(&message) {
+        nano_status(
+            "unavailable",
+            None,
+            &format!("the background worker is not reachable ({e})"),
+        );
+    }
+}
+
+/// Shows "Gemini Nano: available / downloading N% / unavailable (reason)".
+pub fn nano_status(availability: &str, progress: Option<f64>, detail: &str) {
+    if let Ok(line) = dom::by_id::<HtmlElement>("nano-status") {
+        let text = match availability {
+            "downloading" => format!(
+                "Gemini Nano: downloading {:.0}%",
+                progress.unwrap_or(0.0) * 100.0
+            ),
+            "available" => "Gemini Nano: available".to_string(),
+            other => format!("Gemini Nano: {other} ({detail})"),
+        };
+        line.set_text_content(Some(&text));
+    }
+    if let Ok(bar) = dom::by_id::<HtmlElement>("nano-progress") {
+        let shown =
+            availability == "downloading" || (availability == "available" && progress.is_some());
+        bar.set_hidden(!shown);
+        dom::set_attr(&bar, "value", &progress.unwrap_or(0.0).to_string());
+    }
+    if let Ok(button) = dom::by_id::<HtmlButtonElement>("nano-download") {
+        button.set_hidden(availability != "downloadable");
+    }
+}
+
+pub fn nano_status_for(request_id: &str) -> bool {
+    NANO_REQUEST.with(|r| r.borrow().as_deref() == Some(request_id))
+}
+
 fn toggle_panel() {
+    if let Ok(section) = dom::by_id::<HtmlElement>("settings") {
+        set_open(section.hidden());
+    }
+}
+
+fn set_open(open: bool) {
     let (Ok(section), Ok(toggle)) = (
         dom::by_id::<HtmlElement>("settings"),
         dom::by_id::<HtmlButtonElement>("settings-toggle"),
     ) else {
         return;
     };
-    let open = section.hidden();
     section.set_hidden(!open);
     dom::set_attr(
         &toggle,
@@ -104,6 +178,15 @@ fn fill(kind: ProviderKind) {
     }
     if let Some(model) = input("model") {
         model.set_value(&stored.model);
+    }
+    if let Ok(fields) = dom::by_id::<HtmlElement>("firebase-fields") {
+        fields.set_hidden(kind != ProviderKind::Firebase);
+    }
+    if let Some(project) = input("project-id") {
+        project.set_value(&stored.project_id);
+    }
+    if let Some(app) = input("app-id") {
+        app.set_value(&stored.app_id);
     }
     if let Some(window) = input("context-window") {
         window.set_value(
@@ -152,10 +235,15 @@ fn save() {
     entry.base_url = form.base_url;
     entry.model = form.model;
     entry.context_window = form.context_window;
+    entry.project_id = form.project_id;
+    entry.app_id = form.app_id;
     if !form.api_key.is_empty() {
         entry.api_key = form.api_key;
     }
     settings.active = Some(kind);
+    if let Ok(select) = dom::by_id::<HtmlSelectElement>("on-device") {
+        settings.on_device = on_device_from(&select.value());
+    }
     let problem = ProviderConfig::from_settings(kind, entry)
         .err()
         .map(|e| e.to_string());
@@ -241,7 +329,8 @@ fn form_values() -> ProviderSettings {
             .parse::<u32>()
             .ok()
             .filter(|n| *n >= 512),
-        ..ProviderSettings::default()
+        project_id: value("project-id"),
+        app_id: value("app-id"),
     }
 }
 

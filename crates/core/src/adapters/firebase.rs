@@ -23,13 +23,17 @@ impl Adapter for Firebase {
             gemini::model_id(req)
         );
         let version = env!("CARGO_PKG_VERSION");
-        let headers = vec![
+        let mut headers = vec![
             header("x-goog-api-key", cfg.api_key.as_str()),
             header(
                 "x-goog-api-client",
                 format!("gl-rust/{version} fire/{version}"),
             ),
         ];
+        // The SDK names the web app so Firebase can attribute (and App Check) the call.
+        if !cfg.app_id.is_empty() {
+            headers.push(header("x-firebase-appid", cfg.app_id.as_str()));
+        }
         HttpRequest::post_json(url, headers, gemini::body(req))
     }
 

@@ -17,6 +17,7 @@ pub mod element_map;
 pub mod safety;
 pub mod signature;
 pub mod snapshot;
+pub mod task;
 #[cfg(test)]
 mod tests;
 

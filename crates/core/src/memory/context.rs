@@ -34,9 +34,10 @@ pub struct BuiltContext {
 
 /// Picks, in priority order, the seed (in full, or cut to the budget), the last `tail_size`
 /// messages in full, then older messages compressed, each newest first while they fit, and
-/// renders them oldest first.
+/// renders them oldest first. Messages hidden from context are not there at all: the seed is
+/// the first visible message, and the metrics count visible messages only.
 pub fn build_context(session: &SessionContext, config: &MemoryConfig) -> BuiltContext {
-    let messages = &session.messages;
+    let messages: Vec<&MemoryMessage> = session.messages.iter().filter(|m| !m.hidden).collect();
     let budget = config.budget_tokens;
     let mut packer = Packer {
         budget,
@@ -141,18 +142,24 @@ fn label(role: Role) -> &'static str {
     }
 }
 
+/// The message's text for the context: a quoted selection is marked as such, in brackets,
+/// before the question (the whole context is fenced as a record, so this needs no fence).
+fn text_of(message: &MemoryMessage) -> String {
+    match &message.quote {
+        Some(quote) => format!("[selected on the page: {quote}] {}", message.content),
+        None => message.content.clone(),
+    }
+}
+
 fn full_line(message: &MemoryMessage) -> String {
-    format!("{}: {}", label(message.role), message.content)
+    format!("{}: {}", label(message.role), text_of(message))
 }
 
 /// One line per past message: the "(Past) role:" labels stay unambiguous and whitespace runs
 /// cost no tokens.
 fn compressed_line(message: &MemoryMessage, max_chars: usize) -> String {
-    let flat = message
-        .content
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
+    let text = text_of(message);
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
     let short = if flat.chars().count() <= max_chars {
         flat
     } else {
@@ -167,15 +174,16 @@ fn compressed_line(message: &MemoryMessage, max_chars: usize) -> String {
 /// The seed cut to the longest prefix that fits `budget` with its ellipsis; `None` when not
 /// even `role: …` fits.
 fn truncated_line(seed: &MemoryMessage, budget: usize) -> Option<String> {
+    let text = text_of(seed);
     let line = |n| {
-        let kept = prefix_chars(&seed.content, n).trim_end();
+        let kept = prefix_chars(&text, n).trim_end();
         format!("{}: {kept}{ELLIPSIS}", label(seed.role))
     };
     if estimate_tokens(&line(0)) > budget {
         return None;
     }
     // The estimate grows with the prefix, so binary-search how many characters to keep.
-    let (mut fits, mut too_long) = (0, seed.content.chars().count());
+    let (mut fits, mut too_long) = (0, text.chars().count());
     while fits < too_long {
         let mid = fits + (too_long - fits).div_ceil(2);
         if estimate_tokens(&line(mid)) <= budget {

@@ -1,0 +1,1016 @@
+//! The agent's coordinator: the state authority for the one task that may run at a time.
+//!
+//! The task ([`TaskContext`]) is persisted to `chrome.storage.local` under [`TASK_STATE_KEY`]
+//! after every step and broadcast to the panels. The loop (observe with the in-page driver →
+//! element map → planner / navigator through ONE task-scoped `HybridSession` → parse → safety
+//! → act → record) lives in this worker's memory; when the worker is stopped the loop dies
+//! with it, so a task found Running at start-up is marked Paused, and Resume rebuilds the
+//! session from the stored transcript and continues with the next step.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use js_sys::{Array, Function, Object, Promise, Reflect, JSON};
+use tandem_core::agent::task::{
+    self, parse_planner, parse_stored, PendingConfirmation, StepKind, StepRecord, TaskCommand,
+    TaskContext, TaskStatus, MAP_CHARS, TASK_STATE_KEY,
+};
+use tandem_core::agent::{
+    fence, needs_confirmation, parse_action, ActResult, Action, DriverCommand, Element, ElementMap,
+    ScrollTarget, Snapshot, UrlPolicy,
+};
+use tandem_core::protocol::WorkerToPanel;
+use tandem_core::session::{
+    CloudConfig, HybridSession, SessionConfig, SessionError, SessionManager,
+};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::{spawn_local, JsFuture};
+use web_sys::AbortController;
+
+use crate::chat::post;
+use crate::chrome::{self, Port};
+use crate::cloud::{BrowserCloud, Timer};
+use crate::nano::BrowserNano;
+use crate::storage::{self, js_text};
+
+#[wasm_bindgen(inline_js = "
+function snapshot(opts) {
+  const d = globalThis.__tandemDriver;
+  return d ? d.snapshot(opts) : null;
+}
+function act(handle, command) {
+  const d = globalThis.__tandemDriver;
+  return d ? d.act(handle, command) : { ok: false, error: 'stale-handle', message: 'the page driver is not loaded' };
+}
+function back() { history.back(); return true; }
+export function snapshot_fn() { return snapshot; }
+export function act_fn() { return act; }
+export function back_fn() { return back; }
+")]
+extern "C" {
+    fn snapshot_fn() -> Function;
+    fn act_fn() -> Function;
+    fn back_fn() -> Function;
+}
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "scripting"], js_name = executeScript)]
+    fn execute_script(injection: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = get)]
+    fn tabs_get(tab_id: i32) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = query)]
+    fn tabs_query(query: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = update)]
+    fn tabs_update(tab_id: i32, props: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "local"], js_name = set)]
+    fn local_set(items: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "local"], js_name = remove)]
+    fn local_remove(key: &str) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "runtime"], js_name = sendMessage)]
+    fn runtime_send_message(message: &JsValue) -> Result<Promise, JsValue>;
+}
+
+/// How long one model step may take on Nano before it counts as failed.
+const STEP_TIMEOUT_MS: u64 = 60_000;
+/// How long a page may take to load after an action.
+const SETTLE_MS: u32 = 10_000;
+
+#[derive(Debug, thiserror::Error)]
+enum AgentError {
+    #[error("the page could not be read ({0})")]
+    Page(String),
+    #[error("the page driver answered something unexpected ({0})")]
+    Driver(String),
+    #[error("the tab is gone ({0})")]
+    Tab(String),
+    #[error("saving the task failed ({0})")]
+    Storage(String),
+}
+
+type Manager = SessionManager<BrowserNano, BrowserCloud, Timer>;
+type Session = HybridSession<BrowserNano, BrowserCloud, Timer>;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    No,
+    Pause,
+    Cancel,
+}
+
+/// The loop running in this worker.
+struct Run {
+    stop: Rc<Cell<Stop>>,
+    controller: AbortController,
+    /// Resolves the confirmation the loop waits for.
+    confirm: Rc<RefCell<Option<Function>>>,
+}
+
+thread_local! {
+    static MANAGER: Rc<Manager> =
+        Rc::new(SessionManager::new(BrowserNano::default(), BrowserCloud::default(), Timer, None));
+    static RUN: RefCell<Option<Run>> = const { RefCell::new(None) };
+    /// The start-up check of the stored task, awaited by every command.
+    static RECOVERY: RefCell<Option<Promise>> = const { RefCell::new(None) };
+    /// A reset of unreadable stored state, told to the next panel that asks.
+    static NOTICE: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// At worker start: a task left Running is marked Paused (its loop died with the old worker).
+pub fn start() {
+    let _ = recovery();
+}
+
+fn recovery() -> Promise {
+    RECOVERY.with(|r| {
+        r.borrow_mut()
+            .get_or_insert_with(|| {
+                wasm_bindgen_futures::future_to_promise(async {
+                    let (ctx, notice) = load().await;
+                    if let Some(notice) = notice {
+                        NOTICE.with(|n| *n.borrow_mut() = Some(notice));
+                    }
+                    if let Some(ctx) = ctx.filter(|c| c.status == TaskStatus::Running) {
+                        let _ = save(&ctx.after_restart()).await;
+                    }
+                    Ok(JsValue::UNDEFINED)
+                })
+            })
+            .clone()
+    })
+}
+
+/// A command from the panel; answered on `port` (and changes are broadcast).
+pub fn on_command(port: Port, command: TaskCommand) {
+    spawn_local(async move {
+        let _ = JsFuture::from(recovery()).await;
+        let notice = handle(command).await;
+        let (state, reset) = load().await;
+        let notice = notice
+            .or(reset)
+            .or_else(|| NOTICE.with(|n| n.borrow_mut().take()));
+        let _ = post(
+            &port,
+            &WorkerToPanel::TaskState {
+                state: state.map(Box::new),
+                notice,
+            },
+        );
+    });
+}
+
+fn running() -> bool {
+    RUN.with(|r| r.borrow().is_some())
+}
+
+/// Carries out `command`; returns a sentence when it was refused.
+async fn handle(command: TaskCommand) -> Option<String> {
+    match command {
+        TaskCommand::GetState => None,
+        TaskCommand::Start { task, tab_id } => {
+            let task = task.trim().to_string();
+            if task.is_empty() {
+                return Some("Type a task first.".into());
+            }
+            if running() {
+                let (current, _) = load().await;
+                let what = current.map(|c| c.task).unwrap_or_default();
+                return Some(format!(
+                    "A task is already running (\u{201c}{what}\u{201d}). Pause or cancel it before starting another."
+                ));
+            }
+            let tab = match target_tab(tab_id).await {
+                Ok(t) => t,
+                Err(e) => return Some(format!("Tandem cannot start the task: {e}.")),
+            };
+            let id = format!("task-{}", js_sys::Date::now() as u64);
+            let ctx = TaskContext::new(id, task, tab);
+            if let Err(e) = save(&ctx).await {
+                return Some(format!("Tandem cannot start the task: {e}."));
+            }
+            launch(ctx);
+            None
+        }
+        TaskCommand::Resume => {
+            if running() {
+                return Some("The task is already running.".into());
+            }
+            let (ctx, _) = load().await;
+            match ctx {
+                Some(mut ctx) if ctx.status == TaskStatus::Paused => {
+                    ctx.status = TaskStatus::Running;
+                    ctx.reason = None;
+                    if let Err(e) = save(&ctx).await {
+                        return Some(format!("Tandem cannot resume the task: {e}."));
+                    }
+                    launch(ctx);
+                    None
+                }
+                _ => Some("There is no paused task to resume.".into()),
+            }
+        }
+        TaskCommand::Pause => {
+            if !signal(Stop::Pause) {
+                return Some("No task is running.".into());
+            }
+            None
+        }
+        TaskCommand::Cancel => {
+            signal(Stop::Cancel);
+            // Stop at once, in storage too: the loop will not write Running again.
+            let (ctx, _) = load().await;
+            match ctx {
+                Some(mut ctx) if !ctx.status.is_final() => {
+                    ctx.finish(TaskStatus::Cancelled, "Cancelled by you.");
+                    let _ = save(&ctx).await;
+                    None
+                }
+                _ => Some("No task to cancel.".into()),
+            }
+        }
+        TaskCommand::Confirm { approve } => {
+            let resolve = RUN.with(|r| {
+                r.borrow()
+                    .as_ref()
+                    .and_then(|run| run.confirm.borrow_mut().take())
+            });
+            match resolve {
+                Some(f) => {
+                    let _ = f.call1(&JsValue::NULL, &JsValue::from_bool(approve));
+                    None
+                }
+                None => Some("Nothing is waiting for your approval.".into()),
+            }
+        }
+    }
+}
+
+/// Tells the running loop to stop; false when none runs.
+fn signal(stop: Stop) -> bool {
+    RUN.with(|r| {
+        let run = r.borrow();
+        let Some(run) = run.as_ref() else {
+            return false;
+        };
+        run.stop.set(stop);
+        if stop == Stop::Cancel {
+            run.controller.abort();
+        }
+        // A pending confirmation is answered "no" so the loop wakes up and sees the stop.
+        if let Some(f) = run.confirm.borrow_mut().take() {
+            let _ = f.call1(&JsValue::NULL, &JsValue::FALSE);
+        }
+        true
+    })
+}
+
+fn launch(ctx: TaskContext) {
+    let controller = match AbortController::new() {
+        Ok(c) => c,
+        Err(e) => {
+            crate::log_error("AbortController unavailable", &e);
+            return;
+        }
+    };
+    let stop = Rc::new(Cell::new(Stop::No));
+    let confirm = Rc::new(RefCell::new(None));
+    RUN.with(|r| {
+        *r.borrow_mut() = Some(Run {
+            stop: stop.clone(),
+            controller: controller.clone(),
+            confirm: confirm.clone(),
+        })
+    });
+    spawn_local(async move {
+        let mut ctx = ctx;
+        let mut looper = Loop {
+            stop,
+            confirm,
+            previous: None,
+        };
+        looper.run(&mut ctx, controller).await;
+        RUN.with(|r| *r.borrow_mut() = None);
+        let _ = save(&ctx).await;
+    });
+}
+
+fn manager() -> Rc<Manager> {
+    MANAGER.with(Rc::clone)
+}
+
+struct Loop {
+    stop: Rc<Cell<Stop>>,
+    confirm: Rc<RefCell<Option<Function>>>,
+    previous: Option<ElementMap>,
+}
+
+/// What one observation gives the loop.
+struct Observed {
+    snapshot: Snapshot,
+    map: ElementMap,
+    list: String,
+}
+
+impl Loop {
+    async fn run(&mut self, ctx: &mut TaskContext, controller: AbortController) {
+        let manager = manager();
+        manager.transport().set_controller(Some(controller));
+        let settings = match storage::settings().await {
+            Ok(s) => s,
+            Err(e) => return ctx.finish(TaskStatus::Failed, e.to_string()),
+        };
+        manager.set_cloud(CloudConfig::from_settings(&settings, settings.budget.clone()).ok());
+        let config = SessionConfig {
+            system_prompt: task::system_prompt(),
+            schema_instructions: task::schema_instructions(),
+            preferred: settings.on_device,
+            step_timeout_ms: Some(STEP_TIMEOUT_MS),
+            temperature: Some(0.0),
+            ..SessionConfig::default()
+        };
+        let session = match ctx.transcript.take() {
+            Some(transcript) => manager.resume(config, transcript).await,
+            None => manager.create(config).await,
+        };
+        let mut session = match session {
+            Ok(s) => s,
+            Err(e) => return ctx.finish(TaskStatus::Failed, e.to_string()),
+        };
+        self.steps(ctx, &mut session).await;
+        ctx.transcript = Some(session.transcript().clone());
+        // Every path ends here: the session never outlives its task.
+        session.destroy();
+        manager.transport().set_controller(None);
+    }
+
+    /// Applies a Pause / Cancel; true when the loop must end.
+    fn stopped(&self, ctx: &mut TaskContext) -> bool {
+        match self.stop.get() {
+            Stop::No => ctx.status != TaskStatus::Running,
+            Stop::Pause => {
+                ctx.status = TaskStatus::Paused;
+                ctx.pending = None;
+                ctx.reason = Some("Paused by you. Press Resume to continue.".into());
+                true
+            }
+            Stop::Cancel => {
+                ctx.finish(TaskStatus::Cancelled, "Cancelled by you.");
+                true
+            }
+        }
+    }
+
+    async fn persist(&self, ctx: &mut TaskContext, session: &Session) {
+        ctx.transcript = Some(session.transcript().clone());
+        if self.stop.get() == Stop::Cancel {
+            ctx.finish(TaskStatus::Cancelled, "Cancelled by you.");
+        }
+        if let Err(e) = save(ctx).await {
+            crate::log_error("the task could not be saved", &e.to_string().into());
+        }
+    }
+
+    async fn steps(&mut self, ctx: &mut TaskContext, session: &mut Session) {
+        loop {
+            if self.stopped(ctx) {
+                return;
+            }
+            if ctx.actions_taken >= ctx.max_steps {
+                let limit = ctx.max_steps;
+                return ctx.finish(
+                    TaskStatus::Failed,
+                    format!(
+                        "Stopped after {limit} steps, the most a task may take, without finishing."
+                    ),
+                );
+            }
+            let observed = match self.observe(ctx.tab_id, 0).await {
+                Ok(o) => o,
+                Err(e) => {
+                    // The page may be loading: wait and look again once.
+                    chrome::sleep(500).await;
+                    match self.observe(ctx.tab_id, 0).await {
+                        Ok(o) => o,
+                        Err(_) => {
+                            ctx.errors.push(e.to_string());
+                            return ctx.finish(
+                                TaskStatus::Failed,
+                                format!("Tandem could not read the page: {e}."),
+                            );
+                        }
+                    }
+                }
+            };
+            if ctx.planner_due() {
+                if let Err(e) = self.plan(ctx, session, &observed.list, None).await {
+                    return self.session_failed(ctx, e);
+                }
+                self.persist(ctx, session).await;
+                if self.stopped(ctx) {
+                    return;
+                }
+            }
+            let before = session.token_log().len();
+            let turn = task::navigator_turn(ctx, &observed.list);
+            let action = match self.ask_action(session, &turn).await {
+                Ok(Ok(a)) => a,
+                Ok(Err(detail)) => {
+                    if self.stopped(ctx) {
+                        return;
+                    }
+                    ctx.actions_taken += 1;
+                    self.record(
+                        ctx,
+                        session,
+                        before,
+                        "(no valid action)".into(),
+                        None,
+                        Err(detail),
+                    );
+                    if ctx.failed_step() {
+                        return self.too_many_failures(ctx);
+                    }
+                    self.persist(ctx, session).await;
+                    continue;
+                }
+                Err(e) => return self.session_failed(ctx, e),
+            };
+            if self.stopped(ctx) {
+                return;
+            }
+            ctx.actions_taken += 1;
+            let print = task::fingerprint(&observed.snapshot.url, &observed.list);
+            if ctx.note_action(&print, &action) {
+                let json = action.to_json().to_string();
+                self.record(
+                    ctx,
+                    session,
+                    before,
+                    json,
+                    None,
+                    Err("the same action on the same page again".into()),
+                );
+                return ctx.finish(
+                    TaskStatus::Failed,
+                    "Stopped: the agent repeated the same action on the same page without progress.",
+                );
+            }
+            if let Action::Done { success, answer } = &action {
+                let answer = answer.clone().unwrap_or_default();
+                let json = action.to_json().to_string();
+                self.record(
+                    ctx,
+                    session,
+                    before,
+                    json,
+                    None,
+                    Ok("the navigator reports the task done".into()),
+                );
+                if !success {
+                    ctx.answer = Some(answer.clone());
+                    return ctx.finish(
+                        TaskStatus::Failed,
+                        format!("The agent could not do the task: {answer}"),
+                    );
+                }
+                match self.plan(ctx, session, &observed.list, Some(&answer)).await {
+                    Ok(true) => {
+                        ctx.answer = Some(answer);
+                        return ctx.finish(TaskStatus::Done, "Task complete.");
+                    }
+                    Ok(false) => {
+                        ctx.feedback =
+                            "The planner says the task is not complete yet; follow the plan."
+                                .into();
+                        self.persist(ctx, session).await;
+                        continue;
+                    }
+                    Err(e) => return self.session_failed(ctx, e),
+                }
+            }
+            if let Action::AskUser { question } = &action {
+                let json = action.to_json().to_string();
+                self.record(
+                    ctx,
+                    session,
+                    before,
+                    json,
+                    None,
+                    Ok(format!("asked you: {question}")),
+                );
+                ctx.status = TaskStatus::Paused;
+                ctx.reason = Some(format!("Tandem asks: {question} Press Resume to continue."));
+                return;
+            }
+            let (target, outcome) = self.act(ctx, session, &observed, &action).await;
+            if self.stop.get() != Stop::No {
+                let json = action.to_json().to_string();
+                self.record(
+                    ctx,
+                    session,
+                    before,
+                    json,
+                    target,
+                    Err("stopped before acting".into()),
+                );
+                continue; // `stopped` ends the loop with the right status.
+            }
+            let failed = outcome.is_err();
+            let json = action.to_json().to_string();
+            self.record(ctx, session, before, json, target, outcome);
+            if failed {
+                if ctx.failed_step() {
+                    return self.too_many_failures(ctx);
+                }
+            } else {
+                ctx.consecutive_failures = 0;
+            }
+            self.persist(ctx, session).await;
+        }
+    }
+
+    fn too_many_failures(&self, ctx: &mut TaskContext) {
+        let last = ctx.errors.last().cloned().unwrap_or_default();
+        ctx.finish(
+            TaskStatus::Failed,
+            format!(
+                "Stopped after {} failed steps in a row (last: {last}).",
+                task::MAX_CONSECUTIVE_FAILURES
+            ),
+        );
+    }
+
+    fn session_failed(&self, ctx: &mut TaskContext, e: SessionError) {
+        if self.stopped(ctx) {
+            return;
+        }
+        ctx.errors.push(e.to_string());
+        ctx.finish(TaskStatus::Failed, format!("The AI provider failed: {e}"));
+    }
+
+    /// Appends the timeline line of the step that started at token-log entry `before`.
+    fn record(
+        &self,
+        ctx: &mut TaskContext,
+        session: &Session,
+        before: usize,
+        action: String,
+        target: Option<String>,
+        outcome: Result<String, String>,
+    ) {
+        let tokens: u32 = session
+            .token_log()
+            .get(before..)
+            .unwrap_or_default()
+            .iter()
+            .map(|t| t.sent.saturating_add(t.received))
+            .sum();
+        let (ok, result) = match outcome {
+            Ok(r) => (true, r),
+            Err(e) => (false, e),
+        };
+        ctx.feedback = if ok {
+            format!("done: {result}")
+        } else {
+            format!("failed: {result}")
+        };
+        ctx.record(StepRecord {
+            kind: StepKind::Action,
+            action,
+            target,
+            result,
+            ok,
+            provider: session.provider().map(|p| p.label().to_string()),
+            tokens: Some(tokens),
+        });
+    }
+
+    /// Runs the planner; returns whether it judged the task complete (only asked with `done`).
+    async fn plan(
+        &self,
+        ctx: &mut TaskContext,
+        session: &mut Session,
+        list: &str,
+        done: Option<&str>,
+    ) -> Result<bool, SessionError> {
+        let before = session.token_log().len();
+        let reply = session
+            .invoke(&task::planner_turn(ctx, list, done), None)
+            .await?;
+        let parsed = parse_planner(&reply);
+        if !parsed.plan.trim().is_empty() {
+            ctx.plan = parsed.plan.clone();
+        }
+        let tokens: u32 = session
+            .token_log()
+            .get(before..)
+            .unwrap_or_default()
+            .iter()
+            .map(|t| t.sent.saturating_add(t.received))
+            .sum();
+        let result = match done {
+            Some(_) if parsed.complete => "the task is complete".to_string(),
+            Some(_) => "the task is not complete yet".to_string(),
+            None => "plan made".to_string(),
+        };
+        ctx.record(StepRecord {
+            kind: StepKind::Plan,
+            action: ctx.plan.clone(),
+            target: None,
+            result,
+            ok: true,
+            provider: session.provider().map(|p| p.label().to_string()),
+            tokens: Some(tokens),
+        });
+        Ok(done.is_none() || parsed.complete)
+    }
+
+    /// The navigator's action; `Ok(Err(why))` when its answer was malformed twice.
+    async fn ask_action(
+        &self,
+        session: &mut Session,
+        turn: &str,
+    ) -> Result<Result<Action, String>, SessionError> {
+        let reply = session.invoke(turn, None).await?;
+        match parse_action(&reply) {
+            Ok(parsed) => Ok(Ok(parsed.action)),
+            Err(first) => {
+                if self.stop.get() != Stop::No {
+                    return Ok(Err(first.to_string()));
+                }
+                // Re-ask once, telling the model what was wrong.
+                let again = format!("{}\n{first}", task::NAVIGATOR_TAG);
+                let reply = session.invoke(&again, None).await?;
+                Ok(parse_action(&reply)
+                    .map(|p| p.action)
+                    .map_err(|e| format!("the model's answer was not a valid action twice ({e})")))
+            }
+        }
+    }
+
+    async fn observe(&mut self, tab: i32, max_text: u32) -> Result<Observed, AgentError> {
+        let snapshot = snapshot(tab, max_text).await?;
+        let map = ElementMap::build(&snapshot, self.previous.as_ref());
+        let list = map.render(&snapshot, MAP_CHARS).text;
+        self.previous = Some(map.clone());
+        Ok(Observed {
+            snapshot,
+            map,
+            list,
+        })
+    }
+
+    /// Carries out `action`; returns the target's label and the result sentence.
+    async fn act(
+        &mut self,
+        ctx: &mut TaskContext,
+        session: &Session,
+        observed: &Observed,
+        action: &Action,
+    ) -> (Option<String>, Result<String, String>) {
+        let tab = ctx.tab_id;
+        match action {
+            Action::Navigate { url } => {
+                if let Err(e) = UrlPolicy::default().check(url) {
+                    return (None, Err(format!("not allowed: {e}")));
+                }
+                let props = Object::new();
+                let _ = Reflect::set(&props, &"url".into(), &url.into());
+                let result = match tabs_update(tab, &props) {
+                    Ok(p) => JsFuture::from(p).await.map(|_| ()).map_err(js_text),
+                    Err(e) => Err(js_text(e)),
+                };
+                if let Err(e) = result {
+                    return (None, Err(format!("could not open {url}: {e}")));
+                }
+                settle(tab).await;
+                (None, Ok(format!("opened {url}")))
+            }
+            Action::Back => match run_in_page(tab, &back_fn(), &Array::new()).await {
+                Ok(_) => {
+                    settle(tab).await;
+                    (None, Ok("went back".into()))
+                }
+                Err(e) => (None, Err(e.to_string())),
+            },
+            Action::Wait { ms } => {
+                chrome::sleep(i32::try_from(*ms).unwrap_or(i32::MAX)).await;
+                (None, Ok(format!("waited {ms} ms")))
+            }
+            Action::OpenTab { .. } | Action::SwitchTab { .. } | Action::CloseTab => (
+                None,
+                Err(
+                    "tabs cannot be opened, switched or closed by the agent yet; use navigate"
+                        .into(),
+                ),
+            ),
+            Action::ExtractText { element: None } => match snapshot(tab, 4000).await {
+                Ok(s) => {
+                    let text = s.text.unwrap_or_default();
+                    ctx.extracted.push(text.clone());
+                    (None, Ok(fence("page text", &text)))
+                }
+                Err(e) => (None, Err(e.to_string())),
+            },
+            Action::Scroll {
+                target: ScrollTarget::Page(_),
+            } => {
+                let Some(command) = action.driver_command() else {
+                    return (None, Err("nothing to do".into()));
+                };
+                match act_in_page(tab, None, &command).await {
+                    Ok(_) => (None, Ok("scrolled".into())),
+                    Err(e) => (None, Err(e)),
+                }
+            }
+            _ => self.act_on_element(ctx, session, observed, action).await,
+        }
+    }
+
+    /// The failure ladder: locate by signature in a fresh snapshot; if missing, refresh the
+    /// map and try once more; a second failure makes the planner re-plan.
+    async fn act_on_element(
+        &mut self,
+        ctx: &mut TaskContext,
+        session: &Session,
+        observed: &Observed,
+        action: &Action,
+    ) -> (Option<String>, Result<String, String>) {
+        let tab = ctx.tab_id;
+        let (Some(id), Some(command)) = (action.element(), action.driver_command()) else {
+            return (None, Err("this action needs an element".into()));
+        };
+        let mut target = observed
+            .map
+            .element(id, &observed.snapshot)
+            .map(|el| label(id, el));
+        let mut last_error = String::new();
+        for attempt in 0..2 {
+            if attempt > 0 {
+                chrome::sleep(400).await;
+            }
+            let fresh = match snapshot(tab, 0).await {
+                Ok(s) => s,
+                Err(e) => {
+                    last_error = e.to_string();
+                    continue;
+                }
+            };
+            let element = match observed.map.locate(id, &fresh) {
+                Ok(el) => el.clone(),
+                Err(e) => {
+                    last_error = e.to_string();
+                    continue;
+                }
+            };
+            target = Some(label(id, &element));
+            if let Some(reason) = needs_confirmation(action, Some(&element), &fresh) {
+                ctx.pending = Some(PendingConfirmation {
+                    action: action.to_json().to_string(),
+                    target: target.clone(),
+                    reason: format!("This action needs your approval: {reason}."),
+                });
+                self.persist(ctx, session).await;
+                let approved = self.wait_for_confirmation().await;
+                ctx.pending = None;
+                if !approved {
+                    return (
+                        target,
+                        Err("you denied this action; it was not done. Do not try it again".into()),
+                    );
+                }
+            }
+            let _ = act_in_page(
+                tab,
+                Some(&element.handle),
+                &DriverCommand::Highlight { ms: Some(800) },
+            )
+            .await;
+            match act_in_page(tab, Some(&element.handle), &command).await {
+                Ok(result) => {
+                    settle(tab).await;
+                    return (target, Ok(result));
+                }
+                Err(e) => last_error = e,
+            }
+        }
+        // Second failure: record it and let the planner re-plan before the next step.
+        ctx.plan.clear();
+        (target, Err(last_error))
+    }
+
+    async fn wait_for_confirmation(&self) -> bool {
+        let slot = self.confirm.clone();
+        let promise = Promise::new(&mut |resolve, _reject| {
+            *slot.borrow_mut() = Some(resolve);
+        });
+        JsFuture::from(promise)
+            .await
+            .ok()
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false)
+            && self.stop.get() == Stop::No
+    }
+}
+
+/// `[8] link "Blue backpack — $35"`, for the timeline.
+fn label(id: u32, el: &Element) -> String {
+    let role = el.effective_role().unwrap_or(el.tag.as_str());
+    let name = if el.name.is_empty() {
+        &el.text
+    } else {
+        &el.name
+    };
+    let name: String = name.chars().take(60).collect();
+    format!("[{id}] {role} \"{name}\"")
+}
+
+/// The tab to act on: `tab_id` when it shows a web page, else the web tab used last.
+async fn target_tab(tab_id: Option<i32>) -> Result<i32, AgentError> {
+    if let Some(id) = tab_id {
+        if let Ok(p) = tabs_get(id) {
+            if let Ok(tab) = JsFuture::from(p).await {
+                if is_web(&tab) {
+                    return Ok(id);
+                }
+            }
+        }
+    }
+    let tabs = JsFuture::from(tabs_query(&Object::new()).map_err(|e| AgentError::Tab(js_text(e)))?)
+        .await
+        .map_err(|e| AgentError::Tab(js_text(e)))?;
+    Array::from(&tabs)
+        .iter()
+        .filter(is_web)
+        .filter_map(|t| {
+            let id = Reflect::get(&t, &"id".into()).ok()?.as_f64()?;
+            let used = Reflect::get(&t, &"lastAccessed".into())
+                .ok()
+                .and_then(|v| v.as_f64())
+                .unwrap_or(0.0);
+            Some((id as i32, used))
+        })
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(id, _)| id)
+        .ok_or_else(|| AgentError::Tab("no tab shows a web page".into()))
+}
+
+fn is_web(tab: &JsValue) -> bool {
+    Reflect::get(tab, &"url".into())
+        .ok()
+        .and_then(|u| u.as_string())
+        .is_some_and(|u| u.starts_with("http://") || u.starts_with("https://"))
+}
+
+/// Waits until the tab finished loading (after an action that may navigate).
+async fn settle(tab: i32) {
+    chrome::sleep(300).await;
+    let mut waited = 0;
+    while waited < SETTLE_MS {
+        let complete = match tabs_get(tab) {
+            Ok(p) => JsFuture::from(p)
+                .await
+                .ok()
+                .and_then(|t| Reflect::get(&t, &"status".into()).ok())
+                .and_then(|s| s.as_string())
+                .is_none_or(|s| s == "complete"),
+            Err(_) => true,
+        };
+        if complete {
+            return;
+        }
+        chrome::sleep(200).await;
+        waited += 200;
+    }
+}
+
+async fn inject(tab: i32) -> Result<(), AgentError> {
+    let injection = Object::new();
+    let target = Object::new();
+    let _ = Reflect::set(&target, &"tabId".into(), &tab.into());
+    let _ = Reflect::set(&target, &"allFrames".into(), &JsValue::TRUE);
+    let _ = Reflect::set(&injection, &"target".into(), &target);
+    let files = Array::of1(&"content/driver.js".into());
+    let _ = Reflect::set(&injection, &"files".into(), &files);
+    let promise = execute_script(&injection).map_err(|e| AgentError::Page(js_text(e)))?;
+    JsFuture::from(promise)
+        .await
+        .map_err(|e| AgentError::Page(js_text(e)))?;
+    Ok(())
+}
+
+/// Runs `func(...args)` in the tab's top frame; its JSON result.
+async fn run_in_page(tab: i32, func: &Function, args: &Array) -> Result<String, AgentError> {
+    let injection = Object::new();
+    let target = Object::new();
+    let _ = Reflect::set(&target, &"tabId".into(), &tab.into());
+    let _ = Reflect::set(&injection, &"target".into(), &target);
+    let _ = Reflect::set(&injection, &"func".into(), func);
+    let _ = Reflect::set(&injection, &"args".into(), args);
+    let promise = execute_script(&injection).map_err(|e| AgentError::Page(js_text(e)))?;
+    let results = JsFuture::from(promise)
+        .await
+        .map_err(|e| AgentError::Page(js_text(e)))?;
+    let first = Array::from(&results).get(0);
+    let result = Reflect::get(&first, &"result".into()).unwrap_or(JsValue::NULL);
+    if result.is_undefined() || result.is_null() {
+        return Err(AgentError::Driver("no result".into()));
+    }
+    JSON::stringify(&result)
+        .map(String::from)
+        .map_err(|e| AgentError::Driver(js_text(e)))
+}
+
+async fn snapshot(tab: i32, max_text: u32) -> Result<Snapshot, AgentError> {
+    inject(tab).await?;
+    let opts = Object::new();
+    let _ = Reflect::set(&opts, &"maxText".into(), &max_text.into());
+    let json = run_in_page(tab, &snapshot_fn(), &Array::of1(&opts)).await?;
+    serde_json::from_str(&json).map_err(|e| AgentError::Driver(format!("snapshot: {e}")))
+}
+
+/// `act(handle, command)` in the page; the result sentence, or why it failed.
+async fn act_in_page(
+    tab: i32,
+    handle: Option<&str>,
+    command: &DriverCommand,
+) -> Result<String, String> {
+    let command_json = serde_json::to_string(command).map_err(|e| e.to_string())?;
+    let command_js = JSON::parse(&command_json).map_err(js_text)?;
+    let handle = handle.map_or(JsValue::NULL, JsValue::from_str);
+    let json = run_in_page(tab, &act_fn(), &Array::of2(&handle, &command_js))
+        .await
+        .map_err(|e| e.to_string())?;
+    let result: ActResult = serde_json::from_str(&json)
+        .map_err(|e| format!("the driver's answer was unreadable ({e})"))?;
+    match result.into_result() {
+        Ok(done) => Ok(match (command, done.text) {
+            (DriverCommand::Read { .. }, Some(text)) => fence("element text", &text),
+            (DriverCommand::Click, _) if done.obscured == Some(true) => {
+                "clicked (something covered the element)".to_string()
+            }
+            (DriverCommand::Click, _) => "clicked".to_string(),
+            (DriverCommand::Type { .. }, _) if done.accepted == Some(false) => {
+                "typed, but the field did not keep the text".to_string()
+            }
+            (DriverCommand::Type { .. }, _) => "typed".to_string(),
+            (DriverCommand::Select { .. }, text) => {
+                format!("selected {}", text.unwrap_or_default())
+            }
+            _ => "done".to_string(),
+        }),
+        Err(failure) => Err(failure.to_string()),
+    }
+}
+
+/// The stored task, and a notice when unreadable state was reset.
+async fn load() -> (Option<TaskContext>, Option<String>) {
+    let read = async {
+        let promise =
+            chrome::storage_local_get(&JsValue::from_str(TASK_STATE_KEY)).map_err(js_text)?;
+        let items = JsFuture::from(promise).await.map_err(js_text)?;
+        let value = Reflect::get(&items, &TASK_STATE_KEY.into()).map_err(js_text)?;
+        if value.is_undefined() {
+            return Ok::<_, String>("null".to_string());
+        }
+        JSON::stringify(&value).map(String::from).map_err(js_text)
+    };
+    let json = match read.await {
+        Ok(j) => j,
+        Err(e) => {
+            return (
+                None,
+                Some(format!("The saved task could not be read ({e}).")),
+            )
+        }
+    };
+    match parse_stored(&json) {
+        Ok(ctx) => (ctx, None),
+        Err(e) => {
+            if let Ok(p) = local_remove(TASK_STATE_KEY) {
+                let _ = JsFuture::from(p).await;
+            }
+            (None, Some(e.to_string()))
+        }
+    }
+}
+
+/// Persists `ctx` and tells every open panel.
+async fn save(ctx: &TaskContext) -> Result<(), AgentError> {
+    let value = JSON::parse(&ctx.to_json()).map_err(|e| AgentError::Storage(js_text(e)))?;
+    let items = Object::new();
+    let _ = Reflect::set(&items, &TASK_STATE_KEY.into(), &value);
+    let promise = local_set(&items).map_err(|e| AgentError::Storage(js_text(e)))?;
+    JsFuture::from(promise)
+        .await
+        .map_err(|e| AgentError::Storage(js_text(e)))?;
+    let message = WorkerToPanel::TaskState {
+        state: Some(Box::new(ctx.clone())),
+        notice: None,
+    };
+    if let Ok(p) = runtime_send_message(&JsValue::from_str(&message.to_json())) {
+        // No panel open is not an error.
+        let _ = JsFuture::from(p).await;
+    }
+    Ok(())
+}

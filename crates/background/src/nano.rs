@@ -1,0 +1,241 @@
+//! Gemini Nano through Chrome's Prompt API (the `LanguageModel` global), bound by hand and
+//! adapted to `tandem_core::session`'s `NanoBackend` / `NanoModel`. Both the current names
+//! (`contextUsage`, `contextWindow`, `contextoverflow`) and the deprecated ones extensions
+//! still get (`inputUsage`, `inputQuota`, `quotaoverflow`) are read.
+//! Spec: https://webmachinelearning.github.io/prompt-api/
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use js_sys::{Promise, Reflect};
+use tandem_core::session::{
+    Availability, NanoBackend, NanoCreateOptions, NanoError, NanoModel, NanoPromptOptions,
+};
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{AbortSignal, EventTarget, ReadableStreamDefaultReader};
+
+#[wasm_bindgen]
+extern "C" {
+    /// The `LanguageModel` class (absent where the browser has no Prompt API: calls then
+    /// throw a ReferenceError, which `catch` turns into an error value).
+    #[wasm_bindgen(js_name = LanguageModel)]
+    type LanguageModelClass;
+
+    #[wasm_bindgen(catch, static_method_of = LanguageModelClass, js_class = "LanguageModel", js_name = availability)]
+    fn lm_availability(options: &JsValue) -> Result<Promise, JsValue>;
+
+    #[wasm_bindgen(catch, static_method_of = LanguageModelClass, js_class = "LanguageModel", js_name = create)]
+    fn lm_create(options: &JsValue) -> Result<Promise, JsValue>;
+
+    /// A `LanguageModel` session.
+    #[wasm_bindgen(extends = EventTarget)]
+    #[derive(Clone, Debug)]
+    type LmSession;
+
+    #[wasm_bindgen(method, catch)]
+    fn prompt(this: &LmSession, input: &str, options: &JsValue) -> Result<Promise, JsValue>;
+
+    #[wasm_bindgen(method, catch, js_name = promptStreaming)]
+    fn prompt_streaming(
+        this: &LmSession,
+        input: &str,
+        options: &JsValue,
+    ) -> Result<web_sys::ReadableStream, JsValue>;
+
+    #[wasm_bindgen(method)]
+    fn destroy(this: &LmSession);
+}
+
+/// Hears model download progress, 0.0 to 1.0.
+pub type ProgressListener = Rc<dyn Fn(f64)>;
+
+/// The browser's Prompt API.
+#[derive(Default)]
+pub struct BrowserNano {
+    pub on_progress: RefCell<Option<ProgressListener>>,
+}
+
+impl NanoBackend for BrowserNano {
+    type Model = BrowserModel;
+
+    async fn availability(&self, options: &NanoCreateOptions) -> Result<Availability, NanoError> {
+        let value = call(LanguageModelClass::lm_availability(&to_js(options)?)).await?;
+        Ok(Availability::parse(&value.as_string().unwrap_or_default()))
+    }
+
+    async fn create(&self, options: &NanoCreateOptions) -> Result<BrowserModel, NanoError> {
+        let js_options = to_js(options)?;
+        let progress = self.on_progress.borrow().clone();
+        // `monitor(m)` is how the Prompt API reports a model download.
+        let monitor = progress.map(|report| {
+            Closure::<dyn FnMut(JsValue)>::new(move |m: JsValue| {
+                let report = report.clone();
+                let listener = Closure::<dyn FnMut(JsValue)>::new(move |e: JsValue| {
+                    let loaded = Reflect::get(&e, &"loaded".into())
+                        .ok()
+                        .and_then(|v| v.as_f64())
+                        .unwrap_or(0.0);
+                    report(loaded);
+                });
+                if let Some(target) = m.dyn_ref::<EventTarget>() {
+                    let _ = target.add_event_listener_with_callback(
+                        "downloadprogress",
+                        listener.as_ref().unchecked_ref(),
+                    );
+                }
+                // Lives as long as the monitor may fire: the length of one download.
+                listener.forget();
+            })
+        });
+        if let Some(m) = &monitor {
+            let _ = Reflect::set(&js_options, &"monitor".into(), m.as_ref());
+        }
+        let session: LmSession = call(LanguageModelClass::lm_create(&js_options))
+            .await?
+            .unchecked_into();
+        drop(monitor);
+        Ok(BrowserModel::new(session))
+    }
+}
+
+pub struct BrowserModel {
+    session: LmSession,
+    overflowed: Rc<Cell<bool>>,
+    _on_overflow: Closure<dyn FnMut(JsValue)>,
+}
+
+impl BrowserModel {
+    fn new(session: LmSession) -> Self {
+        let overflowed = Rc::new(Cell::new(false));
+        let flag = overflowed.clone();
+        let on_overflow = Closure::<dyn FnMut(JsValue)>::new(move |_| flag.set(true));
+        for event in ["contextoverflow", "quotaoverflow"] {
+            let _ = session
+                .add_event_listener_with_callback(event, on_overflow.as_ref().unchecked_ref());
+        }
+        Self {
+            session,
+            overflowed,
+            _on_overflow: on_overflow,
+        }
+    }
+
+    fn number(&self, names: [&str; 2]) -> f64 {
+        names
+            .iter()
+            .filter_map(|n| Reflect::get(&self.session, &(*n).into()).ok()?.as_f64())
+            .next()
+            .unwrap_or(0.0)
+    }
+}
+
+impl NanoModel for BrowserModel {
+    async fn prompt(&self, input: &str, options: &NanoPromptOptions) -> Result<String, NanoError> {
+        let value = call(self.session.prompt(input, &prompt_options(options)?)).await?;
+        Ok(value.as_string().unwrap_or_default())
+    }
+
+    async fn prompt_streaming(
+        &self,
+        input: &str,
+        options: &NanoPromptOptions,
+        on_chunk: &mut dyn FnMut(&str),
+    ) -> Result<String, NanoError> {
+        let stream = self
+            .session
+            .prompt_streaming(input, &prompt_options(options)?)
+            .map_err(nano_error)?;
+        let reader: ReadableStreamDefaultReader = stream.get_reader().unchecked_into();
+        let mut text = String::new();
+        loop {
+            let chunk = JsFuture::from(reader.read()).await.map_err(nano_error)?;
+            if Reflect::get(&chunk, &"done".into())
+                .map(|d| d.is_truthy())
+                .unwrap_or(true)
+            {
+                break;
+            }
+            // Chrome streams deltas, one piece of text per chunk.
+            let piece = Reflect::get(&chunk, &"value".into())
+                .ok()
+                .and_then(|v| v.as_string())
+                .unwrap_or_default();
+            on_chunk(&piece);
+            text.push_str(&piece);
+        }
+        Ok(text)
+    }
+
+    fn context_usage(&self) -> f64 {
+        self.number(["contextUsage", "inputUsage"])
+    }
+
+    fn context_window(&self) -> f64 {
+        self.number(["contextWindow", "inputQuota"])
+    }
+
+    fn take_overflow(&self) -> bool {
+        self.overflowed.replace(false)
+    }
+
+    fn destroy(&self) {
+        self.session.destroy();
+    }
+}
+
+fn prompt_options(options: &NanoPromptOptions) -> Result<JsValue, NanoError> {
+    let js = to_js(options)?;
+    if let Some(ms) = options.timeout_ms {
+        // A step that hangs is a failure to fail over from, not a wait forever.
+        let signal = AbortSignal::timeout_with_f64(ms as f64);
+        let _ = Reflect::set(&js, &"signal".into(), &signal);
+    }
+    Ok(js)
+}
+
+/// Serialises an options struct into the JS dictionary the Prompt API takes.
+fn to_js(value: &impl serde::Serialize) -> Result<JsValue, NanoError> {
+    let json =
+        serde_json::to_string(value).map_err(|e| NanoError::new("DataError", e.to_string()))?;
+    js_sys::JSON::parse(&json).map_err(nano_error)
+}
+
+async fn call(promise: Result<Promise, JsValue>) -> Result<JsValue, NanoError> {
+    JsFuture::from(promise.map_err(nano_error)?)
+        .await
+        .map_err(nano_error)
+}
+
+/// A thrown value as `NanoError { name, message }`: DOMExceptions keep their name, which
+/// is what failover decisions read; no Prompt API at all reads as NotSupportedError.
+fn nano_error(value: JsValue) -> NanoError {
+    let field = |k: &str| {
+        Reflect::get(&value, &k.into())
+            .ok()
+            .and_then(|v| v.as_string())
+            .unwrap_or_default()
+    };
+    let (name, message) = (field("name"), field("message"));
+    if name == "ReferenceError" || name == "TypeError" && message.contains("LanguageModel") {
+        return NanoError::new(
+            "NotSupportedError",
+            "This browser has no Prompt API (LanguageModel).",
+        );
+    }
+    if name.is_empty() {
+        return NanoError::new(
+            "UnknownError",
+            value.as_string().unwrap_or_else(|| format!("{value:?}")),
+        );
+    }
+    NanoError::new(name, message)
+}
+
+/// Used by the status query: `true` when the global exists at all.
+pub fn prompt_api_present() -> bool {
+    Reflect::get(&js_sys::global(), &"LanguageModel".into())
+        .map(|v| v.is_function())
+        .unwrap_or(false)
+}

@@ -1,0 +1,278 @@
+//! Which conversation the panel shows: the one of the tab that is active in its window. The
+//! worker keeps each tab's conversation (its session); the panel asks for it when it loads and
+//! whenever the active tab changes or navigates, and again when the worker says it changed
+//! (an "Ask Tandem" selection is waiting, an answer ended while another tab was shown).
+//!
+//! Pages without a memory (chrome://, the panel's own page when opened as a tab) share a
+//! conversation kept by the panel alone, dropped when a remembered conversation is shown.
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+
+use js_sys::{Object, Promise, Reflect};
+use tandem_core::chat::ChatMessage;
+use tandem_core::protocol::{PanelToWorker, WorkerToPanel};
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::{spawn_local, JsFuture};
+use web_sys::HtmlButtonElement;
+
+use crate::chat;
+use crate::chrome::Event;
+use crate::dom::{self, DomError};
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = query)]
+    fn tabs_query(query: &JsValue) -> Result<Promise, JsValue>;
+}
+
+/// How many answers that ended in this panel are remembered, to skip the worker's notice
+/// about them.
+const ENDED_KEPT: usize = 16;
+
+#[derive(Default)]
+struct Follow {
+    /// The tab that is active in the panel's window; `None` until the first look.
+    tab: Option<i32>,
+    /// The tab whose conversation is on screen, and whether it is a remembered one (else it
+    /// is the panel's own, for pages without a memory).
+    shown_tab: Option<i32>,
+    shown_memory: bool,
+    /// The `Open` whose answer is awaited; older answers are stale.
+    opening: Option<String>,
+    /// The conversation must be asked for again once the current answer ends.
+    reopen: bool,
+    /// A selection that arrived while an answer streamed, asked once it ended.
+    selection: Option<String>,
+    /// Answers this panel saw end (it shows them already).
+    ended: VecDeque<String>,
+}
+
+thread_local! {
+    static FOLLOW: RefCell<Follow> = RefCell::new(Follow::default());
+}
+
+pub fn wire() -> Result<(), DomError> {
+    let forget: HtmlButtonElement = dom::by_id("forget-all")?;
+    dom::on(&forget, "click", |_: web_sys::Event| {
+        if let Err(e) = forget_everything() {
+            chat::show_error(&e.to_string());
+        }
+    });
+    listen(
+        &["tabs", "onActivated"],
+        Closure::<dyn FnMut()>::new(follow).into_js_value(),
+    );
+    let on_updated =
+        Closure::<dyn FnMut(JsValue, JsValue)>::new(|tab: JsValue, change: JsValue| {
+            let url_changed = Reflect::get(&change, &"url".into()).is_ok_and(|u| u.is_string());
+            if url_changed && tab.as_f64().map(|t| t as i32) == current_tab() {
+                open();
+            }
+        });
+    listen(&["tabs", "onUpdated"], on_updated.into_js_value());
+    // The worker's notices come by runtime.sendMessage: its Port is gone once it was stopped.
+    let on_message = Closure::<dyn FnMut(JsValue)>::new(|message: JsValue| {
+        let parsed = message.as_string().map(|m| WorkerToPanel::from_json(&m));
+        if let Some(Ok(notice @ WorkerToPanel::Changed { .. })) = parsed {
+            chat::receive(notice);
+        }
+    });
+    listen(&["runtime", "onMessage"], on_message.into_js_value());
+    follow();
+    Ok(())
+}
+
+/// Adds `listener` to the event `chrome.<path>`, for the life of the page.
+fn listen(path: &[&str], listener: JsValue) {
+    let chrome = Reflect::get(&js_sys::global(), &"chrome".into()).ok();
+    let event = chrome.and_then(|c| {
+        path.iter().try_fold(c, |at, key| {
+            Reflect::get(&at, &(*key).into())
+                .ok()
+                .filter(|v| !v.is_undefined())
+        })
+    });
+    match event {
+        Some(e) => e
+            .unchecked_into::<Event>()
+            .add_listener(listener.unchecked_ref()),
+        None => web_sys::console::warn_1(
+            &format!("Tandem: chrome.{} is missing", path.join(".")).into(),
+        ),
+    }
+}
+
+pub fn current_tab() -> Option<i32> {
+    FOLLOW.with(|f| f.borrow().tab)
+}
+
+/// Looks which tab is active in the panel's window, and asks for its conversation if it is
+/// another one.
+fn follow() {
+    spawn_local(async {
+        let Some(tab) = active_tab().await else {
+            return;
+        };
+        let previous = FOLLOW.with(|f| f.borrow_mut().tab.replace(tab));
+        if previous != Some(tab) {
+            open();
+        }
+    });
+}
+
+async fn active_tab() -> Option<i32> {
+    let query = Object::new();
+    let _ = Reflect::set(&query, &"active".into(), &JsValue::TRUE);
+    let _ = Reflect::set(&query, &"currentWindow".into(), &JsValue::TRUE);
+    let tabs = JsFuture::from(tabs_query(&query).ok()?).await.ok()?;
+    let first = Reflect::get(&tabs, &0.into()).ok()?;
+    let id = Reflect::get(&first, &"id".into()).ok()?.as_f64()?;
+    (id >= 0.0).then_some(id as i32)
+}
+
+/// Asks the worker for the current tab's conversation (for the tab on screen, after the
+/// answer being streamed, if one is).
+fn open() {
+    let same_tab = FOLLOW.with(|f| {
+        let f = f.borrow();
+        f.tab == f.shown_tab
+    });
+    if same_tab && chat::is_streaming() {
+        FOLLOW.with(|f| f.borrow_mut().reopen = true);
+        return;
+    }
+    let request_id = dom::fresh_id("o");
+    let tab_id = FOLLOW.with(|f| {
+        let mut f = f.borrow_mut();
+        f.opening = Some(request_id.clone());
+        f.tab
+    });
+    if let Err(e) = chat::post(&PanelToWorker::Open { request_id, tab_id }) {
+        chat::show_error(&format!(
+            "Tandem's background worker is not reachable ({e}). Reload the extension and try again."
+        ));
+    }
+}
+
+/// The worker's answer to `open`.
+pub fn on_conversation(
+    request_id: &str,
+    tab_id: Option<i32>,
+    domain: Option<String>,
+    messages: Vec<ChatMessage>,
+    selection: Option<String>,
+) {
+    let (current, tab) = FOLLOW.with(|f| {
+        let f = f.borrow();
+        (f.opening.as_deref() == Some(request_id), f.tab)
+    });
+    if !current {
+        // Stale; but a selection it carries was handed over, and must not be lost.
+        if selection.is_some() && tab_id == tab {
+            FOLLOW.with(|f| f.borrow_mut().selection = selection);
+        }
+        return;
+    }
+    let (selection, same_tab, shown_memory) = FOLLOW.with(|f| {
+        let mut f = f.borrow_mut();
+        f.opening = None;
+        let selection = selection.or(f.selection.take());
+        (selection, f.shown_tab == tab_id, f.shown_memory)
+    });
+    if same_tab && chat::is_streaming() {
+        // Shown again once the answer ends, with the selection if one came.
+        FOLLOW.with(|f| {
+            let mut f = f.borrow_mut();
+            f.reopen = true;
+            f.selection = selection;
+        });
+        return;
+    }
+    let shown = if domain.is_some() {
+        // A remembered conversation replaces what is on screen; an answer still streaming
+        // into another tab's is left to the worker.
+        chat::detach_streaming();
+        chat::show_conversation(messages)
+    } else if shown_memory {
+        // A page without a memory after a remembered conversation: start empty.
+        chat::detach_streaming();
+        chat::clear_view()
+    } else {
+        // From one page without a memory to another: the panel's own conversation stays.
+        Ok(())
+    };
+    FOLLOW.with(|f| {
+        let mut f = f.borrow_mut();
+        f.shown_tab = tab_id;
+        f.shown_memory = domain.is_some();
+    });
+    show_memory(domain.as_deref());
+    let Some(selection) = selection else {
+        if let Err(e) = shown {
+            chat::show_error(&e.to_string());
+        }
+        return;
+    };
+    if chat::is_streaming() {
+        FOLLOW.with(|f| {
+            let mut f = f.borrow_mut();
+            f.reopen = true;
+            f.selection = Some(selection);
+        });
+    } else if let Err(e) = shown.and_then(|()| chat::ask_about(selection)) {
+        chat::show_error(&e.to_string());
+    }
+}
+
+/// The line that says where this conversation is remembered.
+fn show_memory(domain: Option<&str>) {
+    let text = match domain {
+        Some(d) => format!("Remembered for {d} in this tab, in memory only, until the tab closes or leaves the site."),
+        None => "Not remembered: this page is not a website.".to_string(),
+    };
+    if let Ok(line) = dom::by_id::<web_sys::HtmlElement>("memory-status") {
+        line.set_text_content(Some(&text));
+    }
+}
+
+/// The worker says `tab_id`'s conversation changed.
+pub fn on_changed(tab_id: i32, request_id: Option<&str>) {
+    let relevant = FOLLOW.with(|f| {
+        let f = f.borrow();
+        f.tab == Some(tab_id) && !request_id.is_some_and(|r| f.ended.iter().any(|e| e == r))
+    });
+    if relevant {
+        open();
+    }
+}
+
+/// An answer ended in this panel (done, stopped or failed).
+pub fn answer_ended(request_id: &str) {
+    let reopen = FOLLOW.with(|f| {
+        let mut f = f.borrow_mut();
+        f.ended.push_back(request_id.to_owned());
+        if f.ended.len() > ENDED_KEPT {
+            f.ended.pop_front();
+        }
+        std::mem::take(&mut f.reopen)
+    });
+    if reopen {
+        open();
+    }
+}
+
+/// "Forget everything": every tab's conversation, here and in the worker.
+fn forget_everything() -> Result<(), DomError> {
+    chat::end_streaming();
+    chat::clear_view()?;
+    FOLLOW.with(|f| f.borrow_mut().selection = None);
+    if let Err(e) = chat::post(&PanelToWorker::ForgetAll) {
+        chat::show_error(&format!(
+            "Tandem's background worker is not reachable ({e}), so it may still remember. \
+             Reload the extension and try again."
+        ));
+    }
+    Ok(())
+}

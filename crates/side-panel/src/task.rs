@@ -1,0 +1,194 @@
+//! Task mode: the Task box, Start / Pause / Resume / Cancel, the step timeline, the Approve /
+//! Deny prompt and the final answer. The worker's coordinator owns the task; this side sends
+//! commands and renders every `TaskState` it hears (on the Port, or broadcast by
+//! `runtime.sendMessage`, which still reaches the panel after the worker was restarted).
+
+use std::cell::RefCell;
+
+use tandem_core::agent::task::{StepKind, TaskCommand, TaskContext, TaskStatus};
+use tandem_core::protocol::{PanelToWorker, WorkerToPanel};
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::{JsCast, JsValue};
+use web_sys::{HtmlButtonElement, HtmlElement, HtmlTextAreaElement};
+
+use crate::dom::{self, DomError};
+
+/// While a task runs the panel asks for its state this often: a worker that was stopped
+/// (and so lost the loop) answers with the task Paused.
+const POLL_MS: i32 = 2000;
+
+thread_local! {
+    static LAST: RefCell<Option<TaskStatus>> = const { RefCell::new(None) };
+}
+
+pub fn wire() -> Result<(), DomError> {
+    let start: HtmlButtonElement = dom::by_id("task-start")?;
+    dom::on(&start, "click", |_: web_sys::Event| {
+        let Ok(input) = dom::by_id::<HtmlTextAreaElement>("task") else {
+            return;
+        };
+        let text = input.value();
+        if text.trim().is_empty() {
+            notice("Type a task first.");
+            return;
+        }
+        send(TaskCommand::Start {
+            task: text,
+            tab_id: crate::memory::current_tab(),
+        });
+    });
+    for (id, command) in [
+        ("task-pause", TaskCommand::Pause),
+        ("task-resume", TaskCommand::Resume),
+        ("task-cancel", TaskCommand::Cancel),
+        ("task-approve", TaskCommand::Confirm { approve: true }),
+        ("task-deny", TaskCommand::Confirm { approve: false }),
+    ] {
+        let button: HtmlButtonElement = dom::by_id(id)?;
+        dom::on(&button, "click", move |_: web_sys::Event| {
+            send(command.clone())
+        });
+    }
+    listen_broadcasts();
+    poll();
+    send(TaskCommand::GetState);
+    Ok(())
+}
+
+fn send(command: TaskCommand) {
+    if let Err(e) = crate::chat::post(&PanelToWorker::Task { command }) {
+        notice(&format!(
+            "Tandem's background worker is not reachable ({e})."
+        ));
+    }
+}
+
+fn listen_broadcasts() {
+    let listener = Closure::<dyn FnMut(JsValue)>::new(|message: JsValue| {
+        if let Some(Ok(m @ WorkerToPanel::TaskState { .. })) =
+            message.as_string().map(|m| WorkerToPanel::from_json(&m))
+        {
+            receive(m);
+        }
+    });
+    let event = js_sys::Reflect::get(&js_sys::global(), &"chrome".into())
+        .and_then(|c| js_sys::Reflect::get(&c, &"runtime".into()))
+        .and_then(|r| js_sys::Reflect::get(&r, &"onMessage".into()));
+    match event {
+        Ok(e) if !e.is_undefined() => e
+            .unchecked_into::<crate::chrome::Event>()
+            .add_listener(listener.as_ref().unchecked_ref()),
+        _ => web_sys::console::warn_1(&"Tandem: chrome.runtime.onMessage is missing".into()),
+    }
+    listener.forget();
+}
+
+fn poll() {
+    let tick = Closure::<dyn FnMut()>::new(|| {
+        if LAST.with(|l| *l.borrow()) == Some(TaskStatus::Running) {
+            send(TaskCommand::GetState);
+        }
+    });
+    if let Some(window) = web_sys::window() {
+        let _ = window.set_interval_with_callback_and_timeout_and_arguments_0(
+            tick.as_ref().unchecked_ref(),
+            POLL_MS,
+        );
+    }
+    tick.forget();
+}
+
+/// A `TaskState` from the worker.
+pub fn receive(message: WorkerToPanel) {
+    if let WorkerToPanel::TaskState { state, notice: n } = message {
+        if let Some(n) = n {
+            notice(&n);
+        }
+        if let Err(e) = render(state.as_deref()) {
+            crate::chat::show_error(&e.to_string());
+        }
+    }
+}
+
+fn notice(text: &str) {
+    if let Ok(line) = dom::by_id::<HtmlElement>("task-notice") {
+        line.set_text_content(Some(text));
+        line.set_hidden(text.is_empty());
+    }
+}
+
+fn render(state: Option<&TaskContext>) -> Result<(), DomError> {
+    let status = state.map(|s| s.status);
+    LAST.with(|l| *l.borrow_mut() = status);
+    let running = status == Some(TaskStatus::Running);
+    let paused = status == Some(TaskStatus::Paused);
+    dom::by_id::<HtmlButtonElement>("task-start")?.set_disabled(running);
+    dom::by_id::<HtmlElement>("task-pause")?.set_hidden(!running);
+    dom::by_id::<HtmlElement>("task-resume")?.set_hidden(!paused);
+    dom::by_id::<HtmlElement>("task-cancel")?.set_hidden(!(running || paused));
+
+    let line = match state {
+        None => String::new(),
+        Some(s) => {
+            let word = match s.status {
+                TaskStatus::Running => "Running",
+                TaskStatus::Paused => "Paused",
+                TaskStatus::Done => "Done",
+                TaskStatus::Failed => "Failed",
+                TaskStatus::Cancelled => "Cancelled",
+            };
+            match &s.reason {
+                Some(r) => format!("{word}: {r}"),
+                None => format!(
+                    "{word}: step {} of at most {}",
+                    s.actions_taken, s.max_steps
+                ),
+            }
+        }
+    };
+    dom::by_id::<HtmlElement>("task-status")?.set_text_content(Some(&line));
+
+    let confirm: HtmlElement = dom::by_id("task-confirm")?;
+    let pending = state.and_then(|s| s.pending.as_ref());
+    confirm.set_hidden(pending.is_none());
+    if let Some(p) = pending {
+        let what = match &p.target {
+            Some(t) => format!("{} on {t}", p.action),
+            None => p.action.clone(),
+        };
+        dom::by_id::<HtmlElement>("task-confirm-text")?
+            .set_text_content(Some(&format!("{} {what}", p.reason)));
+    }
+
+    let list: HtmlElement = dom::by_id("task-steps")?;
+    list.set_text_content(None);
+    for step in state.map(|s| s.steps.as_slice()).unwrap_or_default() {
+        let item = dom::create("li", if step.ok { "step" } else { "step failed" })?;
+        let mut text = match step.kind {
+            StepKind::Plan => format!("Plan: {} ({})", step.action, step.result),
+            StepKind::Action => {
+                let target = step
+                    .target
+                    .as_deref()
+                    .map(|t| format!(" on {t}"))
+                    .unwrap_or_default();
+                let mark = if step.ok { "✓" } else { "✗" };
+                format!("{}{target}: {mark} {}", step.action, step.result)
+            }
+        };
+        if let Some(p) = &step.provider {
+            text.push_str(&format!(" · {p}"));
+        }
+        if let Some(t) = step.tokens {
+            text.push_str(&format!(" · {t} tokens"));
+        }
+        item.set_text_content(Some(&text));
+        list.append_child(&item).map_err(|_| DomError::NoDocument)?;
+    }
+
+    let answer: HtmlElement = dom::by_id("task-answer")?;
+    let text = state.and_then(|s| s.answer.clone()).unwrap_or_default();
+    answer.set_text_content(Some(&format!("Answer: {text}")));
+    answer.set_hidden(text.is_empty());
+    Ok(())
+}
