@@ -8,12 +8,12 @@
 // active tab.
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { launchExtension } from './lib/browser.mjs';
+import { launchExtension, collectConsole } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
 import { startSite } from './lib/fixtures.mjs';
 
 const KEY = 'sk-memory-test-1234';
-let browser, mock, site, panel;
+let browser, mock, site, panel, consoles;
 
 const page = (title, body) => `<!doctype html><title>${title}</title><body>${body}</body>`;
 
@@ -32,6 +32,8 @@ before(async () => {
   // active tab (and take the panel with it) in the middle of a test: open it now.
   await browser.stopServiceWorker();
   panel = await browser.openPanel();
+  // Everything the worker and the panel log, to show that no conversation text is logged.
+  consoles = [collectConsole(browser.serviceWorker), collectConsole(panel)];
   await configure();
 });
 after(async () => {
@@ -233,6 +235,12 @@ test('"Ask Tandem" on a selection asks about the quoted selection, as data', asy
     getSelection().addRange(range);
   });
   const tabId = await tabIdOf(tab);
+  const sw = browser.serviceWorker;
+  // The menu item was made on install (update() fails for an unknown id), and the shortcut
+  // is declared with its suggested keys.
+  await sw.evaluate(() => chrome.contextMenus.update('ask-tandem', { title: 'Ask Tandem' }));
+  const commands = await sw.evaluate(() => chrome.commands.getAll());
+  assert.deepEqual(commands.find((c) => c.name === 'ask-tandem')?.shortcut, 'Ctrl+Shift+Y');
   const asked = mock.waitForRequest((r) => r.path === '/v1/chat/completions' && JSON.stringify(r.body).includes('opened in 1932'));
   // The context-menu click, delivered to the worker's real listener: Chrome's menu itself
   // cannot be clicked in headless Chromium, and chrome.contextMenus.onClicked.dispatch runs the
@@ -298,12 +306,38 @@ test('what no longer fits the window goes into the system prompt, distilled', as
   }
 });
 
-test('chrome.storage.local never holds a word of any conversation', async () => {
+test('chrome.storage.local and the console never hold a word of any conversation', async () => {
   const local = JSON.stringify(await panel.evaluate(() => chrome.storage.local.get(null)));
+  const logged = JSON.stringify(consoles.flatMap((c) => c.messages));
   for (const said of ['Felix', 'Rex', 'Fresh start', 'bridges', '1932', 'HACKED', 'You said']) {
     assert.ok(!local.includes(said), `storage.local contains "${said}": ${local}`);
+    assert.ok(!logged.includes(said), `the console shows "${said}": ${logged}`);
   }
   assert.ok(local.includes('gpt-memory'), 'the settings are there (the read worked)');
+  // Chrome keeps storage.session in memory; this is where the conversations are.
+  assert.ok(JSON.stringify(await sessions()).includes('Fresh start'));
+});
+
+test('the cleanup alarm runs every 30 minutes and forgets sessions idle for more than 24 h', async () => {
+  await show(tabA, '127.0.0.1');
+  const alarm = await browser.serviceWorker.evaluate(() => chrome.alarms.get('tandem-memory-cleanup'));
+  assert.equal(alarm?.periodInMinutes, 30);
+  // A session last used 25 h ago, as a worker that slept through it would find it.
+  await browser.stopServiceWorker();
+  const dayAgo = Date.now() - 25 * 3600 * 1000;
+  await panel.evaluate(async (at) => {
+    const { memory } = await chrome.storage.session.get('memory');
+    memory['example.com:999'] = { domain: 'example.com', startedAt: at, messages: [{ role: 'user', content: 'old', timestamp: at }] };
+    await chrome.storage.session.set({ memory });
+  }, dayAgo);
+  await panel.reload(); // wakes the worker, which reads the sessions back
+  await memoryLine().filter({ hasText: 'Remembered for 127.0.0.1' }).waitFor();
+  const sw = await browser.waitForServiceWorker();
+  assert.ok('example.com:999' in await sessions());
+  await sw.evaluate(() => chrome.alarms.onAlarm.dispatch({ name: 'tandem-memory-cleanup', scheduledTime: Date.now(), periodInMinutes: 30 }));
+  await panel.waitForFunction(async () => !('example.com:999' in ((await chrome.storage.session.get('memory')).memory ?? {})));
+  const idA = await tabIdOf(tabA);
+  assert.ok(`127.0.0.1:${idA}` in await sessions(), 'a session in use stays');
 });
 
 test('"Forget everything" empties the memory in chrome.storage.session', async () => {

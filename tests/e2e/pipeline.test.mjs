@@ -181,3 +181,37 @@ test('Test connection names an unreachable server', async () => {
   await panel.getByRole('button', { name: 'Test connection' }).click();
   await panel.getByRole('status', { name: 'Connection test' }).filter({ hasText: 'OLLAMA_ORIGINS=chrome-extension://*' }).waitFor();
 });
+
+// A 1×1 PNG.
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+
+test('an attached image goes with its message, in each provider\'s format, and is counted', async () => {
+  await configure('OpenAI', `${mock.url}/v1`, 'gpt-4o-mini');
+  await panel.getByLabel('Attach image').setInputFiles({ name: 'dot.png', mimeType: 'image/png', buffer: PNG });
+  await panel.getByRole('img', { name: 'Attached image 1' }).waitFor();
+  assert.equal(await chat('what is in this picture?'), 'You said: what is in this picture?');
+  assert.equal(await panel.getByRole('img', { name: 'Attached image 1' }).count(), 0, 'the attachment went with the message');
+  await panel.getByRole('img', { name: 'Image 1 you sent' }).waitFor();
+  const last = mock.requests.at(-1).body.messages.at(-1);
+  assert.equal(last.role, 'user');
+  assert.deepEqual(last.content.map((p) => p.type), ['text', 'image_url']);
+  assert.match(last.content[1].image_url.url, /^data:image\/png;base64,iVBOR/);
+  const debug = await openDebug();
+  const images = await debug.locator('dt', { hasText: 'Images' }).locator('xpath=following-sibling::dd[1]').textContent();
+  assert.ok(Number(images.replace(/,/g, '')) > 0, `images counted: ${images}`);
+
+  await configure('Anthropic', `${mock.url}/v1`, 'claude-sonnet-4-5');
+  await panel.getByLabel('Attach image').setInputFiles({ name: 'dot.png', mimeType: 'image/png', buffer: PNG });
+  await chat('and now?');
+  const block = mock.requests.at(-1).body.messages.at(-1).content.find((p) => p.type === 'image');
+  assert.equal(block.source.media_type, 'image/png');
+  assert.equal(block.source.type, 'base64');
+  const earlier = JSON.stringify(mock.requests.at(-1).body.messages.slice(0, -1));
+  assert.ok(!earlier.includes('iVBOR'), 'earlier images are not sent again');
+});
+
+test('a file that is not an image is refused with a sentence', async () => {
+  await panel.getByLabel('Attach image').setInputFiles({ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('hello') });
+  await panel.getByRole('alert').filter({ hasText: '"notes.txt" is not an image' }).waitFor();
+  assert.equal(await panel.getByRole('list', { name: 'Attached images' }).isVisible(), false);
+});

@@ -16,8 +16,8 @@ use tandem_core::agent::task::{
     TaskContext, TaskStatus, MAP_CHARS, TASK_STATE_KEY,
 };
 use tandem_core::agent::{
-    fence, needs_confirmation, parse_action, ActResult, Action, DriverCommand, Element, ElementMap,
-    ScrollTarget, Snapshot, UrlPolicy,
+    fence, needs_confirmation, parse_action, tabs, ActResult, Action, ConfirmReason, DriverCommand,
+    Element, ElementMap, ScrollTarget, Snapshot, UrlPolicy,
 };
 use tandem_core::protocol::WorkerToPanel;
 use tandem_core::session::{
@@ -63,6 +63,10 @@ extern "C" {
     fn tabs_query(query: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = update)]
     fn tabs_update(tab_id: i32, props: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = create)]
+    fn tabs_create(props: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = remove)]
+    fn tabs_remove(tab_id: i32) -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "local"], js_name = set)]
     fn local_set(items: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "local"], js_name = remove)]
@@ -104,6 +108,10 @@ struct Run {
     controller: AbortController,
     /// Resolves the confirmation the loop waits for.
     confirm: Rc<RefCell<Option<Function>>>,
+    /// The value the user typed in the panel for a password field (never stored).
+    secret: Rc<RefCell<Option<String>>>,
+    /// Resolves the question (`ask_user`) the loop waits for.
+    ask: Rc<RefCell<Option<Function>>>,
 }
 
 thread_local! {
@@ -228,11 +236,26 @@ async fn handle(command: TaskCommand) -> Option<String> {
                 _ => Some("No task to cancel.".into()),
             }
         }
-        TaskCommand::Confirm { approve } => {
+        TaskCommand::Answer { text } => {
             let resolve = RUN.with(|r| {
                 r.borrow()
                     .as_ref()
-                    .and_then(|run| run.confirm.borrow_mut().take())
+                    .and_then(|run| run.ask.borrow_mut().take())
+            });
+            match resolve {
+                Some(f) => {
+                    let _ = f.call1(&JsValue::NULL, &JsValue::from_str(&text));
+                    None
+                }
+                None => Some("Tandem is not waiting for an answer.".into()),
+            }
+        }
+        TaskCommand::Confirm { approve, secret } => {
+            let resolve = RUN.with(|r| {
+                r.borrow().as_ref().and_then(|run| {
+                    *run.secret.borrow_mut() = secret.filter(|s| approve && !s.is_empty());
+                    run.confirm.borrow_mut().take()
+                })
             });
             match resolve {
                 Some(f) => {
@@ -260,6 +283,9 @@ fn signal(stop: Stop) -> bool {
         if let Some(f) = run.confirm.borrow_mut().take() {
             let _ = f.call1(&JsValue::NULL, &JsValue::FALSE);
         }
+        if let Some(f) = run.ask.borrow_mut().take() {
+            let _ = f.call1(&JsValue::NULL, &JsValue::NULL);
+        }
         true
     })
 }
@@ -274,11 +300,15 @@ fn launch(ctx: TaskContext) {
     };
     let stop = Rc::new(Cell::new(Stop::No));
     let confirm = Rc::new(RefCell::new(None));
+    let secret = Rc::new(RefCell::new(None));
+    let ask = Rc::new(RefCell::new(None));
     RUN.with(|r| {
         *r.borrow_mut() = Some(Run {
             stop: stop.clone(),
             controller: controller.clone(),
             confirm: confirm.clone(),
+            secret: secret.clone(),
+            ask: ask.clone(),
         })
     });
     spawn_local(async move {
@@ -286,7 +316,11 @@ fn launch(ctx: TaskContext) {
         let mut looper = Loop {
             stop,
             confirm,
+            secret,
+            ask,
             previous: None,
+            policy: UrlPolicy::default(),
+            approve_plan: false,
         };
         looper.run(&mut ctx, controller).await;
         RUN.with(|r| *r.borrow_mut() = None);
@@ -301,7 +335,13 @@ fn manager() -> Rc<Manager> {
 struct Loop {
     stop: Rc<Cell<Stop>>,
     confirm: Rc<RefCell<Option<Function>>>,
+    secret: Rc<RefCell<Option<String>>>,
+    ask: Rc<RefCell<Option<Function>>>,
     previous: Option<ElementMap>,
+    /// The user's allow / deny lists of sites.
+    policy: UrlPolicy,
+    /// Settings' "Approve the plan before acting".
+    approve_plan: bool,
 }
 
 /// What one observation gives the loop.
@@ -320,6 +360,11 @@ impl Loop {
             Err(e) => return ctx.finish(TaskStatus::Failed, e.to_string()),
         };
         manager.set_cloud(CloudConfig::from_settings(&settings, settings.budget.clone()).ok());
+        self.policy = match settings.agent.policy() {
+            Ok(p) => p,
+            Err(e) => return ctx.finish(TaskStatus::Failed, e.to_string()),
+        };
+        self.approve_plan = settings.agent.approve_plan;
         let config = SessionConfig {
             system_prompt: task::system_prompt(),
             schema_instructions: task::schema_instructions(),
@@ -401,13 +446,42 @@ impl Loop {
                     }
                 }
             };
+            // The site lists hold for the page the agent is on, not only for where it goes.
+            if let Err(e) = self.policy.check(&observed.snapshot.url) {
+                ctx.errors.push(e.to_string());
+                return ctx.finish(
+                    TaskStatus::Failed,
+                    format!("Stopped: {e}. Tandem does not act on this site; change the site lists in Settings to allow it."),
+                );
+            }
             if ctx.planner_due() {
+                let first = ctx.plan.is_empty() && ctx.actions_taken == 0;
                 if let Err(e) = self.plan(ctx, session, &observed.list, None).await {
                     return self.session_failed(ctx, e);
                 }
                 self.persist(ctx, session).await;
                 if self.stopped(ctx) {
                     return;
+                }
+                if first && self.approve_plan {
+                    ctx.pending = Some(PendingConfirmation {
+                        action: "the plan".into(),
+                        target: None,
+                        reason: format!("Approve the plan before Tandem acts: {}", ctx.plan),
+                        secret: false,
+                    });
+                    self.persist(ctx, session).await;
+                    let approved = self.wait_for_confirmation().await;
+                    ctx.pending = None;
+                    if self.stopped(ctx) {
+                        return;
+                    }
+                    if !approved {
+                        return ctx.finish(
+                            TaskStatus::Cancelled,
+                            "You denied the plan; nothing was done.",
+                        );
+                    }
                 }
             }
             let before = session.token_log().len();
@@ -489,18 +563,29 @@ impl Loop {
                 }
             }
             if let Action::AskUser { question } = &action {
+                ctx.question = Some(question.clone());
+                self.persist(ctx, session).await;
+                let answer = self.wait_for_answer().await;
+                ctx.question = None;
                 let json = action.to_json().to_string();
+                let Some(answer) = answer else {
+                    self.record(ctx, session, before, json, None, Err("not answered".into()));
+                    continue; // `stopped` ends the loop with the right status.
+                };
+                // The user's words are not page data: they reach the model unfenced.
                 self.record(
                     ctx,
                     session,
                     before,
                     json,
                     None,
-                    Ok(format!("asked you: {question}")),
+                    Ok(format!(
+                        "you asked \u{201c}{question}\u{201d}; the user answered: {answer}"
+                    )),
                 );
-                ctx.status = TaskStatus::Paused;
-                ctx.reason = Some(format!("Tandem asks: {question} Press Resume to continue."));
-                return;
+                ctx.consecutive_failures = 0;
+                self.persist(ctx, session).await;
+                continue;
             }
             let (target, outcome) = self.act(ctx, session, &observed, &action).await;
             if self.stop.get() != Stop::No {
@@ -671,7 +756,7 @@ impl Loop {
         let tab = ctx.tab_id;
         match action {
             Action::Navigate { url } => {
-                if let Err(e) = UrlPolicy::default().check(url) {
+                if let Err(e) = self.policy.check(url) {
                     return (None, Err(format!("not allowed: {e}")));
                 }
                 let props = Object::new();
@@ -697,13 +782,53 @@ impl Loop {
                 chrome::sleep(i32::try_from(*ms).unwrap_or(i32::MAX)).await;
                 (None, Ok(format!("waited {ms} ms")))
             }
-            Action::OpenTab { .. } | Action::SwitchTab { .. } | Action::CloseTab => (
-                None,
-                Err(
-                    "tabs cannot be opened, switched or closed by the agent yet; use navigate"
-                        .into(),
-                ),
-            ),
+            Action::OpenTab { url } => {
+                if let Err(e) = self.policy.check(url) {
+                    return (None, Err(format!("not allowed: {e}")));
+                }
+                match open_tab(url).await {
+                    Ok(id) => {
+                        tabs::opened(ctx, id);
+                        self.previous = None;
+                        settle(id).await;
+                        (
+                            None,
+                            Ok(format!("opened {url} in a new tab, now the current tab")),
+                        )
+                    }
+                    Err(e) => (None, Err(format!("could not open {url}: {e}"))),
+                }
+            }
+            Action::SwitchTab { tab: index } => {
+                let before = ctx.tab_id;
+                match tabs::switch_to(ctx, *index) {
+                    Ok(id) => match activate_tab(id).await {
+                        Ok(()) => {
+                            self.previous = None;
+                            (None, Ok(format!("switched to tab [{index}]")))
+                        }
+                        Err(e) => {
+                            ctx.tab_id = before;
+                            (None, Err(e.to_string()))
+                        }
+                    },
+                    Err(e) => (None, Err(e.to_string())),
+                }
+            }
+            Action::CloseTab => match tabs::close_current(ctx) {
+                Ok((closed, next)) => {
+                    if let Err(e) = close_tab(closed).await {
+                        crate::log_error("closing a task tab failed", &e.to_string().into());
+                    }
+                    let _ = activate_tab(next).await;
+                    self.previous = None;
+                    (
+                        None,
+                        Ok("closed the tab; the previous tab is current again".into()),
+                    )
+                }
+                Err(e) => (None, Err(e.to_string())),
+            },
             Action::ExtractText { element: None } => match snapshot(tab, 4000).await {
                 Ok(s) => {
                     let text = s.text.unwrap_or_default();
@@ -764,15 +889,31 @@ impl Loop {
                 }
             };
             target = Some(label(id, &element));
+            let mut command = command.clone();
+            let mut typed_secret = false;
             if let Some(reason) = needs_confirmation(action, Some(&element), &fresh) {
+                let secret = matches!(reason, ConfirmReason::EntersPassword);
                 ctx.pending = Some(PendingConfirmation {
                     action: action.to_json().to_string(),
                     target: target.clone(),
-                    reason: format!("This action needs your approval: {reason}."),
+                    reason: if secret {
+                        format!("This action needs your approval: {reason}. Type the password below: it goes to the page only, never to the AI.")
+                    } else {
+                        format!("This action needs your approval: {reason}.")
+                    },
+                    secret,
                 });
+                self.secret.borrow_mut().take();
                 self.persist(ctx, session).await;
                 let approved = self.wait_for_confirmation().await;
                 ctx.pending = None;
+                let value = self.secret.borrow_mut().take();
+                if let (true, Some(value), DriverCommand::Type { text, .. }) =
+                    (secret, value, &mut command)
+                {
+                    *text = value;
+                    typed_secret = true;
+                }
                 if !approved {
                     return (
                         target,
@@ -787,6 +928,13 @@ impl Loop {
             )
             .await;
             match act_in_page(tab, Some(&element.handle), &command).await {
+                Ok(_) if typed_secret => {
+                    settle(tab).await;
+                    return (
+                        target,
+                        Ok("typed (the value you entered in the panel)".into()),
+                    );
+                }
                 Ok(result) => {
                     settle(tab).await;
                     return (target, Ok(result));
@@ -797,6 +945,19 @@ impl Loop {
         // Second failure: record it and let the planner re-plan before the next step.
         ctx.plan.clear();
         (target, Err(last_error))
+    }
+
+    /// The user's answer to the question in `ctx.question`; `None` when the task was stopped.
+    async fn wait_for_answer(&self) -> Option<String> {
+        let slot = self.ask.clone();
+        let promise = Promise::new(&mut |resolve, _reject| {
+            *slot.borrow_mut() = Some(resolve);
+        });
+        let answer = JsFuture::from(promise)
+            .await
+            .ok()
+            .and_then(|v| v.as_string());
+        answer.filter(|_| self.stop.get() == Stop::No)
     }
 
     async fn wait_for_confirmation(&self) -> bool {
@@ -853,6 +1014,37 @@ async fn target_tab(tab_id: Option<i32>) -> Result<i32, AgentError> {
         .max_by(|a, b| a.1.total_cmp(&b.1))
         .map(|(id, _)| id)
         .ok_or_else(|| AgentError::Tab("no tab shows a web page".into()))
+}
+
+/// Opens `url` in a new active tab; its id.
+async fn open_tab(url: &str) -> Result<i32, AgentError> {
+    let props = Object::new();
+    let _ = Reflect::set(&props, &"url".into(), &url.into());
+    let _ = Reflect::set(&props, &"active".into(), &JsValue::TRUE);
+    let tab = JsFuture::from(tabs_create(&props).map_err(|e| AgentError::Tab(js_text(e)))?)
+        .await
+        .map_err(|e| AgentError::Tab(js_text(e)))?;
+    Reflect::get(&tab, &"id".into())
+        .ok()
+        .and_then(|v| v.as_f64())
+        .map(|id| id as i32)
+        .ok_or_else(|| AgentError::Tab("the new tab has no id".into()))
+}
+
+async fn activate_tab(tab: i32) -> Result<(), AgentError> {
+    let props = Object::new();
+    let _ = Reflect::set(&props, &"active".into(), &JsValue::TRUE);
+    JsFuture::from(tabs_update(tab, &props).map_err(|e| AgentError::Tab(js_text(e)))?)
+        .await
+        .map(|_| ())
+        .map_err(|e| AgentError::Tab(js_text(e)))
+}
+
+async fn close_tab(tab: i32) -> Result<(), AgentError> {
+    JsFuture::from(tabs_remove(tab).map_err(|e| AgentError::Tab(js_text(e)))?)
+        .await
+        .map(|_| ())
+        .map_err(|e| AgentError::Tab(js_text(e)))
 }
 
 fn is_web(tab: &JsValue) -> bool {

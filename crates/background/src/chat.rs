@@ -164,7 +164,7 @@ async fn answer(
             turn.plan(
                 &conversation,
                 SYSTEM_PROMPT,
-                0,
+                conversation.request.images.len(),
                 info.context_window,
                 &settings.budget,
                 &settings.memory,
@@ -195,7 +195,7 @@ async fn answer(
             plan.budget(),
             &conversation,
             Some(&system),
-            &[],
+            &conversation.request.images,
             &cfg.model,
             options,
         );

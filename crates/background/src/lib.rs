@@ -70,7 +70,23 @@ pub fn on_port_message(port: chrome::Port, message: JsValue) {
             tab_id,
             answer_id,
         }) => {
-            let turn = memory::prepare(request_id.clone(), tab_id, answer_id, messages);
+            // Images stay out of session memory; they rejoin the request they came with.
+            let images = messages
+                .last()
+                .map(|m| m.images.clone())
+                .unwrap_or_default();
+            let prepared = memory::prepare(request_id.clone(), tab_id, answer_id, messages);
+            let turn = async move {
+                let mut turn = prepared.await?;
+                if let Some(last) = turn
+                    .messages
+                    .last_mut()
+                    .filter(|m| m.role == tandem_core::chat::Role::User)
+                {
+                    last.images = images;
+                }
+                Ok(turn)
+            };
             chat::start(port, request_id, turn)
         }
         Ok(

@@ -9,7 +9,8 @@ use std::rc::Rc;
 
 use js_sys::{Promise, Reflect};
 use tandem_core::session::{
-    Availability, NanoBackend, NanoCreateOptions, NanoError, NanoModel, NanoPromptOptions,
+    Availability, NanoBackend, NanoCreateOptions, NanoError, NanoMessage, NanoModel,
+    NanoPromptOptions,
 };
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::prelude::*;
@@ -46,6 +47,15 @@ extern "C" {
 
     #[wasm_bindgen(method)]
     fn destroy(this: &LmSession);
+
+    #[wasm_bindgen(method, catch)]
+    fn append(this: &LmSession, input: &JsValue) -> Result<Promise, JsValue>;
+
+    #[wasm_bindgen(method, catch)]
+    fn clone(this: &LmSession) -> Result<Promise, JsValue>;
+
+    #[wasm_bindgen(catch, static_method_of = LanguageModelClass, js_class = "LanguageModel", js_name = params)]
+    fn lm_params() -> Result<Promise, JsValue>;
 }
 
 /// Hears model download progress, 0.0 to 1.0.
@@ -180,6 +190,41 @@ impl NanoModel for BrowserModel {
         self.overflowed.replace(false)
     }
 
+    async fn append(&self, messages: &[NanoMessage]) -> Result<(), NanoError> {
+        call(self.session.append(&to_js(&messages)?))
+            .await
+            .map(|_| ())
+    }
+
+    async fn measure_context_usage(
+        &self,
+        input: &str,
+        options: &NanoPromptOptions,
+    ) -> Result<f64, NanoError> {
+        // The current name first, then the one extensions still get.
+        for method in ["measureContextUsage", "measureInputUsage"] {
+            let Ok(f) = Reflect::get(&self.session, &method.into()) else {
+                continue;
+            };
+            let Some(f) = f.dyn_ref::<js_sys::Function>() else {
+                continue;
+            };
+            let promise = f
+                .call2(&self.session, &input.into(), &prompt_options(options)?)
+                .map(|p| p.unchecked_into::<Promise>());
+            return call(promise).await.map(|v| v.as_f64().unwrap_or(0.0));
+        }
+        Err(NanoError::new(
+            "NotSupportedError",
+            "measureContextUsage is not available",
+        ))
+    }
+
+    async fn clone_model(&self) -> Result<Self, NanoError> {
+        let copy: LmSession = call(self.session.clone()).await?.unchecked_into();
+        Ok(BrowserModel::new(copy))
+    }
+
     fn destroy(&self) {
         self.session.destroy();
     }
@@ -233,9 +278,144 @@ fn nano_error(value: JsValue) -> NanoError {
     NanoError::new(name, message)
 }
 
+/// The model's sampling limits (`LanguageModel.params()`), for Settings; `None` when the
+/// browser does not say.
+pub async fn params() -> Option<serde_json::Value> {
+    let value = call(LanguageModelClass::lm_params()).await.ok()?;
+    let json = js_sys::JSON::stringify(&value).ok()?;
+    serde_json::from_str(&String::from(json)).ok()
+}
+
 /// Used by the status query: `true` when the global exists at all.
 pub fn prompt_api_present() -> bool {
     Reflect::get(&js_sys::global(), &"LanguageModel".into())
         .map(|v| v.is_function())
         .unwrap_or(false)
+}
+
+#[cfg(all(test, target_arch = "wasm32"))]
+mod tests {
+    use super::*;
+    use wasm_bindgen_test::*;
+
+    wasm_bindgen_test_configure!(run_in_service_worker);
+
+    // The smallest Prompt-API-shaped global that exercises the bindings: only the
+    // deprecated names (inputUsage, inputQuota, measureInputUsage, quotaoverflow), as some
+    // Chrome versions expose, and DOMException names on failure.
+    #[wasm_bindgen(inline_js = "
+        export function install_minimal_prompt_api() {
+            class Session extends EventTarget {
+                constructor(o) { super(); this.inputUsage = 10; this.inputQuota = 100; this.o = o; this.log = []; }
+                async prompt(input) { if (this.gone) throw new DOMException('gone', 'InvalidStateError'); return 'P:' + input; }
+                promptStreaming(input) {
+                    const parts = ['a', 'é', '世'];
+                    return new ReadableStream({ pull(c) { parts.length ? c.enqueue(parts.shift()) : c.close(); } });
+                }
+                async append(m) { this.log.push(m); this.inputUsage += 5; this.dispatchEvent(new Event('quotaoverflow')); }
+                async measureInputUsage(input) { return input.length; }
+                async clone() { return new Session(this.o); }
+                destroy() { this.gone = true; }
+            }
+            globalThis.LanguageModel = {
+                availability: async () => 'downloadable',
+                params: async () => ({ maxTopK: 8, maxTemperature: 2 }),
+                create: async (o) => {
+                    const m = new EventTarget();
+                    o.monitor?.(m);
+                    for (const loaded of [0.25, 1]) { const e = new Event('downloadprogress'); e.loaded = loaded; m.dispatchEvent(e); }
+                    return new Session(o);
+                },
+            };
+        }
+        export function remove_prompt_api() { delete globalThis.LanguageModel; }
+    ")]
+    extern "C" {
+        fn install_minimal_prompt_api();
+        fn remove_prompt_api();
+    }
+
+    #[wasm_bindgen_test]
+    async fn the_bindings_speak_the_prompt_api_including_deprecated_names() {
+        install_minimal_prompt_api();
+        let nano = BrowserNano::default();
+        assert_eq!(
+            nano.availability(&NanoCreateOptions::default()).await,
+            Ok(Availability::Downloadable)
+        );
+        let seen = Rc::new(RefCell::new(Vec::new()));
+        let s = seen.clone();
+        *nano.on_progress.borrow_mut() = Some(Rc::new(move |p| s.borrow_mut().push(p)));
+        let model = nano
+            .create(&NanoCreateOptions::default())
+            .await
+            .expect("create");
+        assert_eq!(
+            *seen.borrow(),
+            vec![0.25, 1.0],
+            "download progress reaches the listener"
+        );
+        assert_eq!(
+            (model.context_usage(), model.context_window()),
+            (10.0, 100.0)
+        );
+
+        let mut pieces = Vec::new();
+        let text = model
+            .prompt_streaming("q", &NanoPromptOptions::default(), &mut |p| {
+                pieces.push(p.to_string())
+            })
+            .await;
+        assert_eq!(text.as_deref(), Ok("aé世"));
+        assert_eq!(pieces, ["a", "é", "世"], "deltas arrive one by one");
+        assert_eq!(
+            model
+                .prompt("hi", &NanoPromptOptions::default())
+                .await
+                .as_deref(),
+            Ok("P:hi")
+        );
+
+        assert!(!model.take_overflow());
+        model
+            .append(&[NanoMessage {
+                role: tandem_core::chat::Role::User,
+                content: "more".into(),
+            }])
+            .await
+            .expect("append");
+        assert!(model.take_overflow(), "quotaoverflow is heard");
+        assert!(!model.take_overflow(), "and reported once");
+        assert_eq!(model.context_usage(), 15.0);
+        assert_eq!(
+            model
+                .measure_context_usage("four", &NanoPromptOptions::default())
+                .await,
+            Ok(4.0)
+        );
+        let copy = model.clone_model().await.expect("clone");
+        assert_eq!(copy.context_window(), 100.0);
+        assert!(params().await.is_some());
+
+        model.destroy();
+        let err = model
+            .prompt("again", &NanoPromptOptions::default())
+            .await
+            .expect_err("destroyed");
+        assert_eq!(
+            err.name, "InvalidStateError",
+            "the DOMException name survives: failover reads it"
+        );
+    }
+
+    #[wasm_bindgen_test]
+    async fn no_prompt_api_reads_as_not_supported() {
+        remove_prompt_api();
+        assert!(!prompt_api_present());
+        let err = BrowserNano::default()
+            .availability(&NanoCreateOptions::default())
+            .await
+            .expect_err("absent");
+        assert_eq!(err.name, "NotSupportedError");
+    }
 }

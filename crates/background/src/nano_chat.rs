@@ -103,6 +103,10 @@ pub async fn try_answer(
     if mode == Preferred::Cloud || (failed_before && mode == Preferred::Auto) {
         return NanoOutcome::NotUsed;
     }
+    if !request.images.is_empty() && mode == Preferred::Auto {
+        // Chat sessions on the device take text; pictures go to the cloud provider.
+        return NanoOutcome::NotUsed;
+    }
     let unusable = |why: String| match mode {
         Preferred::Nano => NanoOutcome::Failed(ProviderError::new(
             ErrorKind::NotConfigured,
@@ -293,7 +297,16 @@ pub fn report_status(port: Port, request_id: String, download: bool) {
             Err(why) => return send("unavailable", None, why),
         };
         let detail = match availability {
-            Availability::Available => "ready on this device".to_string(),
+            Availability::Available => match crate::nano::params().await {
+                Some(p) => format!(
+                    "ready on this device (top-K up to {}, temperature up to {})",
+                    p.get("maxTopK").and_then(|v| v.as_f64()).unwrap_or(0.0),
+                    p.get("maxTemperature")
+                        .and_then(|v| v.as_f64())
+                        .unwrap_or(0.0)
+                ),
+                None => "ready on this device".to_string(),
+            },
             Availability::Downloadable => "the model can be downloaded (about 2 GB)".to_string(),
             Availability::Downloading => "the model is downloading".to_string(),
             Availability::Unavailable => "this device or browser cannot run it".to_string(),

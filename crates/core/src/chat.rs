@@ -26,6 +26,10 @@ pub struct ChatMessage {
     /// `content`. Page content, never instructions: see `memory::MemoryMessage::to_model`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quote: Option<String>,
+    /// Images the user attached, as `data:` URLs. They travel with the message they were
+    /// attached to and are not kept in session memory (too large for it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<String>,
 }
 
 impl ChatMessage {
@@ -36,6 +40,7 @@ impl ChatMessage {
             content: content.into(),
             hidden: false,
             quote: None,
+            images: Vec::new(),
         }
     }
 }

@@ -192,6 +192,7 @@ impl MemoryMessage {
             content: self.content.clone(),
             hidden: self.hidden,
             quote: self.quote.clone(),
+            images: Vec::new(),
         }
     }
 

@@ -99,6 +99,8 @@ pub struct Settings {
     pub on_device: crate::session::Preferred,
     /// Limits of the per-tab conversation memory (defaults until Settings shows them).
     pub memory: crate::memory::MemoryConfig,
+    /// The agent's site lists and plan approval.
+    pub agent: crate::agent::AgentSettings,
 }
 
 /// A provider ready to be called: kind plus effective settings.

@@ -98,12 +98,20 @@ pub(crate) fn ask_about(selection: String) -> Result<(), DomError> {
 
 fn send_text(text: String, quote: Option<String>) -> Result<(), DomError> {
     show_error("");
+    // A selected-text question carries the quote, not the images attached for a message.
+    let images = if quote.is_none() {
+        crate::attach::take()
+    } else {
+        Vec::new()
+    };
     let user = ChatMessage {
         id: dom::fresh_id("m"),
         quote,
+        images,
         ..ChatMessage::new(Role::User, text)
     };
     let user_bubble = add_bubble(Role::User, &user.content)?;
+    crate::attach::show_in(&user_bubble, &user.images);
     if let Some(quote) = &user.quote {
         add_quote(&user_bubble, quote);
     }
@@ -123,7 +131,12 @@ fn send_text(text: String, quote: Option<String>) -> Result<(), DomError> {
             user_id: user.id.clone(),
             user_bubble,
         });
-        s.messages.clone()
+        // Earlier images are not sent again (only the new message's count): keep the Port
+        // message small.
+        let mut messages = s.messages.clone();
+        let last = messages.len().saturating_sub(1);
+        messages[..last].iter_mut().for_each(|m| m.images.clear());
+        messages
     });
     set_streaming_controls(true);
     if let Err(e) = post(&PanelToWorker::Send {
@@ -444,7 +457,10 @@ fn finish_with_error(request_id: &str, kind: ErrorKind, message: &str) {
         // A selected-text question is not given back: "Ask Tandem" again asks it again.
         pos.map(|p| s.messages.remove(p))
             .filter(|m| m.quote.is_none())
-            .map(|m| m.content)
+            .map(|m| {
+                crate::attach::restore(m.images);
+                m.content
+            })
     });
     if let (Some(text), Ok(input)) = (text, dom::by_id::<HtmlTextAreaElement>("message")) {
         if input.value().trim().is_empty() {

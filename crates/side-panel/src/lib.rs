@@ -2,6 +2,8 @@
 //! names); this crate gives them behaviour: the chat over a Port to the service worker, and
 //! the Settings form stored in `chrome.storage.local`.
 
+mod agent_settings;
+mod attach;
 mod chat;
 mod chrome;
 mod debug;
@@ -15,6 +17,7 @@ mod task;
 #[cfg_attr(not(test), wasm_bindgen::prelude::wasm_bindgen(start))]
 pub fn start() {
     if let Err(e) = chat::wire()
+        .and_then(|()| attach::wire())
         .and_then(|()| settings::wire())
         .and_then(|()| debug::wire())
         .and_then(|()| memory::wire())

@@ -64,6 +64,7 @@ pub fn wire() -> Result<(), DomError> {
                 if let Ok(select) = dom::by_id::<HtmlSelectElement>("on-device") {
                     select.set_value(&SAVED.with(|s| on_device_id(s.borrow().on_device)));
                 }
+                SAVED.with(|s| crate::agent_settings::show(&s.borrow()));
             }
             Err(e) => status(&e),
         }
@@ -230,6 +231,10 @@ fn status(text: &str) {
 fn save() {
     let Some(kind) = selected_kind() else { return };
     let mut settings = SAVED.with(|s| s.borrow().clone());
+    if let Err(e) = crate::agent_settings::read_form(&mut settings) {
+        status(&e);
+        return;
+    }
     let entry = settings.providers.entry(kind).or_default();
     let form = form_values();
     entry.base_url = form.base_url;
@@ -244,6 +249,7 @@ fn save() {
     if let Ok(select) = dom::by_id::<HtmlSelectElement>("on-device") {
         settings.on_device = on_device_from(&select.value());
     }
+
     let problem = ProviderConfig::from_settings(kind, entry)
         .err()
         .map(|e| e.to_string());

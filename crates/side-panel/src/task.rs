@@ -9,7 +9,7 @@ use tandem_core::agent::task::{StepKind, TaskCommand, TaskContext, TaskStatus};
 use tandem_core::protocol::{PanelToWorker, WorkerToPanel};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
-use web_sys::{HtmlButtonElement, HtmlElement, HtmlTextAreaElement};
+use web_sys::{HtmlButtonElement, HtmlElement, HtmlInputElement, HtmlTextAreaElement};
 
 use crate::dom::{self, DomError};
 
@@ -37,12 +37,40 @@ pub fn wire() -> Result<(), DomError> {
             tab_id: crate::memory::current_tab(),
         });
     });
+    for (id, approve) in [("task-approve", true), ("task-deny", false)] {
+        let button: HtmlButtonElement = dom::by_id(id)?;
+        dom::on(&button, "click", move |_: web_sys::Event| {
+            // The password box's value goes to the worker once and is cleared here at once.
+            let secret = dom::by_id::<HtmlInputElement>("task-secret")
+                .ok()
+                .map(|input| {
+                    let value = input.value();
+                    input.set_value("");
+                    value
+                });
+            send(TaskCommand::Confirm {
+                approve,
+                secret: secret.filter(|s| approve && !s.is_empty()),
+            })
+        });
+    }
+    let send_answer: HtmlButtonElement = dom::by_id("task-send-answer")?;
+    dom::on(&send_answer, "click", |_: web_sys::Event| {
+        let Ok(input) = dom::by_id::<HtmlTextAreaElement>("task-reply") else {
+            return;
+        };
+        let text = input.value();
+        if text.trim().is_empty() {
+            notice("Type an answer first.");
+            return;
+        }
+        input.set_value("");
+        send(TaskCommand::Answer { text });
+    });
     for (id, command) in [
         ("task-pause", TaskCommand::Pause),
         ("task-resume", TaskCommand::Resume),
         ("task-cancel", TaskCommand::Cancel),
-        ("task-approve", TaskCommand::Confirm { approve: true }),
-        ("task-deny", TaskCommand::Confirm { approve: false }),
     ] {
         let button: HtmlButtonElement = dom::by_id(id)?;
         dom::on(&button, "click", move |_: web_sys::Event| {
@@ -159,6 +187,12 @@ fn render(state: Option<&TaskContext>) -> Result<(), DomError> {
         dom::by_id::<HtmlElement>("task-confirm-text")?
             .set_text_content(Some(&format!("{} {what}", p.reason)));
     }
+    dom::by_id::<HtmlElement>("task-secret-row")?.set_hidden(!pending.is_some_and(|p| p.secret));
+
+    let question: HtmlElement = dom::by_id("task-question")?;
+    let asked = state.and_then(|s| s.question.as_deref());
+    question.set_hidden(asked.is_none());
+    dom::by_id::<HtmlElement>("task-question-text")?.set_text_content(asked);
 
     let list: HtmlElement = dom::by_id("task-steps")?;
     list.set_text_content(None);

@@ -15,8 +15,10 @@
 pub mod actions;
 pub mod element_map;
 pub mod safety;
+pub mod settings;
 pub mod signature;
 pub mod snapshot;
+pub mod tabs;
 pub mod task;
 #[cfg(test)]
 mod tests;
@@ -28,5 +30,6 @@ pub use element_map::{ElementMap, Entry, LocateError, Rendered, LIST_LEGEND};
 pub use safety::{
     fence, needs_confirmation, ConfirmReason, HostPattern, UrlDenied, UrlPolicy, FENCE_RULE,
 };
+pub use settings::{AgentSettings, SiteListError};
 pub use signature::{Evidence, Match, Signature};
 pub use snapshot::{ActResult, DriverCommand, Element, Snapshot};

@@ -72,6 +72,10 @@ pub struct PendingConfirmation {
     pub target: Option<String>,
     /// Why the user is asked, as a sentence.
     pub reason: String,
+    /// The action types into a password field: the panel offers a box for the real value,
+    /// which goes from the panel to the page and never to the model or to storage.
+    #[serde(default)]
+    pub secret: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -101,6 +105,9 @@ pub struct TaskContext {
     /// What the next navigator turn must hear about the last step.
     pub feedback: String,
     pub pending: Option<PendingConfirmation>,
+    /// The navigator's question waiting for the user's answer (`ask_user`).
+    #[serde(default)]
+    pub question: Option<String>,
     /// The session so far, to rebuild it on resume.
     pub transcript: Option<Transcript>,
 }
@@ -126,6 +133,7 @@ impl TaskContext {
             recent: Vec::new(),
             feedback: String::new(),
             pending: None,
+            question: None,
             transcript: None,
         }
     }
@@ -136,6 +144,7 @@ impl TaskContext {
         if self.status == TaskStatus::Running {
             self.status = TaskStatus::Paused;
             self.pending = None;
+            self.question = None;
             self.reason = Some(
                 "Tandem's background worker was restarted during this task. Press Resume to continue from the next step."
                     .into(),
@@ -164,6 +173,7 @@ impl TaskContext {
         }
         self.status = status;
         self.pending = None;
+        self.question = None;
         self.reason = Some(reason.into());
     }
 
@@ -261,9 +271,16 @@ pub enum TaskCommand {
     Pause,
     Resume,
     Cancel,
-    /// The user's answer to [`TaskContext::pending`].
+    /// The user's answer to [`TaskContext::pending`] (or to the plan waiting for approval);
+    /// `secret` is the value to type into a password field instead of the model's text.
     Confirm {
         approve: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        secret: Option<String>,
+    },
+    /// The user's answer to [`TaskContext::question`].
+    Answer {
+        text: String,
     },
 }
 
@@ -346,6 +363,10 @@ pub fn navigator_turn(ctx: &TaskContext, page: &str) -> String {
     );
     if !ctx.feedback.is_empty() {
         turn.push_str(&format!("Result of the previous step: {}\n", ctx.feedback));
+    }
+    if ctx.relevant_tabs.len() > 1 {
+        turn.push_str(&super::tabs::tab_list(ctx));
+        turn.push('\n');
     }
     turn.push_str(page);
     turn.push_str("\nAnswer with one JSON action.");
@@ -459,7 +480,16 @@ mod tests {
         assert_eq!(json, r#"{"op":"start","task":"t","tabId":4}"#);
         assert_eq!(
             serde_json::from_str::<TaskCommand>(r#"{"op":"confirm","approve":true}"#).unwrap(),
-            TaskCommand::Confirm { approve: true }
+            TaskCommand::Confirm {
+                approve: true,
+                secret: None
+            }
+        );
+        assert_eq!(
+            serde_json::from_str::<TaskCommand>(r#"{"op":"answer","text":"blue"}"#).unwrap(),
+            TaskCommand::Answer {
+                text: "blue".into()
+            }
         );
     }
 

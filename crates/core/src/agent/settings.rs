@@ -1,0 +1,95 @@
+//! The agent's part of Settings: the site lists and "Approve the plan before acting".
+//! Stored inside [`crate::provider::Settings`] as `agent`; the lists are kept as the user
+//! typed them (one host pattern a line) and parsed into a [`UrlPolicy`] when a task starts.
+
+use serde::{Deserialize, Serialize};
+
+use super::safety::{HostPatternError, UrlPolicy};
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AgentSettings {
+    /// "Allowed sites": empty allows every site that is not blocked.
+    pub allowed_sites: String,
+    /// "Blocked sites".
+    pub blocked_sites: String,
+    /// Show the first plan for Approve / Deny before the first action.
+    pub approve_plan: bool,
+}
+
+/// A list that does not parse, said for the user.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("\"{list}\" has an entry Tandem cannot read: {pattern:?} ({why}). Use one host a line, like example.com or *.example.com.")]
+pub struct SiteListError {
+    pub list: &'static str,
+    pub pattern: String,
+    pub why: &'static str,
+}
+
+/// The non-empty, non-comment lines of a list.
+fn entries(list: &str) -> impl Iterator<Item = &str> {
+    list.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+}
+
+impl AgentSettings {
+    pub fn policy(&self) -> Result<UrlPolicy, SiteListError> {
+        let wrap = |list| {
+            move |e: HostPatternError| SiteListError {
+                list,
+                pattern: e.pattern,
+                why: e.why,
+            }
+        };
+        let allow = UrlPolicy::new(entries(&self.allowed_sites), [])
+            .map_err(wrap("Allowed sites"))?
+            .allow;
+        let deny = UrlPolicy::new([], entries(&self.blocked_sites))
+            .map_err(wrap("Blocked sites"))?
+            .deny;
+        Ok(UrlPolicy { allow, deny })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::UrlDenied;
+
+    #[test]
+    fn lists_become_a_policy_one_host_a_line() {
+        let s = AgentSettings {
+            allowed_sites: "\n*.example.com\n  shop.test \n# a note\n".into(),
+            blocked_sites: "evil.example.com\n".into(),
+            approve_plan: false,
+        };
+        let p = s.policy().unwrap();
+        assert_eq!(p.allow.len(), 2);
+        assert!(p.check("https://www.example.com/x").is_ok());
+        assert!(p.check("http://shop.test/").is_ok());
+        assert!(matches!(
+            p.check("https://evil.example.com/"),
+            Err(UrlDenied::Denied { .. })
+        ));
+        assert!(matches!(
+            p.check("https://other.org/"),
+            Err(UrlDenied::NotAllowed { .. })
+        ));
+        assert!(AgentSettings::default()
+            .policy()
+            .unwrap()
+            .check("https://any.org/")
+            .is_ok());
+        let bad = AgentSettings {
+            blocked_sites: "http://x.com/path".into(),
+            ..AgentSettings::default()
+        };
+        let e = bad.policy().unwrap_err();
+        assert_eq!(e.list, "Blocked sites");
+        assert!(e.to_string().contains("one host a line"), "{e}");
+        // Settings stored before the agent had settings still read.
+        let old: crate::provider::Settings = serde_json::from_str("{}").unwrap();
+        assert_eq!(old.agent, AgentSettings::default());
+    }
+}

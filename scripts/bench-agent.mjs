@@ -1,0 +1,99 @@
+// The agent's figures on a generated 2,000-element page, with a mock model that answers at
+// once (so model time is ~0 and what is measured is Tandem's own work):
+//   - element-map size: characters and estimated tokens of the element list sent per step
+//   - snapshot time (the in-page driver alone) and observe time (task start → first model
+//     request: driver injection, snapshot, element map, render, session set-up)
+//   - per-step overhead excluding LLM time: from one navigator answer to the next navigator
+//     request (locate by signature in a fresh snapshot, act, settle, persist, observe again)
+// Prints figures; asserts nothing.
+import fs from 'node:fs';
+import path from 'node:path';
+import { launchExtension, repoRoot } from '../tests/e2e/lib/browser.mjs';
+import { startMockProvider, tokenize } from '../tests/e2e/lib/mock-provider.mjs';
+import { startSite } from '../tests/e2e/lib/fixtures.mjs';
+
+const ELEMENTS = 2000;
+const STEPS = 8;
+
+function generatedPage() {
+  const rows = [];
+  for (let i = 0; i < ELEMENTS / 4; i++) {
+    rows.push(`<tr><td><a href="/item/${i}">Item ${i}</a></td><td><button type="button">Add ${i}</button></td>` +
+      `<td><input aria-label="Quantity ${i}" type="number" value="1"></td><td><label><input type="checkbox"> Gift ${i}</label></td></tr>`);
+  }
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Big page</title></head><body><h1>Catalogue</h1><table>${rows.join('')}</table></body></html>`;
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const fmt = (xs) => `median ${median(xs).toFixed(0)} ms (min ${Math.min(...xs).toFixed(0)}, max ${Math.max(...xs).toFixed(0)}, n=${xs.length})`;
+
+const site = await startSite({ routes: { '/big': generatedPage() } });
+const mock = await startMockProvider({ delayMs: 0 });
+const browser = await launchExtension({ dist: path.join(repoRoot, 'dist') });
+try {
+  const log = [];
+  let clicks = 0;
+  mock.setDefault((rec) => {
+    const turn = [...(rec.body?.messages ?? [])].reverse().find((m) => m.role === 'user')?.content ?? '';
+    const t = typeof turn === 'string' ? turn : turn.map((p) => p.text ?? '').join('');
+    const planner = t.startsWith('ROLE: PLANNER');
+    log.push({ at: performance.now(), planner, turn: t });
+    if (planner) return { reply: JSON.stringify({ plan: '1. add items', complete: true }) };
+    if (clicks >= STEPS) return { reply: JSON.stringify({ action: 'done', success: true, answer: 'ok' }) };
+    // A different "Add n" button each step (so the loop detector stays quiet).
+    const buttons = [...t.matchAll(/^\[(\d+)\]\*? button "Add (\d+)"/gm)];
+    const pick = buttons[clicks++ % Math.max(buttons.length, 1)];
+    return { reply: JSON.stringify(pick ? { action: 'click', element: Number(pick[1]) } : { action: 'wait', ms: 0 }) };
+  });
+
+  const panel = await browser.openPanel();
+  if (!(await panel.getByRole('region', { name: 'Settings' }).isVisible())) await panel.getByRole('button', { name: 'Settings' }).click();
+  await panel.getByLabel('Provider', { exact: true }).selectOption({ label: 'OpenAI-compatible' });
+  await panel.getByLabel('Base URL').fill(`${mock.url}/v1`);
+  await panel.getByLabel('Model', { exact: true }).fill('gpt-bench');
+  await panel.getByLabel('API key').fill('sk-bench-12345678');
+  await panel.getByRole('button', { name: 'Save' }).click();
+  await panel.getByRole('status').filter({ hasText: 'Saved' }).waitFor();
+
+  const tab = await browser.context.newPage();
+  await tab.goto(site.url + '/big');
+
+  // The driver alone, in the page (main world here; the extension runs it isolated).
+  await tab.addScriptTag({ content: fs.readFileSync(path.join(repoRoot, 'extension/content/driver.js'), 'utf8') });
+  const snapshots = [];
+  let candidates = 0;
+  for (let i = 0; i < 5; i++) {
+    const r = await tab.evaluate(() => {
+      const t0 = performance.now();
+      const s = globalThis.__tandemDriver.snapshot({});
+      return { ms: performance.now() - t0, n: s.elements.length, bytes: JSON.stringify(s).length };
+    });
+    snapshots.push(r.ms);
+    candidates = r;
+  }
+
+  await tab.bringToFront();
+  await panel.getByRole('textbox', { name: 'Task' }).fill('Add some items');
+  const started = performance.now();
+  await panel.getByRole('button', { name: 'Start task' }).dispatchEvent('click');
+  await panel.getByRole('status', { name: 'Task status' }).filter({ hasText: /^(Done|Failed)/ }).waitFor({ timeout: 120_000 });
+
+  const first = log[0];
+  const nav = log.find((l) => !l.planner);
+  const list = (nav?.turn.match(/⟦untrusted page data: element list⟧[\s\S]*?⟦\/untrusted page data⟧/) ?? [''])[0];
+  const listed = (list.match(/^\[\d+\]/gm) ?? []).length;
+  const gaps = [];
+  for (let i = 1; i < log.length; i++) {
+    if (!log[i].planner && !log[i - 1].planner) gaps.push(log[i].at - log[i - 1].at);
+  }
+  console.log(`generated page: ${ELEMENTS} interactive elements; the driver reports ${candidates.n} candidates (${(candidates.bytes / 1024).toFixed(0)} KB JSON)`);
+  console.log(`element map sent per step: ${listed} elements listed, ${list.length} chars, ~${tokenize(list).length} tokens (word-ish), ~${Math.ceil(list.length / 4)} tokens (chars/4)`);
+  console.log(`driver snapshot alone (in page):           ${fmt(snapshots)}`);
+  console.log(`task start → first model request (inject + snapshot + map + session): ${(first.at - started).toFixed(0)} ms`);
+  console.log(`per-step overhead excluding LLM time (navigator answer → next navigator request, incl. 300 ms settle wait): ${gaps.length ? fmt(gaps) : 'no steps measured'}`);
+  console.log(`task status: ${await panel.getByRole('status', { name: 'Task status' }).textContent()}`);
+} finally {
+  await browser.close();
+  await mock.close();
+  await site.close();
+}

@@ -1,0 +1,358 @@
+// The agent on messy pages: a list that re-renders with new ids after every click, a
+// shadow-DOM widget, a same-origin iframe form, a login form (the password never reaches the
+// model), a question to the user, a second tab, the site lists and plan approval.
+// Same approach as agent.test.mjs: real Chromium, real dist/, local fixture pages, and a
+// scripted mock LLM that picks elements BY THEIR VISIBLE TEXT from the list in its prompt.
+import { test, before, after, beforeEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { launchExtension } from './lib/browser.mjs';
+import { startMockProvider } from './lib/mock-provider.mjs';
+import { startSite } from './lib/fixtures.mjs';
+
+const KEY = 'sk-test-agent-pages-1234';
+const PASSWORD = 'Hunter2-very-secret-pw';
+let browser, mock, site, panel, tab;
+const picks = [];
+const subscribed = [];
+const logins = [];
+const basket = [];
+
+const page = (title, body) => `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head><body>${body}</body></html>`;
+
+const routes = {
+  // A list that re-renders in a new order with new DOM nodes and new ids after every click
+  // (and whenever the test calls reshuffle(), to change it between the agent's look and act).
+  '/shuffle': page('Fruit picker', `<h1>Pick fruit</h1><ul id="list"></ul>
+    <script>
+      const FRUIT = ['Apple', 'Banana', 'Cherry', 'Damson', 'Elderberry'];
+      let n = 0;
+      function reshuffle() {
+        const list = document.getElementById('list');
+        const order = FRUIT.slice().sort(() => Math.random() - 0.5);
+        list.replaceChildren(...order.map((f) => {
+          const li = document.createElement('li');
+          const b = document.createElement('button');
+          b.id = 'b' + (++n) + '-' + Math.random().toString(36).slice(2, 6);
+          b.textContent = 'Pick ' + f;
+          b.onclick = () => { fetch('/pick?item=' + f.toLowerCase()); reshuffle(); };
+          li.append(b);
+          return li;
+        }));
+      }
+      reshuffle();
+    </script>`),
+  '/pick': (rec) => { picks.push(rec.query.item); return { type: 'text/plain', body: 'ok' }; },
+
+  // A widget whose controls live in an open shadow root.
+  '/widget': page('Widget', `<h1>Garden shop</h1><basket-widget></basket-widget>
+    <script>
+      customElements.define('basket-widget', class extends HTMLElement {
+        connectedCallback() {
+          const root = this.attachShadow({ mode: 'open' });
+          root.innerHTML = '<label>Seed packets <input id="qty" type="number" value="1"></label> <button id="add">Add seeds</button>';
+          root.getElementById('add').onclick = () => fetch('/basket?qty=' + root.getElementById('qty').value);
+        }
+      });
+    </script>`),
+  '/basket': (rec) => { basket.push(rec.query.qty); return { type: 'text/plain', body: 'ok' }; },
+
+  // A form inside a same-origin iframe.
+  '/newsletter': page('Newsletter', `<h1>Our newsletter</h1><iframe src="/frame-form" title="Sign-up form" width="400" height="200"></iframe>`),
+  '/frame-form': page('Sign up', `<form action="/subscribe" method="post"><label>Email <input name="email" type="email"></label><button>Subscribe</button></form>`),
+  '/subscribe': (rec) => { subscribed.push(new URLSearchParams(rec.body).get('email')); return page('Thanks', '<p>Thanks for subscribing</p>'); },
+
+  // A login form.
+  '/login': page('Sign in', `<h1>Sign in</h1><form action="/session" method="post">
+    <label>Username <input name="user" autocomplete="username"></label>
+    <label>Password <input name="pass" type="password" autocomplete="current-password"></label>
+    <button>Sign in</button></form>`),
+  '/session': (rec) => {
+    const f = new URLSearchParams(rec.body);
+    logins.push({ user: f.get('user'), pass: f.get('pass') });
+    return { status: 303, headers: { location: '/welcome' }, body: '' };
+  },
+  '/welcome': page('Welcome', '<h1>Welcome back</h1><a href="/login">Sign out</a>'),
+
+  // Two pages for the tab and site-list tests.
+  '/start': page('Start', '<h1>Start here</h1><a href="/info">Info</a>'),
+  '/info': page('Info', '<h1>Opening hours</h1><p>We are open from 9 to 17, Monday to Friday.</p><a href="/start">Back to start</a>'),
+};
+
+// ---------------------------------------------------------------- the scripted LLM
+
+const lastUser = (body) => [...(body?.messages ?? [])].reverse().find((m) => m.role === 'user')?.content ?? '';
+const text = (c) => (typeof c === 'string' ? c : (c ?? []).map((p) => p.text ?? '').join(''));
+function elements(turn) {
+  return [...turn.matchAll(/^\[(\d+)\]\*? (\S+) "([^"]*)"/gm)].map((m) => ({ id: Number(m[1]), role: m[2], name: m[3] }));
+}
+const urlOf = (turn) => (turn.match(/^url: (.*)$/m) ?? [])[1] ?? '';
+const reply = (obj) => ({ reply: JSON.stringify(obj) });
+const turns = [];
+let navigator = () => ({ action: 'done', success: false, answer: 'no script' });
+let planner = (turn) => ({ plan: '1. do it 2. check', complete: /navigator says the task is done/.test(turn) });
+
+async function llm(rec) {
+  const turn = text(lastUser(rec.body));
+  turns.push(turn);
+  if (turn.startsWith('ROLE: PLANNER')) return reply(planner(turn));
+  return reply(await navigator(turn));
+}
+
+// ---------------------------------------------------------------- harness
+
+before(async () => {
+  mock = await startMockProvider({ delayMs: 0 });
+  site = await startSite({ routes });
+  browser = await launchExtension();
+  panel = await browser.openPanel();
+  await saveSettings();
+  tab = await browser.context.newPage();
+});
+after(async () => {
+  await browser?.close();
+  await mock?.close();
+  await site?.close();
+});
+beforeEach(() => {
+  mock.reset();
+  mock.setDefault(llm);
+  turns.length = 0;
+  planner = (turn) => ({ plan: '1. do it 2. check', complete: /navigator says the task is done/.test(turn) });
+});
+
+async function openSettings() {
+  const settings = panel.getByRole('region', { name: 'Settings' });
+  if (!(await settings.isVisible())) await panel.getByRole('button', { name: 'Settings' }).click();
+}
+async function saveAndClose() {
+  await panel.getByRole('button', { name: 'Save' }).click();
+  await panel.getByRole('status').filter({ hasText: 'Saved' }).waitFor();
+  await panel.getByRole('button', { name: 'Settings' }).click();
+}
+async function saveSettings() {
+  await openSettings();
+  await panel.getByLabel('Provider', { exact: true }).selectOption({ label: 'OpenAI-compatible' });
+  await panel.getByLabel('Base URL').fill(`${mock.url}/v1`);
+  await panel.getByLabel('Model', { exact: true }).fill('gpt-test');
+  await panel.getByLabel('API key').fill(KEY);
+  await saveAndClose();
+}
+
+const ui = {
+  task: () => panel.getByRole('textbox', { name: 'Task' }),
+  start: () => panel.getByRole('button', { name: 'Start task' }),
+  status: () => panel.getByRole('status', { name: 'Task status' }),
+  steps: () => panel.getByRole('list', { name: 'Steps' }),
+  button: (name) => panel.getByRole('button', { name, exact: true }),
+  approval: () => panel.getByRole('group', { name: 'Approval needed' }),
+};
+
+async function startTask(task, url) {
+  await tab.goto(url);
+  await tab.bringToFront();
+  await ui.task().fill(task);
+  await ui.start().click();
+}
+async function waitStatus(re, timeout = 20_000) {
+  await ui.status().filter({ hasText: re }).waitFor({ timeout });
+}
+const steps = () => ui.steps().getByRole('listitem').allTextContents();
+const stored = () => panel.evaluate(() => chrome.storage.local.get('agentTask').then((x) => x.agentTask));
+
+// ---------------------------------------------------------------- item 1: messy pages
+
+test('a list re-rendered in a new order with new ids after every click: the intended items are clicked', async () => {
+  picks.length = 0;
+  let reshuffles = 0;
+  navigator = async (turn) => {
+    const els = elements(turn);
+    const want = picks.length === 0 ? 'Pick Cherry' : picks.length === 1 ? 'Pick Apple' : null;
+    if (!want) return { action: 'done', success: true, answer: `Picked ${picks.join(' and ')}.` };
+    const el = els.find((e) => e.name === want);
+    if (!el) return { action: 'done', success: false, answer: `no ${want}` };
+    // The page re-renders between the agent's look and its act: new order, new nodes, new ids.
+    await tab.evaluate(() => window.reshuffle());
+    reshuffles++;
+    return { action: 'click', element: el.id };
+  };
+  await startTask('Pick the cherry, then the apple', site.url + '/shuffle');
+  await waitStatus(/^Done/);
+  assert.deepEqual(picks, ['cherry', 'apple'], 'exactly the intended items, in order');
+  assert.equal(reshuffles, 2);
+  const s = await steps();
+  assert.ok(s.some((x) => /"click".*button "Pick Cherry".*✓ clicked/.test(x)), s.join('\n'));
+  assert.ok(s.some((x) => /"click".*button "Pick Apple".*✓ clicked/.test(x)), s.join('\n'));
+});
+
+test('a widget inside an open shadow root is operated', async () => {
+  basket.length = 0;
+  navigator = (turn) => {
+    const els = elements(turn);
+    if (basket.length) return { action: 'done', success: true, answer: 'Three seed packets added.' };
+    const qty = els.find((e) => e.name === 'Seed packets');
+    const add = els.find((e) => e.name === 'Add seeds');
+    if (!qty || !add) return { action: 'done', success: false, answer: 'widget not seen' };
+    if (!/typed/.test(turn)) return { action: 'type', element: qty.id, text: '3' };
+    return { action: 'click', element: add.id };
+  };
+  await startTask('Add three seed packets', site.url + '/widget');
+  await waitStatus(/^Done/);
+  assert.deepEqual(basket, ['3']);
+});
+
+test('a form in a same-origin iframe is filled and submitted, its fields listed once', async () => {
+  subscribed.length = 0;
+  navigator = (turn) => {
+    const els = elements(turn);
+    if (subscribed.length) return { action: 'done', success: true, answer: 'Subscribed.' };
+    const email = els.find((e) => e.name === 'Email');
+    if (!email) return { action: 'done', success: false, answer: 'no email field' };
+    return { action: 'type', element: email.id, text: 'ada@example.com', submit: true };
+  };
+  await startTask('Subscribe ada@example.com to the newsletter', site.url + '/newsletter');
+  await waitStatus(/^Done/);
+  assert.deepEqual(subscribed, ['ada@example.com']);
+  const first = turns.find((t) => t.startsWith('ROLE: NAVIGATOR'));
+  const lines = first.split('\n').filter((l) => /"Email"/.test(l));
+  assert.equal(lines.length, 1, `the frame's field is listed once:\n${first}`);
+  assert.match(lines[0], /in a frame/);
+});
+
+test('a login: the user name is typed, the password comes from the panel and never reaches the model', async () => {
+  logins.length = 0;
+  navigator = (turn) => {
+    const els = elements(turn);
+    if (urlOf(turn).endsWith('/welcome')) return { action: 'done', success: true, answer: 'Signed in.' };
+    const user = els.find((e) => e.name === 'Username');
+    const pass = els.find((e) => e.name === 'Password');
+    const submit = els.find((e) => e.name === 'Sign in' && e.role === 'button');
+    const done = turn.match(/typed/g)?.length ?? 0;
+    if (done === 0) return { action: 'type', element: user.id, text: 'alice' };
+    if (!/Result of the previous step: done: typed \(the value you entered in the panel\)/.test(turn)) {
+      return { action: 'type', element: pass.id, text: '(password)' };
+    }
+    return { action: 'click', element: submit.id };
+  };
+  await startTask('Sign in as alice', site.url + '/login');
+  // Typing into a password field: the panel asks, with a password box for the real value.
+  await ui.approval().waitFor({ timeout: 20_000 });
+  const secret = panel.getByLabel('Password for this field');
+  await secret.fill(PASSWORD);
+  await ui.button('Approve').click();
+  // Submitting a form with a password asks again.
+  await ui.approval().filter({ hasText: 'Sign in' }).waitFor({ timeout: 20_000 });
+  await ui.button('Approve').click();
+  await waitStatus(/^Done/);
+  assert.deepEqual(logins, [{ user: 'alice', pass: PASSWORD }]);
+  assert.ok(mock.requests.length > 2);
+  for (const r of mock.requests) {
+    assert.ok(!JSON.stringify(r.body ?? '').includes(PASSWORD), 'the password never appears in a prompt');
+  }
+  assert.ok(!JSON.stringify(await stored()).includes(PASSWORD), 'nor in the stored task');
+  assert.ok(!(await steps()).join('\n').includes(PASSWORD), 'nor in the timeline');
+});
+
+// ---------------------------------------------------------------- item 2: ask_user
+
+test('the navigator asks the user; the answer goes back into the task and it continues', async () => {
+  navigator = (turn) => {
+    const answered = turn.match(/the user answered: (\w+)/);
+    if (answered) return { action: 'done', success: true, answer: `You chose ${answered[1]}.` };
+    return { action: 'ask_user', question: 'Which colour do you want?' };
+  };
+  await startTask('Choose a colour for me to use', site.url + '/start');
+  const question = panel.getByRole('group', { name: 'Question from Tandem' });
+  await question.waitFor({ timeout: 20_000 });
+  assert.match(await question.textContent(), /Which colour do you want\?/);
+  await panel.getByRole('textbox', { name: 'Answer', exact: true }).fill('green');
+  await ui.button('Send answer').click();
+  await waitStatus(/^Done/);
+  assert.match(await panel.getByLabel('Final answer').textContent(), /You chose green/);
+  assert.equal(await question.isVisible(), false);
+  const s = await steps();
+  assert.ok(s.some((x) => /"ask_user".*the user answered: green/.test(x)), s.join('\n'));
+});
+
+// ---------------------------------------------------------------- item 3: tabs
+
+test('open_tab opens a second tab, the agent reads it there, close_tab returns to the first', async () => {
+  let hours = '';
+  const pagesBefore = browser.context.pages().length;
+  navigator = (turn) => {
+    if (/closed the tab/.test(turn)) return { action: 'done', success: true, answer: `Open ${hours}.` };
+    const m = turn.match(/open from (\d+ to \d+)/);
+    if (m) { hours = m[1]; return { action: 'close_tab' }; }
+    if (urlOf(turn).endsWith('/info') && /\[1\] tab \d+ \(current\)/.test(turn)) return { action: 'extract_text' };
+    return { action: 'open_tab', url: site.url + '/info' };
+  };
+  await startTask('Find the opening hours in a new tab', site.url + '/start');
+  await waitStatus(/^Done/);
+  assert.match(await panel.getByLabel('Final answer').textContent(), /Open 9 to 17/);
+  assert.equal(browser.context.pages().length, pagesBefore, 'the tab the agent opened was closed');
+  const s = await steps();
+  assert.ok(s.some((x) => /"open_tab".*✓ opened .*\/info in a new tab/.test(x)), s.join('\n'));
+  assert.ok(s.some((x) => /"extract_text".*✓/.test(x)), s.join('\n'));
+  assert.ok(s.some((x) => /"close_tab".*✓ closed the tab/.test(x)), s.join('\n'));
+  const state = await stored();
+  assert.equal(state.relevantTabs.length, 1);
+});
+
+// ---------------------------------------------------------------- item 4: settings
+
+async function agentSettings({ allowed = '', blocked = '', approvePlan = false }) {
+  await openSettings();
+  await panel.getByRole('textbox', { name: 'Allowed sites' }).fill(allowed);
+  await panel.getByRole('textbox', { name: 'Blocked sites' }).fill(blocked);
+  await panel.getByRole('checkbox', { name: 'Approve the plan before acting' }).setChecked(approvePlan);
+  await panel.getByRole('button', { name: 'Save' }).click();
+  await panel.waitForFunction(([b, a]) => chrome.storage.local.get('settings').then((x) =>
+    (x.settings?.agent?.blockedSites ?? '') === b && (x.settings?.agent?.approvePlan ?? false) === a), [blocked, approvePlan]);
+  await panel.getByRole('button', { name: 'Settings' }).click();
+}
+
+test('a blocked host ends the task with a clear reason, before any action', async () => {
+  await agentSettings({ blocked: '*.example.org\n127.0.0.1' });
+  navigator = (turn) => {
+    const info = elements(turn).find((e) => e.name === 'Info');
+    return info ? { action: 'click', element: info.id } : { action: 'done', success: true, answer: 'x' };
+  };
+  try {
+    await startTask('Open the info page', site.url + '/start');
+    await waitStatus(/^Failed/);
+    assert.match(await ui.status().textContent(), /127\.0\.0\.1 is blocked by the site list/);
+    assert.equal(turns.filter((t) => t.startsWith('ROLE: NAVIGATOR')).length, 0, 'no step was taken');
+    assert.ok((await tab.url()).endsWith('/start'));
+  } finally {
+    await agentSettings({});
+  }
+});
+
+test('"Approve the plan before acting": the plan is shown with Approve / Deny before the first action', async () => {
+  await agentSettings({ approvePlan: true });
+  planner = (turn) => ({ plan: '1. open Info 2. read the hours', complete: /navigator says the task is done/.test(turn) });
+  navigator = (turn) => {
+    if (urlOf(turn).endsWith('/info')) return { action: 'done', success: true, answer: 'On the info page.' };
+    const info = elements(turn).find((e) => e.name === 'Info');
+    return { action: 'click', element: info.id };
+  };
+  try {
+    await startTask('Open the info page', site.url + '/start');
+    await ui.approval().waitFor({ timeout: 20_000 });
+    assert.match(await ui.approval().textContent(), /Approve the plan.*1\. open Info 2\. read the hours/);
+    assert.equal(turns.filter((t) => t.startsWith('ROLE: NAVIGATOR')).length, 0, 'nothing acted before approval');
+    await ui.button('Approve').click();
+    await waitStatus(/^Done/);
+    assert.ok((await tab.url()).endsWith('/info'));
+
+    // Deny: the task ends and nothing is done.
+    turns.length = 0;
+    await startTask('Open the info page', site.url + '/start');
+    await ui.approval().waitFor({ timeout: 20_000 });
+    await ui.button('Deny').click();
+    await waitStatus(/^Cancelled.*denied the plan/);
+    assert.equal(turns.filter((t) => t.startsWith('ROLE: NAVIGATOR')).length, 0);
+    assert.ok((await tab.url()).endsWith('/start'));
+  } finally {
+    await agentSettings({});
+  }
+});
