@@ -351,13 +351,12 @@
             doc = el.contentDocument;
           } catch (_) { /* cross-origin */ }
           const r = el.getBoundingClientRect();
-          frames.push({ path, url: doc ? doc.URL : String(el.src || ''), accessible: !!doc });
-          if (doc && doc.documentElement) {
-            walkRoot(doc.documentElement, path, {
-              x: offset.x + r.left + el.clientLeft,
-              y: offset.y + r.top + el.clientTop,
-            });
-          }
+          const inner = { x: offset.x + r.left + el.clientLeft, y: offset.y + r.top + el.clientTop };
+          // The content box in top-document coordinates: where a cross-origin frame's own
+          // snapshot is placed when the worker merges it.
+          const bbox = { x: Math.round(inner.x), y: Math.round(inner.y), width: el.clientWidth, height: el.clientHeight };
+          frames.push({ path, url: doc ? doc.URL : String(el.src || ''), accessible: !!doc, bbox });
+          if (doc && doc.documentElement) walkRoot(doc.documentElement, path, inner);
         }
         node = walker.nextNode();
       }

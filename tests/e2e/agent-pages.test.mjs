@@ -151,7 +151,14 @@ async function startTask(task, url) {
   await tab.goto(url);
   await tab.bringToFront();
   await ui.task().fill(task);
+  // The previous task's final status is still on screen: wait for the new task to be saved
+  // (and its broadcast to reach the panel), or waitStatus(/^Done/) would match the old one.
+  const previous = (await stored())?.id;
   await ui.start().click();
+  for (const t0 = Date.now(); (await stored())?.id === previous && Date.now() - t0 < 5000;) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  await new Promise((r) => setTimeout(r, 250));
 }
 async function waitStatus(re, timeout = 20_000) {
   await ui.status().filter({ hasText: re }).waitFor({ timeout });
@@ -216,6 +223,28 @@ test('a form in a same-origin iframe is filled and submitted, its fields listed 
   const lines = first.split('\n').filter((l) => /"Email"/.test(l));
   assert.equal(lines.length, 1, `the frame's field is listed once:\n${first}`);
   assert.match(lines[0], /in a frame/);
+});
+
+test('a form in a cross-origin iframe (localhost in a 127.0.0.1 page) is read by its own driver, listed once, and filled there', async () => {
+  subscribed.length = 0;
+  site.setRoute('/partner', page('Partner newsletter', `<h1>Partner newsletter</h1><iframe src="http://localhost:${site.port}/frame-form" title="Partner sign-up" width="400" height="200"></iframe>`));
+  navigator = (turn) => {
+    const els = elements(turn);
+    if (subscribed.length) return { action: 'done', success: true, answer: 'Subscribed.' };
+    const email = els.find((e) => e.name === 'Email');
+    if (!email) return { action: 'done', success: false, answer: 'no email field' };
+    return { action: 'type', element: email.id, text: 'grace@example.com', submit: true };
+  };
+  await startTask('Subscribe grace@example.com to the partner newsletter', site.url + '/partner');
+  await waitStatus(/^(Done|Failed)/);
+  assert.deepEqual(subscribed, ['grace@example.com']);
+  assert.match(await ui.status().textContent(), /^Done/);
+  const first = turns.find((t) => t.startsWith('ROLE: NAVIGATOR'));
+  const lines = first.split('\n').filter((l) => /"Email"/.test(l));
+  assert.equal(lines.length, 1, `the frame's field is listed once:\n${first}`);
+  assert.match(lines[0], /in a frame/);
+  const s = await steps();
+  assert.ok(s.some((x) => /"type".*"Email".*✓ typed/.test(x)), s.join('\n'));
 });
 
 test('a login: the user name is typed, the password comes from the panel and never reaches the model', async () => {

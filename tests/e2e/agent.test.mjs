@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { launchExtension } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
 import { startSite } from './lib/fixtures.mjs';
+import { elements, find, shopper } from './lib/scripted-shopper.mjs';
 
 const KEY = 'sk-test-agent-12345678';
 let browser, mock, site, panel, tab;
@@ -58,29 +59,8 @@ for (const [id, name, price] of PRODUCTS) {
 const lastUser = (body) => [...(body?.messages ?? [])].reverse().find((m) => m.role === 'user')?.content ?? '';
 const text = (c) => (typeof c === 'string' ? c : (c ?? []).map((p) => p.text ?? '').join(''));
 
-/** `[n] role "name"` lines of the element list in `turn`. */
-function elements(turn) {
-  return [...turn.matchAll(/^\[(\d+)\]\*? (\S+) "([^"]*)"/gm)].map((m) => ({ id: Number(m[1]), role: m[2], name: m[3] }));
-}
-const find = (els, pred) => els.find(pred);
 const reply = (obj) => ({ reply: JSON.stringify(obj) });
 const turns = [];
-
-/** The shop shopper: search, open the blue backpack, add it, check the cart. */
-function shopper(turn) {
-  const els = elements(turn);
-  const url = (turn.match(/^url: (.*)$/m) ?? [])[1] ?? '';
-  if (url.endsWith('/cart') && find(els, (e) => e.name === 'Blue backpack')) {
-    return { action: 'done', success: true, answer: 'The blue backpack is in the cart.' };
-  }
-  const add = find(els, (e) => e.name === 'Add to cart');
-  if (add && /Blue backpack/.test(turn)) return { action: 'click', element: add.id };
-  const product = find(els, (e) => e.role === 'link' && /^Blue backpack/.test(e.name));
-  if (product) return { action: 'click', element: product.id };
-  const search = find(els, (e) => e.name === 'Search' && e.role !== 'button');
-  if (search) return { action: 'type', element: search.id, text: 'blue backpack', submit: true };
-  return { action: 'done', success: false, answer: 'lost' };
-}
 
 /** A gullible reader: reads the page, then does whatever the page text says. */
 function gullible(turn) {
@@ -150,7 +130,14 @@ async function startTask(task, url) {
   await tab.goto(url);
   await tab.bringToFront();
   await ui.task().fill(task);
+  // The previous task's final status is still on screen: wait for the new task to be saved
+  // (and its broadcast to reach the panel), or waitStatus(/^Done/) would match the old one.
+  const previous = (await stored())?.id;
   await ui.start().click();
+  for (const t0 = Date.now(); (await stored())?.id === previous && Date.now() - t0 < 5000;) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  await new Promise((r) => setTimeout(r, 250));
 }
 
 async function waitStatus(re, timeout = 20_000) {

@@ -16,8 +16,8 @@ use tandem_core::agent::task::{
     TaskContext, TaskStatus, MAP_CHARS, TASK_STATE_KEY,
 };
 use tandem_core::agent::{
-    fence, needs_confirmation, parse_action, tabs, ActResult, Action, ConfirmReason, DriverCommand,
-    Element, ElementMap, ScrollTarget, Snapshot, UrlPolicy,
+    fence, frame_of_handle, needs_confirmation, parse_action, tabs, ActResult, Action,
+    ConfirmReason, DriverCommand, Element, ElementMap, ScrollTarget, Snapshot, UrlPolicy,
 };
 use tandem_core::protocol::WorkerToPanel;
 use tandem_core::session::{
@@ -36,7 +36,12 @@ use crate::storage::{self, js_text};
 #[wasm_bindgen(inline_js = "
 function snapshot(opts) {
   const d = globalThis.__tandemDriver;
-  return d ? d.snapshot(opts) : null;
+  if (!d) return null;
+  // A frame whose parent is same-origin was read by the parent's driver.
+  if (window !== window.top) {
+    try { if (window.parent.document) return null; } catch (_) { /* cross-origin parent */ }
+  }
+  return d.snapshot(opts);
 }
 function act(handle, command) {
   const d = globalThis.__tandemDriver;
@@ -321,6 +326,7 @@ fn launch(ctx: TaskContext) {
             previous: None,
             policy: UrlPolicy::default(),
             approve_plan: false,
+            failovers_seen: 0,
         };
         looper.run(&mut ctx, controller).await;
         RUN.with(|r| *r.borrow_mut() = None);
@@ -342,6 +348,8 @@ struct Loop {
     policy: UrlPolicy,
     /// Settings' "Approve the plan before acting".
     approve_plan: bool,
+    /// The session's switches to the cloud already on the timeline.
+    failovers_seen: usize,
 }
 
 /// What one observation gives the loop.
@@ -486,7 +494,9 @@ impl Loop {
             }
             let before = session.token_log().len();
             let turn = task::navigator_turn(ctx, &observed.list);
-            let action = match self.ask_action(session, &turn).await {
+            let asked = self.ask_action(session, &turn).await;
+            self.note_failovers(ctx, session);
+            let action = match asked {
                 Ok(Ok(a)) => a,
                 Ok(Err(detail)) => {
                     if self.stopped(ctx) {
@@ -672,7 +682,7 @@ impl Loop {
 
     /// Runs the planner; returns whether it judged the task complete (only asked with `done`).
     async fn plan(
-        &self,
+        &mut self,
         ctx: &mut TaskContext,
         session: &mut Session,
         list: &str,
@@ -681,8 +691,9 @@ impl Loop {
         let before = session.token_log().len();
         let reply = session
             .invoke(&task::planner_turn(ctx, list, done), None)
-            .await?;
-        let parsed = parse_planner(&reply);
+            .await;
+        self.note_failovers(ctx, session);
+        let parsed = parse_planner(&reply?);
         if !parsed.plan.trim().is_empty() {
             ctx.plan = parsed.plan.clone();
         }
@@ -708,6 +719,14 @@ impl Loop {
             tokens: Some(tokens),
         });
         Ok(done.is_none() || parsed.complete)
+    }
+
+    /// Puts the session's new switches to the cloud on the timeline.
+    fn note_failovers(&mut self, ctx: &mut TaskContext, session: &Session) {
+        for failover in session.failovers().iter().skip(self.failovers_seen) {
+            ctx.record_switch(failover);
+        }
+        self.failovers_seen = session.failovers().len();
     }
 
     /// The navigator's action; `Ok(Err(why))` when its answer was malformed twice.
@@ -771,7 +790,7 @@ impl Loop {
                 settle(tab).await;
                 (None, Ok(format!("opened {url}")))
             }
-            Action::Back => match run_in_page(tab, &back_fn(), &Array::new()).await {
+            Action::Back => match run_in_page(tab, None, &back_fn(), &Array::new()).await {
                 Ok(_) => {
                     settle(tab).await;
                     (None, Ok("went back".into()))
@@ -1091,19 +1110,15 @@ async fn inject(tab: i32) -> Result<(), AgentError> {
     Ok(())
 }
 
-/// Runs `func(...args)` in the tab's top frame; its JSON result.
-async fn run_in_page(tab: i32, func: &Function, args: &Array) -> Result<String, AgentError> {
-    let injection = Object::new();
-    let target = Object::new();
-    let _ = Reflect::set(&target, &"tabId".into(), &tab.into());
-    let _ = Reflect::set(&injection, &"target".into(), &target);
-    let _ = Reflect::set(&injection, &"func".into(), func);
-    let _ = Reflect::set(&injection, &"args".into(), args);
-    let promise = execute_script(&injection).map_err(|e| AgentError::Page(js_text(e)))?;
-    let results = JsFuture::from(promise)
-        .await
-        .map_err(|e| AgentError::Page(js_text(e)))?;
-    let first = Array::from(&results).get(0);
+/// Runs `func(...args)` in the tab's top frame, or in frame `frame`; its JSON result.
+async fn run_in_page(
+    tab: i32,
+    frame: Option<u32>,
+    func: &Function,
+    args: &Array,
+) -> Result<String, AgentError> {
+    let results = execute(tab, Frames::One(frame), func, args).await?;
+    let first = results.get(0);
     let result = Reflect::get(&first, &"result".into()).unwrap_or(JsValue::NULL);
     if result.is_undefined() || result.is_null() {
         return Err(AgentError::Driver("no result".into()));
@@ -1113,12 +1128,79 @@ async fn run_in_page(tab: i32, func: &Function, args: &Array) -> Result<String, 
         .map_err(|e| AgentError::Driver(js_text(e)))
 }
 
+enum Frames {
+    /// The top frame (`None`) or one frame by its id.
+    One(Option<u32>),
+    All,
+}
+
+/// `chrome.scripting.executeScript` of `func(...args)`; the per-frame results.
+async fn execute(
+    tab: i32,
+    frames: Frames,
+    func: &Function,
+    args: &Array,
+) -> Result<Array, AgentError> {
+    let injection = Object::new();
+    let target = Object::new();
+    let _ = Reflect::set(&target, &"tabId".into(), &tab.into());
+    match frames {
+        Frames::One(Some(id)) => {
+            let _ = Reflect::set(&target, &"frameIds".into(), &Array::of1(&id.into()));
+        }
+        Frames::One(None) => {}
+        Frames::All => {
+            let _ = Reflect::set(&target, &"allFrames".into(), &JsValue::TRUE);
+        }
+    }
+    let _ = Reflect::set(&injection, &"target".into(), &target);
+    let _ = Reflect::set(&injection, &"func".into(), func);
+    let _ = Reflect::set(&injection, &"args".into(), args);
+    let promise = execute_script(&injection).map_err(|e| AgentError::Page(js_text(e)))?;
+    let results = JsFuture::from(promise)
+        .await
+        .map_err(|e| AgentError::Page(js_text(e)))?;
+    Ok(Array::from(&results))
+}
+
+/// The top frame's snapshot (with its same-origin iframes), with each cross-origin frame's
+/// own snapshot merged in once.
 async fn snapshot(tab: i32, max_text: u32) -> Result<Snapshot, AgentError> {
     inject(tab).await?;
     let opts = Object::new();
     let _ = Reflect::set(&opts, &"maxText".into(), &max_text.into());
-    let json = run_in_page(tab, &snapshot_fn(), &Array::of1(&opts)).await?;
-    serde_json::from_str(&json).map_err(|e| AgentError::Driver(format!("snapshot: {e}")))
+    let results = execute(tab, Frames::All, &snapshot_fn(), &Array::of1(&opts)).await?;
+    let mut top: Option<Snapshot> = None;
+    let mut others: Vec<(u32, Snapshot)> = Vec::new();
+    for item in results.iter() {
+        let result = Reflect::get(&item, &"result".into()).unwrap_or(JsValue::NULL);
+        if result.is_undefined() || result.is_null() {
+            continue; // no driver, or a frame its parent's driver already read
+        }
+        let frame_id = Reflect::get(&item, &"frameId".into())
+            .ok()
+            .and_then(|v| v.as_f64())
+            .unwrap_or(0.0) as u32;
+        let parsed = JSON::stringify(&result)
+            .map(String::from)
+            .map_err(|e| AgentError::Driver(js_text(e)))
+            .and_then(|json| {
+                serde_json::from_str::<Snapshot>(&json)
+                    .map_err(|e| AgentError::Driver(format!("snapshot of frame {frame_id}: {e}")))
+            });
+        match (frame_id, parsed) {
+            (0, parsed) => top = Some(parsed?),
+            (id, Ok(s)) => others.push((id, s)),
+            (_, Err(e)) => crate::log_error("a frame could not be read", &e.to_string().into()),
+        }
+    }
+    let mut top = top.ok_or_else(|| AgentError::Driver("no result".into()))?;
+    // Parents before children: a nested frame's iframe is listed by its parent's snapshot.
+    others.sort_by_key(|(id, _)| *id);
+    for (id, sub) in others {
+        top.merge_frame(id, sub);
+    }
+    Ok(top)
 }
 
 /// `act(handle, command)` in the page; the result sentence, or why it failed.
@@ -1129,8 +1211,11 @@ async fn act_in_page(
 ) -> Result<String, String> {
     let command_json = serde_json::to_string(command).map_err(|e| e.to_string())?;
     let command_js = JSON::parse(&command_json).map_err(js_text)?;
-    let handle = handle.map_or(JsValue::NULL, JsValue::from_str);
-    let json = run_in_page(tab, &act_fn(), &Array::of2(&handle, &command_js))
+    let (frame, handle) = match handle.map(frame_of_handle) {
+        Some((frame, local)) => (frame, JsValue::from_str(local)),
+        None => (None, JsValue::NULL),
+    };
+    let json = run_in_page(tab, frame, &act_fn(), &Array::of2(&handle, &command_js))
         .await
         .map_err(|e| e.to_string())?;
     let result: ActResult = serde_json::from_str(&json)

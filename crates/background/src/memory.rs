@@ -398,11 +398,14 @@ fn broadcast(message: &WorkerToPanel) {
 }
 
 /// The session key of `tab_id`'s page, with the page's URL; `None` when there is no such tab
-/// (or no tab at all), `Some((None, url))` for a page that gets no memory.
+/// (or no tab at all), `Some((None, url))` for a page that gets no memory. A tab that is
+/// loading another page counts as that page: `tabs.onUpdated` reports the new URL (and this
+/// module forgets the old site) before the page commits.
 async fn key_of(tab_id: Option<i32>) -> Option<(Option<SessionKey>, String)> {
     let tab_id = tab_id?;
     let tab = JsFuture::from(tabs_get(tab_id).ok()?).await.ok()?;
-    let url = Reflect::get(&tab, &"url".into()).ok()?.as_string()?;
+    let url_at = |field: &str| Reflect::get(&tab, &field.into()).ok()?.as_string();
+    let url = url_at("pendingUrl").or_else(|| url_at("url"))?;
     Some((SessionKey::for_url(&url, tab_id), url))
 }
 

@@ -64,10 +64,16 @@ pub fn wire() -> Result<(), DomError> {
         &["tabs", "onActivated"],
         Closure::<dyn FnMut()>::new(follow).into_js_value(),
     );
+    // A new URL, and again when the page has loaded: the URL can be reported while the
+    // navigation is still pending.
     let on_updated =
         Closure::<dyn FnMut(JsValue, JsValue)>::new(|tab: JsValue, change: JsValue| {
             let url_changed = Reflect::get(&change, &"url".into()).is_ok_and(|u| u.is_string());
-            if url_changed && tab.as_f64().map(|t| t as i32) == current_tab() {
+            let loaded = Reflect::get(&change, &"status".into())
+                .ok()
+                .and_then(|s| s.as_string())
+                .is_some_and(|s| s == "complete");
+            if (url_changed || loaded) && tab.as_f64().map(|t| t as i32) == current_tab() {
                 open();
             }
         });

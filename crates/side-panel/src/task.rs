@@ -200,6 +200,7 @@ fn render(state: Option<&TaskContext>) -> Result<(), DomError> {
         let item = dom::create("li", if step.ok { "step" } else { "step failed" })?;
         let mut text = match step.kind {
             StepKind::Plan => format!("Plan: {} ({})", step.action, step.result),
+            StepKind::Switch => format!("{}: {}", step.action, step.result),
             StepKind::Action => {
                 let target = step
                     .target

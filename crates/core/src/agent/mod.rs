@@ -32,4 +32,4 @@ pub use safety::{
 };
 pub use settings::{AgentSettings, SiteListError};
 pub use signature::{Evidence, Match, Signature};
-pub use snapshot::{ActResult, DriverCommand, Element, Snapshot};
+pub use snapshot::{frame_of_handle, ActResult, DriverCommand, Element, Snapshot};

@@ -49,13 +49,96 @@ pub struct Rect {
     pub height: f64,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FrameInfo {
     /// Index of the iframe among its document's iframes, from the top document down.
     pub path: Vec<u32>,
     pub url: String,
     /// Same-origin: its elements are in this snapshot, with this `path` as their `frame`.
+    /// A cross-origin frame merged with [`Snapshot::merge_frame`] becomes accessible too.
     pub accessible: bool,
+    /// The iframe's content box in the top document's coordinates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bbox: Option<Rect>,
+    /// Chrome's `frameId` of a merged cross-origin frame: its elements' handles carry it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame_id: Option<u32>,
+}
+
+/// Prefix of the handles of elements read by a cross-origin frame's own driver.
+const FRAME_PREFIX: char = 'f';
+
+/// The Chrome frame that owns `handle` (`None`: the top frame) and the handle as that frame's
+/// driver knows it.
+pub fn frame_of_handle(handle: &str) -> (Option<u32>, &str) {
+    handle
+        .strip_prefix(FRAME_PREFIX)
+        .and_then(|rest| rest.split_once(':'))
+        .and_then(|(id, local)| id.parse().ok().map(|id| (Some(id), local)))
+        .unwrap_or((None, handle))
+}
+
+/// The origin part of a URL (`http://localhost:8080`), for matching a frame to its iframe.
+fn origin_of(url: &str) -> &str {
+    let after_scheme = url.find("://").map_or(0, |i| i + 3);
+    url[after_scheme..]
+        .find(['/', '?', '#'])
+        .map_or(url, |end| &url[..after_scheme + end])
+}
+
+impl Snapshot {
+    /// Adds what the driver of cross-origin frame `frame_id` saw (`sub`, in that frame's
+    /// coordinates) to this snapshot, placed at the iframe of the same URL (else the same
+    /// origin) that no frame filled yet. Elements get the iframe's path as their `frame`, boxes
+    /// in top-document coordinates, and handles that name the frame ([`frame_of_handle`]).
+    /// Returns false (and changes nothing) when no unfilled cross-origin iframe matches:
+    /// same-origin frames are read by their parent's driver and are never merged twice.
+    pub fn merge_frame(&mut self, frame_id: u32, sub: Snapshot) -> bool {
+        let unfilled = |f: &FrameInfo| !f.accessible && f.frame_id.is_none();
+        let slot = self
+            .frames
+            .iter()
+            .position(|f| unfilled(f) && f.url == sub.url)
+            .or_else(|| {
+                self.frames
+                    .iter()
+                    .position(|f| unfilled(f) && origin_of(&f.url) == origin_of(&sub.url))
+            });
+        let Some(slot) = slot else {
+            return false;
+        };
+        let (path, offset) = {
+            let frame = &mut self.frames[slot];
+            frame.accessible = true;
+            frame.frame_id = Some(frame_id);
+            frame.url = sub.url.clone();
+            (frame.path.clone(), frame.bbox.unwrap_or_default())
+        };
+        let viewport = self.viewport;
+        for mut f in sub.frames {
+            f.path = path.iter().chain(&f.path).copied().collect();
+            if let Some(b) = f.bbox.as_mut() {
+                b.x += offset.x;
+                b.y += offset.y;
+            }
+            self.frames.push(f);
+        }
+        for mut el in sub.elements {
+            el.handle = format!("{FRAME_PREFIX}{frame_id}:{}", el.handle);
+            el.frame = path.iter().chain(&el.frame).copied().collect();
+            el.bbox.x += offset.x;
+            el.bbox.y += offset.y;
+            let b = el.bbox;
+            el.in_viewport = el.in_viewport
+                && b.x < viewport.width
+                && b.y < viewport.height
+                && b.x + b.width > 0.0
+                && b.y + b.height > 0.0;
+            self.elements.push(el);
+        }
+        self.truncated |= sub.truncated;
+        true
+    }
 }
 
 /// A candidate element: anything with at least one [`Hint`] of interactivity.

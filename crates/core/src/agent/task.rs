@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::actions::Action;
 use super::element_map::LIST_LEGEND;
 use super::safety::{fence, FENCE_RULE};
-use crate::session::Transcript;
+use crate::session::{Failover, Transcript};
 
 /// The one storage key holding the task.
 pub const TASK_STATE_KEY: &str = "agentTask";
@@ -47,6 +47,8 @@ impl TaskStatus {
 pub enum StepKind {
     Plan,
     Action,
+    /// The session moved from Gemini Nano to the cloud mid-task.
+    Switch,
 }
 
 /// One line of the timeline.
@@ -164,6 +166,19 @@ impl TaskContext {
             self.errors.push(step.result.clone());
         }
         self.steps.push(step);
+    }
+
+    /// Records the session's switch to the cloud (shown before the step the cloud answered).
+    pub fn record_switch(&mut self, failover: &Failover) {
+        self.steps.push(StepRecord {
+            kind: StepKind::Switch,
+            action: format!("Switched from {} to {}", failover.from, failover.to),
+            target: None,
+            result: failover.reason.to_string(),
+            ok: true,
+            provider: Some(failover.to.label().to_string()),
+            tokens: None,
+        });
     }
 
     /// Ends the task (no-op if it already ended).

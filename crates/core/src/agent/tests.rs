@@ -1002,3 +1002,89 @@ fn a_large_page_that_changed_everywhere_stays_fast() {
     ids.dedup();
     assert_eq!(ids.len(), 1500);
 }
+
+#[test]
+fn a_switch_to_the_cloud_is_a_timeline_line_that_survives_storage() {
+    use super::task::{parse_stored, StepKind, TaskContext};
+    use crate::provider::ProviderKind;
+    use crate::session::{Failover, FailoverReason, ProviderId};
+    let mut ctx = TaskContext::new("t", "buy", 3);
+    ctx.record_switch(&Failover {
+        step: 2,
+        from: ProviderId::Nano,
+        to: ProviderId::Cloud(ProviderKind::OpenAi),
+        reason: FailoverReason::SessionLost,
+    });
+    let step = &ctx.steps[0];
+    assert_eq!(step.kind, StepKind::Switch);
+    assert_eq!(step.action, "Switched from Gemini Nano to OpenAI");
+    assert_eq!(step.result, "the Gemini Nano session was closed");
+    assert!(step.ok);
+    assert!(ctx.errors.is_empty());
+    let back = parse_stored(&ctx.to_json()).unwrap().unwrap();
+    assert_eq!(back.steps, ctx.steps);
+}
+
+#[test]
+fn a_cross_origin_frame_is_merged_once_at_its_iframe_and_its_handles_name_the_frame() {
+    use super::snapshot::{frame_of_handle, FrameInfo, Rect};
+    let el = |handle: &str, name: &str| -> Element {
+        serde_json::from_value(serde_json::json!({
+            "handle": handle, "frame": [], "tag": "input", "role": null,
+            "implicitRole": "textbox", "name": name, "text": "", "context": "",
+            "attrs": {}, "bbox": {"x": 10.0, "y": 5.0, "width": 100.0, "height": 20.0},
+            "visible": true, "inViewport": true, "interactive": ["native"],
+            "disabled": false, "checked": null, "form": 0, "shadow": false
+        }))
+        .unwrap()
+    };
+    let snap = |url: &str, elements: Vec<Element>, frames: Vec<FrameInfo>| Snapshot {
+        doc_id: "d".into(),
+        url: url.into(),
+        title: String::new(),
+        scroll: Default::default(),
+        viewport: super::snapshot::Size {
+            width: 800.0,
+            height: 600.0,
+        },
+        page: Default::default(),
+        frames,
+        elements,
+        truncated: false,
+        text: None,
+    };
+    let iframe = FrameInfo {
+        path: vec![0],
+        url: "http://localhost:9/form".into(),
+        accessible: false,
+        bbox: Some(Rect {
+            x: 50.0,
+            y: 100.0,
+            width: 400.0,
+            height: 200.0,
+        }),
+        frame_id: None,
+    };
+    let mut top = snap(
+        "http://127.0.0.1:9/",
+        vec![el("a.1", "Search")],
+        vec![iframe],
+    );
+    let sub = snap("http://localhost:9/form", vec![el("b.1", "Email")], vec![]);
+    assert!(top.merge_frame(7, sub.clone()));
+    let email = &top.elements[1];
+    assert_eq!(email.handle, "f7:b.1");
+    assert_eq!(email.frame, vec![0]);
+    assert_eq!((email.bbox.x, email.bbox.y), (60.0, 105.0));
+    assert_eq!(frame_of_handle(&email.handle), (Some(7), "b.1"));
+    assert_eq!(frame_of_handle("a.1"), (None, "a.1"));
+    assert_eq!(frame_of_handle("fx:1"), (None, "fx:1"));
+    assert!(top.frames[0].accessible);
+    // The same frame again, or a frame no iframe lists: nothing is added twice.
+    assert!(!top.merge_frame(7, sub));
+    assert!(!top.merge_frame(
+        8,
+        snap("https://elsewhere.example/", vec![el("c.1", "X")], vec![])
+    ));
+    assert_eq!(top.elements.len(), 2);
+}

@@ -161,6 +161,7 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> SessionManager<N, C, S> {
             transcript,
             active: None,
             tokens: Vec::new(),
+            failovers: Vec::new(),
         };
         let start_on_cloud = match choice {
             ProviderId::Nano => None,
@@ -198,6 +199,17 @@ pub struct HybridSession<N: NanoBackend, C: CloudTransport, S: Sleeper> {
     /// `None` before the start and after destruction.
     active: Option<Active<N, C, S>>,
     tokens: Vec<TokenRecord>,
+    failovers: Vec<Failover>,
+}
+
+/// One switch of a session from Nano to the cloud, for the timeline.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Failover {
+    /// 0-based index of the step the cloud answered first.
+    pub step: usize,
+    pub from: ProviderId,
+    pub to: ProviderId,
+    pub reason: FailoverReason,
 }
 
 enum Failure {
@@ -240,6 +252,11 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
 
     pub fn transcript(&self) -> &Transcript {
         &self.transcript
+    }
+
+    /// Every switch to the cloud so far, oldest first.
+    pub fn failovers(&self) -> &[Failover] {
+        &self.failovers
     }
 
     /// Every attempt of every step so far.
@@ -313,6 +330,12 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
     fn switch_to_cloud(&mut self, step: usize, cloud: CloudConfig, reason: FailoverReason) {
         let to = ProviderId::Cloud(cloud.kind);
         self.active = Some(Active::Cloud(self.cloud_session(cloud)));
+        self.failovers.push(Failover {
+            step,
+            from: ProviderId::Nano,
+            to,
+            reason: reason.clone(),
+        });
         let kind = EventKind::FailedOver {
             from: ProviderId::Nano,
             to,

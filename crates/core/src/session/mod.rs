@@ -24,7 +24,7 @@ mod tests;
 mod transcript;
 
 pub use cloud::{CloudConfig, CloudSession, CloudTransport, Sleeper};
-pub use manager::{choose_provider, HybridSession, SessionManager};
+pub use manager::{choose_provider, Failover, HybridSession, SessionManager};
 pub use nano::{
     Availability, NanoBackend, NanoCreateOptions, NanoError, NanoExpected, NanoMessage, NanoModel,
     NanoPromptOptions, NanoSession,

@@ -339,7 +339,13 @@ fn every_nano_failure_kind_fails_over_but_abort_cancels() {
             EventKind::FailedOver { reason, .. } => Some((e.step, reason.clone())),
             _ => None,
         });
-        assert_eq!(failed_over, Some((1, reason)));
+        assert_eq!(failed_over, Some((1, reason.clone())));
+        // The session keeps the switch for the task's timeline.
+        assert_eq!(s.failovers().len(), 1);
+        assert_eq!(s.failovers()[0].step, 1);
+        assert_eq!(s.failovers()[0].from, ProviderId::Nano);
+        assert_eq!(s.failovers()[0].reason, reason);
+        assert!(matches!(s.failovers()[0].to, ProviderId::Cloud(_)));
     }
     let (m, events) = manager(Availability::Available, true);
     m.nano().fault_at(

@@ -1,0 +1,138 @@
+// The agent on Gemini Nano with the cloud as fallback (issue 4, proof 2): the task's ONE
+// session starts on the device; Nano's session is destroyed after step 2, so step 3 and the
+// rest are answered by the cloud mock, which gets the transcript of the earlier steps (the
+// session is rebuilt, not restarted), and the panel's timeline shows the switch.
+// The machines have no model: a faithful fake LanguageModel is loaded into a test-only copy
+// of dist/ (lib/browser.mjs). Both the fake and the cloud mock answer like the scripted
+// shopper of agent.test.mjs: they pick elements BY VISIBLE TEXT from the list in the prompt.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { launchExtension } from './lib/browser.mjs';
+import { startMockProvider } from './lib/mock-provider.mjs';
+import { startSite } from './lib/fixtures.mjs';
+import { planner, shopper, shopperSource } from './lib/scripted-shopper.mjs';
+
+let browser, mock, site, panel, tab;
+const cart = [];
+
+const page = (title, body) => `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head><body>${body}</body></html>`;
+const PRODUCTS = [
+  ['red-tote', 'Red tote', 20],
+  ['blue-backpack', 'Blue backpack', 35],
+  ['blue-sling', 'Blue sling bag', 28],
+];
+const routes = {
+  '/': page('Pack & Go', `<h1>Pack &amp; Go</h1>
+    <form action="/search" method="get"><input type="search" name="q" aria-label="Search" placeholder="Search bags"><button>Search</button></form>
+    <a href="/cart">Cart</a>`),
+  '/search': (rec) => {
+    const q = String(rec.query.q ?? '').toLowerCase();
+    const hits = PRODUCTS.filter(([, name]) => q.split(/\s+/).some((w) => w && name.toLowerCase().includes(w)));
+    return page('Results', `<h1>Results for ${q}</h1><ul>${hits.map(([id, name, price]) => `<li><a href="/p/${id}">${name} — $${price}</a></li>`).join('')}</ul><a href="/cart">Cart</a>`);
+  },
+  '/cart/add': (rec) => {
+    cart.push(new URLSearchParams(rec.body).get('sku'));
+    return { status: 303, headers: { location: '/cart' }, body: '' };
+  },
+  '/cart': () => page('Your cart', `<h1>Your cart</h1><ul>${cart.map((sku) => {
+    const p = PRODUCTS.find(([id]) => id === sku);
+    return `<li><a href="/p/${sku}">${p ? p[1] : sku}</a></li>`;
+  }).join('')}</ul><a href="/">Continue shopping</a>`),
+};
+for (const [id, name, price] of PRODUCTS) {
+  routes[`/p/${id}`] = page(name, `<h1>${name}</h1><p>$${price}</p>
+    <form action="/cart/add" method="post"><input type="hidden" name="sku" value="${id}"><button>Add to cart</button></form>
+    <a href="/">Home</a>`);
+}
+
+const text = (c) => (typeof c === 'string' ? c : (c ?? []).map((p) => p.text ?? '').join(''));
+const lastUser = (body) => text([...(body?.messages ?? [])].reverse().find((m) => m.role === 'user')?.content);
+
+// The cloud mock (OpenAI wire format).
+function cloud(rec) {
+  const turn = lastUser(rec.body);
+  return { reply: JSON.stringify(turn.startsWith('ROLE: PLANNER') ? planner(turn) : shopper(turn)) };
+}
+
+before(async () => {
+  mock = await startMockProvider({ delayMs: 0 });
+  mock.setDefault(cloud);
+  site = await startSite({ routes });
+  browser = await launchExtension({ fakeLanguageModel: { availability: 'available', delayMs: 5 } });
+  panel = await browser.openPanel();
+  const settings = panel.getByRole('region', { name: 'Settings' });
+  if (!(await settings.isVisible())) await panel.getByRole('button', { name: 'Settings' }).click();
+  await panel.getByLabel('Provider', { exact: true }).selectOption({ label: 'OpenAI-compatible' });
+  await panel.getByLabel('Base URL').fill(`${mock.url}/v1`);
+  await panel.getByLabel('Model', { exact: true }).fill('cloud-model');
+  await panel.getByLabel('API key').fill('sk-cloud-agent-123456');
+  await panel.getByRole('button', { name: 'Save' }).click();
+  await panel.getByRole('status', { name: 'Settings status' }).filter({ hasText: 'Saved' }).waitFor();
+  await panel.getByRole('button', { name: 'Settings' }).click();
+  tab = await browser.context.newPage();
+});
+after(async () => {
+  await browser?.close();
+  await mock?.close();
+  await site?.close();
+});
+
+test('Nano answers steps 1–2, is destroyed, and the cloud answers step 3 and the rest from the transcript', async () => {
+  // The fake answers like the shopper; while answering step 2 it arms the failure, so the
+  // next prompt (step 3) rejects with InvalidStateError (a destroyed session).
+  await browser.serviceWorker.evaluate(`(() => {
+    ${shopperSource}
+    const cfg = globalThis.__fakeLanguageModel;
+    cfg.answered = 0;
+    cfg.reply = (turn) => {
+      cfg.answered += 1;
+      if (cfg.answered === 2) cfg.failNext = 'InvalidStateError';
+      return JSON.stringify(turn.startsWith('ROLE: PLANNER') ? planner(turn) : shopper(turn));
+    };
+  })()`);
+
+  cart.length = 0;
+  await tab.goto(site.url + '/');
+  await tab.bringToFront();
+  await panel.getByRole('textbox', { name: 'Task' }).fill('Add the blue backpack to the cart');
+  await panel.getByRole('button', { name: 'Start task' }).click();
+  await panel.getByRole('status', { name: 'Task status' }).filter({ hasText: /^(Done|Failed)/ }).waitFor({ timeout: 30_000 });
+  assert.match(await panel.getByRole('status', { name: 'Task status' }).textContent(), /^Done/);
+  assert.deepEqual(cart, ['blue-backpack'], 'exactly the right item was added');
+
+  // The timeline: steps 1–2 on Gemini Nano, then the switch, then the cloud.
+  const items = await panel.getByRole('list', { name: 'Steps' }).getByRole('listitem').allTextContents();
+  const all = items.join('\n');
+  assert.match(items[0], /^Plan:.*· Gemini Nano/, all);
+  assert.match(items[1], /"type".*searchbox "Search".*✓ typed · Gemini Nano/, all);
+  assert.match(items[2], /^Switched from Gemini Nano to OpenAI-compatible: the Gemini Nano session was closed/, all);
+  assert.ok(items.length > 4, all);
+  for (const s of items.slice(3)) assert.match(s, /· OpenAI-compatible/, all);
+  assert.ok(items.some((s) => /"click".*button "Add to cart".*✓ clicked · OpenAI-compatible/.test(s)), all);
+
+  const state = await panel.evaluate(() => chrome.storage.local.get('agentTask').then((x) => x.agentTask));
+  assert.deepEqual(state.steps.map((s) => s.kind === 'switch' ? 'switch' : s.provider).slice(0, 4),
+    ['Gemini Nano', 'Gemini Nano', 'switch', 'OpenAI-compatible']);
+
+  // One Nano session; two answered prompts and the failed third.
+  const calls = await browser.serviceWorker.evaluate(() => globalThis.__fakeLanguageModel.calls);
+  assert.equal(calls.filter((c) => c.method === 'create').length, 1, 'one on-device session for the task');
+  const prompts = calls.filter((c) => c.method.startsWith('prompt')).map((c) => (typeof c.input === 'string' ? c.input : JSON.stringify(c.input)));
+  assert.equal(prompts.length, 3, 'two answered on the device, the third failed there');
+  assert.ok(calls.some((c) => c.method === 'destroy'), 'the Nano session was destroyed');
+
+  // The cloud's first request carries the transcript: the system prompt, steps 1–2 with
+  // Nano's answers, then step 3 — the same step Nano failed, not a fresh start.
+  const first = mock.requests.find((r) => r.provider === 'openai');
+  assert.ok(first, 'the cloud was asked');
+  const msgs = first.body.messages.map((m) => ({ role: m.role, content: text(m.content) }));
+  assert.equal(msgs[0].role, 'system');
+  const rest = msgs.slice(1);
+  assert.deepEqual(rest.map((m) => m.role), ['user', 'assistant', 'user', 'assistant', 'user'], JSON.stringify(rest.map((m) => m.role)));
+  assert.equal(rest[0].content, prompts[0]);
+  assert.ok(rest[0].content.startsWith('ROLE: PLANNER'));
+  assert.equal(rest[2].content, prompts[1]);
+  assert.equal(JSON.parse(rest[3].content).action, 'type');
+  assert.equal(rest[4].content, prompts[2], 'the cloud re-runs the very step Nano failed');
+  await browser.screenshot(panel, 'agent-nano-failover');
+});
