@@ -137,7 +137,8 @@ async function startTask(task, url) {
   for (const t0 = Date.now(); (await stored())?.id === previous && Date.now() - t0 < 5000;) {
     await new Promise((r) => setTimeout(r, 50));
   }
-  await new Promise((r) => setTimeout(r, 250));
+  const id = (await stored())?.id;
+  await panel.locator(`#task-status[data-task="${id}"]`).waitFor();
 }
 
 async function waitStatus(re, timeout = 20_000) {

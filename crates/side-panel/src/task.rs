@@ -174,7 +174,15 @@ fn render(state: Option<&TaskContext>) -> Result<(), DomError> {
             }
         }
     };
-    dom::by_id::<HtmlElement>("task-status")?.set_text_content(Some(&line));
+    let status_line: HtmlElement = dom::by_id("task-status")?;
+    status_line.set_text_content(Some(&line));
+    // Which task the line describes: a new task's line must not be confused with the
+    // previous one's final "Done" (tests wait on it; assistive tech ignores it).
+    dom::set_attr(
+        &status_line,
+        "data-task",
+        state.map(|s| s.id.as_str()).unwrap_or(""),
+    );
 
     let confirm: HtmlElement = dom::by_id("task-confirm")?;
     let pending = state.and_then(|s| s.pending.as_ref());
