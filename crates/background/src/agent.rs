@@ -161,7 +161,8 @@ pub fn on_command(port: Port, command: TaskCommand) {
         let (state, reset) = load().await;
         let notice = notice
             .or(reset)
-            .or_else(|| NOTICE.with(|n| n.borrow_mut().take()));
+            // Every panel that asks sees why the saved task vanished, until a new one starts.
+            .or_else(|| NOTICE.with(|n| n.borrow().clone()));
         let _ = post(
             &port,
             &WorkerToPanel::TaskState {
@@ -181,6 +182,7 @@ async fn handle(command: TaskCommand) -> Option<String> {
     match command {
         TaskCommand::GetState => None,
         TaskCommand::Start { task, tab_id } => {
+            NOTICE.with(|n| n.borrow_mut().take());
             let task = task.trim().to_string();
             if task.is_empty() {
                 return Some("Type a task first.".into());
