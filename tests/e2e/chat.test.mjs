@@ -155,7 +155,9 @@ test('a stream cut mid-way keeps the partial answer and says it was interrupted'
   await ask('cut me off');
   await ui.alert().filter({ hasText: 'cut' }).waitFor();
   const text = await ui.lastAnswer().textContent();
-  assert.match(text, /^alpha beta/);
+  // A reset connection may drop what was still in flight: only the first token is certain.
+  assert.match(text, /^alpha/);
+  assert.ok(!text.includes('gamma'), text);
   assert.match(text, /Interrupted$/);
 });
 

@@ -138,6 +138,13 @@ export async function launchExtension({ dist = path.join(repoRoot, 'dist'), head
       const page = await context.newPage();
       await page.setViewportSize({ width, height });
       await page.goto(`${origin}/sidepanel.html${query}`);
+      // Ready when the panel has read its settings (and opened Settings on a first run): the
+      // on-device status line is filled only after that. Tests that look at Settings before
+      // would race the panel's own first-run opening.
+      await page.waitForFunction(() => {
+        const line = document.getElementById('nano-status');
+        return !line || !line.textContent.includes('checking');
+      });
       return page;
     },
 
