@@ -28,13 +28,16 @@ before(async () => {
     },
   });
   browser = await launchExtension();
-  // The first stopServiceWorker() opens the harness's watcher tab, which would become the
-  // active tab (and take the panel with it) in the middle of a test: open it now.
-  await browser.stopServiceWorker();
   panel = await browser.openPanel();
   // Everything the worker and the panel log, to show that no conversation text is logged.
   consoles = [collectConsole(browser.serviceWorker), collectConsole(panel)];
   await configure();
+  // The worker answered the panel: it is installed and running. (Stopping it earlier, while
+  // Chromium still installs it, can leave no worker to wake.)
+  await memoryLine().filter({ hasText: 'Not remembered' }).waitFor();
+  // The first stopServiceWorker() opens the harness's watcher tab, which would become the
+  // active tab (and take the panel with it) in the middle of a test: open it now.
+  await browser.stopServiceWorker();
 });
 after(async () => {
   await browser?.close();
