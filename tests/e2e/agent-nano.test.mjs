@@ -10,40 +10,13 @@ import assert from 'node:assert/strict';
 import { launchExtension } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
 import { startSite } from './lib/fixtures.mjs';
+import { shopRoutes } from './lib/shop-site.mjs';
 import { planner, shopper, shopperSource } from './lib/scripted-shopper.mjs';
 
 let browser, mock, site, panel, tab;
 const cart = [];
 
-const page = (title, body) => `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head><body>${body}</body></html>`;
-const PRODUCTS = [
-  ['red-tote', 'Red tote', 20],
-  ['blue-backpack', 'Blue backpack', 35],
-  ['blue-sling', 'Blue sling bag', 28],
-];
-const routes = {
-  '/': page('Pack & Go', `<h1>Pack &amp; Go</h1>
-    <form action="/search" method="get"><input type="search" name="q" aria-label="Search" placeholder="Search bags"><button>Search</button></form>
-    <a href="/cart">Cart</a>`),
-  '/search': (rec) => {
-    const q = String(rec.query.q ?? '').toLowerCase();
-    const hits = PRODUCTS.filter(([, name]) => q.split(/\s+/).some((w) => w && name.toLowerCase().includes(w)));
-    return page('Results', `<h1>Results for ${q}</h1><ul>${hits.map(([id, name, price]) => `<li><a href="/p/${id}">${name} — $${price}</a></li>`).join('')}</ul><a href="/cart">Cart</a>`);
-  },
-  '/cart/add': (rec) => {
-    cart.push(new URLSearchParams(rec.body).get('sku'));
-    return { status: 303, headers: { location: '/cart' }, body: '' };
-  },
-  '/cart': () => page('Your cart', `<h1>Your cart</h1><ul>${cart.map((sku) => {
-    const p = PRODUCTS.find(([id]) => id === sku);
-    return `<li><a href="/p/${sku}">${p ? p[1] : sku}</a></li>`;
-  }).join('')}</ul><a href="/">Continue shopping</a>`),
-};
-for (const [id, name, price] of PRODUCTS) {
-  routes[`/p/${id}`] = page(name, `<h1>${name}</h1><p>$${price}</p>
-    <form action="/cart/add" method="post"><input type="hidden" name="sku" value="${id}"><button>Add to cart</button></form>
-    <a href="/">Home</a>`);
-}
+const routes = shopRoutes({ cart });
 
 const text = (c) => (typeof c === 'string' ? c : (c ?? []).map((p) => p.text ?? '').join(''));
 const lastUser = (body) => text([...(body?.messages ?? [])].reverse().find((m) => m.role === 'user')?.content);
