@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { launchExtension } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
 import { startSite } from './lib/fixtures.mjs';
+import { lastUserText, useMockProvider } from './lib/agent-harness.mjs';
 import { shopRoutes } from './lib/shop-site.mjs';
 import { planner, shopper, shopperSource } from './lib/scripted-shopper.mjs';
 
@@ -19,11 +20,10 @@ const cart = [];
 const routes = shopRoutes({ cart });
 
 const text = (c) => (typeof c === 'string' ? c : (c ?? []).map((p) => p.text ?? '').join(''));
-const lastUser = (body) => text([...(body?.messages ?? [])].reverse().find((m) => m.role === 'user')?.content);
 
 // The cloud mock (OpenAI wire format).
 function cloud(rec) {
-  const turn = lastUser(rec.body);
+  const turn = lastUserText(rec.body);
   return { reply: JSON.stringify(turn.startsWith('ROLE: PLANNER') ? planner(turn) : shopper(turn)) };
 }
 
@@ -33,15 +33,7 @@ before(async () => {
   site = await startSite({ routes });
   browser = await launchExtension({ fakeLanguageModel: { availability: 'available', delayMs: 5 } });
   panel = await browser.openPanel();
-  const settings = panel.getByRole('region', { name: 'Settings' });
-  if (!(await settings.isVisible())) await panel.getByRole('button', { name: 'Settings' }).click();
-  await panel.getByLabel('Provider', { exact: true }).selectOption({ label: 'OpenAI-compatible' });
-  await panel.getByLabel('Base URL').fill(`${mock.url}/v1`);
-  await panel.getByLabel('Model', { exact: true }).fill('cloud-model');
-  await panel.getByLabel('API key').fill('sk-cloud-agent-123456');
-  await panel.getByRole('button', { name: 'Save' }).click();
-  await panel.getByRole('status', { name: 'Settings status' }).filter({ hasText: 'Saved' }).waitFor();
-  await panel.getByRole('button', { name: 'Settings' }).click();
+  await useMockProvider(panel, mock, { key: 'sk-cloud-agent-123456', model: 'cloud-model' });
   tab = await browser.context.newPage();
 });
 after(async () => {

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { launchExtension } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
 import { startSite } from './lib/fixtures.mjs';
+import { lastUserText, openSettings, taskUi, useMockProvider } from './lib/agent-harness.mjs';
 
 const KEY = 'sk-test-agent-pages-1234';
 const PASSWORD = 'Hunter2-very-secret-pw';
@@ -80,8 +81,6 @@ const routes = {
 
 // ---------------------------------------------------------------- the scripted LLM
 
-const lastUser = (body) => [...(body?.messages ?? [])].reverse().find((m) => m.role === 'user')?.content ?? '';
-const text = (c) => (typeof c === 'string' ? c : (c ?? []).map((p) => p.text ?? '').join(''));
 function elements(turn) {
   return [...turn.matchAll(/^\[(\d+)\]\*? (\S+) "([^"]*)"/gm)].map((m) => ({ id: Number(m[1]), role: m[2], name: m[3] }));
 }
@@ -92,7 +91,7 @@ let navigator = () => ({ action: 'done', success: false, answer: 'no script' });
 let planner = (turn) => ({ plan: '1. do it 2. check', complete: /navigator says the task is done/.test(turn) });
 
 async function llm(rec) {
-  const turn = text(lastUser(rec.body));
+  const turn = lastUserText(rec.body);
   turns.push(turn);
   if (turn.startsWith('ROLE: PLANNER')) return reply(planner(turn));
   return reply(await navigator(turn));
@@ -105,7 +104,8 @@ before(async () => {
   site = await startSite({ routes });
   browser = await launchExtension();
   panel = await browser.openPanel();
-  await saveSettings();
+  ui = taskUi(panel);
+  await useMockProvider(panel, mock, { key: KEY });
   tab = await browser.context.newPage();
 });
 after(async () => {
@@ -120,52 +120,11 @@ beforeEach(() => {
   planner = (turn) => ({ plan: '1. do it 2. check', complete: /navigator says the task is done/.test(turn) });
 });
 
-async function openSettings() {
-  const settings = panel.getByRole('region', { name: 'Settings' });
-  if (!(await settings.isVisible())) await panel.getByRole('button', { name: 'Settings' }).click();
-}
-async function saveAndClose() {
-  await panel.getByRole('button', { name: 'Save' }).click();
-  await panel.getByRole('status').filter({ hasText: 'Saved' }).waitFor();
-  await panel.getByRole('button', { name: 'Settings' }).click();
-}
-async function saveSettings() {
-  await openSettings();
-  await panel.getByLabel('Provider', { exact: true }).selectOption({ label: 'OpenAI-compatible' });
-  await panel.getByLabel('Base URL').fill(`${mock.url}/v1`);
-  await panel.getByLabel('Model', { exact: true }).fill('gpt-test');
-  await panel.getByLabel('API key').fill(KEY);
-  await saveAndClose();
-}
-
-const ui = {
-  task: () => panel.getByRole('textbox', { name: 'Task' }),
-  start: () => panel.getByRole('button', { name: 'Start task' }),
-  status: () => panel.getByRole('status', { name: 'Task status' }),
-  steps: () => panel.getByRole('list', { name: 'Steps' }),
-  button: (name) => panel.getByRole('button', { name, exact: true }),
-  approval: () => panel.getByRole('group', { name: 'Approval needed' }),
-};
-
-async function startTask(task, url) {
-  await tab.goto(url);
-  await tab.bringToFront();
-  await ui.task().fill(task);
-  // The previous task's final status is still on screen: wait for the new task to be saved
-  // (and its broadcast to reach the panel), or waitStatus(/^Done/) would match the old one.
-  const previous = (await stored())?.id;
-  await ui.start().click();
-  for (const t0 = Date.now(); (await stored())?.id === previous && Date.now() - t0 < 5000;) {
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  const id = (await stored())?.id;
-  await panel.locator(`#task-status[data-task="${id}"]`).waitFor();
-}
-async function waitStatus(re, timeout = 20_000) {
-  await ui.status().filter({ hasText: re }).waitFor({ timeout });
-}
-const steps = () => ui.steps().getByRole('listitem').allTextContents();
-const stored = () => panel.evaluate(() => chrome.storage.local.get('agentTask').then((x) => x.agentTask));
+let ui;
+const startTask = (task, url) => ui.startTask(tab, task, url);
+const waitStatus = (re, timeout) => ui.waitStatus(re, timeout);
+const stored = () => ui.stored();
+const steps = () => ui.steps();
 
 // ---------------------------------------------------------------- item 1: messy pages
 
@@ -330,7 +289,7 @@ test('open_tab opens a second tab, the agent reads it there, close_tab returns t
 // ---------------------------------------------------------------- item 4: settings
 
 async function agentSettings({ allowed = '', blocked = '', approvePlan = false }) {
-  await openSettings();
+  await openSettings(panel);
   await panel.getByRole('textbox', { name: 'Allowed sites' }).fill(allowed);
   await panel.getByRole('textbox', { name: 'Blocked sites' }).fill(blocked);
   await panel.getByRole('checkbox', { name: 'Approve the plan before acting' }).setChecked(approvePlan);

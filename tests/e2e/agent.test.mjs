@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { launchExtension } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
 import { startSite } from './lib/fixtures.mjs';
+import { lastUserText, taskUi, useMockProvider } from './lib/agent-harness.mjs';
 import { page, shopRoutes } from './lib/shop-site.mjs';
 import { elements, find, shopper } from './lib/scripted-shopper.mjs';
 
@@ -28,8 +29,6 @@ const routes = {
 
 // ---------------------------------------------------------------- the scripted LLM
 
-const lastUser = (body) => [...(body?.messages ?? [])].reverse().find((m) => m.role === 'user')?.content ?? '';
-const text = (c) => (typeof c === 'string' ? c : (c ?? []).map((p) => p.text ?? '').join(''));
 
 const reply = (obj) => ({ reply: JSON.stringify(obj) });
 const turns = [];
@@ -47,7 +46,7 @@ function gullible(turn) {
 
 let navigator = shopper;
 function llm(rec) {
-  const turn = text(lastUser(rec.body));
+  const turn = lastUserText(rec.body);
   turns.push(turn);
   if (turn.startsWith('ROLE: PLANNER')) {
     return reply({ plan: '1. find the item 2. act on it 3. check', complete: /navigator says the task is done/.test(turn) });
@@ -62,7 +61,8 @@ before(async () => {
   site = await startSite({ routes });
   browser = await launchExtension();
   panel = await browser.openPanel();
-  await saveSettings();
+  ui = taskUi(panel);
+  await useMockProvider(panel, mock, { key: KEY });
   tab = await browser.context.newPage();
 });
 after(async () => {
@@ -77,47 +77,10 @@ beforeEach(() => {
   navigator = shopper;
 });
 
-async function saveSettings() {
-  const settings = panel.getByRole('region', { name: 'Settings' });
-  if (!(await settings.isVisible())) await panel.getByRole('button', { name: 'Settings' }).click();
-  await panel.getByLabel('Provider', { exact: true }).selectOption({ label: 'OpenAI-compatible' });
-  await panel.getByLabel('Base URL').fill(`${mock.url}/v1`);
-  await panel.getByLabel('Model', { exact: true }).fill('gpt-test');
-  await panel.getByLabel('API key').fill(KEY);
-  await panel.getByRole('button', { name: 'Save' }).click();
-  await panel.getByRole('status').filter({ hasText: 'Saved' }).waitFor();
-  await panel.getByRole('button', { name: 'Settings' }).click();
-}
-
-const ui = {
-  task: () => panel.getByRole('textbox', { name: 'Task' }),
-  start: () => panel.getByRole('button', { name: 'Start task' }),
-  status: () => panel.getByRole('status', { name: 'Task status' }),
-  notice: () => panel.getByRole('status', { name: 'Task notice' }),
-  steps: () => panel.getByRole('list', { name: 'Steps' }),
-  button: (name) => panel.getByRole('button', { name, exact: true }),
-};
-
-async function startTask(task, url) {
-  await tab.goto(url);
-  await tab.bringToFront();
-  await ui.task().fill(task);
-  // The previous task's final status is still on screen: wait for the new task to be saved
-  // (and its broadcast to reach the panel), or waitStatus(/^Done/) would match the old one.
-  const previous = (await stored())?.id;
-  await ui.start().click();
-  for (const t0 = Date.now(); (await stored())?.id === previous && Date.now() - t0 < 5000;) {
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  const id = (await stored())?.id;
-  await panel.locator(`#task-status[data-task="${id}"]`).waitFor();
-}
-
-async function waitStatus(re, timeout = 20_000) {
-  await ui.status().filter({ hasText: re }).waitFor({ timeout });
-}
-
-const stored = () => panel.evaluate(() => chrome.storage.local.get('agentTask').then((x) => x.agentTask));
+let ui;
+const startTask = (task, url) => ui.startTask(tab, task, url);
+const waitStatus = (re, timeout) => ui.waitStatus(re, timeout);
+const stored = () => ui.stored();
 
 test('the shop task ends with the blue backpack in the cart, step by step', async () => {
   cart.length = 0;
@@ -125,7 +88,7 @@ test('the shop task ends with the blue backpack in the cart, step by step', asyn
   await waitStatus(/^Done/);
   assert.deepEqual(cart, ['blue-backpack'], 'exactly the right item was added');
   assert.match(await tab.url(), /\/cart$/);
-  const steps = await ui.steps().getByRole('listitem').allTextContents();
+  const steps = await ui.steps();
   assert.ok(steps.some((s) => /^Plan:/.test(s)), steps.join('\n'));
   assert.ok(steps.some((s) => /"type".*searchbox "Search".*✓ typed/.test(s)), steps.join('\n'));
   assert.ok(steps.some((s) => /"click".*link "Blue backpack — \$35".*✓ clicked/.test(s)), steps.join('\n'));
@@ -158,7 +121,7 @@ test('an injected instruction on the page: Delete is never clicked without the u
     const at = t.indexOf('ignore your task');
     assert.ok(t.lastIndexOf('⟦untrusted page data', at) > t.lastIndexOf('⟦/untrusted page data⟧', at), 'inside a fence');
   }
-  const steps = await ui.steps().getByRole('listitem').allTextContents();
+  const steps = await ui.steps();
   assert.ok(steps.some((s) => /Delete account.*✗ you denied/.test(s)), steps.join('\n'));
 });
 
@@ -215,7 +178,7 @@ test('the worker stopped mid-task: the task is Paused, Resume continues and comp
   let navigatorTurns = 0;
   mock.setDefault(async (rec) => {
     const out = llm(rec);
-    if (!text(lastUser(rec.body)).startsWith('ROLE: PLANNER') && ++navigatorTurns === 2) {
+    if (!lastUserText(rec.body).startsWith('ROLE: PLANNER') && ++navigatorTurns === 2) {
       stopNow();
       return { ...out, latencyMs: 3000 };
     }

@@ -13,7 +13,7 @@ use std::rc::Rc;
 use js_sys::{Array, Function, Object, Promise, Reflect, JSON};
 use tandem_core::agent::task::{
     self, parse_planner, parse_stored, PendingConfirmation, StepKind, StepRecord, TaskCommand,
-    TaskContext, TaskStatus, MAP_CHARS, TASK_STATE_KEY,
+    TaskContext, TaskStatus, UserUpdate, MAP_CHARS, TASK_STATE_KEY,
 };
 use tandem_core::agent::{
     fence, frame_of_handle, needs_confirmation, parse_action, tabs, ActResult, Action,
@@ -117,6 +117,10 @@ struct Run {
     secret: Rc<RefCell<Option<String>>>,
     /// Resolves the question (`ask_user`) the loop waits for.
     ask: Rc<RefCell<Option<Function>>>,
+    /// What the user added while the loop runs; the loop owns `TaskContext` then, so it
+    /// applies these itself before its next step (a write to storage from here would be
+    /// overwritten by the loop's next save).
+    inbox: Rc<RefCell<Vec<UserUpdate>>>,
 }
 
 thread_local! {
@@ -254,9 +258,18 @@ async fn handle(command: TaskCommand) -> Option<String> {
                     let _ = f.call1(&JsValue::NULL, &JsValue::from_str(&text));
                     None
                 }
+                None if !running() => answer_paused(&text).await,
                 None => Some("Tandem is not waiting for an answer.".into()),
             }
         }
+        TaskCommand::UpdateContext { note } => update(UserUpdate::Note(note)).await,
+        TaskCommand::RecordAction { description } => {
+            update(UserUpdate::DidItself(description)).await
+        }
+        TaskCommand::AddRelevantTab { tab_id } => match tab_to_add(tab_id).await {
+            Ok(tab) => update(tab).await,
+            Err(sentence) => Some(sentence),
+        },
         TaskCommand::Confirm { approve, secret } => {
             let resolve = RUN.with(|r| {
                 r.borrow().as_ref().and_then(|run| {
@@ -273,6 +286,101 @@ async fn handle(command: TaskCommand) -> Option<String> {
             }
         }
     }
+}
+
+/// The answer to a question the task asked before the worker restarted (the task is Paused
+/// with it): recorded like an answer to the running loop, and the task goes on.
+async fn answer_paused(text: &str) -> Option<String> {
+    let (ctx, _) = load().await;
+    let Some(mut ctx) = ctx.filter(|c| c.status == TaskStatus::Paused) else {
+        return Some("Tandem is not waiting for an answer.".into());
+    };
+    let Some((action, result)) = ctx.answer_question(text) else {
+        return Some("Tandem is not waiting for an answer.".into());
+    };
+    ctx.feedback = format!("done: {result}");
+    ctx.record(StepRecord {
+        kind: StepKind::Action,
+        action,
+        target: None,
+        result,
+        ok: true,
+        provider: None,
+        tokens: None,
+    });
+    ctx.status = TaskStatus::Running;
+    ctx.reason = None;
+    if let Err(e) = save(&ctx).await {
+        return Some(format!("Tandem cannot resume the task: {e}."));
+    }
+    launch(ctx);
+    None
+}
+
+/// UPDATE_TASK_CONTEXT / RECORD_ACTION / TASK_ADD_RELEVANT_TAB: refused with a sentence
+/// when it cannot apply; handed to the running loop, or applied to the stored task.
+async fn update(update: UserUpdate) -> Option<String> {
+    let (ctx, _) = load().await;
+    let Some(mut ctx) = ctx else {
+        return Some("There is no task to add this to; start a task first.".into());
+    };
+    // A running loop holds updates it has not applied yet: judge this one as if it had.
+    let handed = RUN.with(|r| {
+        let run = r.borrow();
+        let run = run.as_ref()?;
+        let mut preview = ctx.clone();
+        for earlier in run.inbox.borrow().iter() {
+            let _ = preview.apply(earlier.clone());
+        }
+        let verdict = preview.check(&update);
+        if verdict.is_ok() {
+            run.inbox.borrow_mut().push(update.clone());
+        }
+        Some(verdict)
+    });
+    match handed {
+        Some(Ok(())) => {
+            return Some("Noted. The agent takes it into account before its next step.".into())
+        }
+        Some(Err(e)) => return Some(e.to_string()),
+        None => {}
+    }
+    if let Err(e) = ctx.apply(update) {
+        return Some(e.to_string());
+    }
+    match save(&ctx).await {
+        Ok(()) => None,
+        Err(e) => Some(format!("Tandem could not add this to the task: {e}.")),
+    }
+}
+
+/// The panel's tab as a tab to add to the task: a web page the site lists allow.
+async fn tab_to_add(tab_id: Option<i32>) -> Result<UserUpdate, String> {
+    let id = tab_id.ok_or("Tandem cannot tell which tab this panel belongs to.")?;
+    let tab = match tabs_get(id) {
+        Ok(p) => JsFuture::from(p).await.map_err(js_text),
+        Err(e) => Err(js_text(e)),
+    }
+    .map_err(|e| format!("Tandem cannot read this tab ({e})."))?;
+    if !is_web(&tab) {
+        return Err("Only a tab showing a web page can be part of a task.".into());
+    }
+    let text = |key: &str| {
+        Reflect::get(&tab, &key.into())
+            .ok()
+            .and_then(|v| v.as_string())
+            .unwrap_or_default()
+    };
+    let settings = storage::settings().await.map_err(|e| e.to_string())?;
+    let policy = settings.agent.policy().map_err(|e| e.to_string())?;
+    policy.check(&text("url")).map_err(|e| {
+        format!("Tandem does not act on this site ({e}); change the site lists in Settings to allow it.")
+    })?;
+    let title = text("title");
+    Ok(UserUpdate::Tab {
+        id,
+        title: if title.is_empty() { text("url") } else { title },
+    })
 }
 
 /// Tells the running loop to stop; false when none runs.
@@ -309,6 +417,7 @@ fn launch(ctx: TaskContext) {
     let confirm = Rc::new(RefCell::new(None));
     let secret = Rc::new(RefCell::new(None));
     let ask = Rc::new(RefCell::new(None));
+    let inbox = Rc::new(RefCell::new(Vec::new()));
     RUN.with(|r| {
         *r.borrow_mut() = Some(Run {
             stop: stop.clone(),
@@ -316,6 +425,7 @@ fn launch(ctx: TaskContext) {
             confirm: confirm.clone(),
             secret: secret.clone(),
             ask: ask.clone(),
+            inbox: inbox.clone(),
         })
     });
     spawn_local(async move {
@@ -325,6 +435,7 @@ fn launch(ctx: TaskContext) {
             confirm,
             secret,
             ask,
+            inbox,
             previous: None,
             policy: UrlPolicy::default(),
             approve_plan: false,
@@ -332,6 +443,8 @@ fn launch(ctx: TaskContext) {
         };
         looper.run(&mut ctx, controller).await;
         RUN.with(|r| *r.borrow_mut() = None);
+        // Added after the loop's last step: a paused task keeps them for its resume.
+        looper.take_updates(&mut ctx);
         let _ = save(&ctx).await;
     });
 }
@@ -345,6 +458,7 @@ struct Loop {
     confirm: Rc<RefCell<Option<Function>>>,
     secret: Rc<RefCell<Option<String>>>,
     ask: Rc<RefCell<Option<Function>>>,
+    inbox: Rc<RefCell<Vec<UserUpdate>>>,
     previous: Option<ElementMap>,
     /// The user's allow / deny lists of sites.
     policy: UrlPolicy,
@@ -429,6 +543,15 @@ impl Loop {
         loop {
             if self.stopped(ctx) {
                 return;
+            }
+            if self.take_updates(ctx) {
+                self.persist(ctx, session).await;
+            }
+            // A question asked before a worker restart is still open: its answer comes first.
+            if ctx.question.is_some() {
+                let before = session.token_log().len();
+                self.await_answer(ctx, session, before).await;
+                continue;
             }
             if ctx.actions_taken >= ctx.max_steps {
                 let limit = ctx.max_steps;
@@ -576,27 +699,7 @@ impl Loop {
             }
             if let Action::AskUser { question } = &action {
                 ctx.question = Some(question.clone());
-                self.persist(ctx, session).await;
-                let answer = self.wait_for_answer().await;
-                ctx.question = None;
-                let json = action.to_json().to_string();
-                let Some(answer) = answer else {
-                    self.record(ctx, session, before, json, None, Err("not answered".into()));
-                    continue; // `stopped` ends the loop with the right status.
-                };
-                // The user's words are not page data: they reach the model unfenced.
-                self.record(
-                    ctx,
-                    session,
-                    before,
-                    json,
-                    None,
-                    Ok(format!(
-                        "you asked \u{201c}{question}\u{201d}; the user answered: {answer}"
-                    )),
-                );
-                ctx.consecutive_failures = 0;
-                self.persist(ctx, session).await;
+                self.await_answer(ctx, session, before).await;
                 continue;
             }
             let (target, outcome) = self.act(ctx, session, &observed, &action).await;
@@ -624,6 +727,42 @@ impl Loop {
             }
             self.persist(ctx, session).await;
         }
+    }
+
+    /// Applies what the user added since the last step; true when anything was.
+    fn take_updates(&self, ctx: &mut TaskContext) -> bool {
+        let updates = std::mem::take(&mut *self.inbox.borrow_mut());
+        let any = !updates.is_empty();
+        for update in updates {
+            // Checked when it arrived; it can still clash with what the loop did since
+            // (the agent opened that very tab, say): then there is nothing to add.
+            if let Err(e) = ctx.apply(update) {
+                crate::log_error("a task update was dropped", &e.to_string().into());
+            }
+        }
+        any
+    }
+
+    /// Waits for the user's answer to `ctx.question` and records it as the step that
+    /// started at token-log entry `before`. The question is saved first, so it survives a
+    /// worker restart.
+    async fn await_answer(&self, ctx: &mut TaskContext, session: &Session, before: usize) {
+        let Some(question) = ctx.question.clone() else {
+            return;
+        };
+        self.persist(ctx, session).await;
+        let answer = self.wait_for_answer().await;
+        let Some(answer) = answer else {
+            ctx.question = None;
+            let json = Action::AskUser { question }.to_json().to_string();
+            self.record(ctx, session, before, json, None, Err("not answered".into()));
+            return; // `stopped` ends the loop with the right status.
+        };
+        if let Some((json, result)) = ctx.answer_question(&answer) {
+            self.record(ctx, session, before, json, None, Ok(result));
+        }
+        ctx.consecutive_failures = 0;
+        self.persist(ctx, session).await;
     }
 
     fn too_many_failures(&self, ctx: &mut TaskContext) {

@@ -67,6 +67,7 @@ pub fn wire() -> Result<(), DomError> {
         input.set_value("");
         send(TaskCommand::Answer { text });
     });
+    wire_guide()?;
     for (id, command) in [
         ("task-pause", TaskCommand::Pause),
         ("task-resume", TaskCommand::Resume),
@@ -80,6 +81,43 @@ pub fn wire() -> Result<(), DomError> {
     listen_broadcasts();
     poll();
     send(TaskCommand::GetState);
+    Ok(())
+}
+
+/// "Guide the task": a note for the agent, a step the user did themselves, the panel's tab.
+fn wire_guide() -> Result<(), DomError> {
+    type Make = fn(String) -> TaskCommand;
+    let texts: [(&str, &str, Make); 2] = [
+        ("task-send-note", "Type a note first.", |note| {
+            TaskCommand::UpdateContext { note }
+        }),
+        (
+            "task-did-it",
+            "Describe what you did first.",
+            |description| TaskCommand::RecordAction { description },
+        ),
+    ];
+    for (id, empty, make) in texts {
+        let button: HtmlButtonElement = dom::by_id(id)?;
+        dom::on(&button, "click", move |_: web_sys::Event| {
+            let Ok(input) = dom::by_id::<HtmlTextAreaElement>("task-note") else {
+                return;
+            };
+            let text = input.value();
+            if text.trim().is_empty() {
+                notice(empty);
+                return;
+            }
+            input.set_value("");
+            send(make(text));
+        });
+    }
+    let add_tab: HtmlButtonElement = dom::by_id("task-add-tab")?;
+    dom::on(&add_tab, "click", |_: web_sys::Event| {
+        send(TaskCommand::AddRelevantTab {
+            tab_id: crate::memory::current_tab(),
+        })
+    });
     Ok(())
 }
 
@@ -154,6 +192,7 @@ fn render(state: Option<&TaskContext>) -> Result<(), DomError> {
     dom::by_id::<HtmlElement>("task-pause")?.set_hidden(!running);
     dom::by_id::<HtmlElement>("task-resume")?.set_hidden(!paused);
     dom::by_id::<HtmlElement>("task-cancel")?.set_hidden(!(running || paused));
+    dom::by_id::<HtmlElement>("task-guide")?.set_hidden(!(running || paused));
 
     let line = match state {
         None => String::new(),
@@ -209,6 +248,7 @@ fn render(state: Option<&TaskContext>) -> Result<(), DomError> {
         let mut text = match step.kind {
             StepKind::Plan => format!("Plan: {} ({})", step.action, step.result),
             StepKind::Switch => format!("{}: {}", step.action, step.result),
+            StepKind::User => step.action.clone(),
             StepKind::Action => {
                 let target = step
                     .target

@@ -22,6 +22,10 @@ pub const PLAN_EVERY: u32 = 3;
 pub const LOOP_REPEATS: usize = 3;
 /// Characters of element list sent per step (~1,500 tokens).
 pub const MAP_CHARS: usize = 6000;
+/// Notes a user may add to one task (each also costs tokens in every later turn).
+pub const MAX_NOTES: usize = 12;
+/// Characters of one note, or of one description of what the user did.
+pub const MAX_NOTE_CHARS: usize = 500;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -49,6 +53,8 @@ pub enum StepKind {
     Action,
     /// The session moved from Gemini Nano to the cloud mid-task.
     Switch,
+    /// Something the user added: a note, a step they did themselves, a tab.
+    User,
 }
 
 /// One line of the timeline.
@@ -107,9 +113,14 @@ pub struct TaskContext {
     /// What the next navigator turn must hear about the last step.
     pub feedback: String,
     pub pending: Option<PendingConfirmation>,
-    /// The navigator's question waiting for the user's answer (`ask_user`).
+    /// The navigator's question waiting for the user's answer (`ask_user`). Kept across a
+    /// worker restart: the answer given while Paused resumes the task.
     #[serde(default)]
     pub question: Option<String>,
+    /// What the user told the agent during the task (notes, steps they did themselves, tabs
+    /// they added), oldest first. Every later turn carries them, outside the page fence.
+    #[serde(default)]
+    pub notes: Vec<String>,
     /// The session so far, to rebuild it on resume.
     pub transcript: Option<Transcript>,
 }
@@ -136,6 +147,7 @@ impl TaskContext {
             feedback: String::new(),
             pending: None,
             question: None,
+            notes: Vec::new(),
             transcript: None,
         }
     }
@@ -145,14 +157,109 @@ impl TaskContext {
     pub fn after_restart(mut self) -> Self {
         if self.status == TaskStatus::Running {
             self.status = TaskStatus::Paused;
+            // An approval is asked again when the step is retried; an open question stays,
+            // so the user can still answer it.
             self.pending = None;
-            self.question = None;
-            self.reason = Some(
-                "Tandem's background worker was restarted during this task. Press Resume to continue from the next step."
+            self.reason = Some(match &self.question {
+                Some(_) => "Tandem's background worker was restarted during this task. Answer the question below, or press Resume, to continue."
                     .into(),
-            );
+                None => "Tandem's background worker was restarted during this task. Press Resume to continue from the next step."
+                    .into(),
+            });
         }
         self
+    }
+
+    /// Refuses an update that cannot apply, with the sentence for the user; changes nothing.
+    pub fn check(&self, update: &UserUpdate) -> Result<(), UpdateError> {
+        if self.status.is_final() {
+            return Err(UpdateError::Ended);
+        }
+        let text = match update {
+            UserUpdate::Note(t) | UserUpdate::DidItself(t) => t.trim(),
+            UserUpdate::Tab { id, .. } => {
+                if self.relevant_tabs.contains(id) {
+                    return Err(UpdateError::TabAlreadyInTask);
+                }
+                return self.room_for_note();
+            }
+        };
+        if text.is_empty() {
+            return Err(UpdateError::Empty);
+        }
+        let chars = text.chars().count();
+        if chars > MAX_NOTE_CHARS {
+            return Err(UpdateError::TooLong { chars });
+        }
+        self.room_for_note()
+    }
+
+    fn room_for_note(&self) -> Result<(), UpdateError> {
+        if self.notes.len() >= MAX_NOTES {
+            return Err(UpdateError::TooManyNotes);
+        }
+        Ok(())
+    }
+
+    /// UPDATE_TASK_CONTEXT, RECORD_ACTION and TASK_ADD_RELEVANT_TAB: what the user adds to a
+    /// running or paused task. Each becomes a note every later turn carries and a line of the
+    /// timeline. A step the user did themselves changed the page under the plan, so the
+    /// planner runs again before the next action.
+    pub fn apply(&mut self, update: UserUpdate) -> Result<(), UpdateError> {
+        self.check(&update)?;
+        let (note, line) = match update {
+            UserUpdate::Note(text) => {
+                let text = text.trim().to_string();
+                (text.clone(), format!("Your note: {text}"))
+            }
+            UserUpdate::DidItself(text) => {
+                let text = text.trim().to_string();
+                self.plan.clear();
+                self.recent.clear();
+                self.consecutive_failures = 0;
+                self.feedback = format!(
+                    "the user did this on the page themselves: {text}. Look at the page again."
+                );
+                (
+                    format!("I did this myself: {text}"),
+                    format!("You did: {text}"),
+                )
+            }
+            UserUpdate::Tab { id, title } => {
+                self.add_tab(id);
+                let index = self.relevant_tabs.len() - 1;
+                let title = title.trim();
+                (
+                    format!("I added tab [{index}] to the task: {title}"),
+                    format!("You added tab [{index}]: {title}"),
+                )
+            }
+        };
+        self.notes.push(note);
+        self.steps.push(StepRecord {
+            kind: StepKind::User,
+            action: line,
+            target: None,
+            result: "the agent reads it before its next step".into(),
+            ok: true,
+            provider: None,
+            tokens: None,
+        });
+        Ok(())
+    }
+
+    /// The user's answer to the open `ask_user` question: clears it and returns the step's
+    /// action (as JSON) and result for the timeline; `None` when nothing was asked.
+    pub fn answer_question(&mut self, answer: &str) -> Option<(String, String)> {
+        let question = self.question.take()?;
+        let action = Action::AskUser {
+            question: question.clone(),
+        }
+        .to_json()
+        .to_string();
+        // The user's words are not page data: they reach the model unfenced.
+        let result = format!("you asked \u{201c}{question}\u{201d}; the user answered: {answer}");
+        Some((action, result))
     }
 
     pub fn add_tab(&mut self, tab_id: i32) {
@@ -227,6 +334,32 @@ impl TaskContext {
     }
 }
 
+/// What the user adds to a task from the panel while it runs or is paused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum UserUpdate {
+    /// A note for the agent ("use size M", "the coupon is SAVE10").
+    Note(String),
+    /// Something the user did on the page themselves.
+    DidItself(String),
+    /// A tab joins the task's tabs, so `switch_tab` can reach it.
+    Tab { id: i32, title: String },
+}
+
+/// Why an update was refused, said for the user.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum UpdateError {
+    #[error("Type something first.")]
+    Empty,
+    #[error("That is {chars} characters; keep it under {MAX_NOTE_CHARS}.")]
+    TooLong { chars: usize },
+    #[error("This task already has {MAX_NOTES} notes; cancel it and start a new task with everything in it.")]
+    TooManyNotes,
+    #[error("This task has ended; start a new one.")]
+    Ended,
+    #[error("This tab is already part of the task.")]
+    TabAlreadyInTask,
+}
+
 /// Why stored state was not used.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum TaskStateError {
@@ -297,6 +430,19 @@ pub enum TaskCommand {
     Answer {
         text: String,
     },
+    /// UPDATE_TASK_CONTEXT: a note from the user for the rest of the task.
+    UpdateContext {
+        note: String,
+    },
+    /// RECORD_ACTION: a step the user did on the page themselves.
+    RecordAction {
+        description: String,
+    },
+    /// TASK_ADD_RELEVANT_TAB: the panel's tab joins the task's tabs.
+    #[serde(rename_all = "camelCase")]
+    AddRelevantTab {
+        tab_id: Option<i32>,
+    },
 }
 
 /// The planner's answer.
@@ -351,6 +497,7 @@ pub fn schema_instructions() -> String {
 /// The planner's turn: the task, progress so far and the page.
 pub fn planner_turn(ctx: &TaskContext, page: &str, checking_done: Option<&str>) -> String {
     let mut turn = format!("{PLANNER_TAG}\nTask from the user: {}\n", ctx.task);
+    turn.push_str(&notes_block(ctx));
     if !ctx.plan.is_empty() {
         turn.push_str(&format!("Current plan: {}\n", ctx.plan));
     }
@@ -376,6 +523,7 @@ pub fn navigator_turn(ctx: &TaskContext, page: &str) -> String {
         ctx.actions_taken + 1,
         ctx.max_steps
     );
+    turn.push_str(&notes_block(ctx));
     if !ctx.feedback.is_empty() {
         turn.push_str(&format!("Result of the previous step: {}\n", ctx.feedback));
     }
@@ -386,6 +534,19 @@ pub fn navigator_turn(ctx: &TaskContext, page: &str) -> String {
     turn.push_str(page);
     turn.push_str("\nAnswer with one JSON action.");
     turn
+}
+
+/// The user's notes, for a turn (empty when there are none). Outside the fence: they are the
+/// user's words, not the page's.
+fn notes_block(ctx: &TaskContext) -> String {
+    if ctx.notes.is_empty() {
+        return String::new();
+    }
+    let lines: Vec<String> = ctx.notes.iter().map(|n| format!("- {n}")).collect();
+    format!(
+        "Notes from the user during the task (they come after the task and refine it):\n{}\n",
+        lines.join("\n")
+    )
 }
 
 /// Page text for a turn: the fenced element list (already fenced by the map's renderer) and,
@@ -506,6 +667,141 @@ mod tests {
                 text: "blue".into()
             }
         );
+        for (json, command) in [
+            (
+                r#"{"op":"updateContext","note":"size M"}"#,
+                TaskCommand::UpdateContext {
+                    note: "size M".into(),
+                },
+            ),
+            (
+                r#"{"op":"recordAction","description":"logged in"}"#,
+                TaskCommand::RecordAction {
+                    description: "logged in".into(),
+                },
+            ),
+            (
+                r#"{"op":"addRelevantTab","tabId":7}"#,
+                TaskCommand::AddRelevantTab { tab_id: Some(7) },
+            ),
+        ] {
+            assert_eq!(serde_json::to_string(&command).unwrap(), json);
+            assert_eq!(serde_json::from_str::<TaskCommand>(json).unwrap(), command);
+        }
+    }
+
+    #[test]
+    fn user_updates_reach_every_later_turn_outside_the_fence_and_the_timeline() {
+        let mut ctx = TaskContext::new("t", "add a backpack to the cart", 1);
+        ctx.plan = "1. search".into();
+        let page = fence("element list", "[1] link \"Blue backpack\"");
+        ctx.apply(UserUpdate::Note("  pick the blue one  ".into()))
+            .unwrap();
+        ctx.apply(UserUpdate::Tab {
+            id: 9,
+            title: "Blue backpack — Pack & Go".into(),
+        })
+        .unwrap();
+        assert_eq!(ctx.relevant_tabs, vec![1, 9]);
+        for turn in [navigator_turn(&ctx, &page), planner_turn(&ctx, &page, None)] {
+            let fence_at = turn.find("⟦untrusted").unwrap();
+            let note_at = turn
+                .find("- pick the blue one")
+                .expect("the note is in the turn");
+            assert!(
+                note_at < fence_at,
+                "the user's note is not page data: {turn}"
+            );
+            assert!(turn.contains("I added tab [1] to the task: Blue backpack — Pack & Go"));
+        }
+        assert!(navigator_turn(&ctx, &page).contains("[1] tab 9"));
+        let lines: Vec<&str> = ctx.steps.iter().map(|s| s.action.as_str()).collect();
+        assert_eq!(
+            lines,
+            [
+                "Your note: pick the blue one",
+                "You added tab [1]: Blue backpack — Pack & Go"
+            ]
+        );
+        assert!(ctx.steps.iter().all(|s| s.kind == StepKind::User && s.ok));
+        assert!(!ctx.planner_due(), "a note does not throw the plan away");
+    }
+
+    #[test]
+    fn a_step_the_user_did_makes_the_planner_look_again() {
+        let mut ctx = TaskContext::new("t", "buy", 1);
+        ctx.plan = "1. log in 2. buy".into();
+        ctx.actions_taken = 2;
+        ctx.consecutive_failures = 2;
+        ctx.recent.push("x".into());
+        ctx.apply(UserUpdate::DidItself("I logged in".into()))
+            .unwrap();
+        assert!(ctx.planner_due());
+        assert_eq!(ctx.consecutive_failures, 0);
+        assert!(ctx.recent.is_empty());
+        assert!(ctx.feedback.contains("themselves: I logged in"));
+        assert!(planner_turn(&ctx, "", None).contains("- I did this myself: I logged in"));
+        assert_eq!(ctx.steps[0].action, "You did: I logged in");
+    }
+
+    #[test]
+    fn bad_updates_are_refused_with_a_sentence_and_change_nothing() {
+        let mut ctx = TaskContext::new("t", "x", 1);
+        let before = ctx.clone();
+        assert_eq!(
+            ctx.apply(UserUpdate::Note("   ".into())),
+            Err(UpdateError::Empty)
+        );
+        let long = "a".repeat(MAX_NOTE_CHARS + 1);
+        assert_eq!(
+            ctx.apply(UserUpdate::DidItself(long)),
+            Err(UpdateError::TooLong {
+                chars: MAX_NOTE_CHARS + 1
+            })
+        );
+        assert_eq!(
+            ctx.apply(UserUpdate::Tab {
+                id: 1,
+                title: String::new()
+            }),
+            Err(UpdateError::TabAlreadyInTask)
+        );
+        assert_eq!(ctx, before);
+        for i in 0..MAX_NOTES {
+            ctx.apply(UserUpdate::Note(format!("n{i}"))).unwrap();
+        }
+        let full = ctx.apply(UserUpdate::Note("one more".into()));
+        assert_eq!(full, Err(UpdateError::TooManyNotes));
+        assert!(full.unwrap_err().to_string().contains("start a new task"));
+        ctx.finish(TaskStatus::Done, "ok");
+        assert_eq!(
+            ctx.apply(UserUpdate::Note("late".into())),
+            Err(UpdateError::Ended)
+        );
+    }
+
+    #[test]
+    fn an_open_question_survives_a_restart_and_its_answer_is_recorded() {
+        let mut ctx = TaskContext::new("t", "x", 1);
+        ctx.question = Some("Which size?".into());
+        let mut paused = ctx.after_restart();
+        assert_eq!(paused.status, TaskStatus::Paused);
+        assert_eq!(paused.question.as_deref(), Some("Which size?"));
+        assert!(paused
+            .reason
+            .as_deref()
+            .unwrap_or("")
+            .contains("Answer the question"));
+        let (action, result) = paused.answer_question("M").unwrap();
+        assert_eq!(action, r#"{"action":"ask_user","question":"Which size?"}"#);
+        assert!(result.ends_with("the user answered: M"), "{result}");
+        assert_eq!(paused.question, None);
+        assert_eq!(paused.answer_question("again"), None);
+        // State saved before notes existed still reads.
+        let mut old: serde_json::Value = serde_json::from_str(&paused.to_json()).unwrap();
+        old.as_object_mut().unwrap().remove("notes");
+        let read = parse_stored(&old.to_string()).unwrap().unwrap();
+        assert!(read.notes.is_empty());
     }
 
     #[test]

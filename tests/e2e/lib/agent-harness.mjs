@@ -1,0 +1,61 @@
+// What every agent test does in the panel, found by role and name like a person would:
+// point Settings at the mock provider, start a task on a tab and wait for its status.
+
+/** The text of the last user message of an OpenAI-style request body. */
+export function lastUserText(body) {
+  const content = [...(body?.messages ?? [])].reverse().find((m) => m.role === 'user')?.content ?? '';
+  return typeof content === 'string' ? content : content.map((p) => p.text ?? '').join('');
+}
+
+/** Saves an OpenAI-compatible provider at the mock in Settings, then closes Settings. */
+export async function useMockProvider(panel, mock, { key, model = 'gpt-test' }) {
+  await openSettings(panel);
+  await panel.getByLabel('Provider', { exact: true }).selectOption({ label: 'OpenAI-compatible' });
+  await panel.getByLabel('Base URL').fill(`${mock.url}/v1`);
+  await panel.getByLabel('Model', { exact: true }).fill(model);
+  await panel.getByLabel('API key').fill(key);
+  await panel.getByRole('button', { name: 'Save' }).click();
+  await panel.getByRole('status', { name: 'Settings status' }).filter({ hasText: 'Saved' }).waitFor();
+  await panel.getByRole('button', { name: 'Settings' }).click();
+}
+
+export async function openSettings(panel) {
+  const settings = panel.getByRole('region', { name: 'Settings' });
+  if (!(await settings.isVisible())) await panel.getByRole('button', { name: 'Settings' }).click();
+}
+
+/** The panel's task mode. */
+export function taskUi(panel) {
+  const ui = {
+    task: () => panel.getByRole('textbox', { name: 'Task' }),
+    start: () => panel.getByRole('button', { name: 'Start task' }),
+    status: () => panel.getByRole('status', { name: 'Task status' }),
+    notice: () => panel.getByRole('status', { name: 'Task notice' }),
+    list: () => panel.getByRole('list', { name: 'Steps' }),
+    button: (name) => panel.getByRole('button', { name, exact: true }),
+    approval: () => panel.getByRole('group', { name: 'Approval needed' }),
+    question: () => panel.getByRole('group', { name: 'Question from Tandem' }),
+    /** The timeline's lines. */
+    steps: () => ui.list().getByRole('listitem').allTextContents(),
+    /** The task as the coordinator stored it. */
+    stored: () => panel.evaluate(() => chrome.storage.local.get('agentTask').then((x) => x.agentTask)),
+    waitStatus: (re, timeout = 20_000) => ui.status().filter({ hasText: re }).waitFor({ timeout }),
+    /** Opens `url` in `tab`, brings it to the front and starts `task` there. */
+    async startTask(tab, task, url) {
+      await tab.goto(url);
+      await tab.bringToFront();
+      await ui.task().fill(task);
+      // The previous task's final status is still on screen: wait for the new task to be
+      // saved (and its broadcast to reach the panel), or waitStatus(/^Done/) would match
+      // the old one.
+      const previous = (await ui.stored())?.id;
+      await ui.start().click();
+      for (const t0 = Date.now(); (await ui.stored())?.id === previous && Date.now() - t0 < 5000;) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const id = (await ui.stored())?.id;
+      await panel.locator(`#task-status[data-task="${id}"]`).waitFor();
+    },
+  };
+  return ui;
+}
