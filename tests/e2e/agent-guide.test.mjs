@@ -5,12 +5,9 @@
 // scripted mock LLM that picks elements BY VISIBLE TEXT and reacts only to what its prompt says.
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { launchExtension } from './lib/browser.mjs';
-import { startMockProvider } from './lib/mock-provider.mjs';
-import { startSite } from './lib/fixtures.mjs';
 import { shopRoutes } from './lib/shop-site.mjs';
 import { elements, find, planner, shopper } from './lib/scripted-shopper.mjs';
-import { lastUserText, taskUi, useMockProvider } from './lib/agent-harness.mjs';
+import { lastUserText, startAgentEnv } from './lib/agent-harness.mjs';
 
 let browser, mock, site, panel, tab, ui;
 const cart = [];
@@ -43,20 +40,14 @@ function holdNavigator(n = 1) {
   return arrival;
 }
 
+let env;
 before(async () => {
-  mock = await startMockProvider({ delayMs: 0 });
-  site = await startSite({ routes: shopRoutes({ cart }) });
-  browser = await launchExtension();
-  panel = await browser.openPanel();
-  ui = taskUi(panel);
-  await useMockProvider(panel, mock, { key: 'sk-test-guide-12345678' });
-  tab = await browser.context.newPage();
+  env = await startAgentEnv({ routes: shopRoutes({ cart }), key: 'sk-test-guide-12345678' });
+  ({ browser, mock, site, panel, tab, ui } = env);
 });
 after(async () => {
   held?.release();
-  await browser?.close();
-  await mock?.close();
-  await site?.close();
+  await env?.close();
 });
 beforeEach(() => {
   mock.reset();

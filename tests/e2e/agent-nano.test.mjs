@@ -7,10 +7,7 @@
 // shopper of agent.test.mjs: they pick elements BY VISIBLE TEXT from the list in the prompt.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launchExtension } from './lib/browser.mjs';
-import { startMockProvider } from './lib/mock-provider.mjs';
-import { startSite } from './lib/fixtures.mjs';
-import { lastUserText, useMockProvider } from './lib/agent-harness.mjs';
+import { lastUserText, startAgentEnv } from './lib/agent-harness.mjs';
 import { shopRoutes } from './lib/shop-site.mjs';
 import { planner, shopper, shopperSource } from './lib/scripted-shopper.mjs';
 
@@ -27,20 +24,13 @@ function cloud(rec) {
   return { reply: JSON.stringify(turn.startsWith('ROLE: PLANNER') ? planner(turn) : shopper(turn)) };
 }
 
+let env;
 before(async () => {
-  mock = await startMockProvider({ delayMs: 0 });
+  env = await startAgentEnv({ routes, key: 'sk-cloud-agent-123456', model: 'cloud-model', fakeLanguageModel: { availability: 'available', delayMs: 5 } });
+  ({ browser, mock, site, panel, tab } = env);
   mock.setDefault(cloud);
-  site = await startSite({ routes });
-  browser = await launchExtension({ fakeLanguageModel: { availability: 'available', delayMs: 5 } });
-  panel = await browser.openPanel();
-  await useMockProvider(panel, mock, { key: 'sk-cloud-agent-123456', model: 'cloud-model' });
-  tab = await browser.context.newPage();
 });
-after(async () => {
-  await browser?.close();
-  await mock?.close();
-  await site?.close();
-});
+after(async () => { await env?.close(); });
 
 test('Nano answers steps 1–2, is destroyed, and the cloud answers step 3 and the rest from the transcript', async () => {
   // The fake answers like the shopper; while answering step 2 it arms the failure, so the

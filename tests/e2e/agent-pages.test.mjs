@@ -5,14 +5,11 @@
 // scripted mock LLM that picks elements BY THEIR VISIBLE TEXT from the list in its prompt.
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { launchExtension } from './lib/browser.mjs';
-import { startMockProvider } from './lib/mock-provider.mjs';
-import { startSite } from './lib/fixtures.mjs';
-import { lastUserText, openSettings, taskUi, useMockProvider } from './lib/agent-harness.mjs';
+import { lastUserText, openSettings, startAgentEnv } from './lib/agent-harness.mjs';
 
 const KEY = 'sk-test-agent-pages-1234';
 const PASSWORD = 'Hunter2-very-secret-pw';
-let browser, mock, site, panel, tab;
+let browser, mock, site, panel, tab, ui;
 const picks = [];
 const subscribed = [];
 const logins = [];
@@ -99,19 +96,13 @@ async function llm(rec) {
 
 // ---------------------------------------------------------------- harness
 
+let env;
 before(async () => {
-  mock = await startMockProvider({ delayMs: 0 });
-  site = await startSite({ routes });
-  browser = await launchExtension();
-  panel = await browser.openPanel();
-  ui = taskUi(panel);
-  await useMockProvider(panel, mock, { key: KEY });
-  tab = await browser.context.newPage();
+  env = await startAgentEnv({ routes, key: KEY });
+  ({ browser, mock, site, panel, tab, ui } = env);
 });
 after(async () => {
-  await browser?.close();
-  await mock?.close();
-  await site?.close();
+  await env?.close();
 });
 beforeEach(() => {
   mock.reset();
@@ -120,7 +111,6 @@ beforeEach(() => {
   planner = (turn) => ({ plan: '1. do it 2. check', complete: /navigator says the task is done/.test(turn) });
 });
 
-let ui;
 const startTask = (task, url) => ui.startTask(tab, task, url);
 const waitStatus = (re, timeout) => ui.waitStatus(re, timeout);
 const stored = () => ui.stored();

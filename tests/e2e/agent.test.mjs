@@ -4,15 +4,12 @@
 // VISIBLE TEXT: a wrong map or a wrong id makes these tests fail.
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { launchExtension } from './lib/browser.mjs';
-import { startMockProvider } from './lib/mock-provider.mjs';
-import { startSite } from './lib/fixtures.mjs';
-import { lastUserText, taskUi, useMockProvider } from './lib/agent-harness.mjs';
+import { lastUserText, startAgentEnv } from './lib/agent-harness.mjs';
 import { page, shopRoutes } from './lib/shop-site.mjs';
 import { elements, find, shopper } from './lib/scripted-shopper.mjs';
 
 const KEY = 'sk-test-agent-12345678';
-let browser, mock, site, panel, tab;
+let browser, mock, site, panel, tab, ui;
 const cart = [];
 const deleted = [];
 const paid = [];
@@ -56,19 +53,13 @@ function llm(rec) {
 
 // ---------------------------------------------------------------- harness
 
+let env;
 before(async () => {
-  mock = await startMockProvider({ delayMs: 0 });
-  site = await startSite({ routes });
-  browser = await launchExtension();
-  panel = await browser.openPanel();
-  ui = taskUi(panel);
-  await useMockProvider(panel, mock, { key: KEY });
-  tab = await browser.context.newPage();
+  env = await startAgentEnv({ routes, key: KEY });
+  ({ browser, mock, site, panel, tab, ui } = env);
 });
 after(async () => {
-  await browser?.close();
-  await mock?.close();
-  await site?.close();
+  await env?.close();
 });
 beforeEach(() => {
   mock.reset();
@@ -77,7 +68,6 @@ beforeEach(() => {
   navigator = shopper;
 });
 
-let ui;
 const startTask = (task, url) => ui.startTask(tab, task, url);
 const waitStatus = (re, timeout) => ui.waitStatus(re, timeout);
 const stored = () => ui.stored();

@@ -216,15 +216,7 @@ async fn handle(command: TaskCommand) -> Option<String> {
             }
             let (ctx, _) = load().await;
             match ctx {
-                Some(mut ctx) if ctx.status == TaskStatus::Paused => {
-                    ctx.status = TaskStatus::Running;
-                    ctx.reason = None;
-                    if let Err(e) = save(&ctx).await {
-                        return Some(format!("Tandem cannot resume the task: {e}."));
-                    }
-                    launch(ctx);
-                    None
-                }
+                Some(ctx) if ctx.status == TaskStatus::Paused => relaunch(ctx).await,
                 _ => Some("There is no paused task to resume.".into()),
             }
         }
@@ -308,6 +300,11 @@ async fn answer_paused(text: &str) -> Option<String> {
         provider: None,
         tokens: None,
     });
+    relaunch(ctx).await
+}
+
+/// Runs a paused task again from its next step.
+async fn relaunch(mut ctx: TaskContext) -> Option<String> {
     ctx.status = TaskStatus::Running;
     ctx.reason = None;
     if let Err(e) = save(&ctx).await {

@@ -1,5 +1,34 @@
 // What every agent test does in the panel, found by role and name like a person would:
 // point Settings at the mock provider, start a task on a tab and wait for its status.
+import { launchExtension } from './browser.mjs';
+import { startMockProvider } from './mock-provider.mjs';
+import { startSite } from './fixtures.mjs';
+
+/**
+ * The agent tests' world: a mock provider (OpenAI wire format, instant), a fixture site
+ * serving `routes`, Chromium with the extension (`fakeLanguageModel` as in launchExtension),
+ * the panel with Settings pointing at the mock, and a tab to act on. `close()` ends it all.
+ */
+export async function startAgentEnv({ routes, key, model, fakeLanguageModel }) {
+  const env = { close: async () => {
+    await env.browser?.close();
+    await env.mock?.close();
+    await env.site?.close();
+  } };
+  try {
+    env.mock = await startMockProvider({ delayMs: 0 });
+    env.site = await startSite({ routes });
+    env.browser = await launchExtension({ fakeLanguageModel });
+    env.panel = await env.browser.openPanel();
+    env.ui = taskUi(env.panel);
+    await useMockProvider(env.panel, env.mock, { key, model });
+    env.tab = await env.browser.context.newPage();
+  } catch (e) {
+    await env.close();
+    throw e;
+  }
+  return env;
+}
 
 /** The text of the last user message of an OpenAI-style request body. */
 export function lastUserText(body) {
