@@ -4,6 +4,10 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { launchExtension } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
+import { startSite } from './lib/fixtures.mjs';
+import { shopRoutes } from './lib/shop-site.mjs';
+import { planner, shopper } from './lib/scripted-shopper.mjs';
+import { taskUi } from './lib/agent-harness.mjs';
 
 const FIREBASE_KEY = 'AIzaFirebaseWebKey123456';
 let browser, mock, panel;
@@ -17,7 +21,8 @@ before(async () => {
     callers.push(req.serviceWorker() ? 'service worker' : 'page');
     const url = new URL(req.url());
     const res = await fetch(`${mock.url}${url.pathname}${url.search}`, { method: 'POST', headers: req.headers(), body: req.postData() });
-    await route.fulfill({ status: res.status, headers: Object.fromEntries(res.headers), body: Buffer.from(await res.arrayBuffer()) });
+    // The page that asked may be gone by now (a test closes the panel mid-call).
+    await route.fulfill({ status: res.status, headers: Object.fromEntries(res.headers), body: Buffer.from(await res.arrayBuffer()) }).catch(() => {});
   });
   panel = await browser.openPanel();
   const settings = panel.getByRole('region', { name: 'Settings' });
@@ -57,4 +62,48 @@ test('a bad Firebase key is reported like any provider', async () => {
   await panel.getByLabel('API key').fill('');
   await panel.getByRole('button', { name: 'Test connection' }).click();
   await panel.getByRole('status', { name: 'Connection test' }).filter({ hasText: 'Connected: Firebase AI Logic' }).waitFor();
+});
+
+test('an agent task on Firebase waits for the side panel: closed mid-call → Paused with the reason; Resume in a reopened panel finishes it', async () => {
+  const cart = [];
+  const site = await startSite({ routes: shopRoutes({ cart }) });
+  let arrived;
+  const held = new Promise((r) => { arrived = r; });
+  let release;
+  const gate = new Promise((r) => { release = r; });
+  let navigatorTurns = 0;
+  // The scripted shopper, on Gemini's wire format; the first navigator call is held open.
+  mock.setDefault(async (rec) => {
+    const turn = rec.body.contents.at(-1).parts.map((p) => p.text ?? '').join('');
+    const out = turn.startsWith('ROLE: PLANNER') ? planner(turn) : shopper(turn);
+    if (!turn.startsWith('ROLE: PLANNER') && ++navigatorTurns === 1) {
+      arrived();
+      await gate;
+    }
+    return { reply: JSON.stringify(out) };
+  });
+  const tab = await browser.context.newPage();
+  try {
+    let ui = taskUi(panel);
+    await ui.startTask(tab, 'Add the blue backpack to the cart', site.url + '/');
+    await held;
+    await panel.close();
+    release();
+
+    panel = await browser.openPanel();
+    ui = taskUi(panel);
+    await ui.waitStatus(/^Paused: The side panel closed before Firebase AI Logic answered: open the side panel to continue\. Then press Resume/);
+    assert.equal(await ui.button('Resume').isVisible(), true);
+    assert.deepEqual((await ui.stored()).errors, [], 'a closed panel is not an error of the task');
+    await tab.bringToFront();
+    await ui.button('Resume').dispatchEvent('click');
+    await ui.waitStatus(/^Done/);
+    assert.deepEqual(cart, ['blue-backpack']);
+    const steps = await ui.steps();
+    assert.ok(steps.some((s) => /"click".*button "Add to cart".*✓ clicked · Firebase AI Logic/.test(s)), steps.join('\n'));
+    assert.ok(callers.every((c) => c === 'page'), 'every Firebase call was made by a panel');
+  } finally {
+    await tab.close();
+    await site.close();
+  }
 });

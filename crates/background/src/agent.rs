@@ -19,6 +19,7 @@ use tandem_core::agent::{
     fence, frame_of_handle, needs_confirmation, parse_action, tabs, ActResult, Action,
     ConfirmReason, DriverCommand, Element, ElementMap, ScrollTarget, Snapshot, UrlPolicy,
 };
+use tandem_core::errors::ErrorKind;
 use tandem_core::protocol::WorkerToPanel;
 use tandem_core::session::{
     CloudConfig, HybridSession, SessionConfig, SessionError, SessionManager,
@@ -776,6 +777,19 @@ impl Loop {
     fn session_failed(&self, ctx: &mut TaskContext, e: SessionError) {
         if self.stopped(ctx) {
             return;
+        }
+        // Firebase AI Logic is called by the side panel: without one the task waits (the
+        // failed step is not in the transcript, so Resume runs it again).
+        if let SessionError::Cloud { error, .. } = &e {
+            if error.kind == ErrorKind::NeedsPanel {
+                ctx.status = TaskStatus::Paused;
+                ctx.pending = None;
+                ctx.reason = Some(format!(
+                    "{} Then press Resume: the task goes on from this step.",
+                    error.message
+                ));
+                return;
+            }
         }
         ctx.errors.push(e.to_string());
         ctx.finish(TaskStatus::Failed, format!("The AI provider failed: {e}"));

@@ -30,6 +30,8 @@ pub enum RelayEvent {
     },
     Chunk(String),
     End(Option<String>),
+    /// The panel making the call closed.
+    PanelClosed,
 }
 
 struct Queue {
@@ -68,7 +70,7 @@ pub fn panel_gone(port: &Port) {
             .collect()
     });
     for id in orphans {
-        deliver(&id, RelayEvent::End(Some("the side panel closed".into())));
+        deliver(&id, RelayEvent::PanelClosed);
     }
 }
 
@@ -120,11 +122,7 @@ pub async fn attempt(
     sink: &mut dyn FnMut(Vec<StreamEvent>) -> Result<bool, Failure>,
 ) -> Result<(), Failure> {
     let Some(port) = PANELS.with(|p| p.borrow().last().cloned()) else {
-        return Err(ProviderError::new(
-            ErrorKind::NotConfigured,
-            "Firebase AI Logic answers through Tandem's side panel: open the side panel to continue.",
-        )
-        .into());
+        return Err(ProviderError::needs_panel(cfg.kind, false).into());
     };
     let id = NEXT_ID.with(|n| {
         *n.borrow_mut() += 1;
@@ -174,11 +172,7 @@ async fn run(
     };
     if post(port, &fetch).is_err() {
         panel_gone(port);
-        return Err(ProviderError::new(
-            ErrorKind::Network,
-            "The side panel closed before Firebase AI Logic answered.",
-        )
-        .into());
+        return Err(ProviderError::needs_panel(cfg.kind, true).into());
     }
     let ended = |error: Option<String>| -> Failure {
         match error {
@@ -194,14 +188,21 @@ async fn run(
             retry_after,
         } => (status, retry_after),
         RelayEvent::End(error) => return Err(ended(error.or(Some("no answer".into())))),
+        RelayEvent::PanelClosed => return Err(ProviderError::needs_panel(cfg.kind, true).into()),
         RelayEvent::Chunk(_) => {
             return Err(ProviderError::malformed(cfg.kind, "body before status").into())
         }
     };
     if !(200..300).contains(&status) {
         let mut body = String::new();
-        while let RelayEvent::Chunk(text) = Next(relayed.queue.clone()).await {
-            body.push_str(&text);
+        loop {
+            match Next(relayed.queue.clone()).await {
+                RelayEvent::Chunk(text) => body.push_str(&text),
+                RelayEvent::PanelClosed => {
+                    return Err(ProviderError::needs_panel(cfg.kind, true).into())
+                }
+                _ => break,
+            }
         }
         return Err(adapter
             .classify_http(status, &body, retry_after.as_deref(), cfg)
@@ -226,6 +227,9 @@ async fn run(
                 return Ok(());
             }
             RelayEvent::End(Some(e)) => return Err(ended(Some(e)).into_stream_cut(cfg)),
+            RelayEvent::PanelClosed => {
+                return Err(ProviderError::needs_panel(cfg.kind, true).into())
+            }
             RelayEvent::Head { .. } => {}
         }
     }

@@ -27,6 +27,9 @@ pub enum ErrorKind {
     StreamCut,
     /// An `error` payload inside the stream, or any other provider answer.
     Provider,
+    /// The call is made by the side panel (Firebase AI Logic) and no panel is open, or it
+    /// closed mid-call: nothing is wrong with the provider, so a task waits for the panel.
+    NeedsPanel,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
@@ -50,6 +53,19 @@ impl ProviderError {
             status: None,
             retry_after_ms: None,
         }
+    }
+
+    /// The relay through the side panel is gone; `closed`: it closed during the call.
+    pub fn needs_panel(provider: ProviderKind, closed: bool) -> Self {
+        let what = if closed {
+            format!("The side panel closed before {} answered", provider.label())
+        } else {
+            format!("{} answers through Tandem's side panel", provider.label())
+        };
+        Self::new(
+            ErrorKind::NeedsPanel,
+            format!("{what}: open the side panel to continue."),
+        )
     }
 
     pub fn stream_cut(provider: ProviderKind) -> Self {
