@@ -493,6 +493,7 @@ impl Loop {
             preferred: settings.on_device,
             step_timeout_ms: Some(STEP_TIMEOUT_MS),
             temperature: Some(0.0),
+            scope: settings.agent.session_scope,
             ..SessionConfig::default()
         };
         let session = match ctx.transcript.take() {

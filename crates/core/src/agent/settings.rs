@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::safety::{HostPatternError, UrlPolicy};
+use crate::session::SessionScope;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -15,6 +16,11 @@ pub struct AgentSettings {
     pub blocked_sites: String,
     /// Show the first plan for Approve / Deny before the first action.
     pub approve_plan: bool,
+    /// Not a user setting: `scripts/bench` sets `Step` in storage to measure the session
+    /// design Tandem replaces. Left out of stored settings while it is the default, and kept
+    /// by the panel, which re-saves the Settings it loaded.
+    #[serde(skip_serializing_if = "SessionScope::is_task")]
+    pub session_scope: SessionScope,
 }
 
 /// A list that does not parse, said for the user.
@@ -63,6 +69,7 @@ mod tests {
             allowed_sites: "\n*.example.com\n  shop.test \n# a note\n".into(),
             blocked_sites: "evil.example.com\n".into(),
             approve_plan: false,
+            session_scope: SessionScope::Task,
         };
         let p = s.policy().unwrap();
         assert_eq!(p.allow.len(), 2);
@@ -91,5 +98,22 @@ mod tests {
         // Settings stored before the agent had settings still read.
         let old: crate::provider::Settings = serde_json::from_str("{}").unwrap();
         assert_eq!(old.agent, AgentSettings::default());
+    }
+
+    #[test]
+    fn the_session_scope_is_stored_only_when_not_the_default() {
+        let json = serde_json::to_string(&AgentSettings::default()).unwrap();
+        assert!(!json.contains("sessionScope"), "{json}");
+        let step: AgentSettings = serde_json::from_str(r#"{"sessionScope":"step"}"#).unwrap();
+        assert_eq!(step.session_scope, SessionScope::Step);
+        let json = serde_json::to_string(&step).unwrap();
+        assert!(json.contains(r#""sessionScope":"step""#), "{json}");
+        // Settings the panel loads and saves again keep it.
+        let settings: crate::provider::Settings =
+            serde_json::from_str(r#"{"agent":{"approvePlan":true,"sessionScope":"step"}}"#)
+                .unwrap();
+        let again: crate::provider::Settings =
+            serde_json::from_str(&serde_json::to_string(&settings).unwrap()).unwrap();
+        assert_eq!(again.agent.session_scope, SessionScope::Step);
     }
 }

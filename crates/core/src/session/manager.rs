@@ -11,7 +11,7 @@ use super::schema::Schema;
 use super::transcript::{Transcript, Turn};
 use super::{
     message_tokens, EventKind, FailoverReason, Preferred, ProviderId, SessionConfig, SessionError,
-    SessionEvent, StreamUpdate, TokenRecord,
+    SessionEvent, SessionScope, StreamUpdate, TokenRecord,
 };
 use crate::provider::ProviderKind;
 
@@ -160,6 +160,7 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> SessionManager<N, C, S> {
             config,
             transcript,
             active: None,
+            served: false,
             tokens: Vec::new(),
             failovers: Vec::new(),
         };
@@ -198,6 +199,9 @@ pub struct HybridSession<N: NanoBackend, C: CloudTransport, S: Sleeper> {
     transcript: Transcript,
     /// `None` before the start and after destruction.
     active: Option<Active<N, C, S>>,
+    /// The provider session in `active` was prompted for a step: with
+    /// [`SessionScope::Step`] it is rebuilt before the next one.
+    served: bool,
     tokens: Vec<TokenRecord>,
     failovers: Vec<Failover>,
 }
@@ -291,20 +295,53 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
     /// Opens the first provider: Nano when `cloud` is `None`.
     async fn start(&mut self, cloud: Option<CloudConfig>) -> Result<(), SessionError> {
         let step = self.transcript.step();
-        if let Some(cloud) = cloud {
-            self.active = Some(Active::Cloud(self.cloud_session(cloud)));
-        } else {
-            match NanoSession::create(&self.shared.nano, &self.transcript, &self.config).await {
-                Ok(nano) => self.active = Some(Active::Nano(nano)),
-                Err(e) if e.is_abort() => return Err(SessionError::Cancelled { step }),
-                Err(error) => match self.failover_target() {
-                    Some(cloud) => self.switch_to_cloud(step, cloud, FailoverReason::of(&error)),
-                    None => return Err(SessionError::Nano { step, error }),
-                },
-            }
+        match cloud {
+            Some(cloud) => self.active = Some(Active::Cloud(self.cloud_session(cloud))),
+            None => self.open_nano(step).await?,
         }
         self.emit(step, EventKind::Created);
         Ok(())
+    }
+
+    /// Creates a Nano model holding the whole transcript, failing over to the cloud when
+    /// that is allowed and creation fails.
+    async fn open_nano(&mut self, step: usize) -> Result<(), SessionError> {
+        match NanoSession::create(&self.shared.nano, &self.transcript, &self.config).await {
+            Ok(nano) => self.active = Some(Active::Nano(nano)),
+            Err(e) if e.is_abort() => return Err(SessionError::Cancelled { step }),
+            Err(error) => match self.failover_target() {
+                Some(cloud) => self.switch_to_cloud(step, cloud, FailoverReason::of(&error)),
+                None => return Err(SessionError::Nano { step, error }),
+            },
+        }
+        self.served = false;
+        Ok(())
+    }
+
+    /// Step scope: a new provider session from the transcript, on the same provider. The old
+    /// Nano model is destroyed before the new one is created, as an extension that opens a
+    /// session per step would have closed it. No Created event: the task's session (what
+    /// events describe) is still the same one.
+    async fn renew(&mut self, step: usize) -> Result<(), SessionError> {
+        let cloud = match self.active.as_mut() {
+            None => return Err(SessionError::Destroyed),
+            Some(Active::Cloud(c)) => Some(c.config().clone()),
+            Some(Active::Nano(n)) => {
+                // The released session stays in place until its successor exists, so a
+                // failed creation leaves a session that still reports Nano and is
+                // destroyed (with its event) like any other.
+                n.release();
+                None
+            }
+        };
+        match cloud {
+            Some(cloud) => {
+                self.active = Some(Active::Cloud(self.cloud_session(cloud)));
+                self.served = false;
+                Ok(())
+            }
+            None => self.open_nano(step).await,
+        }
     }
 
     /// The cloud to fail over to: only in Auto mode, and only when one is configured.
@@ -330,6 +367,7 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
     fn switch_to_cloud(&mut self, step: usize, cloud: CloudConfig, reason: FailoverReason) {
         let to = ProviderId::Cloud(cloud.kind);
         self.active = Some(Active::Cloud(self.cloud_session(cloud)));
+        self.served = false;
         self.failovers.push(Failover {
             step,
             from: ProviderId::Nano,
@@ -351,10 +389,14 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
         mut on_update: Option<&mut dyn FnMut(StreamUpdate<'_>)>,
     ) -> Result<String, SessionError> {
         let step = self.transcript.step();
+        if self.config.scope == SessionScope::Step && self.served {
+            self.renew(step).await?;
+        }
         // Invalid answers from the current provider; the second one in a row ends its turn.
         let mut invalid = 0u32;
         loop {
             let provider = self.provider().ok_or(SessionError::Destroyed)?;
+            self.served = true;
             let result = match self.active.as_mut() {
                 None => return Err(SessionError::Destroyed),
                 Some(Active::Nano(nano)) => {

@@ -13,6 +13,8 @@
 //! the first step only the new turn is sent (`benches/session.rs` measures it). Stateless cloud
 //! APIs still get the whole transcript each step, through the send pipeline's budget and
 //! trim-and-retry, but as a stable prefix that provider-side prompt caching can reuse.
+//! [`SessionScope::Step`] rebuilds the provider session before every step, as those extensions
+//! do, so `scripts/bench` can measure the difference in the browser.
 
 mod cloud;
 mod manager;
@@ -96,6 +98,34 @@ pub struct SessionConfig {
     /// Nano only: the backend aborts a prompt after this long (`AbortSignal.timeout`), which
     /// the session treats as a failure to fail over from.
     pub step_timeout_ms: Option<u64>,
+    /// How long a provider session lives; [`SessionScope::Task`] unless measuring.
+    pub scope: SessionScope,
+}
+
+/// How long the provider session behind a [`HybridSession`] lives.
+///
+/// `Step` is the design Tandem replaces: agent extensions commonly open a new model session
+/// for every step and send the whole prompt again (system prompt, output-format
+/// instructions, history). It is kept only so `scripts/bench` can run the same task both ways
+/// in the browser and measure what task scope saves; the side panel does not offer it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum SessionScope {
+    /// One provider session for the whole task, created once and reused for every step.
+    #[default]
+    Task,
+    /// Before every step after the first, the provider session is rebuilt from the
+    /// [`Transcript`]: Nano's model is destroyed and a new one created with the full history
+    /// as `initialPrompts`; a cloud session is made anew (its requests are the same as in task
+    /// scope, since a stateless API gets the whole transcript either way).
+    Step,
+}
+
+impl SessionScope {
+    /// For `skip_serializing_if`: the default is left out of stored settings.
+    pub fn is_task(&self) -> bool {
+        *self == SessionScope::Task
+    }
 }
 
 /// Why a task moved from Nano to the cloud.

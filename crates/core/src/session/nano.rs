@@ -209,6 +209,9 @@ pub struct NanoSession<M: NanoModel> {
     unsent_init_tokens: u32,
     omit_schema: bool,
     timeout_ms: Option<u64>,
+    /// `destroy()` was called already (a step-scoped session releases its model before the
+    /// next one is created, and is dropped later).
+    released: bool,
 }
 
 impl<M: NanoModel> NanoSession<M> {
@@ -227,6 +230,7 @@ impl<M: NanoModel> NanoSession<M> {
             unsent_init_tokens,
             omit_schema: !transcript.schema_instructions.trim().is_empty(),
             timeout_ms: config.step_timeout_ms,
+            released: false,
         })
     }
 
@@ -262,12 +266,20 @@ impl<M: NanoModel> NanoSession<M> {
     pub fn model(&self) -> &M {
         &self.model
     }
+
+    /// Destroys the model now; later prompts reject with `InvalidStateError`. Dropping the
+    /// session afterwards does not call `destroy()` again.
+    pub fn release(&mut self) {
+        if !std::mem::replace(&mut self.released, true) {
+            self.model.destroy();
+        }
+    }
 }
 
 impl<M: NanoModel> Drop for NanoSession<M> {
     fn drop(&mut self) {
         // `destroy()` is synchronous in JS, so every path that ends a session (failover,
         // success, error, a dropped future) releases the on-device model here.
-        self.model.destroy();
+        self.release();
     }
 }

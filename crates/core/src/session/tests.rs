@@ -704,3 +704,187 @@ fn schema_generation_and_checks() {
     assert!(numbers.validate("3").is_ok() && numbers.validate("null").is_ok());
     assert!(numbers.validate("\"3\"").is_err());
 }
+
+fn step_scoped(preferred: Preferred) -> SessionConfig {
+    SessionConfig {
+        scope: SessionScope::Step,
+        ..config(preferred)
+    }
+}
+
+fn turns_of(s: &HybridSession<FakeNano, FakeCloud, RecordingSleeper>) -> Vec<Turn> {
+    s.transcript().turns.clone()
+}
+
+#[test]
+fn step_scope_on_nano_makes_a_model_per_step_with_the_whole_prompt() {
+    // Task scope, the reference: one model for the task.
+    let (m, _) = manager(Availability::Available, true);
+    let mut s = block_on(m.create(config(Preferred::Auto))).unwrap();
+    let replies = run_steps(&mut s, 10).unwrap();
+    let task_turns = turns_of(&s);
+    let task_sent: u32 = s.token_log().iter().map(|t| t.sent).sum();
+    drop(s);
+    assert_eq!(m.nano().stats.created.get(), 1);
+
+    let (m, events) = manager(Availability::Available, true);
+    let mut s = block_on(m.create(step_scoped(Preferred::Auto))).unwrap();
+    assert_eq!(run_steps(&mut s, 10).unwrap(), replies);
+    assert_eq!(turns_of(&s), task_turns, "same transcript as task scope");
+    let stats = &m.nano().stats;
+    assert_eq!(stats.created.get(), 10, "one model per step");
+    assert_eq!(stats.live(), 1, "only the current step's model is alive");
+    // Model k starts with the system text and the k completed turns, then gets turn k.
+    let init = stats.initial_prompts.borrow().clone();
+    for (k, prompts) in init.iter().enumerate() {
+        assert_eq!(prompts.len(), 1 + 2 * k, "model {k}");
+        assert_eq!(prompts[0].role, crate::chat::Role::System);
+        assert!(prompts[0].content.contains(SYSTEM) && prompts[0].content.contains(SCHEMA_TEXT));
+        for (i, t) in task_turns[..k].iter().enumerate() {
+            assert_eq!(prompts[1 + 2 * i].content, t.input);
+            assert_eq!(prompts[2 + 2 * i].content, t.reply);
+        }
+    }
+    let system_sends = stats
+        .received_texts()
+        .iter()
+        .filter(|t| t.contains(SYSTEM))
+        .count();
+    assert_eq!(system_sends, 10, "the system prompt goes with every step");
+    assert_eq!(
+        *stats.inputs.borrow(),
+        (0..10).map(turn).collect::<Vec<_>>()
+    );
+    // The token log charges each step its re-sent initial prompts.
+    let sent: Vec<u32> = s.token_log().iter().map(|t| t.sent).collect();
+    let expected: Vec<u32> = init
+        .iter()
+        .enumerate()
+        .map(|(k, prompts)| {
+            prompts
+                .iter()
+                .map(|p| message_tokens(&p.content))
+                .sum::<u32>()
+                + message_tokens(&turn(k))
+        })
+        .collect();
+    assert_eq!(sent, expected);
+    let step_sent: u32 = sent.iter().sum();
+    assert!(
+        f64::from(task_sent) <= 0.4 * f64::from(step_sent),
+        "{task_sent} vs {step_sent}"
+    );
+    assert!(m.transport().requests.borrow().is_empty());
+    drop(s);
+    assert_eq!((m.live_sessions(), m.nano().stats.live()), (0, 0));
+    // One task session: created once, destroyed once, whatever happened underneath.
+    assert_eq!(count(&events, |k| *k == EventKind::Created), 1);
+    assert_eq!(count(&events, |k| *k == EventKind::Destroyed), 1);
+    assert_eq!(
+        count(&events, |k| matches!(k, EventKind::Answered { .. })),
+        10
+    );
+}
+
+#[test]
+fn step_scope_on_the_cloud_sends_what_task_scope_sends() {
+    let (m, _) = manager(Availability::Unavailable, true);
+    let mut s = block_on(m.create(config(Preferred::Cloud))).unwrap();
+    let replies = run_steps(&mut s, 10).unwrap();
+    let task_log = s.token_log().to_vec();
+    let requests = m.transport().requests.borrow().clone();
+    let (m, _) = manager(Availability::Unavailable, true);
+    let mut s = block_on(m.create(step_scoped(Preferred::Cloud))).unwrap();
+    assert_eq!(run_steps(&mut s, 10).unwrap(), replies);
+    assert_eq!(*m.transport().requests.borrow(), requests);
+    assert_eq!(s.token_log(), task_log.as_slice());
+}
+
+#[test]
+fn step_scope_fails_over_when_a_new_model_cannot_be_made_or_prompted() {
+    let (m, _) = manager(Availability::Available, true);
+    let mut s = block_on(m.create(config(Preferred::Auto))).unwrap();
+    let replies = run_steps(&mut s, 6).unwrap();
+    let cloud = ProviderId::Cloud(ProviderKind::OpenAi);
+
+    // The model for step 3 cannot be created: step 3 and the rest go to the cloud.
+    let (m, events) = manager(Availability::Available, true);
+    let mut s = block_on(m.create(step_scoped(Preferred::Auto))).unwrap();
+    run_steps(&mut s, 2).unwrap();
+    m.nano()
+        .fail_create(NanoError::new(NOT_SUPPORTED, "No model today."));
+    let mut schema_steps = Vec::new();
+    let schema = schema_for::<AgentOutput>();
+    for i in 2..6 {
+        schema_steps.push(block_on(s.invoke(&turn(i), Some(&schema))).unwrap());
+    }
+    assert_eq!(schema_steps, replies[2..]);
+    let providers: Vec<ProviderId> = s.transcript().turns.iter().map(|t| t.provider).collect();
+    assert_eq!(
+        providers,
+        [vec![ProviderId::Nano; 2], vec![cloud; 4]].concat()
+    );
+    assert_eq!(s.failovers().len(), 1);
+    assert_eq!(
+        (s.failovers()[0].step, &s.failovers()[0].reason),
+        (2, &FailoverReason::Unsupported)
+    );
+    assert_eq!(m.nano().stats.live(), 0, "the step-2 model was destroyed");
+    assert_eq!(m.transport().requests.borrow().len(), 4);
+    drop(s);
+    expect![[r#"
+        [
+            "0:Created-Gemini Nano",
+            "0:answered-by-Gemini Nano",
+            "1:answered-by-Gemini Nano",
+            "2:failover-to-OpenAI(Unsupported)",
+            "2:answered-by-OpenAI",
+            "3:answered-by-OpenAI",
+            "4:answered-by-OpenAI",
+            "5:answered-by-OpenAI",
+            "6:Destroyed-OpenAI",
+        ]
+    "#]]
+    .assert_debug_eq(&kinds(&events));
+
+    // A prompt that fails on a fresh model fails over like in task scope.
+    let (m, _) = manager(Availability::Available, true);
+    m.nano()
+        .fault_at(3, Fault::Fail(NanoError::new(TIMEOUT, "signal timed out")));
+    let mut s = block_on(m.create(step_scoped(Preferred::Auto))).unwrap();
+    assert_eq!(run_steps(&mut s, 6).unwrap(), replies);
+    assert_eq!(s.failovers()[0].step, 3);
+    assert_eq!(m.nano().stats.created.get(), 4);
+    drop(s);
+    assert_eq!((m.live_sessions(), m.nano().stats.live()), (0, 0));
+}
+
+#[test]
+fn step_scope_sessions_are_destroyed_on_every_path() {
+    let (m, events) = manager(Availability::Available, false);
+    let destroyed = |events: &Events| count(events, |k| *k == EventKind::Destroyed);
+    // Cancelled while the next model is being made: the session still ends cleanly.
+    let result = block_on(m.run_task(step_scoped(Preferred::Auto), async |s| {
+        run_steps(s, 2)?;
+        m.nano().fail_create(NanoError::new(ABORT, "aborted"));
+        run_steps(s, 1)
+    }));
+    assert_eq!(result.unwrap_err(), SessionError::Cancelled { step: 2 });
+    assert_eq!(
+        (m.live_sessions(), m.nano().stats.live(), destroyed(&events)),
+        (0, 0, 1)
+    );
+    // Nano only: a model that cannot be made ends the task with the reason.
+    let err = block_on(m.run_task(step_scoped(Preferred::Nano), async |s| {
+        run_steps(s, 2)?;
+        m.nano()
+            .fail_create(NanoError::new("NotAllowedError", "Not now."));
+        run_steps(s, 1)
+    }))
+    .unwrap_err();
+    assert!(matches!(err, SessionError::Nano { step: 2, .. }), "{err}");
+    assert_eq!(
+        (m.live_sessions(), m.nano().stats.live(), destroyed(&events)),
+        (0, 0, 2)
+    );
+}
