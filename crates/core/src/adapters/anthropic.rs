@@ -5,6 +5,13 @@
 //! usage), `content_block_start`, `content_block_delta` (`text_delta` text), `content_block_stop`,
 //! `message_delta` (`stop_reason`, cumulative output usage), `message_stop` (the end marker),
 //! `ping`, and `error` (e.g. `overloaded_error`) when the answer fails midway.
+//!
+//! Prompt caching (<https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching>):
+//! Anthropic caches only up to blocks marked `cache_control`, unlike OpenAI and Gemini, which
+//! cache a repeated prefix by themselves. A task session sends each step as the previous
+//! request plus the new turn, so the system block and the last message are marked: the next
+//! step reads everything before its new turn from the cache. Prompts under the model's
+//! minimum (1,024 or 2,048 tokens) are simply not cached.
 
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -27,7 +34,7 @@ pub struct Anthropic;
 
 impl Adapter for Anthropic {
     fn translate(&self, req: &UniversalRequest, cfg: &ProviderConfig) -> HttpRequest {
-        let messages: Vec<Value> = turns(req)
+        let mut messages: Vec<Value> = turns(req)
             .map(|m| {
                 if m.images.is_empty() {
                     return json!({"role": role_name(m.role), "content": m.content});
@@ -42,9 +49,14 @@ impl Adapter for Anthropic {
                 json!({"role": role_name(m.role), "content": images.chain(text).collect::<Vec<_>>()})
             })
             .collect();
+        if let Some(last) = messages.last_mut() {
+            mark_for_cache(last);
+        }
+        let system = system_prompt(req)
+            .map(|text| json!([{"type": "text", "text": text, "cache_control": ephemeral()}]));
         let body = json!({
             "model": req.model,
-            "system": system_prompt(req),
+            "system": system,
             "messages": messages,
             "max_tokens": req.options.max_output_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
             "temperature": temperature(req),
@@ -69,6 +81,29 @@ impl Adapter for Anthropic {
             Framing::Sse(SseDecoder::new()),
             Events { input: 0 },
         )
+    }
+}
+
+/// A cache breakpoint: the type with Anthropic's default lifetime (five minutes, refreshed
+/// on every hit).
+fn ephemeral() -> Value {
+    json!({"type": "ephemeral"})
+}
+
+/// Marks the last content block of `message` as a cache breakpoint (a text-only message
+/// becomes a one-block list for it).
+fn mark_for_cache(message: &mut Value) {
+    let Some(content) = message.get_mut("content") else {
+        return;
+    };
+    match content.as_str() {
+        // Anthropic refuses empty text blocks; such a message is left as it is.
+        Some("") => return,
+        Some(text) => *content = json!([{"type": "text", "text": text}]),
+        None => {}
+    }
+    if let Some(block) = content.as_array_mut().and_then(|b| b.last_mut()) {
+        block["cache_control"] = ephemeral();
     }
 }
 
@@ -179,6 +214,8 @@ mod tests {
         check_request, check_stream, check_stream_like, config, conversation,
     };
     use super::*;
+    use crate::chat::Role;
+    use crate::request::RequestMessage;
 
     #[test]
     fn normal_answer_with_usage() {
@@ -262,17 +299,70 @@ mod tests {
                       "role": "assistant"
                     },
                     {
-                      "content": "héllo 世界 🎉",
+                      "content": [
+                        {
+                          "cache_control": {
+                            "type": "ephemeral"
+                          },
+                          "text": "héllo 世界 🎉",
+                          "type": "text"
+                        }
+                      ],
                       "role": "user"
                     }
                   ],
                   "model": "test-model",
                   "stream": true,
-                  "system": "You are terse.",
+                  "system": [
+                    {
+                      "cache_control": {
+                        "type": "ephemeral"
+                      },
+                      "text": "You are terse.",
+                      "type": "text"
+                    }
+                  ],
                   "temperature": 0.7
                 }
             "#]],
         );
+    }
+
+    #[test]
+    fn each_step_marks_its_end_so_the_next_step_reads_the_rest_from_the_cache() {
+        let cfg = config(ProviderKind::Anthropic, "sk-ant-test");
+        let body = |req: &UniversalRequest| -> Value {
+            serde_json::from_str(&Anthropic.translate(req, &cfg).body).unwrap()
+        };
+        let marked = |v: &Value| v.to_string().matches("cache_control").count();
+        let first = conversation();
+        let mut next = first.clone();
+        for (role, text) in [(Role::Assistant, "Hi."), (Role::User, "And now?")] {
+            next.messages.push(RequestMessage {
+                role,
+                content: text.into(),
+                images: Vec::new(),
+            });
+        }
+        let (a, b) = (body(&first), body(&next));
+        // Two breakpoints (Anthropic allows four): the system block and the newest message.
+        assert_eq!(marked(&a), 2);
+        assert_eq!(marked(&b), 2);
+        assert_eq!(a["system"], b["system"]);
+        let last = &b["messages"][4]["content"][0];
+        assert_eq!(last["text"], "And now?");
+        assert_eq!(last["cache_control"]["type"], "ephemeral");
+        // The step before is the same content, now as a plain prefix of this one.
+        assert_eq!(
+            a["messages"][2]["content"][0]["text"],
+            b["messages"][2]["content"]
+        );
+        assert_eq!(a["messages"][0], b["messages"][0]);
+        assert_eq!(a["messages"][1], b["messages"][1]);
+        // An empty last message is not turned into an (invalid) empty text block.
+        let mut empty = json!({"role": "user", "content": ""});
+        mark_for_cache(&mut empty);
+        assert_eq!(empty["content"], "");
     }
 
     #[test]
