@@ -152,6 +152,30 @@ test('reopening the panel shows the tab\'s conversation again', async () => {
   assert.equal(await bubbles('Tandem').count(), 2);
 });
 
+test('who answered ("via …") and a "Stopped" badge come back with the conversation when the panel reopens', async () => {
+  const tab = await openTab(siteA());
+  try {
+    await chat('Say something short.');
+    mock.script({ reply: 'one two three four five six', stall: true, stallAfter: 3 });
+    await message().fill('Count slowly.');
+    await message().press('Enter');
+    await bubbles('Tandem').last().filter({ hasText: 'three' }).waitFor();
+    await panel.getByRole('button', { name: 'Stop' }).click();
+    await bubbles('Tandem').last().filter({ hasText: /Stopped$/ }).waitFor();
+
+    await panel.reload();
+    await memoryLine().filter({ hasText: 'Remembered for 127.0.0.1' }).waitFor();
+    await bubbles('Tandem').nth(1).waitFor();
+    const answers = await bubbles('Tandem').allTextContents();
+    assert.equal(answers.length, 2, answers.join(' | '));
+    assert.match(answers[0], /via OpenAI-compatible/, 'the finished answer says who answered');
+    assert.match(answers[1], /^one two three.*Stopped$/, 'the stopped answer keeps its badge');
+    assert.doesNotMatch(answers[1], /via/);
+  } finally {
+    await tab.close();
+  }
+});
+
 test('after the service worker is stopped, the conversation continues with its context', async () => {
   await show(tabA, '127.0.0.1');
   await browser.stopServiceWorker();

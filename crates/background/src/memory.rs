@@ -12,7 +12,7 @@ use std::collections::HashMap;
 
 use js_sys::{Object, Promise, Reflect};
 use tandem_core::budget::BudgetError;
-use tandem_core::chat::{ChatMessage, Role};
+use tandem_core::chat::{incomplete_badge, ChatMessage, Role};
 use tandem_core::errors::ProviderError;
 use tandem_core::memory::{
     MemoryConfig, MemoryMessage, PendingSelection, SessionKey, SessionMemory, Turn,
@@ -333,6 +333,12 @@ pub fn observe(message: &WorkerToPanel) {
         WorkerToPanel::Stopped { .. } | WorkerToPanel::Error { .. } => false,
         _ => return,
     };
+    // What the panel shows under the answer, kept with it for when the panel opens again.
+    let (answered_by, badge) = match message {
+        WorkerToPanel::Done { provider, .. } => (provider.clone(), None),
+        WorkerToPanel::Error { kind, .. } => (None, Some(incomplete_badge(Some(*kind)))),
+        _ => (None, Some(incomplete_badge(None))),
+    };
     let Some(flight) = IN_FLIGHT.with(|f| f.borrow_mut().remove(request_id)) else {
         return;
     };
@@ -354,6 +360,8 @@ pub fn observe(message: &WorkerToPanel) {
         }
         let answer = MemoryMessage {
             id: flight.answer_id.clone(),
+            answered_by,
+            badge: badge.map(str::to_string),
             ..MemoryMessage::new(Role::Assistant, flight.text.clone(), now_ms())
         };
         state

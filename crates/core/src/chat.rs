@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::errors::ErrorKind;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
@@ -30,6 +32,23 @@ pub struct ChatMessage {
     /// attached to and are not kept in session memory (too large for it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub images: Vec<String>,
+    /// An answer's provider ("via OpenAI"), when it finished.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answered_by: Option<String>,
+    /// Why an answer is incomplete ([`incomplete_badge`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub badge: Option<String>,
+}
+
+/// The badge of an answer that ended early: stopped by the user (`None`), its stream cut, or
+/// any other failure after some text arrived. The worker records it with the answer in
+/// session memory and the panel shows it, so both say the same.
+pub fn incomplete_badge(error: Option<ErrorKind>) -> &'static str {
+    match error {
+        None => "Stopped",
+        Some(ErrorKind::StreamCut) => "Interrupted",
+        Some(_) => "Incomplete",
+    }
 }
 
 impl ChatMessage {
@@ -41,6 +60,8 @@ impl ChatMessage {
             hidden: false,
             quote: None,
             images: Vec::new(),
+            answered_by: None,
+            badge: None,
         }
     }
 }

@@ -170,6 +170,12 @@ pub struct MemoryMessage {
     /// only ever reaches the model fenced as data ([`selection_request`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quote: Option<String>,
+    /// An answer's provider, as the panel shows it ("via …").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answered_by: Option<String>,
+    /// Why an answer is incomplete ("Stopped", …), so the badge is back when the panel is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub badge: Option<String>,
 }
 
 impl MemoryMessage {
@@ -181,6 +187,8 @@ impl MemoryMessage {
             timestamp,
             hidden: false,
             quote: None,
+            answered_by: None,
+            badge: None,
         }
     }
 
@@ -193,6 +201,8 @@ impl MemoryMessage {
             hidden: self.hidden,
             quote: self.quote.clone(),
             images: Vec::new(),
+            answered_by: self.answered_by.clone(),
+            badge: self.badge.clone(),
         }
     }
 
@@ -205,6 +215,8 @@ impl MemoryMessage {
             timestamp,
             hidden: message.hidden,
             quote: message.quote.clone(),
+            answered_by: message.answered_by.clone(),
+            badge: message.badge.clone(),
         }
     }
 

@@ -2,9 +2,8 @@
 //! call; this side keeps the conversation and renders what the Port brings.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 
-use tandem_core::chat::{ChatMessage, Role};
+use tandem_core::chat::{incomplete_badge, ChatMessage, Role};
 use tandem_core::errors::ErrorKind;
 use tandem_core::protocol::{PanelToWorker, WorkerToPanel, CHAT_PORT};
 use wasm_bindgen::closure::Closure;
@@ -31,9 +30,6 @@ struct State {
     messages: Vec<ChatMessage>,
     port: Option<Port>,
     streaming: Option<Streaming>,
-    /// Why an answer is incomplete ("Stopped"…), by message id, so that the badge is still
-    /// there when the conversation is shown again from the worker's copy.
-    badges: HashMap<String, &'static str>,
 }
 
 thread_local! {
@@ -195,13 +191,15 @@ pub(crate) fn detach_streaming() {
 /// Shows `messages` (the worker's copy of the tab's conversation) in place of what is shown.
 pub(crate) fn show_conversation(messages: Vec<ChatMessage>) -> Result<(), DomError> {
     dom::by_id::<HtmlElement>("messages")?.set_inner_html("");
-    let badges = STATE.with(|s| s.borrow().badges.clone());
     for m in &messages {
         let bubble = add_bubble(m.role, &m.content)?;
         if let Some(quote) = &m.quote {
             add_quote(&bubble, quote);
         }
-        if let Some(label) = badges.get(&m.id) {
+        if let Some(p) = &m.answered_by {
+            add_note(&bubble, "provider", &format!("via {p}"));
+        }
+        if let Some(label) = &m.badge {
             add_badge(&bubble, label);
         }
         add_hide_toggle(&bubble, &m.id);
@@ -344,15 +342,7 @@ pub(crate) fn receive(message: WorkerToPanel) {
             request_id,
             provider,
             ..
-        } => {
-            if let (Some(p), Some(bubble)) = (
-                provider,
-                STATE.with(|s| s.borrow().streaming.as_ref().map(|x| x.bubble.clone())),
-            ) {
-                add_note(&bubble, "provider", &format!("via {p}"));
-            }
-            finish(&request_id, None)
-        }
+        } => finish(&request_id, Ended::Done { provider }),
         WorkerToPanel::Restart { note, .. } => STATE.with(|s| {
             if let Some(st) = s.borrow_mut().streaming.as_mut() {
                 st.text.clear();
@@ -399,27 +389,44 @@ fn progress(text: &str) {
 }
 
 fn finish_stopped(request_id: &str) {
-    finish(request_id, Some("Stopped"));
+    finish(request_id, Ended::Early(None));
 }
 
-/// Ends the current answer. Text received so far is kept (and sent as context later);
-/// `badge` says why it is incomplete.
-fn finish(request_id: &str, badge: Option<&'static str>) {
+/// How an answer ended.
+enum Ended {
+    Done {
+        provider: Option<String>,
+    },
+    /// Stopped (`None`) or failed after some text arrived.
+    Early(Option<ErrorKind>),
+}
+
+/// Ends the current answer. Text received so far is kept (and sent as context later), with
+/// a badge saying why it is incomplete.
+fn finish(request_id: &str, ended: Ended) {
     let Some(st) = take_streaming(request_id) else {
         return;
     };
     st.bubble.remove_attribute("aria-busy").ok();
+    let (answered_by, badge) = match ended {
+        Ended::Done { provider } => (provider, None),
+        Ended::Early(error) => (None, Some(incomplete_badge(error))),
+    };
+    if let Some(p) = &answered_by {
+        add_note(&st.bubble, "provider", &format!("via {p}"));
+    }
     if let Some(label) = badge {
         add_badge(&st.bubble, label);
-        STATE.with(|s| s.borrow_mut().badges.insert(st.answer_id.clone(), label));
-    }
-    if st.text.is_empty() && badge.is_some() {
-        dom::set_attr(&st.bubble, "data-empty", "true");
+        if st.text.is_empty() {
+            dom::set_attr(&st.bubble, "data-empty", "true");
+        }
     }
     add_hide_toggle(&st.bubble, &st.answer_id);
     STATE.with(|s| {
         s.borrow_mut().messages.push(ChatMessage {
             id: st.answer_id,
+            answered_by,
+            badge: badge.map(str::to_string),
             ..ChatMessage::new(Role::Assistant, st.text)
         })
     });
@@ -436,12 +443,7 @@ fn finish_with_error(request_id: &str, kind: ErrorKind, message: &str) {
             .is_some_and(|x| !x.text.is_empty())
     });
     if partial {
-        let label = if kind == ErrorKind::StreamCut {
-            "Interrupted"
-        } else {
-            "Incomplete"
-        };
-        finish(request_id, Some(label));
+        finish(request_id, Ended::Early(Some(kind)));
         return;
     }
     // Nothing was answered: take the question back out of the conversation and give its
