@@ -28,6 +28,7 @@ chrome.runtime.onConnect.addListener((port) => {
 
 chrome.tabs.onRemoved.addListener(forward(worker.on_tab_removed));
 chrome.tabs.onUpdated.addListener(forward(worker.on_tab_updated));
+chrome.tabs.onReplaced.addListener(forward(worker.on_tab_replaced));
 chrome.alarms.onAlarm.addListener(forward(worker.on_alarm));
 
 chrome.contextMenus.onClicked.addListener((info, tab) => {

@@ -243,6 +243,35 @@ test('navigating within the site keeps the memory; to another site forgets it', 
   assert.ok(!JSON.stringify(after.body).includes('Still here?'), 'tab A\'s session on the same site stays in tab A');
 });
 
+test('a tab Chrome replaces (a prerendered page shown in its place) keeps its conversation', async () => {
+  // Query strings make each tab's URL its own (tabIdOf finds a tab by its URL).
+  const before = await openTab(siteA('/a?tab=old'));
+  const after = await browser.context.newPage();
+  try {
+    await show(before, '127.0.0.1');
+    await chat('Remember the word marmalade.');
+    await after.goto(siteA('/a?tab=new'));
+    const [oldId, newId] = [await tabIdOf(before), await tabIdOf(after)];
+    // Headless Chromium has no omnibox to prerender from, so the event is dispatched to the
+    // worker's own listeners, with Chrome's arguments (addedTabId, removedTabId).
+    await browser.serviceWorker.evaluate(([added, removed]) => chrome.tabs.onReplaced.dispatch(added, removed), [newId, oldId]);
+    await panel.waitForFunction(([key]) => chrome.storage.session.get(null).then((all) => JSON.stringify(all).includes(key)), [`127.0.0.1:${newId}`]);
+    // Another site's tab first, so the panel visibly switches to the new tab.
+    const elsewhere = await openTab(siteB());
+    await elsewhere.close();
+    await show(after, '127.0.0.1');
+    await bubbles('You').filter({ hasText: 'Remember the word marmalade.' }).waitFor();
+    const kept = await sessions();
+    assert.ok(kept[`127.0.0.1:${newId}`], 'the conversation is keyed by the new tab');
+    assert.equal(kept[`127.0.0.1:${oldId}`], undefined, 'and no longer by the old one');
+    const next = await chat('Which word?');
+    assert.ok(contents(next).includes('Remember the word marmalade.'), contents(next).join(' | '));
+  } finally {
+    await before.close();
+    await after.close();
+  }
+});
+
 test('closing a tab forgets its session', async () => {
   const idB = await tabIdOf(tabB);
   assert.ok(`127.0.0.1:${idB}` in await sessions());

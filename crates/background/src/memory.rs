@@ -175,6 +175,40 @@ pub fn on_tab_removed(tab_id: i32) {
     });
 }
 
+/// Chrome put tab `added` in the place of tab `removed` (a prerendered page was shown):
+/// its conversation and a selection waiting for it follow.
+#[wasm_bindgen]
+pub fn on_tab_replaced(added: i32, removed: i32) {
+    spawn_local(async move {
+        let moved = update(|state| {
+            let moved = state.sessions.replace_tab(removed, added);
+            let pending = match state.selection.as_mut() {
+                Some(p) if p.tab_id == removed => {
+                    p.tab_id = added;
+                    true
+                }
+                _ => false,
+            };
+            (moved || pending, moved)
+        })
+        .await;
+        IN_FLIGHT.with(|f| {
+            for flight in f.borrow_mut().values_mut() {
+                if flight.key.tab_id == removed {
+                    flight.key.tab_id = added;
+                }
+            }
+        });
+        if moved {
+            // A panel may have asked for the new tab before the conversation moved there.
+            broadcast(&WorkerToPanel::Changed {
+                tab_id: added,
+                request_id: None,
+            });
+        }
+    });
+}
+
 /// Only a URL change matters: a tab that leaves its site forgets what was said there.
 #[wasm_bindgen]
 pub fn on_tab_updated(tab_id: i32, change: JsValue) {

@@ -389,6 +389,31 @@ impl SessionMemory {
         self.remove_where(|key, _| key.tab_id == tab_id)
     }
 
+    /// Chrome swapped tab `removed` for tab `added` (a prerendered page took its place,
+    /// `tabs.onReplaced`): the conversation is the same tab's to the user, so it moves. A
+    /// session `added` already had for the same domain is kept and the old one dropped.
+    /// `true` if anything moved.
+    pub fn replace_tab(&mut self, removed: i32, added: i32) -> bool {
+        let keys: Vec<SessionKey> = self
+            .sessions
+            .keys()
+            .filter(|k| k.tab_id == removed)
+            .cloned()
+            .collect();
+        let mut any = false;
+        for key in keys {
+            let Some(session) = self.sessions.remove(&key) else {
+                continue;
+            };
+            let new_key = SessionKey::new(key.domain, added);
+            if let std::collections::btree_map::Entry::Vacant(slot) = self.sessions.entry(new_key) {
+                slot.insert(session);
+                any = true;
+            }
+        }
+        any
+    }
+
     /// The tab loaded `new_url`: forget its sessions unless the domain stayed the same (a page
     /// that is not a web page counts as another site). `true` if anything was forgotten.
     pub fn on_navigate(&mut self, tab_id: i32, new_url: &str) -> bool {

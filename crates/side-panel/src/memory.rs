@@ -64,6 +64,11 @@ pub fn wire() -> Result<(), DomError> {
         &["tabs", "onActivated"],
         Closure::<dyn FnMut()>::new(follow).into_js_value(),
     );
+    // A prerendered page shown in its place gives the active tab a new id.
+    listen(
+        &["tabs", "onReplaced"],
+        Closure::<dyn FnMut()>::new(follow).into_js_value(),
+    );
     // A new URL, and again when the page has loaded: the URL can be reported while the
     // navigation is still pending.
     let on_updated =

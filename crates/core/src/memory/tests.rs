@@ -447,6 +447,23 @@ fn navigation_and_forgetting() {
     assert!(memory.is_empty());
 }
 
+#[test]
+fn a_replaced_tab_keeps_its_conversation() {
+    let mut memory = memory_with(&[("a.com", 1, 10), ("b.com", 2, 20), ("b.com", 5, 50)]);
+    assert!(memory.replace_tab(1, 7));
+    assert_eq!(keys(&memory), ["a.com:7", "b.com:2", "b.com:5"]);
+    assert!(!memory.replace_tab(9, 3), "an unknown tab moves nothing");
+    // The new tab's own session for that domain wins; the old one is dropped.
+    assert!(!memory.replace_tab(2, 5));
+    assert_eq!(keys(&memory), ["a.com:7", "b.com:5"]);
+    assert_eq!(
+        memory
+            .get(&SessionKey::new("b.com", 5))
+            .map(|s| s.started_at),
+        Some(50)
+    );
+}
+
 fn conversation() -> SessionContext {
     let history = [
         (User, "What does this chart show?"),
