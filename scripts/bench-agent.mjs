@@ -11,6 +11,7 @@ import path from 'node:path';
 import { launchExtension, repoRoot } from '../tests/e2e/lib/browser.mjs';
 import { startMockProvider, tokenize } from '../tests/e2e/lib/mock-provider.mjs';
 import { startSite } from '../tests/e2e/lib/fixtures.mjs';
+import { lastUserText, useMockProvider } from '../tests/e2e/lib/agent-harness.mjs';
 
 const ELEMENTS = 2000;
 const STEPS = 8;
@@ -34,8 +35,7 @@ try {
   const log = [];
   let clicks = 0;
   mock.setDefault((rec) => {
-    const turn = [...(rec.body?.messages ?? [])].reverse().find((m) => m.role === 'user')?.content ?? '';
-    const t = typeof turn === 'string' ? turn : turn.map((p) => p.text ?? '').join('');
+    const t = lastUserText(rec.body);
     const planner = t.startsWith('ROLE: PLANNER');
     log.push({ at: performance.now(), planner, turn: t });
     if (planner) return { reply: JSON.stringify({ plan: '1. add items', complete: true }) };
@@ -47,13 +47,7 @@ try {
   });
 
   const panel = await browser.openPanel();
-  if (!(await panel.getByRole('region', { name: 'Settings' }).isVisible())) await panel.getByRole('button', { name: 'Settings' }).click();
-  await panel.getByLabel('Provider', { exact: true }).selectOption({ label: 'OpenAI-compatible' });
-  await panel.getByLabel('Base URL').fill(`${mock.url}/v1`);
-  await panel.getByLabel('Model', { exact: true }).fill('gpt-bench');
-  await panel.getByLabel('API key').fill('sk-bench-12345678');
-  await panel.getByRole('button', { name: 'Save' }).click();
-  await panel.getByRole('status').filter({ hasText: 'Saved' }).waitFor();
+  await useMockProvider(panel, mock, { key: 'sk-bench-12345678', model: 'gpt-bench' });
 
   const tab = await browser.context.newPage();
   await tab.goto(site.url + '/big');

@@ -16,6 +16,7 @@ import path from 'node:path';
 import { launchExtension, repoRoot } from '../tests/e2e/lib/browser.mjs';
 import { startMockProvider } from '../tests/e2e/lib/mock-provider.mjs';
 import { startSite } from '../tests/e2e/lib/fixtures.mjs';
+import { lastUserText, useMockProvider } from '../tests/e2e/lib/agent-harness.mjs';
 
 const distArg = process.argv.indexOf('--dist');
 const dist = distArg > 0 ? path.resolve(process.argv[distArg + 1] ?? '') : path.join(repoRoot, 'dist');
@@ -85,21 +86,11 @@ const mock = await startMockProvider({ delayMs: 0 });
 /** One run of the task; returns what the model side received, step by step. */
 async function run({ provider, scope }) {
   mock.reset();
-  mock.setDefault((rec) => {
-    const turn = text([...(rec.body?.messages ?? [])].reverse().find((m) => m.role === 'user')?.content);
-    return { reply: benchModel(turn) };
-  });
+  mock.setDefault((rec) => ({ reply: benchModel(lastUserText(rec.body)) }));
   const browser = await launchExtension({ dist, fakeLanguageModel: { availability: 'available', delayMs: 1, contextWindow: NANO_WINDOW } });
   try {
     const panel = await browser.openPanel();
-    if (!(await panel.getByRole('region', { name: 'Settings' }).isVisible())) await panel.getByRole('button', { name: 'Settings' }).click();
-    await panel.getByLabel('Provider', { exact: true }).selectOption({ label: 'OpenAI-compatible' });
-    await panel.getByLabel('Base URL').fill(`${mock.url}/v1`);
-    await panel.getByLabel('Model', { exact: true }).fill(CLOUD_MODEL);
-    await panel.getByLabel('API key').fill('sk-bench-12345678');
-    await panel.getByLabel('On-device model', { exact: true }).selectOption(provider === 'nano' ? 'nano' : 'cloud');
-    await panel.getByRole('button', { name: 'Save' }).click();
-    await panel.getByRole('status', { name: 'Settings status' }).filter({ hasText: 'Saved' }).waitFor();
+    await useMockProvider(panel, mock, { key: 'sk-bench-12345678', model: CLOUD_MODEL, onDevice: provider === 'nano' ? 'nano' : 'cloud' });
     // The scope is no panel setting: read-modify-write the stored Settings, as a user cannot.
     const stored = await panel.evaluate(async (sessionScope) => {
       const { settings } = await chrome.storage.local.get('settings');

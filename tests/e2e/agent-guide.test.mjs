@@ -6,8 +6,8 @@
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { shopRoutes } from './lib/shop-site.mjs';
-import { elements, find, planner, shopper } from './lib/scripted-shopper.mjs';
-import { lastUserText, startAgentEnv } from './lib/agent-harness.mjs';
+import { elements, find, planner, shopper, urlOf } from './lib/scripted-shopper.mjs';
+import { scriptedModel, startAgentEnv } from './lib/agent-harness.mjs';
 
 let browser, mock, site, panel, tab, ui;
 const cart = [];
@@ -18,25 +18,27 @@ let held = null;
 
 const NAV = 'ROLE: NAVIGATOR';
 const FENCE = '⟦untrusted page data';
-const urlOf = (turn) => (turn.match(/^url: (.*)$/m) ?? [])[1] ?? '';
+/** The scripted model, with whatever `navigator` the test set. */
+const model = scriptedModel({ planner, navigator: (turn) => navigator(turn), turns });
 
-/** Holds the `n`-th navigator request until the test calls `held.release()`. */
+/** Holds the `n`-th navigator answer until the test calls `held.release()`. */
 function holdNavigator(n = 1) {
   let seen = 0;
   let arrived;
   const arrival = new Promise((r) => { arrived = r; });
-  mock.setDefault(async (rec) => {
-    const turn = lastUserText(rec.body);
-    turns.push(turn);
-    if (turn.startsWith('ROLE: PLANNER')) return { reply: JSON.stringify(planner(turn)) };
-    const answer = { reply: JSON.stringify(navigator(turn)) };
-    if (++seen === n) {
-      const gate = new Promise((r) => { held = { release: r }; });
-      arrived();
-      await gate;
-    }
-    return answer;
-  });
+  mock.setDefault(scriptedModel({
+    planner,
+    turns,
+    navigator: async (turn) => {
+      const answer = navigator(turn);
+      if (++seen === n) {
+        const gate = new Promise((r) => { held = { release: r }; });
+        arrived();
+        await gate;
+      }
+      return answer;
+    },
+  }));
   return arrival;
 }
 
@@ -113,11 +115,7 @@ test('RECORD_ACTION: a step the user did while the task was paused is recorded, 
   await press('I did this myself');
   await ui.list().getByText('You did: I searched for the blue backpack').waitFor();
   turns.length = 0;
-  mock.setDefault((rec) => {
-    const turn = lastUserText(rec.body);
-    turns.push(turn);
-    return { reply: JSON.stringify(turn.startsWith('ROLE: PLANNER') ? planner(turn) : navigator(turn)) };
-  });
+  mock.setDefault(model);
   await press('Resume');
   await ui.waitStatus(/^Done/);
 
@@ -173,10 +171,7 @@ test('TASK_ADD_RELEVANT_TAB: the panel\'s tab joins the task, and the agent swit
 });
 
 test('guiding an ended task is refused with a sentence', async () => {
-  mock.setDefault((rec) => {
-    const turn = lastUserText(rec.body);
-    return { reply: JSON.stringify(turn.startsWith('ROLE: PLANNER') ? planner(turn) : navigator(turn)) };
-  });
+  mock.setDefault(model);
   await ui.startTask(tab, 'Add the blue backpack to the cart', site.url + '/');
   await ui.waitStatus(/^Done/);
   assert.equal(await ui.button('Send note').isVisible(), false, 'no guiding controls once the task ended');
@@ -195,11 +190,7 @@ test('a question asked before the worker restarted is still open; answering it r
     if (answered) return { action: 'done', success: true, answer: `You chose ${answered[1]}.` };
     return { action: 'ask_user', question: 'Which colour do you want?' };
   };
-  mock.setDefault((rec) => {
-    const turn = lastUserText(rec.body);
-    turns.push(turn);
-    return { reply: JSON.stringify(turn.startsWith('ROLE: PLANNER') ? planner(turn) : navigator(turn)) };
-  });
+  mock.setDefault(model);
   await ui.startTask(tab, 'Choose a colour for me', site.url + '/');
   await ui.question().waitFor({ timeout: 20_000 });
   await browser.stopServiceWorker();

@@ -7,7 +7,7 @@
 // shopper of agent.test.mjs: they pick elements BY VISIBLE TEXT from the list in the prompt.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { lastUserText, startAgentEnv } from './lib/agent-harness.mjs';
+import { scriptedModel, startAgentEnv } from './lib/agent-harness.mjs';
 import { shopRoutes } from './lib/shop-site.mjs';
 import { planner, shopper, shopperSource } from './lib/scripted-shopper.mjs';
 
@@ -19,10 +19,7 @@ const routes = shopRoutes({ cart });
 const text = (c) => (typeof c === 'string' ? c : (c ?? []).map((p) => p.text ?? '').join(''));
 
 // The cloud mock (OpenAI wire format).
-function cloud(rec) {
-  const turn = lastUserText(rec.body);
-  return { reply: JSON.stringify(turn.startsWith('ROLE: PLANNER') ? planner(turn) : shopper(turn)) };
-}
+const cloud = scriptedModel({ planner, navigator: shopper });
 
 let env;
 before(async () => {

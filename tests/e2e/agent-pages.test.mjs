@@ -5,7 +5,8 @@
 // scripted mock LLM that picks elements BY THEIR VISIBLE TEXT from the list in its prompt.
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { lastUserText, openSettings, startAgentEnv } from './lib/agent-harness.mjs';
+import { openSettings, scriptedModel, startAgentEnv } from './lib/agent-harness.mjs';
+import { elements, urlOf } from './lib/scripted-shopper.mjs';
 
 const KEY = 'sk-test-agent-pages-1234';
 const PASSWORD = 'Hunter2-very-secret-pw';
@@ -78,21 +79,11 @@ const routes = {
 
 // ---------------------------------------------------------------- the scripted LLM
 
-function elements(turn) {
-  return [...turn.matchAll(/^\[(\d+)\]\*? (\S+) "([^"]*)"/gm)].map((m) => ({ id: Number(m[1]), role: m[2], name: m[3] }));
-}
-const urlOf = (turn) => (turn.match(/^url: (.*)$/m) ?? [])[1] ?? '';
-const reply = (obj) => ({ reply: JSON.stringify(obj) });
 const turns = [];
 let navigator = () => ({ action: 'done', success: false, answer: 'no script' });
 let planner = (turn) => ({ plan: '1. do it 2. check', complete: /navigator says the task is done/.test(turn) });
 
-async function llm(rec) {
-  const turn = lastUserText(rec.body);
-  turns.push(turn);
-  if (turn.startsWith('ROLE: PLANNER')) return reply(planner(turn));
-  return reply(await navigator(turn));
-}
+const llm = scriptedModel({ planner: (turn) => planner(turn), navigator: (turn) => navigator(turn), turns });
 
 // ---------------------------------------------------------------- harness
 

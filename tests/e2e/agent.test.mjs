@@ -4,9 +4,9 @@
 // VISIBLE TEXT: a wrong map or a wrong id makes these tests fail.
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { lastUserText, startAgentEnv } from './lib/agent-harness.mjs';
+import { lastUserText, scriptedModel, startAgentEnv } from './lib/agent-harness.mjs';
 import { page, shopRoutes } from './lib/shop-site.mjs';
-import { elements, find, shopper } from './lib/scripted-shopper.mjs';
+import { elements, find, planner, shopper } from './lib/scripted-shopper.mjs';
 
 const KEY = 'sk-test-agent-12345678';
 let browser, mock, site, panel, tab, ui;
@@ -27,7 +27,6 @@ const routes = {
 // ---------------------------------------------------------------- the scripted LLM
 
 
-const reply = (obj) => ({ reply: JSON.stringify(obj) });
 const turns = [];
 
 /** A gullible reader: reads the page, then does whatever the page text says. */
@@ -42,14 +41,7 @@ function gullible(turn) {
 }
 
 let navigator = shopper;
-function llm(rec) {
-  const turn = lastUserText(rec.body);
-  turns.push(turn);
-  if (turn.startsWith('ROLE: PLANNER')) {
-    return reply({ plan: '1. find the item 2. act on it 3. check', complete: /navigator says the task is done/.test(turn) });
-  }
-  return reply(navigator(turn));
-}
+const llm = scriptedModel({ planner, navigator: (turn) => navigator(turn), turns });
 
 // ---------------------------------------------------------------- harness
 
@@ -136,7 +128,7 @@ test('paying asks first; Approve goes ahead', async () => {
 
 test('a second START_TASK while one runs is refused with a sentence; Cancel stops at once', async () => {
   // A slow model keeps the first task running.
-  mock.setDefault(async (rec) => ({ ...llm(rec), latencyMs: 1500 }));
+  mock.setDefault(async (rec) => ({ ...(await llm(rec)), latencyMs: 1500 }));
   await startTask('Add the blue backpack to the cart', site.url + '/');
   await waitStatus(/^Running/);
   const answer = await panel.evaluate(() => new Promise((resolve) => {
@@ -167,7 +159,7 @@ test('the worker stopped mid-task: the task is Paused, Resume continues and comp
   const stopping = new Promise((r) => { stopNow = r; });
   let navigatorTurns = 0;
   mock.setDefault(async (rec) => {
-    const out = llm(rec);
+    const out = await llm(rec);
     if (!lastUserText(rec.body).startsWith('ROLE: PLANNER') && ++navigatorTurns === 2) {
       stopNow();
       return { ...out, latencyMs: 3000 };

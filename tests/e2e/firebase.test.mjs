@@ -7,7 +7,7 @@ import { startMockProvider } from './lib/mock-provider.mjs';
 import { startSite } from './lib/fixtures.mjs';
 import { shopRoutes } from './lib/shop-site.mjs';
 import { planner, shopper } from './lib/scripted-shopper.mjs';
-import { taskUi } from './lib/agent-harness.mjs';
+import { scriptedModel, taskUi } from './lib/agent-harness.mjs';
 
 const FIREBASE_KEY = 'AIzaFirebaseWebKey123456';
 let browser, mock, panel;
@@ -73,15 +73,17 @@ test('an agent task on Firebase waits for the side panel: closed mid-call → Pa
   const gate = new Promise((r) => { release = r; });
   let navigatorTurns = 0;
   // The scripted shopper, on Gemini's wire format; the first navigator call is held open.
-  mock.setDefault(async (rec) => {
-    const turn = rec.body.contents.at(-1).parts.map((p) => p.text ?? '').join('');
-    const out = turn.startsWith('ROLE: PLANNER') ? planner(turn) : shopper(turn);
-    if (!turn.startsWith('ROLE: PLANNER') && ++navigatorTurns === 1) {
-      arrived();
-      await gate;
-    }
-    return { reply: JSON.stringify(out) };
-  });
+  mock.setDefault(scriptedModel({
+    planner,
+    navigator: async (turn) => {
+      const answer = shopper(turn);
+      if (++navigatorTurns === 1) {
+        arrived();
+        await gate;
+      }
+      return answer;
+    },
+  }));
   const tab = await browser.context.newPage();
   try {
     let ui = taskUi(panel);

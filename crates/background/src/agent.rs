@@ -291,16 +291,7 @@ async fn answer_paused(text: &str) -> Option<String> {
     let Some((action, result)) = ctx.answer_question(text) else {
         return Some("Tandem is not waiting for an answer.".into());
     };
-    ctx.feedback = format!("done: {result}");
-    ctx.record(StepRecord {
-        kind: StepKind::Action,
-        action,
-        target: None,
-        result,
-        ok: true,
-        provider: None,
-        tokens: None,
-    });
+    ctx.record_action(action, None, Ok(result), None, None);
     relaunch(ctx).await
 }
 
@@ -806,31 +797,8 @@ impl Loop {
         target: Option<String>,
         outcome: Result<String, String>,
     ) {
-        let tokens: u32 = session
-            .token_log()
-            .get(before..)
-            .unwrap_or_default()
-            .iter()
-            .map(|t| t.sent.saturating_add(t.received))
-            .sum();
-        let (ok, result) = match outcome {
-            Ok(r) => (true, r),
-            Err(e) => (false, e),
-        };
-        ctx.feedback = if ok {
-            format!("done: {result}")
-        } else {
-            format!("failed: {result}")
-        };
-        ctx.record(StepRecord {
-            kind: StepKind::Action,
-            action,
-            target,
-            result,
-            ok,
-            provider: session.provider().map(|p| p.label().to_string()),
-            tokens: Some(tokens),
-        });
+        let (provider, tokens) = answered(session, before);
+        ctx.record_action(action, target, outcome, provider, Some(tokens));
     }
 
     /// Runs the planner; returns whether it judged the task complete (only asked with `done`).
@@ -850,13 +818,7 @@ impl Loop {
         if !parsed.plan.trim().is_empty() {
             ctx.plan = parsed.plan.clone();
         }
-        let tokens: u32 = session
-            .token_log()
-            .get(before..)
-            .unwrap_or_default()
-            .iter()
-            .map(|t| t.sent.saturating_add(t.received))
-            .sum();
+        let (provider, tokens) = answered(session, before);
         let result = match done {
             Some(_) if parsed.complete => "the task is complete".to_string(),
             Some(_) => "the task is not complete yet".to_string(),
@@ -868,7 +830,7 @@ impl Loop {
             target: None,
             result,
             ok: true,
-            provider: session.provider().map(|p| p.label().to_string()),
+            provider,
             tokens: Some(tokens),
         });
         Ok(done.is_none() || parsed.complete)
@@ -1144,6 +1106,19 @@ impl Loop {
             .unwrap_or(false)
             && self.stop.get() == Stop::No
     }
+}
+
+/// Who answers `session` now, and the tokens of its attempts from token-log entry `before`
+/// on (one step, retries and failovers included), for the timeline.
+fn answered(session: &Session, before: usize) -> (Option<String>, u32) {
+    let tokens = session
+        .token_log()
+        .get(before..)
+        .unwrap_or_default()
+        .iter()
+        .map(|t| t.sent.saturating_add(t.received))
+        .sum();
+    (session.provider().map(|p| p.label().to_string()), tokens)
 }
 
 /// `[8] link "Blue backpack — $35"`, for the timeline.

@@ -11,7 +11,6 @@ use tandem_core::chat::Role;
 use tandem_core::errors::{network_error, ErrorKind, ProviderError};
 use tandem_core::http::HttpRequest;
 use tandem_core::memory::Turn;
-use tandem_core::models::effective_info;
 use tandem_core::protocol::WorkerToPanel;
 use tandem_core::provider::ProviderKind;
 use tandem_core::provider::{ProviderConfig, ProviderSettings, Settings};
@@ -149,13 +148,7 @@ async fn answer(
         NanoOutcome::Failed(e) => return Err(e.into()),
         NanoOutcome::NotUsed => {}
     }
-    let cfg = settings.active_config().map_err(not_configured)?;
-    let stored = settings
-        .providers
-        .get(&cfg.kind)
-        .cloned()
-        .unwrap_or_default();
-    let info = effective_info(cfg.kind, &stored);
+    let (cfg, info) = settings.active_model().map_err(not_configured)?;
     let conversation = Conversation::from_messages(messages).map_err(ProviderError::from)?;
     // The budget over the visible history; what it leaves out for lack of room goes into the
     // system prompt, distilled (or, for a selected-text question, the history becomes notes).

@@ -30,12 +30,12 @@ pub enum RelayEvent {
     },
     Chunk(String),
     End(Option<String>),
-    /// The panel making the call closed.
-    PanelClosed,
 }
 
 struct Queue {
     events: VecDeque<RelayEvent>,
+    /// The panel doing the fetch closed: after what it sent, no more will come.
+    closed: bool,
     waker: Option<Waker>,
     /// The panel doing the fetch: if it goes away, so does the answer.
     port: Port,
@@ -70,7 +70,13 @@ pub fn panel_gone(port: &Port) {
             .collect()
     });
     for id in orphans {
-        deliver(&id, RelayEvent::PanelClosed);
+        if let Some(queue) = PENDING.with(|p| p.borrow().get(&id).cloned()) {
+            let mut q = queue.borrow_mut();
+            q.closed = true;
+            if let Some(w) = q.waker.take() {
+                w.wake();
+            }
+        }
     }
 }
 
@@ -88,12 +94,14 @@ pub fn deliver(fetch_id: &str, event: RelayEvent) {
 
 struct Next(Rc<RefCell<Queue>>);
 
+/// The next event; `None` once the panel closed and everything it sent was read.
 impl Future for Next {
-    type Output = RelayEvent;
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<RelayEvent> {
+    type Output = Option<RelayEvent>;
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<RelayEvent>> {
         let mut q = self.0.borrow_mut();
         match q.events.pop_front() {
-            Some(e) => Poll::Ready(e),
+            Some(e) => Poll::Ready(Some(e)),
+            None if q.closed => Poll::Ready(None),
             None => {
                 q.waker = Some(cx.waker().clone());
                 Poll::Pending
@@ -106,6 +114,15 @@ impl Future for Next {
 struct Relayed {
     id: String,
     queue: Rc<RefCell<Queue>>,
+}
+
+impl Relayed {
+    /// The next event from the panel; a panel that closed ends the call.
+    async fn next(&self, cfg: &ProviderConfig) -> Result<RelayEvent, Failure> {
+        Next(self.queue.clone())
+            .await
+            .ok_or_else(|| ProviderError::needs_panel(cfg.kind, true).into())
+    }
 }
 
 impl Drop for Relayed {
@@ -130,6 +147,7 @@ pub async fn attempt(
     });
     let queue = Queue {
         events: VecDeque::new(),
+        closed: false,
         waker: None,
         port: port.clone(),
     };
@@ -182,27 +200,20 @@ async fn run(
         }
     };
     let adapter = adapter_for(cfg.kind);
-    let (status, retry_after) = match Next(relayed.queue.clone()).await {
+    let (status, retry_after) = match relayed.next(cfg).await? {
         RelayEvent::Head {
             status,
             retry_after,
         } => (status, retry_after),
         RelayEvent::End(error) => return Err(ended(error.or(Some("no answer".into())))),
-        RelayEvent::PanelClosed => return Err(ProviderError::needs_panel(cfg.kind, true).into()),
         RelayEvent::Chunk(_) => {
             return Err(ProviderError::malformed(cfg.kind, "body before status").into())
         }
     };
     if !(200..300).contains(&status) {
         let mut body = String::new();
-        loop {
-            match Next(relayed.queue.clone()).await {
-                RelayEvent::Chunk(text) => body.push_str(&text),
-                RelayEvent::PanelClosed => {
-                    return Err(ProviderError::needs_panel(cfg.kind, true).into())
-                }
-                _ => break,
-            }
+        while let RelayEvent::Chunk(text) = relayed.next(cfg).await? {
+            body.push_str(&text);
         }
         return Err(adapter
             .classify_http(status, &body, retry_after.as_deref(), cfg)
@@ -210,7 +221,7 @@ async fn run(
     }
     let mut decoder = adapter.decoder();
     loop {
-        match Next(relayed.queue.clone()).await {
+        match relayed.next(cfg).await? {
             RelayEvent::Chunk(text) => {
                 if sink(decoder.push(text.as_bytes())?)? {
                     let _ = post(
@@ -227,9 +238,6 @@ async fn run(
                 return Ok(());
             }
             RelayEvent::End(Some(e)) => return Err(ended(Some(e)).into_stream_cut(cfg)),
-            RelayEvent::PanelClosed => {
-                return Err(ProviderError::needs_panel(cfg.kind, true).into())
-            }
             RelayEvent::Head { .. } => {}
         }
     }

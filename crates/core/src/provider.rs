@@ -138,6 +138,15 @@ impl Settings {
         let stored = self.providers.get(&kind).cloned().unwrap_or_default();
         ProviderConfig::from_settings(kind, &stored)
     }
+
+    /// [`active_config`](Self::active_config) and its model's limits, with the user's
+    /// context-window override applied.
+    pub fn active_model(&self) -> Result<(ProviderConfig, crate::models::ModelInfo), ConfigError> {
+        let cfg = self.active_config()?;
+        let stored = self.providers.get(&cfg.kind).cloned().unwrap_or_default();
+        let info = crate::models::effective_info(cfg.kind, &stored);
+        Ok((cfg, info))
+    }
 }
 
 impl ProviderConfig {

@@ -10,6 +10,16 @@ pub struct Usage {
     pub output: u32,
 }
 
+impl Usage {
+    /// A provider's counts as reported; a count it left out is 0.
+    pub fn reported(input: Option<u32>, output: Option<u32>) -> StreamEvent {
+        StreamEvent::Usage(Self {
+            input: input.unwrap_or(0),
+            output: output.unwrap_or(0),
+        })
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum StreamEvent {
     /// Assistant text to append.

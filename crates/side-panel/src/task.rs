@@ -22,21 +22,14 @@ thread_local! {
 }
 
 pub fn wire() -> Result<(), DomError> {
-    let start: HtmlButtonElement = dom::by_id("task-start")?;
-    dom::on(&start, "click", |_: web_sys::Event| {
-        let Ok(input) = dom::by_id::<HtmlTextAreaElement>("task") else {
-            return;
-        };
-        let text = input.value();
-        if text.trim().is_empty() {
-            notice("Type a task first.");
-            return;
-        }
-        send(TaskCommand::Start {
-            task: text,
+    // The task stays in its box (to start it again, or edit it); the other boxes are
+    // emptied once their text is sent.
+    send_typed("task-start", "task", "Type a task first.", false, |task| {
+        TaskCommand::Start {
+            task,
             tab_id: crate::memory::current_tab(),
-        });
-    });
+        }
+    })?;
     for (id, approve) in [("task-approve", true), ("task-deny", false)] {
         let button: HtmlButtonElement = dom::by_id(id)?;
         dom::on(&button, "click", move |_: web_sys::Event| {
@@ -54,19 +47,13 @@ pub fn wire() -> Result<(), DomError> {
             })
         });
     }
-    let send_answer: HtmlButtonElement = dom::by_id("task-send-answer")?;
-    dom::on(&send_answer, "click", |_: web_sys::Event| {
-        let Ok(input) = dom::by_id::<HtmlTextAreaElement>("task-reply") else {
-            return;
-        };
-        let text = input.value();
-        if text.trim().is_empty() {
-            notice("Type an answer first.");
-            return;
-        }
-        input.set_value("");
-        send(TaskCommand::Answer { text });
-    });
+    send_typed(
+        "task-send-answer",
+        "task-reply",
+        "Type an answer first.",
+        true,
+        |text| TaskCommand::Answer { text },
+    )?;
     wire_guide()?;
     for (id, command) in [
         ("task-pause", TaskCommand::Pause),
@@ -86,37 +73,52 @@ pub fn wire() -> Result<(), DomError> {
 
 /// "Guide the task": a note for the agent, a step the user did themselves, the panel's tab.
 fn wire_guide() -> Result<(), DomError> {
-    type Make = fn(String) -> TaskCommand;
-    let texts: [(&str, &str, Make); 2] = [
-        ("task-send-note", "Type a note first.", |note| {
-            TaskCommand::UpdateContext { note }
-        }),
-        (
-            "task-did-it",
-            "Describe what you did first.",
-            |description| TaskCommand::RecordAction { description },
-        ),
-    ];
-    for (id, empty, make) in texts {
-        let button: HtmlButtonElement = dom::by_id(id)?;
-        dom::on(&button, "click", move |_: web_sys::Event| {
-            let Ok(input) = dom::by_id::<HtmlTextAreaElement>("task-note") else {
-                return;
-            };
-            let text = input.value();
-            if text.trim().is_empty() {
-                notice(empty);
-                return;
-            }
-            input.set_value("");
-            send(make(text));
-        });
-    }
+    send_typed(
+        "task-send-note",
+        "task-note",
+        "Type a note first.",
+        true,
+        |note| TaskCommand::UpdateContext { note },
+    )?;
+    send_typed(
+        "task-did-it",
+        "task-note",
+        "Describe what you did first.",
+        true,
+        |description| TaskCommand::RecordAction { description },
+    )?;
     let add_tab: HtmlButtonElement = dom::by_id("task-add-tab")?;
     dom::on(&add_tab, "click", |_: web_sys::Event| {
         send(TaskCommand::AddRelevantTab {
             tab_id: crate::memory::current_tab(),
         })
+    });
+    Ok(())
+}
+
+/// `button` sends the text of the box `field` as `make(text)`; an empty box gets the notice
+/// `empty` instead. `clear`: the box is emptied once its text is sent.
+fn send_typed(
+    button: &'static str,
+    field: &'static str,
+    empty: &'static str,
+    clear: bool,
+    make: impl Fn(String) -> TaskCommand + 'static,
+) -> Result<(), DomError> {
+    let target: HtmlButtonElement = dom::by_id(button)?;
+    dom::on(&target, "click", move |_: web_sys::Event| {
+        let Ok(input) = dom::by_id::<HtmlTextAreaElement>(field) else {
+            return;
+        };
+        let text = input.value();
+        if text.trim().is_empty() {
+            notice(empty);
+            return;
+        }
+        if clear {
+            input.set_value("");
+        }
+        send(make(text));
     });
     Ok(())
 }

@@ -30,19 +30,39 @@ export async function startAgentEnv({ routes, key, model, fakeLanguageModel }) {
   return env;
 }
 
-/** The text of the last user message of an OpenAI-style request body. */
+/** The text of the last user message of a request body: OpenAI `messages` or Gemini `contents`. */
 export function lastUserText(body) {
-  const content = [...(body?.messages ?? [])].reverse().find((m) => m.role === 'user')?.content ?? '';
+  const turns = body?.messages ?? body?.contents ?? [];
+  const last = [...turns].reverse().find((m) => m.role === 'user');
+  const content = last?.content ?? last?.parts ?? '';
   return typeof content === 'string' ? content : content.map((p) => p.text ?? '').join('');
 }
 
-/** Saves an OpenAI-compatible provider at the mock in Settings, then closes Settings. */
-export async function useMockProvider(panel, mock, { key, model = 'gpt-test' }) {
+/**
+ * A mock-provider behaviour that answers like the agent's model: `planner(turn)` for planner
+ * turns and `navigator(turn)` (which may be async) for the others, as JSON. Every turn is
+ * pushed to `turns` when given.
+ */
+export function scriptedModel({ planner, navigator, turns }) {
+  return async (rec) => {
+    const turn = lastUserText(rec.body);
+    turns?.push(turn);
+    const answer = turn.startsWith('ROLE: PLANNER') ? planner(turn) : await navigator(turn);
+    return { reply: JSON.stringify(answer) };
+  };
+}
+
+/**
+ * Saves an OpenAI-compatible provider at the mock in Settings, then closes Settings.
+ * `onDevice`: the "On-device model" option to choose ('auto', 'nano' or 'cloud'), if any.
+ */
+export async function useMockProvider(panel, mock, { key, model = 'gpt-test', onDevice }) {
   await openSettings(panel);
   await panel.getByLabel('Provider', { exact: true }).selectOption({ label: 'OpenAI-compatible' });
   await panel.getByLabel('Base URL').fill(`${mock.url}/v1`);
   await panel.getByLabel('Model', { exact: true }).fill(model);
   await panel.getByLabel('API key').fill(key);
+  if (onDevice) await panel.getByLabel('On-device model', { exact: true }).selectOption(onDevice);
   await panel.getByRole('button', { name: 'Save' }).click();
   await panel.getByRole('status', { name: 'Settings status' }).filter({ hasText: 'Saved' }).waitFor();
   await panel.getByRole('button', { name: 'Settings' }).click();

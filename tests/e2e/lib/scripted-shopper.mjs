@@ -13,11 +13,15 @@ export function find(els, pred) {
   return els.find(pred);
 }
 
+/** The page URL the turn's element list names. */
+export function urlOf(turn) {
+  return (turn.match(/^url: (.*)$/m) ?? [])[1] ?? '';
+}
+
 /** The shop shopper: search, open the blue backpack, add it, check the cart. */
 export function shopper(turn) {
   const els = elements(turn);
-  const url = (turn.match(/^url: (.*)$/m) ?? [])[1] ?? '';
-  if (url.endsWith('/cart') && find(els, (e) => e.name === 'Blue backpack')) {
+  if (urlOf(turn).endsWith('/cart') && find(els, (e) => e.name === 'Blue backpack')) {
     return { action: 'done', success: true, answer: 'The blue backpack is in the cart.' };
   }
   const add = find(els, (e) => e.name === 'Add to cart');
@@ -34,5 +38,5 @@ export function planner(turn) {
   return { plan: '1. find the item 2. act on it 3. check', complete: /navigator says the task is done/.test(turn) };
 }
 
-/** Source text defining `elements`, `find`, `shopper` and `planner`, to evaluate elsewhere. */
-export const shopperSource = [elements, find, shopper, planner].map(String).join('\n');
+/** Source text defining `elements`, `find`, `urlOf`, `shopper` and `planner`, to evaluate elsewhere. */
+export const shopperSource = [elements, find, urlOf, shopper, planner].map(String).join('\n');

@@ -154,11 +154,10 @@ impl Protocol for Responses {
             out.extend(c.finish_reason.map(StreamEvent::Finish));
         }
         if let Some(u) = r.usage_metadata {
-            let (input, output) = (
-                u.prompt_token_count.unwrap_or(0),
-                u.candidates_token_count.unwrap_or(0),
-            );
-            out.push(StreamEvent::Usage(Usage { input, output }));
+            out.push(Usage::reported(
+                u.prompt_token_count,
+                u.candidates_token_count,
+            ));
         }
         Ok(())
     }

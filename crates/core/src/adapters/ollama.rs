@@ -92,11 +92,7 @@ impl Protocol for Lines {
             out.push(StreamEvent::Finish(
                 line.done_reason.unwrap_or_else(|| "stop".into()),
             ));
-            let (input, output) = (
-                line.prompt_eval_count.unwrap_or(0),
-                line.eval_count.unwrap_or(0),
-            );
-            out.push(StreamEvent::Usage(Usage { input, output }));
+            out.push(Usage::reported(line.prompt_eval_count, line.eval_count));
             out.push(StreamEvent::Done);
         }
         Ok(())

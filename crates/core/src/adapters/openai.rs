@@ -116,11 +116,7 @@ impl Protocol for Chunks {
             );
         }
         if let Some(u) = chunk.usage {
-            let (input, output) = (
-                u.prompt_tokens.unwrap_or(0),
-                u.completion_tokens.unwrap_or(0),
-            );
-            out.push(StreamEvent::Usage(Usage { input, output }));
+            out.push(Usage::reported(u.prompt_tokens, u.completion_tokens));
         }
         Ok(())
     }

@@ -275,6 +275,36 @@ impl TaskContext {
         self.steps.push(step);
     }
 
+    /// Records an action step with how it went, which the next navigator turn hears.
+    /// `provider` answered the step and `tokens` it cost, when a model was asked.
+    pub fn record_action(
+        &mut self,
+        action: String,
+        target: Option<String>,
+        outcome: Result<String, String>,
+        provider: Option<String>,
+        tokens: Option<u32>,
+    ) {
+        let (ok, result) = match outcome {
+            Ok(r) => (true, r),
+            Err(e) => (false, e),
+        };
+        self.feedback = if ok {
+            format!("done: {result}")
+        } else {
+            format!("failed: {result}")
+        };
+        self.record(StepRecord {
+            kind: StepKind::Action,
+            action,
+            target,
+            result,
+            ok,
+            provider,
+            tokens,
+        });
+    }
+
     /// Records the session's switch to the cloud (shown before the step the cloud answered).
     pub fn record_switch(&mut self, failover: &Failover) {
         self.steps.push(StepRecord {

@@ -9,7 +9,7 @@ use crate::budget::{
     build_request, compute_budget, BudgetError, BudgetSettings, Conversation, TokenCache,
 };
 use crate::errors::ProviderError;
-use crate::models::{effective_info, model_info};
+use crate::models::model_info;
 use crate::provider::{ConfigError, ProviderKind, Settings};
 use crate::request::{RequestOptions, UniversalRequest};
 use crate::send::{Action, RetryPolicy, SendPlan, UniversalResponse};
@@ -43,13 +43,7 @@ impl CloudConfig {
 
     /// The active provider of the user's settings, with their context-window override.
     pub fn from_settings(settings: &Settings, budget: BudgetSettings) -> Result<Self, ConfigError> {
-        let cfg = settings.active_config()?;
-        let stored = settings
-            .providers
-            .get(&cfg.kind)
-            .cloned()
-            .unwrap_or_default();
-        let info = effective_info(cfg.kind, &stored);
+        let (cfg, info) = settings.active_model()?;
         Ok(Self {
             kind: cfg.kind,
             model: cfg.model,
