@@ -5,19 +5,22 @@
 //! element map → planner / navigator through ONE task-scoped `HybridSession` → parse → safety
 //! → act → record) lives in this worker's memory; when the worker is stopped the loop dies
 //! with it, so a task found Running at start-up is marked Paused, and Resume rebuilds the
-//! session from the stored transcript and continues with the next step.
+//! session from the stored transcript and continues with the next step. The tab and page
+//! calls the loop makes are in [`page`].
+
+mod page;
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use js_sys::{Array, Function, Object, Promise, Reflect, JSON};
+use js_sys::{Function, Object, Promise, Reflect, JSON};
 use tandem_core::agent::task::{
     self, parse_planner, parse_stored, PendingConfirmation, StepKind, StepRecord, TaskCommand,
     TaskContext, TaskStatus, UserUpdate, MAP_CHARS, TASK_STATE_KEY,
 };
 use tandem_core::agent::{
-    fence, frame_of_handle, needs_confirmation, parse_action, tabs, ActResult, Action,
-    ConfirmReason, DriverCommand, Element, ElementMap, ScrollTarget, Snapshot, UrlPolicy,
+    fence, needs_confirmation, parse_action, tabs, Action, ConfirmReason, DriverCommand, Element,
+    ElementMap, ScrollTarget, Snapshot, UrlPolicy,
 };
 use tandem_core::errors::ErrorKind;
 use tandem_core::protocol::WorkerToPanel;
@@ -33,46 +36,13 @@ use crate::chrome::{self, Port};
 use crate::cloud::{BrowserCloud, Timer};
 use crate::nano::BrowserNano;
 use crate::storage::{self, js_text};
-
-#[wasm_bindgen(inline_js = "
-function snapshot(opts) {
-  const d = globalThis.__tandemDriver;
-  if (!d) return null;
-  // A frame whose parent is same-origin was read by the parent's driver.
-  if (window !== window.top) {
-    try { if (window.parent.document) return null; } catch (_) { /* cross-origin parent */ }
-  }
-  return d.snapshot(opts);
-}
-function act(handle, command) {
-  const d = globalThis.__tandemDriver;
-  return d ? d.act(handle, command) : { ok: false, error: 'stale-handle', message: 'the page driver is not loaded' };
-}
-function back() { history.back(); return true; }
-export function snapshot_fn() { return snapshot; }
-export function act_fn() { return act; }
-export function back_fn() { return back; }
-")]
-extern "C" {
-    fn snapshot_fn() -> Function;
-    fn act_fn() -> Function;
-    fn back_fn() -> Function;
-}
+use page::{
+    act_in_page, activate_tab, close_tab, get_tab, go_back, is_web, navigate, open_tab, settle,
+    snapshot, target_tab,
+};
 
 #[wasm_bindgen]
 extern "C" {
-    #[wasm_bindgen(catch, js_namespace = ["chrome", "scripting"], js_name = executeScript)]
-    fn execute_script(injection: &JsValue) -> Result<Promise, JsValue>;
-    #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = get)]
-    fn tabs_get(tab_id: i32) -> Result<Promise, JsValue>;
-    #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = query)]
-    fn tabs_query(query: &JsValue) -> Result<Promise, JsValue>;
-    #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = update)]
-    fn tabs_update(tab_id: i32, props: &JsValue) -> Result<Promise, JsValue>;
-    #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = create)]
-    fn tabs_create(props: &JsValue) -> Result<Promise, JsValue>;
-    #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = remove)]
-    fn tabs_remove(tab_id: i32) -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "local"], js_name = set)]
     fn local_set(items: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "local"], js_name = remove)]
@@ -83,8 +53,6 @@ extern "C" {
 
 /// How long one model step may take on Nano before it counts as failed.
 const STEP_TIMEOUT_MS: u64 = 60_000;
-/// How long a page may take to load after an action.
-const SETTLE_MS: u32 = 10_000;
 
 #[derive(Debug, thiserror::Error)]
 enum AgentError {
@@ -346,11 +314,9 @@ async fn update(update: UserUpdate) -> Option<String> {
 /// The panel's tab as a tab to add to the task: a web page the site lists allow.
 async fn tab_to_add(tab_id: Option<i32>) -> Result<UserUpdate, String> {
     let id = tab_id.ok_or("Tandem cannot tell which tab this panel belongs to.")?;
-    let tab = match tabs_get(id) {
-        Ok(p) => JsFuture::from(p).await.map_err(js_text),
-        Err(e) => Err(js_text(e)),
-    }
-    .map_err(|e| format!("Tandem cannot read this tab ({e})."))?;
+    let tab = get_tab(id)
+        .await
+        .map_err(|e| format!("Tandem cannot read this tab ({e})."))?;
     if !is_web(&tab) {
         return Err("Only a tab showing a web page can be part of a task.".into());
     }
@@ -893,23 +859,13 @@ impl Loop {
                 if let Err(e) = self.policy.check(url) {
                     return (None, Err(format!("not allowed: {e}")));
                 }
-                let props = Object::new();
-                let _ = Reflect::set(&props, &"url".into(), &url.into());
-                let result = match tabs_update(tab, &props) {
-                    Ok(p) => JsFuture::from(p).await.map(|_| ()).map_err(js_text),
-                    Err(e) => Err(js_text(e)),
-                };
-                if let Err(e) = result {
-                    return (None, Err(format!("could not open {url}: {e}")));
+                match navigate(tab, url).await {
+                    Ok(()) => (None, Ok(format!("opened {url}"))),
+                    Err(e) => (None, Err(format!("could not open {url}: {e}"))),
                 }
-                settle(tab).await;
-                (None, Ok(format!("opened {url}")))
             }
-            Action::Back => match run_in_page(tab, None, &back_fn(), &Array::new()).await {
-                Ok(_) => {
-                    settle(tab).await;
-                    (None, Ok("went back".into()))
-                }
+            Action::Back => match go_back(tab).await {
+                Ok(()) => (None, Ok("went back".into())),
                 Err(e) => (None, Err(e.to_string())),
             },
             Action::Wait { ms } => {
@@ -1131,241 +1087,6 @@ fn label(id: u32, el: &Element) -> String {
     };
     let name: String = name.chars().take(60).collect();
     format!("[{id}] {role} \"{name}\"")
-}
-
-/// The tab to act on: `tab_id` when it shows a web page, else the web tab used last.
-async fn target_tab(tab_id: Option<i32>) -> Result<i32, AgentError> {
-    if let Some(id) = tab_id {
-        if let Ok(p) = tabs_get(id) {
-            if let Ok(tab) = JsFuture::from(p).await {
-                if is_web(&tab) {
-                    return Ok(id);
-                }
-            }
-        }
-    }
-    let tabs = JsFuture::from(tabs_query(&Object::new()).map_err(|e| AgentError::Tab(js_text(e)))?)
-        .await
-        .map_err(|e| AgentError::Tab(js_text(e)))?;
-    Array::from(&tabs)
-        .iter()
-        .filter(is_web)
-        .filter_map(|t| {
-            let id = Reflect::get(&t, &"id".into()).ok()?.as_f64()?;
-            let used = Reflect::get(&t, &"lastAccessed".into())
-                .ok()
-                .and_then(|v| v.as_f64())
-                .unwrap_or(0.0);
-            Some((id as i32, used))
-        })
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-        .map(|(id, _)| id)
-        .ok_or_else(|| AgentError::Tab("no tab shows a web page".into()))
-}
-
-/// Opens `url` in a new active tab; its id.
-async fn open_tab(url: &str) -> Result<i32, AgentError> {
-    let props = Object::new();
-    let _ = Reflect::set(&props, &"url".into(), &url.into());
-    let _ = Reflect::set(&props, &"active".into(), &JsValue::TRUE);
-    let tab = JsFuture::from(tabs_create(&props).map_err(|e| AgentError::Tab(js_text(e)))?)
-        .await
-        .map_err(|e| AgentError::Tab(js_text(e)))?;
-    Reflect::get(&tab, &"id".into())
-        .ok()
-        .and_then(|v| v.as_f64())
-        .map(|id| id as i32)
-        .ok_or_else(|| AgentError::Tab("the new tab has no id".into()))
-}
-
-async fn activate_tab(tab: i32) -> Result<(), AgentError> {
-    let props = Object::new();
-    let _ = Reflect::set(&props, &"active".into(), &JsValue::TRUE);
-    JsFuture::from(tabs_update(tab, &props).map_err(|e| AgentError::Tab(js_text(e)))?)
-        .await
-        .map(|_| ())
-        .map_err(|e| AgentError::Tab(js_text(e)))
-}
-
-async fn close_tab(tab: i32) -> Result<(), AgentError> {
-    JsFuture::from(tabs_remove(tab).map_err(|e| AgentError::Tab(js_text(e)))?)
-        .await
-        .map(|_| ())
-        .map_err(|e| AgentError::Tab(js_text(e)))
-}
-
-fn is_web(tab: &JsValue) -> bool {
-    Reflect::get(tab, &"url".into())
-        .ok()
-        .and_then(|u| u.as_string())
-        .is_some_and(|u| u.starts_with("http://") || u.starts_with("https://"))
-}
-
-/// Waits until the tab finished loading (after an action that may navigate).
-async fn settle(tab: i32) {
-    chrome::sleep(300).await;
-    let mut waited = 0;
-    while waited < SETTLE_MS {
-        let complete = match tabs_get(tab) {
-            Ok(p) => JsFuture::from(p)
-                .await
-                .ok()
-                .and_then(|t| Reflect::get(&t, &"status".into()).ok())
-                .and_then(|s| s.as_string())
-                .is_none_or(|s| s == "complete"),
-            Err(_) => true,
-        };
-        if complete {
-            return;
-        }
-        chrome::sleep(200).await;
-        waited += 200;
-    }
-}
-
-async fn inject(tab: i32) -> Result<(), AgentError> {
-    let injection = Object::new();
-    let target = Object::new();
-    let _ = Reflect::set(&target, &"tabId".into(), &tab.into());
-    let _ = Reflect::set(&target, &"allFrames".into(), &JsValue::TRUE);
-    let _ = Reflect::set(&injection, &"target".into(), &target);
-    let files = Array::of1(&"content/driver.js".into());
-    let _ = Reflect::set(&injection, &"files".into(), &files);
-    let promise = execute_script(&injection).map_err(|e| AgentError::Page(js_text(e)))?;
-    JsFuture::from(promise)
-        .await
-        .map_err(|e| AgentError::Page(js_text(e)))?;
-    Ok(())
-}
-
-/// Runs `func(...args)` in the tab's top frame, or in frame `frame`; its JSON result.
-async fn run_in_page(
-    tab: i32,
-    frame: Option<u32>,
-    func: &Function,
-    args: &Array,
-) -> Result<String, AgentError> {
-    let results = execute(tab, Frames::One(frame), func, args).await?;
-    let first = results.get(0);
-    let result = Reflect::get(&first, &"result".into()).unwrap_or(JsValue::NULL);
-    if result.is_undefined() || result.is_null() {
-        return Err(AgentError::Driver("no result".into()));
-    }
-    JSON::stringify(&result)
-        .map(String::from)
-        .map_err(|e| AgentError::Driver(js_text(e)))
-}
-
-enum Frames {
-    /// The top frame (`None`) or one frame by its id.
-    One(Option<u32>),
-    All,
-}
-
-/// `chrome.scripting.executeScript` of `func(...args)`; the per-frame results.
-async fn execute(
-    tab: i32,
-    frames: Frames,
-    func: &Function,
-    args: &Array,
-) -> Result<Array, AgentError> {
-    let injection = Object::new();
-    let target = Object::new();
-    let _ = Reflect::set(&target, &"tabId".into(), &tab.into());
-    match frames {
-        Frames::One(Some(id)) => {
-            let _ = Reflect::set(&target, &"frameIds".into(), &Array::of1(&id.into()));
-        }
-        Frames::One(None) => {}
-        Frames::All => {
-            let _ = Reflect::set(&target, &"allFrames".into(), &JsValue::TRUE);
-        }
-    }
-    let _ = Reflect::set(&injection, &"target".into(), &target);
-    let _ = Reflect::set(&injection, &"func".into(), func);
-    let _ = Reflect::set(&injection, &"args".into(), args);
-    let promise = execute_script(&injection).map_err(|e| AgentError::Page(js_text(e)))?;
-    let results = JsFuture::from(promise)
-        .await
-        .map_err(|e| AgentError::Page(js_text(e)))?;
-    Ok(Array::from(&results))
-}
-
-/// The top frame's snapshot (with its same-origin iframes), with each cross-origin frame's
-/// own snapshot merged in once.
-async fn snapshot(tab: i32, max_text: u32) -> Result<Snapshot, AgentError> {
-    inject(tab).await?;
-    let opts = Object::new();
-    let _ = Reflect::set(&opts, &"maxText".into(), &max_text.into());
-    let results = execute(tab, Frames::All, &snapshot_fn(), &Array::of1(&opts)).await?;
-    let mut top: Option<Snapshot> = None;
-    let mut others: Vec<(u32, Snapshot)> = Vec::new();
-    for item in results.iter() {
-        let result = Reflect::get(&item, &"result".into()).unwrap_or(JsValue::NULL);
-        if result.is_undefined() || result.is_null() {
-            continue; // no driver, or a frame its parent's driver already read
-        }
-        let frame_id = Reflect::get(&item, &"frameId".into())
-            .ok()
-            .and_then(|v| v.as_f64())
-            .unwrap_or(0.0) as u32;
-        let parsed = JSON::stringify(&result)
-            .map(String::from)
-            .map_err(|e| AgentError::Driver(js_text(e)))
-            .and_then(|json| {
-                serde_json::from_str::<Snapshot>(&json)
-                    .map_err(|e| AgentError::Driver(format!("snapshot of frame {frame_id}: {e}")))
-            });
-        match (frame_id, parsed) {
-            (0, parsed) => top = Some(parsed?),
-            (id, Ok(s)) => others.push((id, s)),
-            (_, Err(e)) => crate::log_error("a frame could not be read", &e.to_string().into()),
-        }
-    }
-    let mut top = top.ok_or_else(|| AgentError::Driver("no result".into()))?;
-    // Parents before children: a nested frame's iframe is listed by its parent's snapshot.
-    others.sort_by_key(|(id, _)| *id);
-    for (id, sub) in others {
-        top.merge_frame(id, sub);
-    }
-    Ok(top)
-}
-
-/// `act(handle, command)` in the page; the result sentence, or why it failed.
-async fn act_in_page(
-    tab: i32,
-    handle: Option<&str>,
-    command: &DriverCommand,
-) -> Result<String, String> {
-    let command_json = serde_json::to_string(command).map_err(|e| e.to_string())?;
-    let command_js = JSON::parse(&command_json).map_err(js_text)?;
-    let (frame, handle) = match handle.map(frame_of_handle) {
-        Some((frame, local)) => (frame, JsValue::from_str(local)),
-        None => (None, JsValue::NULL),
-    };
-    let json = run_in_page(tab, frame, &act_fn(), &Array::of2(&handle, &command_js))
-        .await
-        .map_err(|e| e.to_string())?;
-    let result: ActResult = serde_json::from_str(&json)
-        .map_err(|e| format!("the driver's answer was unreadable ({e})"))?;
-    match result.into_result() {
-        Ok(done) => Ok(match (command, done.text) {
-            (DriverCommand::Read { .. }, Some(text)) => fence("element text", &text),
-            (DriverCommand::Click, _) if done.obscured == Some(true) => {
-                "clicked (something covered the element)".to_string()
-            }
-            (DriverCommand::Click, _) => "clicked".to_string(),
-            (DriverCommand::Type { .. }, _) if done.accepted == Some(false) => {
-                "typed, but the field did not keep the text".to_string()
-            }
-            (DriverCommand::Type { .. }, _) => "typed".to_string(),
-            (DriverCommand::Select { .. }, text) => {
-                format!("selected {}", text.unwrap_or_default())
-            }
-            _ => "done".to_string(),
-        }),
-        Err(failure) => Err(failure.to_string()),
-    }
 }
 
 /// The stored task, and a notice when unreadable state was reset.
