@@ -11,7 +11,7 @@ import { scriptedModel, startAgentEnv } from './lib/agent-harness.mjs';
 import { shopRoutes } from './lib/shop-site.mjs';
 import { planner, shopper, shopperSource } from './lib/scripted-shopper.mjs';
 
-let browser, mock, site, panel, tab;
+let browser, mock, site, panel, tab, ui;
 const cart = [];
 
 const routes = shopRoutes({ cart });
@@ -24,7 +24,7 @@ const cloud = scriptedModel({ planner, navigator: shopper });
 let env;
 before(async () => {
   env = await startAgentEnv({ routes, key: 'sk-cloud-agent-123456', model: 'cloud-model', fakeLanguageModel: { availability: 'available', delayMs: 5 } });
-  ({ browser, mock, site, panel, tab } = env);
+  ({ browser, mock, site, panel, tab, ui } = env);
   mock.setDefault(cloud);
 });
 after(async () => { await env?.close(); });
@@ -71,6 +71,15 @@ test('Nano answers steps 1–2, is destroyed, and the cloud answers step 3 and t
   assert.equal(calls.filter((c) => c.method === 'create').length, 1, 'one on-device session for the task');
   const prompts = calls.filter((c) => c.method.startsWith('prompt')).map((c) => (typeof c.input === 'string' ? c.input : JSON.stringify(c.input)));
   assert.equal(prompts.length, 3, 'two answered on the device, the third failed there');
+  // Each prompt is constrained to its answer's JSON Schema, which the initial prompts already
+  // describe (so it is not added to the input again).
+  const constraints = calls.filter((c) => c.method.startsWith('prompt')).map((c) => c.options);
+  assert.deepEqual(Object.keys(constraints[0].responseConstraint.properties).sort(), ['complete', 'plan'], 'the planner\'s shape');
+  for (const o of constraints.slice(1)) {
+    assert.ok(o.responseConstraint.properties.action.enum.includes('click'), 'the navigator\'s flat action');
+    assert.deepEqual(o.responseConstraint.required, ['action']);
+  }
+  assert.ok(constraints.every((o) => o.omitResponseConstraintInput === true));
   assert.ok(calls.some((c) => c.method === 'destroy'), 'the Nano session was destroyed');
 
   // The cloud's first request carries the transcript: the system prompt, steps 1–2 with
@@ -87,4 +96,33 @@ test('Nano answers steps 1–2, is destroyed, and the cloud answers step 3 and t
   assert.equal(JSON.parse(rest[3].content).action, 'type');
   assert.equal(rest[4].content, prompts[2], 'the cloud re-runs the very step Nano failed');
   await browser.screenshot(panel, 'agent-nano-failover');
+});
+
+test('Nano answering without the JSON asked for, twice, hands the step to the cloud', async () => {
+  // The fake plans, then answers the navigator in prose (a real model held to the
+  // responseConstraint rarely does, but one cut off by its output limit does).
+  await browser.serviceWorker.evaluate(`(() => {
+    ${shopperSource}
+    const cfg = globalThis.__fakeLanguageModel;
+    cfg.calls.length = 0;
+    cfg.reply = (turn) => turn.startsWith('ROLE: PLANNER') ? JSON.stringify(planner(turn)) : 'I would type into the search box.';
+  })()`);
+  mock.reset();
+  mock.setDefault(cloud);
+  cart.length = 0;
+  // The first test's "Done" is still on screen: startTask waits for this task's own line.
+  await ui.startTask(tab, 'Add the blue backpack to the cart', site.url + '/');
+  await ui.waitStatus(/^Done/, 30_000);
+  assert.deepEqual(cart, ['blue-backpack']);
+  const items = await panel.getByRole('list', { name: 'Steps' }).getByRole('listitem').allTextContents();
+  const all = items.join('\n');
+  assert.match(items[0], /^Plan:.*· Gemini Nano/, all);
+  assert.match(items[1], /^Switched from Gemini Nano to OpenAI-compatible: Gemini Nano twice answered without the JSON asked for/, all);
+  assert.match(items[2], /"type".*searchbox "Search".*✓ typed · OpenAI-compatible/, all);
+  const calls = await browser.serviceWorker.evaluate(() => globalThis.__fakeLanguageModel.calls);
+  assert.equal(calls.filter((c) => c.method.startsWith('prompt')).length, 3, 'the plan, then the navigator step tried twice on the device');
+  // The cloud got the step Nano could not answer, after the plan Nano made.
+  const first = mock.requests.find((r) => r.provider === 'openai');
+  assert.match(text(first.body.messages.at(-1).content), /^ROLE: NAVIGATOR/);
+  assert.match(text(first.body.messages.at(-2).content), /"plan"/);
 });

@@ -91,9 +91,11 @@
 
     // Room is made the way Chrome does it: old turns are dropped (back to the initial
     // prompts) and the overflow event fires; an input that can never fit is refused.
-    #take(input, method) {
+    // `options`: the prompt options the extension passed (a responseConstraint and whether
+    // it is left out of the input), as the test may check them; the signal is left out.
+    #take(input, method, { responseConstraint, omitResponseConstraintInput } = {}) {
       if (this.#destroyed) throw new DOMException('The model execution session has been destroyed.', 'InvalidStateError');
-      cfg.calls.push({ method, input });
+      cfg.calls.push({ method, input, options: { responseConstraint, omitResponseConstraintInput } });
       const need = tokens(flatText(input));
       if (this.#initial + need > cfg.contextWindow) {
         const e = new DOMException(`The input is too large: ${need} tokens, quota ${cfg.contextWindow}.`, 'QuotaExceededError');
@@ -118,19 +120,21 @@
 
     async append(input) { this.#take(input, 'append'); }
 
-    async prompt(input, { signal } = {}) {
-      this.#take(input, 'prompt');
+    async prompt(input, options = {}) {
+      const { signal } = options;
+      this.#take(input, 'prompt', options);
       const text = replyFor(input);
       await wait(cfg.delayMs, signal);
       this.#usage += tokens(text);
       return text;
     }
 
-    promptStreaming(input, { signal } = {}) {
+    promptStreaming(input, options = {}) {
+      const { signal } = options;
       let pieces;
       return new ReadableStream({
         start: () => {
-          this.#take(input, 'promptStreaming');
+          this.#take(input, 'promptStreaming', options);
           pieces = replyFor(input).match(/\s*\S+/g) ?? [];
           this.#usage += pieces.length;
         },

@@ -25,7 +25,7 @@ use tandem_core::agent::{
 use tandem_core::errors::ErrorKind;
 use tandem_core::protocol::WorkerToPanel;
 use tandem_core::session::{
-    CloudConfig, HybridSession, SessionConfig, SessionError, SessionManager,
+    CloudConfig, HybridSession, ProviderId, Schema, SessionConfig, SessionError, SessionManager,
 };
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{spawn_local, JsFuture};
@@ -395,6 +395,8 @@ fn launch(ctx: TaskContext) {
             policy: UrlPolicy::default(),
             approve_plan: false,
             failovers_seen: 0,
+            planner_schema: task::planner_schema(),
+            navigator_schema: task::navigator_schema(),
         };
         looper.run(&mut ctx, controller).await;
         RUN.with(|r| *r.borrow_mut() = None);
@@ -421,6 +423,9 @@ struct Loop {
     approve_plan: bool,
     /// The session's switches to the cloud already on the timeline.
     failovers_seen: usize,
+    /// The answers' JSON shapes, Nano's `responseConstraint`.
+    planner_schema: Schema,
+    navigator_schema: Schema,
 }
 
 /// What one observation gives the loop.
@@ -777,7 +782,10 @@ impl Loop {
     ) -> Result<bool, SessionError> {
         let before = session.token_log().len();
         let reply = session
-            .invoke(&task::planner_turn(ctx, list, done), None)
+            .invoke(
+                &task::planner_turn(ctx, list, done),
+                constraint(session, &self.planner_schema),
+            )
             .await;
         self.note_failovers(ctx, session);
         let parsed = parse_planner(&reply?);
@@ -816,7 +824,9 @@ impl Loop {
         session: &mut Session,
         turn: &str,
     ) -> Result<Result<Action, String>, SessionError> {
-        let reply = session.invoke(turn, None).await?;
+        let reply = session
+            .invoke(turn, constraint(session, &self.navigator_schema))
+            .await?;
         match parse_action(&reply) {
             Ok(parsed) => Ok(Ok(parsed.action)),
             Err(first) => {
@@ -825,7 +835,9 @@ impl Loop {
                 }
                 // Re-ask once, telling the model what was wrong.
                 let again = format!("{}\n{first}", task::NAVIGATOR_TAG);
-                let reply = session.invoke(&again, None).await?;
+                let reply = session
+                    .invoke(&again, constraint(session, &self.navigator_schema))
+                    .await?;
                 Ok(parse_action(&reply)
                     .map(|p| p.action)
                     .map_err(|e| format!("the model's answer was not a valid action twice ({e})")))
@@ -1062,6 +1074,13 @@ impl Loop {
             .unwrap_or(false)
             && self.stop.get() == Stop::No
     }
+}
+
+/// Nano decodes to the answer's JSON Schema (`responseConstraint`), and two answers that
+/// still miss it make the session fail over. A cloud reply is not held to it: it goes
+/// through `parse_action`'s repairs and one re-ask, which a strict check would pre-empt.
+fn constraint<'a>(session: &Session, schema: &'a Schema) -> Option<&'a Schema> {
+    (session.provider() == Some(ProviderId::Nano)).then_some(schema)
 }
 
 /// Who answers `session` now, and the tokens of its attempts from token-log entry `before`

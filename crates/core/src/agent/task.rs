@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::actions::Action;
 use super::element_map::LIST_LEGEND;
 use super::safety::{fence, FENCE_RULE};
-use crate::session::{Failover, Transcript};
+use crate::session::{Failover, Schema, Transcript};
 
 /// The one storage key holding the task.
 pub const TASK_STATE_KEY: &str = "agentTask";
@@ -476,12 +476,23 @@ pub enum TaskCommand {
 }
 
 /// The planner's answer.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct PlannerReply {
+    /// A short numbered plan of the remaining steps.
     pub plan: String,
     /// Only meaningful when checking the navigator's `done`: the task is really complete.
     pub complete: bool,
+}
+
+/// The planner's answer shape, for Nano's `responseConstraint`.
+pub fn planner_schema() -> Schema {
+    crate::session::schema_for::<PlannerReply>()
+}
+
+/// The navigator's answer shape (the flat action), for Nano's `responseConstraint`.
+pub fn navigator_schema() -> Schema {
+    Schema::new(super::actions::action_schema())
 }
 
 /// Reads the planner's JSON leniently: the first `{`…last `}`; else the text is the plan.

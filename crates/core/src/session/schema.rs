@@ -50,9 +50,7 @@ impl Schema {
     /// The JSON of `text` when it has the schema's top-level type and required fields.
     /// Markdown code fences around it (cloud models add them) are dropped.
     pub fn validate(&self, text: &str) -> Result<String, SchemaError> {
-        let json = strip_fences(text);
-        let value: Value =
-            serde_json::from_str(json).map_err(|e| SchemaError::NotJson(e.to_string()))?;
+        let (json, value) = parse_json(text)?;
         let found = type_name(&value);
         let allowed: Vec<&str> = match self.0.get("type") {
             Some(Value::String(t)) => vec![t.as_str()],
@@ -80,6 +78,23 @@ impl Schema {
         }
         Ok(json.to_string())
     }
+}
+
+/// The JSON in `text`: all of it, or inside code fences, or (a cloud model's prose around
+/// it) from the first `{` to the last `}`.
+fn parse_json(text: &str) -> Result<(&str, Value), SchemaError> {
+    let json = strip_fences(text);
+    let first = match serde_json::from_str(json) {
+        Ok(value) => return Ok((json, value)),
+        Err(e) => SchemaError::NotJson(e.to_string()),
+    };
+    let object = match (json.find('{'), json.rfind('}')) {
+        (Some(a), Some(b)) if a < b => json.get(a..=b),
+        _ => None,
+    };
+    object
+        .and_then(|o| serde_json::from_str(o).ok().map(|v| (o, v)))
+        .ok_or(first)
 }
 
 fn strip_fences(text: &str) -> &str {

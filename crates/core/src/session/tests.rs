@@ -688,6 +688,13 @@ fn schema_generation_and_checks() {
         Ok(ok)
     );
     assert_eq!(schema.validate(ok).as_deref(), Ok(ok));
+    // A cloud model's prose around the object is dropped.
+    assert_eq!(
+        schema
+            .validate(&format!("Here it is: {ok} Hope this helps."))
+            .as_deref(),
+        Ok(ok)
+    );
     let errors: Vec<String> = ["[]", r#"{"evaluation":"e"}"#, "Sure!"]
         .iter()
         .map(|t| schema.validate(t).unwrap_err().to_string())
