@@ -9,7 +9,7 @@
 use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::snapshot::DriverCommand;
 pub use super::snapshot::ScrollDirection;
@@ -224,33 +224,96 @@ impl<'de> Deserialize<'de> for Action {
     }
 }
 
-/// The JSON Schema of an action: one flat object. Written by hand because the crate has no
-/// schema generator (`schemars` could derive it, but derives nest tagged enums, which is the
-/// shape small models fail on). Per-action requirements live in the descriptions, where a
-/// model reads them; [`parse_action`] enforces them.
+// The action's name, as the flat object's `action` field spells it (in the order of
+// `ACTION_NAMES`). Plain comments, not doc comments: schemars would send those to the model.
+#[derive(schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code)] // Only its schema is used: `parse_action` reads replies leniently itself.
+enum ActionName {
+    Click,
+    Type,
+    SelectOption,
+    Scroll,
+    Navigate,
+    Back,
+    OpenTab,
+    SwitchTab,
+    CloseTab,
+    ExtractText,
+    Wait,
+    AskUser,
+    Done,
+}
+
+// The navigator's answer as one FLAT object: a derived tagged enum would nest, the shape
+// small models fail on. Per-action requirements live in the field descriptions (the doc
+// comments), where a model reads them; `parse_action` enforces them.
+#[derive(schemars::JsonSchema)]
+#[schemars(
+    description = "Exactly one browser action. Only the fields the chosen action uses may be set."
+)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)] // Only its schema is used, as above.
+struct FlatAction {
+    action: ActionName,
+    #[doc = "The [number] of an element in the list. Required by click, type, select_option; optional for scroll (instead of direction) and extract_text (else the whole page)."]
+    #[serde(default)]
+    element: u32,
+    /// type: the text to enter.
+    #[serde(default)]
+    text: String,
+    /// type: empty the field first (default true).
+    #[serde(default)]
+    clear: bool,
+    /// type: submit the form afterwards (default false).
+    #[serde(default)]
+    submit: bool,
+    /// select_option: the option's value or visible text.
+    #[serde(default)]
+    option: String,
+    /// scroll: one screen up or down.
+    #[serde(default = "down")]
+    direction: ScrollDirection,
+    /// navigate, open_tab: an absolute http(s) URL.
+    #[serde(default)]
+    url: String,
+    /// switch_tab: the tab's number in the tab list.
+    #[serde(default)]
+    tab: u32,
+    /// wait: milliseconds.
+    #[serde(default)]
+    #[schemars(range(max = MAX_WAIT_MS))]
+    ms: u32,
+    /// ask_user: the question for the user.
+    #[serde(default)]
+    question: String,
+    /// done: whether the task was accomplished (required).
+    #[serde(default)]
+    success: bool,
+    /// done: the result, or what went wrong.
+    #[serde(default)]
+    answer: String,
+}
+
+fn down() -> ScrollDirection {
+    ScrollDirection::Down
+}
+
+/// The JSON Schema of an action: one flat object, generated from `FlatAction`.
 pub fn action_schema() -> Value {
-    json!({
-        "type": "object",
-        "description": "Exactly one browser action. Only the fields the chosen action uses may be set.",
-        "properties": {
-            "action": { "type": "string", "enum": ACTION_NAMES },
-            "element": { "type": "integer", "minimum": 0,
-                "description": "The [number] of an element in the list. Required by click, type, select_option; optional for scroll (instead of direction) and extract_text (else the whole page)." },
-            "text": { "type": "string", "description": "type: the text to enter." },
-            "clear": { "type": "boolean", "description": "type: empty the field first (default true)." },
-            "submit": { "type": "boolean", "description": "type: submit the form afterwards (default false)." },
-            "option": { "type": "string", "description": "select_option: the option's value or visible text." },
-            "direction": { "type": "string", "enum": ["up", "down"], "description": "scroll: one screen up or down." },
-            "url": { "type": "string", "description": "navigate, open_tab: an absolute http(s) URL." },
-            "tab": { "type": "integer", "minimum": 0, "description": "switch_tab: the tab's number in the tab list." },
-            "ms": { "type": "integer", "minimum": 0, "maximum": MAX_WAIT_MS, "description": "wait: milliseconds." },
-            "question": { "type": "string", "description": "ask_user: the question for the user." },
-            "success": { "type": "boolean", "description": "done: whether the task was accomplished (required)." },
-            "answer": { "type": "string", "description": "done: the result, or what went wrong." }
-        },
-        "required": ["action"],
-        "additionalProperties": false
-    })
+    let mut schema = crate::session::schema_for::<FlatAction>().json().clone();
+    // What a model reads: no Rust type name, and no serde defaults or integer formats, which
+    // only restate the types (and every token of it is sent once per task).
+    if let Some(top) = schema.as_object_mut() {
+        top.remove("title");
+    }
+    if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+        for p in props.values_mut().filter_map(Value::as_object_mut) {
+            p.remove("default");
+            p.remove("format");
+        }
+    }
+    schema
 }
 
 /// A repair [`parse_action`] made; worth logging, not worth failing for.
