@@ -10,6 +10,9 @@ import { openSettings, scriptedModel, startAgentEnv } from './lib/agent-harness.
 
 /** A second site, for a cross-origin iframe inside the shop's pages. */
 const PARTNER = 'https://partner.tandem.test';
+/** A site the user blocks; the agent is sent to it under disguised spellings. */
+const BANK = 'https://bank.tandem.test';
+const bankRequests = [];
 import { elements, urlOf } from './lib/scripted-shopper.mjs';
 
 const KEY = 'sk-test-agent-pages-1234';
@@ -93,7 +96,7 @@ const llm = scriptedModel({ planner: (turn) => planner(turn), navigator: (turn) 
 
 let env;
 before(async () => {
-  env = await startAgentEnv({ routes, key: KEY, more: { [PARTNER]: routes } });
+  env = await startAgentEnv({ routes, key: KEY, more: { [PARTNER]: routes, [BANK]: { '/': (rec) => { bankRequests.push(rec.path); return page('Bank', '<h1>Bank</h1>'); } } } });
   ({ browser, mock, site, panel, tab, ui } = env);
 });
 after(async () => {
@@ -296,6 +299,26 @@ test('a blocked host ends the task with a clear reason, before any action', asyn
     assert.match(await ui.status().textContent(), /shop\.tandem\.test is blocked by the site list/);
     assert.equal(turns.filter((t) => t.startsWith('ROLE: NAVIGATOR')).length, 0, 'no step was taken');
     assert.ok((await tab.url()).endsWith('/start'));
+  } finally {
+    await agentSettings({});
+  }
+});
+
+test('a blocked site reached through a disguised spelling (%2E, full-width letters, a tab) is still blocked before any request', async () => {
+  await agentSettings({ blocked: 'bank.tandem.test' });
+  const disguises = ['https://bank%2Etandem%2Etest/', 'https://\uff42\uff41\uff4e\uff4b.tandem.test/', 'https://ba\tnk.tandem.test/'];
+  let tried = 0;
+  navigator = () => (tried < disguises.length
+    ? { action: 'navigate', url: disguises[tried++] }
+    : { action: 'done', success: false, answer: 'blocked' });
+  try {
+    bankRequests.length = 0;
+    await startTask('Check my balance at bank.tandem.test', site.url + '/start');
+    await waitStatus(/^Failed/);
+    assert.equal(tried, 3, 'every disguise was tried');
+    assert.deepEqual(bankRequests, [], 'no request reached the blocked site');
+    const s = await steps();
+    assert.equal(s.filter((x) => /"navigate".*✗ not allowed: bank\.tandem\.test is blocked by the site list/.test(x)).length, 3, s.join('\n'));
   } finally {
     await agentSettings({});
   }

@@ -4,12 +4,13 @@
 
 use tandem_core::agent::task::{PendingConfirmation, TaskContext};
 use tandem_core::agent::{
-    approval_sentence, fence, needs_confirmation, tabs, Action, ConfirmReason, DriverCommand,
-    Element, ScrollTarget,
+    approval_sentence, fence, leave_question, needs_confirmation, needs_leave_approval, tabs,
+    Action, ConfirmReason, DriverCommand, Element, ScrollTarget,
 };
 
 use super::page::{
-    act_in_page, activate_tab, close_tab, go_back, navigate, open_tab, settle, snapshot,
+    act_in_page, activate_tab, allowed, close_tab, go_back, host_of, navigate, open_tab, settle,
+    snapshot,
 };
 use super::run::{Loop, Observed};
 use super::Session;
@@ -27,8 +28,11 @@ impl Loop {
         let tab = ctx.tab_id;
         match action {
             Action::Navigate { url } => {
-                if let Err(e) = self.policy.check(url) {
+                if let Err(e) = allowed(&self.policy, url) {
                     return (None, Err(format!("not allowed: {e}")));
+                }
+                if let Err(e) = self.may_leave(ctx, session, observed, url).await {
+                    return (None, Err(e));
                 }
                 match navigate(tab, url).await {
                     Ok(()) => (None, Ok(format!("opened {url}"))),
@@ -44,8 +48,11 @@ impl Loop {
                 (None, Ok(format!("waited {ms} ms")))
             }
             Action::OpenTab { url } => {
-                if let Err(e) = self.policy.check(url) {
+                if let Err(e) = allowed(&self.policy, url) {
                     return (None, Err(format!("not allowed: {e}")));
+                }
+                if let Err(e) = self.may_leave(ctx, session, observed, url).await {
+                    return (None, Err(e));
                 }
                 match open_tab(url).await {
                     Ok(id) => {
@@ -110,6 +117,44 @@ impl Loop {
                 }
             }
             _ => self.act_on_element(ctx, session, observed, action).await,
+        }
+    }
+
+    /// Going to a site that is neither the one the agent is on nor one the user named (in
+    /// the task or a note) waits for the user's approval, with the whole URL shown: a page
+    /// may ask the agent to carry what it read away in an address.
+    async fn may_leave(
+        &self,
+        ctx: &mut TaskContext,
+        session: &Session,
+        observed: &Observed,
+        url: &str,
+    ) -> Result<(), String> {
+        let Some(target) = host_of(url) else {
+            return Ok(()); // `allowed` already refused what has no host
+        };
+        let current = host_of(&observed.snapshot.url);
+        let mut texts: Vec<&str> = vec![ctx.task.as_str()];
+        texts.extend(ctx.notes.iter().map(String::as_str));
+        if !needs_leave_approval(&target, current.as_deref(), &texts) {
+            return Ok(());
+        }
+        ctx.pending = Some(PendingConfirmation {
+            action: "open a site".into(),
+            target: None,
+            reason: leave_question(url),
+            secret: false,
+            site: None,
+        });
+        self.persist(ctx, session).await;
+        let approved = self.wait_for_confirmation().await;
+        ctx.pending = None;
+        if approved {
+            Ok(())
+        } else {
+            Err(format!(
+                "you denied opening {target}; it was not opened. Do not try it again"
+            ))
         }
     }
 

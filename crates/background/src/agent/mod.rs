@@ -30,7 +30,7 @@ use crate::chrome::Port;
 use crate::cloud::{BrowserCloud, Timer};
 use crate::nano::BrowserNano;
 use crate::storage;
-use page::{get_tab, is_web, target_tab};
+use page::{allowed, canonical_host, get_tab, is_web, target_tab};
 use run::Loop;
 use store::{load, save};
 
@@ -344,8 +344,11 @@ async fn tab_to_add(tab_id: Option<i32>) -> Result<UserUpdate, String> {
             .unwrap_or_default()
     };
     let settings = storage::settings().await.map_err(|e| e.to_string())?;
-    let policy = settings.agent.policy().map_err(|e| e.to_string())?;
-    policy.check(&text("url")).map_err(|e| {
+    let policy = settings
+        .agent
+        .policy_with(canonical_host)
+        .map_err(|e| e.to_string())?;
+    allowed(&policy, &text("url")).map_err(|e| {
         format!("Tandem does not act on this site ({e}); change the site lists in Settings to allow it.")
     })?;
     let title = text("title");

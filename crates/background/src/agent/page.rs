@@ -4,7 +4,9 @@
 //! handle. What to do is decided in `tandem-core` and the loop; this module only carries it out.
 
 use js_sys::{Array, Function, Object, Promise, Reflect, JSON};
-use tandem_core::agent::{fence, frame_of_handle, ActResult, DriverCommand, Snapshot};
+use tandem_core::agent::{
+    fence, frame_of_handle, ActResult, DriverCommand, Snapshot, UrlDenied, UrlPolicy,
+};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
@@ -81,6 +83,30 @@ pub(super) fn host_of(url: &str) -> Option<String> {
     let parsed = web_sys::Url::new(url).ok()?;
     let host = parsed.hostname();
     (!host.is_empty()).then_some(host)
+}
+
+/// The site lists' verdict on `url`, with its host read by the browser's own URL parser
+/// (percent-escapes, numeric IPs, full-width letters and stray tabs resolved as Chrome
+/// resolves them when it loads the page).
+pub(super) fn allowed(policy: &UrlPolicy, url: &str) -> Result<(), UrlDenied> {
+    let not_web = || UrlDenied::NotWeb {
+        url: url.chars().take(80).collect(),
+    };
+    let parsed = web_sys::Url::new(url).map_err(|_| not_web())?;
+    if !matches!(parsed.protocol().as_str(), "http:" | "https:") || parsed.hostname().is_empty() {
+        return Err(not_web());
+    }
+    policy.check_host(&parsed.hostname())
+}
+
+/// A site-list entry's host as the browser would write it (`Bücher.de` → `xn--bcher-kva.de`);
+/// the entry unchanged when it is no host.
+pub(super) fn canonical_host(host: &str) -> String {
+    web_sys::Url::new(&format!("http://{host}/"))
+        .map(|u| u.hostname())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| host.to_string())
 }
 
 /// Whether the user turned on "Allow access to file URLs" for Tandem.
@@ -344,5 +370,46 @@ pub(super) async fn act_in_page(
             _ => "done".to_string(),
         }),
         Err(failure) => Err(failure.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod url_tests {
+    use wasm_bindgen_test::*;
+
+    use super::*;
+
+    wasm_bindgen_test_configure!(run_in_service_worker);
+
+    /// The hosts `tandem-core`'s settings tests hand the policy are what Chromium resolves.
+    #[wasm_bindgen_test]
+    fn the_site_lists_see_the_host_chrome_loads() {
+        for (url, host) in [
+            ("https://bank%2Ecom/", "bank.com"),
+            ("http://0x7f.1/", "127.0.0.1"),
+            ("https://\u{ff42}\u{ff41}\u{ff4e}\u{ff4b}.com/", "bank.com"),
+            ("https://ba\tnk.c\nom/", "bank.com"),
+            ("https://BANK.com./", "bank.com."),
+        ] {
+            assert_eq!(host_of(url).as_deref(), Some(host), "{url}");
+        }
+        let policy = UrlPolicy::new([], ["bank.com", "127.0.0.1"]).unwrap();
+        for url in [
+            "https://bank%2Ecom/x",
+            "http://0x7f.1:8080/",
+            "https://ba\tnk.com/",
+        ] {
+            assert!(
+                matches!(allowed(&policy, url), Err(UrlDenied::Denied { .. })),
+                "{url}"
+            );
+        }
+        assert!(allowed(&policy, "https://shop.example/").is_ok());
+        assert!(matches!(
+            allowed(&policy, "javascript:alert(1)"),
+            Err(UrlDenied::NotWeb { .. })
+        ));
+        assert_eq!(canonical_host("Bücher.de"), "xn--bcher-kva.de");
+        assert_eq!(canonical_host("0x7f.1"), "127.0.0.1");
     }
 }

@@ -19,7 +19,7 @@ use tandem_core::session::{CloudConfig, ProviderId, Schema, SessionConfig, Sessi
 use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortController;
 
-use super::page::{file_access, host_of, settle, snapshot, tab_url};
+use super::page::{allowed, canonical_host, file_access, host_of, settle, snapshot, tab_url};
 use super::store::{load_grants, remember_site, save};
 use super::{manager, AgentError, Session, Stop, STEP_TIMEOUT_MS};
 use crate::chrome;
@@ -68,7 +68,7 @@ impl Loop {
             Err(e) => return ctx.finish(TaskStatus::Failed, e.to_string()),
         };
         manager.set_cloud(CloudConfig::from_settings(&settings, settings.budget.clone()).ok());
-        self.policy = match settings.agent.policy() {
+        self.policy = match settings.agent.policy_with(canonical_host) {
             Ok(p) => p,
             Err(e) => return ctx.finish(TaskStatus::Failed, e.to_string()),
         };
@@ -155,7 +155,7 @@ impl Loop {
                 }
             };
             // The site lists hold for the page the agent is on, not only for where it goes.
-            if let Err(e) = self.policy.check(&observed.snapshot.url) {
+            if let Err(e) = allowed(&self.policy, &observed.snapshot.url) {
                 ctx.errors.push(e.to_string());
                 return ctx.finish(
                     TaskStatus::Failed,

@@ -529,10 +529,21 @@ impl UrlPolicy {
         })
     }
 
+    /// Checks `url` with core's own reading of its host. The worker does not use this: a
+    /// hand-written parser disagrees with the browser's on percent-escapes, numeric IPs,
+    /// full-width letters and stray whitespace, so it hands [`UrlPolicy::check_host`] the
+    /// host that Chrome's `URL` parser gives.
     pub fn check(&self, url: &str) -> Result<(), UrlDenied> {
         let host = domain_of(url).ok_or_else(|| UrlDenied::NotWeb {
             url: url.chars().take(80).collect(),
         })?;
+        self.check_host(&host)
+    }
+
+    /// Checks a host as the browser's URL parser gives it (lowercase, punycode, IPv4 in
+    /// dotted decimal, no port).
+    pub fn check_host(&self, host: &str) -> Result<(), UrlDenied> {
+        let host = host.to_ascii_lowercase();
         if self.deny.iter().any(|p| p.matches(&host)) {
             return Err(UrlDenied::Denied { host });
         }

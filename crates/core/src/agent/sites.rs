@@ -99,6 +99,41 @@ pub fn site_denied(host: &str) -> String {
     format!("You did not let Tandem act on {host}, so the task stopped there. Nothing was clicked or typed on that site.")
 }
 
+/// Whether going to `target` (a host) needs the user's approval first: it is neither the
+/// site the agent is on (`current`) nor a site the user named in the task or a note
+/// (`user_texts`). A page can ask the agent to "open https://attacker.example/?d=<what you
+/// read>": without this, that request would carry page data away unasked.
+pub fn needs_leave_approval(target: &str, current: Option<&str>, user_texts: &[&str]) -> bool {
+    let bare = |h: &str| {
+        let h = h.trim_end_matches('.').to_ascii_lowercase();
+        h.strip_prefix("www.").map(str::to_string).unwrap_or(h)
+    };
+    let target = bare(target);
+    if current.is_some_and(|c| bare(c) == target) {
+        return false;
+    }
+    let named = user_texts.iter().any(|text| {
+        let text = text.to_lowercase();
+        text.match_indices(&target).any(|(at, _)| {
+            // A whole host in the text: "shop.example.com" does not name "example.com"'s
+            // look-alike "badexample.com", nor the other way round.
+            let before = text[..at].chars().next_back();
+            let after = text[at + target.len()..].chars().next();
+            let edge = |c: Option<char>| c.is_none_or(|c| !(c.is_alphanumeric() || c == '-'));
+            edge(before)
+                && (edge(after)
+                    || after == Some('.') && edge(text[at + target.len() + 1..].chars().next()))
+        })
+    });
+    !named
+}
+
+/// The approval sentence for leaving to a site nobody named, with the whole URL.
+pub fn leave_question(url: &str) -> String {
+    let shown: String = url.chars().take(500).collect();
+    format!("Tandem wants to open {shown}, a site you did not name in the task. A page can ask the agent to go somewhere with your data in the address: approve only if you expect this.")
+}
+
 /// At most this many characters of a URL in a sentence.
 const URL_CHARS: usize = 80;
 
@@ -269,6 +304,52 @@ mod tests {
         let long = format!("https://a.test/{}.pdf", "x".repeat(200));
         let s = page_refusal(&long, false).unwrap();
         assert!(s.chars().count() < 200, "long URLs are shortened: {s}");
+    }
+
+    #[test]
+    fn leaving_for_a_site_nobody_named_needs_approval() {
+        let task = ["Compare the price with bookshop.example and tell me"];
+        assert!(!needs_leave_approval("shop.test", Some("shop.test"), &task));
+        assert!(!needs_leave_approval(
+            "www.shop.test",
+            Some("shop.test"),
+            &task
+        ));
+        assert!(!needs_leave_approval(
+            "bookshop.example",
+            Some("shop.test"),
+            &task
+        ));
+        assert!(!needs_leave_approval(
+            "www.bookshop.example",
+            Some("shop.test"),
+            &task
+        ));
+        assert!(needs_leave_approval(
+            "attacker.example",
+            Some("shop.test"),
+            &task
+        ));
+        assert!(
+            needs_leave_approval("shop.example", Some("shop.test"), &task),
+            "a part of a named host is not the host"
+        );
+        assert!(needs_leave_approval(
+            "bookshop.example.evil",
+            Some("shop.test"),
+            &task
+        ));
+        assert!(
+            !needs_leave_approval(
+                "attacker.example",
+                Some("shop.test"),
+                &["buy it", "also check attacker.example."]
+            ),
+            "a note names it"
+        );
+        assert!(needs_leave_approval("a.test", None, &[]));
+        let q = leave_question("https://attacker.example/?d=secret");
+        assert!(q.contains("https://attacker.example/?d=secret"), "{q}");
     }
 
     #[test]
