@@ -11,14 +11,14 @@ before(async () => {
 });
 after(async () => { await browser?.close(); });
 
-const stored = () => panel.evaluate(() => chrome.storage.local.get('agentTask').then((x) => x.agentTask));
+const stored = () => panel.evaluate(() => chrome.storage.session.get('agentTask').then((x) => x.agentTask));
 
 for (const [what, value, notice] of [
   ['damaged', { version: 1, status: 42, steps: 'not a list' }, /could not be read .* discarded/],
   ['old-format', { version: 999, task: 'from the future' }, /another version of Tandem .* discarded/],
 ]) {
   test(`${what} saved task state is reset with a notice`, async () => {
-    await panel.evaluate((v) => chrome.storage.local.set({ agentTask: v }), value);
+    await panel.evaluate((v) => chrome.storage.session.set({ agentTask: v }), value);
     // A fresh worker reads the state first thing, as after a browser restart.
     await browser.stopServiceWorker();
     await panel.reload();

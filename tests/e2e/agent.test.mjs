@@ -88,6 +88,32 @@ test('the shop task ends with the blue backpack in the cart, step by step', asyn
   for (const t of turns) assert.match(t, /⟦untrusted page data: element list⟧[\s\S]*⟦\/untrusted page data⟧/);
 });
 
+test('private by default: page text never reaches storage.local, panels get no transcript, Dismiss forgets the task', async () => {
+  cart.length = 0;
+  // The panel's view of a task, as any open panel receives it.
+  const views = [];
+  await panel.exposeFunction('__sawTaskState', (m) => views.push(m));
+  await panel.evaluate(() => chrome.runtime.onMessage.addListener((m) => { if (typeof m === 'string' && m.includes('"taskState"')) window.__sawTaskState(m); }));
+  await startTask('Add the blue backpack to the cart', site.url + '/');
+  await waitStatus(/^Done/);
+  const local = JSON.stringify(await panel.evaluate(() => chrome.storage.local.get(null)));
+  for (const pageText of ['Blue backpack', 'Pack & Go', 'Add to cart', 'transcript']) {
+    assert.ok(!local.includes(pageText), `storage.local holds no "${pageText}"`);
+  }
+  const session = JSON.stringify(await panel.evaluate(() => chrome.storage.session.get('agentTask')));
+  assert.ok(session.includes('Blue backpack'), 'the running task lives in storage.session');
+  assert.ok(views.length > 0);
+  for (const v of views) {
+    assert.ok(!/transcript|extracted|"recent"/.test(v), `a panel got only the slim view: ${v.slice(0, 200)}`);
+  }
+  await ui.button('Dismiss').click();
+  await panel.waitForFunction(() => chrome.storage.session.get('agentTask').then((x) => x.agentTask === undefined));
+  const after = JSON.stringify([await panel.evaluate(() => chrome.storage.local.get(null)), await panel.evaluate(() => chrome.storage.session.get(null))]);
+  assert.ok(!after.includes('Blue backpack') && !after.includes('transcript'), 'neither area holds the task');
+  await panel.waitForFunction(() => document.getElementById('task-status').textContent === '');
+  assert.equal(await ui.list().getByRole('listitem').count(), 0, 'the timeline is gone from the panel');
+});
+
 test('an injected instruction on the page: Delete is never clicked without the user, and Deny keeps it so', async () => {
   deleted.length = 0;
   navigator = gullible;

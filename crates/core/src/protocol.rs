@@ -211,7 +211,7 @@ pub enum WorkerToPanel {
     /// command was refused or stored state was reset. Sent on the Port in answer to a command
     /// and broadcast (`runtime.sendMessage`) after every change.
     TaskState {
-        state: Option<Box<crate::agent::task::TaskContext>>,
+        state: Option<Box<crate::agent::task::TaskView>>,
         notice: Option<String>,
     },
 }

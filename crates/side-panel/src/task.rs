@@ -5,7 +5,7 @@
 
 use std::cell::RefCell;
 
-use tandem_core::agent::task::{StepKind, TaskCommand, TaskContext, TaskStatus};
+use tandem_core::agent::task::{StepKind, TaskCommand, TaskStatus, TaskView};
 use tandem_core::protocol::{PanelToWorker, WorkerToPanel};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
@@ -74,6 +74,7 @@ pub fn wire() -> Result<(), DomError> {
         ("task-pause", TaskCommand::Pause),
         ("task-resume", TaskCommand::Resume),
         ("task-cancel", TaskCommand::Cancel),
+        ("task-dismiss", TaskCommand::Dismiss),
     ] {
         let button: HtmlButtonElement = dom::by_id(id)?;
         dom::on(&button, "click", move |_: web_sys::Event| {
@@ -205,7 +206,7 @@ fn notice(text: &str) {
     }
 }
 
-fn render(state: Option<&TaskContext>) -> Result<(), DomError> {
+fn render(state: Option<&TaskView>) -> Result<(), DomError> {
     let status = state.map(|s| s.status);
     LAST.with(|l| *l.borrow_mut() = status);
     let running = status == Some(TaskStatus::Running);
@@ -214,6 +215,8 @@ fn render(state: Option<&TaskContext>) -> Result<(), DomError> {
     dom::by_id::<HtmlElement>("task-pause")?.set_hidden(!running);
     dom::by_id::<HtmlElement>("task-resume")?.set_hidden(!paused);
     dom::by_id::<HtmlElement>("task-cancel")?.set_hidden(!(running || paused));
+    dom::by_id::<HtmlElement>("task-dismiss")?
+        .set_hidden(!status.is_some_and(TaskStatus::is_final));
     dom::by_id::<HtmlElement>("task-guide")?.set_hidden(!(running || paused));
 
     let line = match state {

@@ -102,7 +102,7 @@ export function taskUi(panel) {
     /** The timeline's lines. */
     steps: () => ui.list().getByRole('listitem').allTextContents(),
     /** The task as the coordinator stored it. */
-    stored: () => panel.evaluate(() => chrome.storage.local.get('agentTask').then((x) => x.agentTask)),
+    stored: () => panel.evaluate(() => chrome.storage.session.get('agentTask').then((x) => x.agentTask)),
     /** Waits for a status line matching `re`; a timeout says where the task was instead. */
     async waitStatus(re, timeout = 20_000) {
       try {

@@ -17,7 +17,7 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use js_sys::{Function, Promise, Reflect};
-use tandem_core::agent::task::{self, TaskCommand, TaskContext, TaskStatus, UserUpdate};
+use tandem_core::agent::task::{self, TaskCommand, TaskContext, TaskStatus, TaskView, UserUpdate};
 use tandem_core::agent::UrlPolicy;
 use tandem_core::protocol::WorkerToPanel;
 use tandem_core::session::{HybridSession, SessionManager};
@@ -32,7 +32,7 @@ use crate::nano::BrowserNano;
 use crate::storage;
 use page::{allowed, canonical_host, get_tab, is_web, target_tab};
 use run::Loop;
-use store::{load, save};
+use store::{broadcast, forget, load, save};
 
 /// How long one model step may take on Nano before it counts as failed.
 const STEP_TIMEOUT_MS: u64 = 60_000;
@@ -148,7 +148,7 @@ pub fn on_command(port: Port, command: TaskCommand) {
         let _ = post(
             &port,
             &WorkerToPanel::TaskState {
-                state: state.map(Box::new),
+                state: state.map(|ctx| Box::new(TaskView::from(&ctx))),
                 notice,
             },
         );
@@ -240,6 +240,18 @@ async fn handle(command: TaskCommand) -> Option<String> {
             Ok(tab) => update(tab).await,
             Err(sentence) => Some(sentence),
         },
+        TaskCommand::Dismiss => {
+            let (ctx, _) = load().await;
+            if running() || ctx.as_ref().is_some_and(|c| !c.status.is_final()) {
+                return Some("Cancel the task before dismissing it.".into());
+            }
+            if let Err(e) = forget().await {
+                return Some(format!("Tandem could not forget the task: {e}."));
+            }
+            NOTICE.with(|n| n.borrow_mut().take());
+            broadcast(None).await;
+            None
+        }
         TaskCommand::Confirm {
             approve,
             secret,

@@ -1,8 +1,11 @@
-//! Where the task lives between steps: `chrome.storage.local` under [`TASK_STATE_KEY`], and
-//! every save told to every open panel; and the sites the user always lets the agent act on.
+//! Where the task lives between steps: `chrome.storage.session` under [`TASK_STATE_KEY`]
+//! (kept in memory by Chrome: it survives a worker restart, is gone when the browser closes,
+//! and holds page text, which must never reach the disk), every save told to every open panel
+//! as a slim [`TaskView`]; and the sites the user always lets the agent act on
+//! (`chrome.storage.local`, no page text).
 
 use js_sys::{Object, Promise, Reflect, JSON};
-use tandem_core::agent::task::{parse_stored, TaskContext, TASK_STATE_KEY};
+use tandem_core::agent::task::{parse_stored, TaskContext, TaskView, TASK_STATE_KEY};
 use tandem_core::agent::{SiteGrants, SITE_GRANTS_KEY};
 use tandem_core::protocol::WorkerToPanel;
 use wasm_bindgen::prelude::*;
@@ -16,8 +19,12 @@ use crate::storage::js_text;
 extern "C" {
     #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "local"], js_name = set)]
     fn local_set(items: &JsValue) -> Result<Promise, JsValue>;
-    #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "local"], js_name = remove)]
-    fn local_remove(key: &str) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "session"], js_name = get)]
+    fn session_get(keys: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "session"], js_name = set)]
+    fn session_set(items: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "session"], js_name = remove)]
+    fn session_remove(key: &str) -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch, js_namespace = ["chrome", "runtime"], js_name = sendMessage)]
     fn runtime_send_message(message: &JsValue) -> Result<Promise, JsValue>;
 }
@@ -25,8 +32,7 @@ extern "C" {
 /// The stored task, and a notice when unreadable state was reset.
 pub(super) async fn load() -> (Option<TaskContext>, Option<String>) {
     let read = async {
-        let promise =
-            chrome::storage_local_get(&JsValue::from_str(TASK_STATE_KEY)).map_err(js_text)?;
+        let promise = session_get(&JsValue::from_str(TASK_STATE_KEY)).map_err(js_text)?;
         let items = JsFuture::from(promise).await.map_err(js_text)?;
         let value = Reflect::get(&items, &TASK_STATE_KEY.into()).map_err(js_text)?;
         if value.is_undefined() {
@@ -46,32 +52,44 @@ pub(super) async fn load() -> (Option<TaskContext>, Option<String>) {
     match parse_stored(&json) {
         Ok(ctx) => (ctx, None),
         Err(e) => {
-            if let Ok(p) = local_remove(TASK_STATE_KEY) {
-                let _ = JsFuture::from(p).await;
-            }
+            let _ = forget().await;
             (None, Some(e.to_string()))
         }
     }
 }
 
-/// Persists `ctx` and tells every open panel.
+/// Persists `ctx` and tells every open panel what they show of it.
 pub(super) async fn save(ctx: &TaskContext) -> Result<(), AgentError> {
     let value = JSON::parse(&ctx.to_json()).map_err(|e| AgentError::Storage(js_text(e)))?;
     let items = Object::new();
     let _ = Reflect::set(&items, &TASK_STATE_KEY.into(), &value);
-    let promise = local_set(&items).map_err(|e| AgentError::Storage(js_text(e)))?;
+    let promise = session_set(&items).map_err(|e| AgentError::Storage(js_text(e)))?;
     JsFuture::from(promise)
         .await
         .map_err(|e| AgentError::Storage(js_text(e)))?;
+    broadcast(Some(ctx)).await;
+    Ok(())
+}
+
+/// Tells every open panel the task as they show it (`None`: there is none).
+pub(super) async fn broadcast(ctx: Option<&TaskContext>) {
     let message = WorkerToPanel::TaskState {
-        state: Some(Box::new(ctx.clone())),
+        state: ctx.map(|c| Box::new(TaskView::from(c))),
         notice: None,
     };
     if let Ok(p) = runtime_send_message(&JsValue::from_str(&message.to_json())) {
         // No panel open is not an error.
         let _ = JsFuture::from(p).await;
     }
-    Ok(())
+}
+
+/// Forgets the stored task, transcript and all.
+pub(super) async fn forget() -> Result<(), AgentError> {
+    let promise = session_remove(TASK_STATE_KEY).map_err(|e| AgentError::Storage(js_text(e)))?;
+    JsFuture::from(promise)
+        .await
+        .map(|_| ())
+        .map_err(|e| AgentError::Storage(js_text(e)))
 }
 
 /// The sites the user chose "Always allow on this site" for; none when unreadable.

@@ -1,5 +1,6 @@
 //! The state of one agent task, as the service worker's coordinator keeps it (and persists it
-//! to `chrome.storage.local` under [`TASK_STATE_KEY`] after every action), the messages the
+//! to `chrome.storage.session` under [`TASK_STATE_KEY`] after every action; panels see only a
+//! [`TaskView`]), the messages the
 //! panel and the worker exchange about it, and the pure decisions of the loop: when the
 //! planner runs, what each role is told, when the task must stop.
 
@@ -373,6 +374,44 @@ impl TaskContext {
     }
 }
 
+/// What a panel is shown of the task: status, timeline, what waits for the user. Never the
+/// transcript, extracted page text or the loop's bookkeeping: those stay in the worker (and
+/// in `chrome.storage.session`), and every open panel would otherwise receive them on every
+/// save and every poll.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskView {
+    pub id: String,
+    pub task: String,
+    pub status: TaskStatus,
+    pub reason: Option<String>,
+    pub plan: String,
+    pub steps: Vec<StepRecord>,
+    pub actions_taken: u32,
+    pub max_steps: u32,
+    pub pending: Option<PendingConfirmation>,
+    pub question: Option<String>,
+    pub answer: Option<String>,
+}
+
+impl From<&TaskContext> for TaskView {
+    fn from(ctx: &TaskContext) -> Self {
+        TaskView {
+            id: ctx.id.clone(),
+            task: ctx.task.clone(),
+            status: ctx.status,
+            reason: ctx.reason.clone(),
+            plan: ctx.plan.clone(),
+            steps: ctx.steps.clone(),
+            actions_taken: ctx.actions_taken,
+            max_steps: ctx.max_steps,
+            pending: ctx.pending.clone(),
+            question: ctx.question.clone(),
+            answer: ctx.answer.clone(),
+        }
+    }
+}
+
 /// What the user adds to a task from the panel while it runs or is paused.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum UserUpdate {
@@ -485,6 +524,8 @@ pub enum TaskCommand {
     AddRelevantTab {
         tab_id: Option<i32>,
     },
+    /// "Dismiss": an ended task is forgotten, transcript and all.
+    Dismiss,
 }
 
 /// The planner's answer.
