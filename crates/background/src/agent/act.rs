@@ -1,0 +1,221 @@
+//! Acting on the page: the action's effect in the tab, and the failure ladder for actions on
+//! an element (locate it again in a fresh snapshot, ask the user where it needs approval,
+//! highlight, act, let the page settle).
+
+use tandem_core::agent::task::{PendingConfirmation, TaskContext};
+use tandem_core::agent::{
+    fence, needs_confirmation, tabs, Action, ConfirmReason, DriverCommand, Element, ScrollTarget,
+};
+
+use super::page::{
+    act_in_page, activate_tab, close_tab, go_back, navigate, open_tab, settle, snapshot,
+};
+use super::run::{Loop, Observed};
+use super::Session;
+use crate::chrome;
+
+impl Loop {
+    /// Carries out `action`; returns the target's label and the result sentence.
+    pub(super) async fn act(
+        &mut self,
+        ctx: &mut TaskContext,
+        session: &Session,
+        observed: &Observed,
+        action: &Action,
+    ) -> (Option<String>, Result<String, String>) {
+        let tab = ctx.tab_id;
+        match action {
+            Action::Navigate { url } => {
+                if let Err(e) = self.policy.check(url) {
+                    return (None, Err(format!("not allowed: {e}")));
+                }
+                match navigate(tab, url).await {
+                    Ok(()) => (None, Ok(format!("opened {url}"))),
+                    Err(e) => (None, Err(format!("could not open {url}: {e}"))),
+                }
+            }
+            Action::Back => match go_back(tab).await {
+                Ok(()) => (None, Ok("went back".into())),
+                Err(e) => (None, Err(e.to_string())),
+            },
+            Action::Wait { ms } => {
+                chrome::sleep(i32::try_from(*ms).unwrap_or(i32::MAX)).await;
+                (None, Ok(format!("waited {ms} ms")))
+            }
+            Action::OpenTab { url } => {
+                if let Err(e) = self.policy.check(url) {
+                    return (None, Err(format!("not allowed: {e}")));
+                }
+                match open_tab(url).await {
+                    Ok(id) => {
+                        tabs::opened(ctx, id);
+                        self.previous = None;
+                        settle(id).await;
+                        (
+                            None,
+                            Ok(format!("opened {url} in a new tab, now the current tab")),
+                        )
+                    }
+                    Err(e) => (None, Err(format!("could not open {url}: {e}"))),
+                }
+            }
+            Action::SwitchTab { tab: index } => {
+                let before = ctx.tab_id;
+                match tabs::switch_to(ctx, *index) {
+                    Ok(id) => match activate_tab(id).await {
+                        Ok(()) => {
+                            self.previous = None;
+                            (None, Ok(format!("switched to tab [{index}]")))
+                        }
+                        Err(e) => {
+                            ctx.tab_id = before;
+                            (None, Err(e.to_string()))
+                        }
+                    },
+                    Err(e) => (None, Err(e.to_string())),
+                }
+            }
+            Action::CloseTab => match tabs::close_current(ctx) {
+                Ok((closed, next)) => {
+                    if let Err(e) = close_tab(closed).await {
+                        crate::log_error("closing a task tab failed", &e.to_string().into());
+                    }
+                    let _ = activate_tab(next).await;
+                    self.previous = None;
+                    (
+                        None,
+                        Ok("closed the tab; the previous tab is current again".into()),
+                    )
+                }
+                Err(e) => (None, Err(e.to_string())),
+            },
+            Action::ExtractText { element: None } => match snapshot(tab, 4000).await {
+                Ok(s) => {
+                    let text = s.text.unwrap_or_default();
+                    ctx.extracted.push(text.clone());
+                    (None, Ok(fence("page text", &text)))
+                }
+                Err(e) => (None, Err(e.to_string())),
+            },
+            Action::Scroll {
+                target: ScrollTarget::Page(_),
+            } => {
+                let Some(command) = action.driver_command() else {
+                    return (None, Err("nothing to do".into()));
+                };
+                match act_in_page(tab, None, &command).await {
+                    Ok(_) => (None, Ok("scrolled".into())),
+                    Err(e) => (None, Err(e)),
+                }
+            }
+            _ => self.act_on_element(ctx, session, observed, action).await,
+        }
+    }
+
+    /// The failure ladder: locate by signature in a fresh snapshot; if missing, refresh the
+    /// map and try once more; a second failure makes the planner re-plan.
+    async fn act_on_element(
+        &mut self,
+        ctx: &mut TaskContext,
+        session: &Session,
+        observed: &Observed,
+        action: &Action,
+    ) -> (Option<String>, Result<String, String>) {
+        let tab = ctx.tab_id;
+        let (Some(id), Some(command)) = (action.element(), action.driver_command()) else {
+            return (None, Err("this action needs an element".into()));
+        };
+        let mut target = observed
+            .map
+            .element(id, &observed.snapshot)
+            .map(|el| label(id, el));
+        let mut last_error = String::new();
+        for attempt in 0..2 {
+            if attempt > 0 {
+                chrome::sleep(400).await;
+            }
+            let fresh = match snapshot(tab, 0).await {
+                Ok(s) => s,
+                Err(e) => {
+                    last_error = e.to_string();
+                    continue;
+                }
+            };
+            let element = match observed.map.locate(id, &fresh) {
+                Ok(el) => el.clone(),
+                Err(e) => {
+                    last_error = e.to_string();
+                    continue;
+                }
+            };
+            target = Some(label(id, &element));
+            let mut command = command.clone();
+            let mut typed_secret = false;
+            if let Some(reason) = needs_confirmation(action, Some(&element), &fresh) {
+                let secret = matches!(reason, ConfirmReason::EntersPassword);
+                ctx.pending = Some(PendingConfirmation {
+                    action: action.to_json().to_string(),
+                    target: target.clone(),
+                    reason: if secret {
+                        format!("This action needs your approval: {reason}. Type the password below: it goes to the page only, never to the AI.")
+                    } else {
+                        format!("This action needs your approval: {reason}.")
+                    },
+                    secret,
+                });
+                self.secret.borrow_mut().take();
+                self.persist(ctx, session).await;
+                let approved = self.wait_for_confirmation().await;
+                ctx.pending = None;
+                let value = self.secret.borrow_mut().take();
+                if let (true, Some(value), DriverCommand::Type { text, .. }) =
+                    (secret, value, &mut command)
+                {
+                    *text = value;
+                    typed_secret = true;
+                }
+                if !approved {
+                    return (
+                        target,
+                        Err("you denied this action; it was not done. Do not try it again".into()),
+                    );
+                }
+            }
+            let _ = act_in_page(
+                tab,
+                Some(&element.handle),
+                &DriverCommand::Highlight { ms: Some(800) },
+            )
+            .await;
+            match act_in_page(tab, Some(&element.handle), &command).await {
+                Ok(_) if typed_secret => {
+                    settle(tab).await;
+                    return (
+                        target,
+                        Ok("typed (the value you entered in the panel)".into()),
+                    );
+                }
+                Ok(result) => {
+                    settle(tab).await;
+                    return (target, Ok(result));
+                }
+                Err(e) => last_error = e,
+            }
+        }
+        // Second failure: record it and let the planner re-plan before the next step.
+        ctx.plan.clear();
+        (target, Err(last_error))
+    }
+}
+
+/// `[8] link "Blue backpack — $35"`, for the timeline.
+fn label(id: u32, el: &Element) -> String {
+    let role = el.effective_role().unwrap_or(el.tag.as_str());
+    let name = if el.name.is_empty() {
+        &el.text
+    } else {
+        &el.name
+    };
+    let name: String = name.chars().take(60).collect();
+    format!("[{id}] {role} \"{name}\"")
+}

@@ -1,0 +1,517 @@
+//! The agent's loop: one step after another until the task ends, pauses or is cancelled.
+//! Observe the page, ask the planner when due and the navigator every step through the one
+//! task-scoped session, check the answer, act ([`super::act`]), record, save.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use js_sys::{Function, Promise};
+use tandem_core::agent::task::{
+    self, parse_planner, PendingConfirmation, StepKind, StepRecord, TaskContext, TaskStatus,
+    UserUpdate, MAP_CHARS,
+};
+use tandem_core::agent::{parse_action, Action, ElementMap, Snapshot, UrlPolicy};
+use tandem_core::errors::ErrorKind;
+use tandem_core::session::{CloudConfig, ProviderId, Schema, SessionConfig, SessionError};
+use wasm_bindgen_futures::JsFuture;
+use web_sys::AbortController;
+
+use super::page::snapshot;
+use super::store::save;
+use super::{manager, AgentError, Session, Stop, STEP_TIMEOUT_MS};
+use crate::chrome;
+use crate::storage;
+
+pub(super) struct Loop {
+    pub(super) stop: Rc<Cell<Stop>>,
+    pub(super) confirm: Rc<RefCell<Option<Function>>>,
+    pub(super) secret: Rc<RefCell<Option<String>>>,
+    pub(super) ask: Rc<RefCell<Option<Function>>>,
+    pub(super) inbox: Rc<RefCell<Vec<UserUpdate>>>,
+    pub(super) previous: Option<ElementMap>,
+    /// The user's allow / deny lists of sites.
+    pub(super) policy: UrlPolicy,
+    /// Settings' "Approve the plan before acting".
+    pub(super) approve_plan: bool,
+    /// The session's switches to the cloud already on the timeline.
+    pub(super) failovers_seen: usize,
+    /// The answers' JSON shapes, Nano's `responseConstraint`.
+    pub(super) planner_schema: Schema,
+    pub(super) navigator_schema: Schema,
+}
+
+/// What one observation gives the loop.
+pub(super) struct Observed {
+    pub(super) snapshot: Snapshot,
+    pub(super) map: ElementMap,
+    pub(super) list: String,
+}
+
+impl Loop {
+    pub(super) async fn run(&mut self, ctx: &mut TaskContext, controller: AbortController) {
+        let manager = manager();
+        manager.transport().set_controller(Some(controller));
+        let settings = match storage::settings().await {
+            Ok(s) => s,
+            Err(e) => return ctx.finish(TaskStatus::Failed, e.to_string()),
+        };
+        manager.set_cloud(CloudConfig::from_settings(&settings, settings.budget.clone()).ok());
+        self.policy = match settings.agent.policy() {
+            Ok(p) => p,
+            Err(e) => return ctx.finish(TaskStatus::Failed, e.to_string()),
+        };
+        self.approve_plan = settings.agent.approve_plan;
+        let config = SessionConfig {
+            system_prompt: task::system_prompt(),
+            schema_instructions: task::schema_instructions(),
+            preferred: settings.on_device,
+            step_timeout_ms: Some(STEP_TIMEOUT_MS),
+            temperature: Some(0.0),
+            scope: settings.agent.session_scope,
+            ..SessionConfig::default()
+        };
+        let session = match ctx.transcript.take() {
+            Some(transcript) => manager.resume(config, transcript).await,
+            None => manager.create(config).await,
+        };
+        let mut session = match session {
+            Ok(s) => s,
+            Err(e) => return ctx.finish(TaskStatus::Failed, e.to_string()),
+        };
+        self.steps(ctx, &mut session).await;
+        ctx.transcript = Some(session.transcript().clone());
+        // Every path ends here: the session never outlives its task.
+        session.destroy();
+        manager.transport().set_controller(None);
+    }
+
+    /// Applies a Pause / Cancel; true when the loop must end.
+    pub(super) fn stopped(&self, ctx: &mut TaskContext) -> bool {
+        match self.stop.get() {
+            Stop::No => ctx.status != TaskStatus::Running,
+            Stop::Pause => {
+                ctx.status = TaskStatus::Paused;
+                ctx.pending = None;
+                ctx.reason = Some("Paused by you. Press Resume to continue.".into());
+                true
+            }
+            Stop::Cancel => {
+                ctx.finish(TaskStatus::Cancelled, "Cancelled by you.");
+                true
+            }
+        }
+    }
+
+    pub(super) async fn persist(&self, ctx: &mut TaskContext, session: &Session) {
+        ctx.transcript = Some(session.transcript().clone());
+        if self.stop.get() == Stop::Cancel {
+            ctx.finish(TaskStatus::Cancelled, "Cancelled by you.");
+        }
+        if let Err(e) = save(ctx).await {
+            crate::log_error("the task could not be saved", &e.to_string().into());
+        }
+    }
+
+    async fn steps(&mut self, ctx: &mut TaskContext, session: &mut Session) {
+        loop {
+            if self.stopped(ctx) {
+                return;
+            }
+            if self.take_updates(ctx) {
+                self.persist(ctx, session).await;
+            }
+            // A question asked before a worker restart is still open: its answer comes first.
+            if ctx.question.is_some() {
+                let before = session.token_log().len();
+                self.await_answer(ctx, session, before).await;
+                continue;
+            }
+            if ctx.actions_taken >= ctx.max_steps {
+                let limit = ctx.max_steps;
+                return ctx.finish(
+                    TaskStatus::Failed,
+                    format!(
+                        "Stopped after {limit} steps, the most a task may take, without finishing."
+                    ),
+                );
+            }
+            let observed = match self.observe(ctx.tab_id, 0).await {
+                Ok(o) => o,
+                Err(e) => {
+                    // The page may be loading: wait and look again once.
+                    chrome::sleep(500).await;
+                    match self.observe(ctx.tab_id, 0).await {
+                        Ok(o) => o,
+                        Err(_) => {
+                            ctx.errors.push(e.to_string());
+                            return ctx.finish(
+                                TaskStatus::Failed,
+                                format!("Tandem could not read the page: {e}."),
+                            );
+                        }
+                    }
+                }
+            };
+            // The site lists hold for the page the agent is on, not only for where it goes.
+            if let Err(e) = self.policy.check(&observed.snapshot.url) {
+                ctx.errors.push(e.to_string());
+                return ctx.finish(
+                    TaskStatus::Failed,
+                    format!("Stopped: {e}. Tandem does not act on this site; change the site lists in Settings to allow it."),
+                );
+            }
+            if ctx.planner_due() {
+                let first = ctx.plan.is_empty() && ctx.actions_taken == 0;
+                if let Err(e) = self.plan(ctx, session, &observed.list, None).await {
+                    return self.session_failed(ctx, e);
+                }
+                self.persist(ctx, session).await;
+                if self.stopped(ctx) {
+                    return;
+                }
+                if first && self.approve_plan {
+                    ctx.pending = Some(PendingConfirmation {
+                        action: "the plan".into(),
+                        target: None,
+                        reason: format!("Approve the plan before Tandem acts: {}", ctx.plan),
+                        secret: false,
+                    });
+                    self.persist(ctx, session).await;
+                    let approved = self.wait_for_confirmation().await;
+                    ctx.pending = None;
+                    if self.stopped(ctx) {
+                        return;
+                    }
+                    if !approved {
+                        return ctx.finish(
+                            TaskStatus::Cancelled,
+                            "You denied the plan; nothing was done.",
+                        );
+                    }
+                }
+            }
+            let before = session.token_log().len();
+            let turn = task::navigator_turn(ctx, &observed.list);
+            let asked = self.ask_action(session, &turn).await;
+            self.note_failovers(ctx, session);
+            let action = match asked {
+                Ok(Ok(a)) => a,
+                Ok(Err(detail)) => {
+                    if self.stopped(ctx) {
+                        return;
+                    }
+                    ctx.actions_taken += 1;
+                    self.record(
+                        ctx,
+                        session,
+                        before,
+                        "(no valid action)".into(),
+                        None,
+                        Err(detail),
+                    );
+                    if ctx.failed_step() {
+                        return self.too_many_failures(ctx);
+                    }
+                    self.persist(ctx, session).await;
+                    continue;
+                }
+                Err(e) => return self.session_failed(ctx, e),
+            };
+            if self.stopped(ctx) {
+                return;
+            }
+            ctx.actions_taken += 1;
+            let print = task::fingerprint(&observed.snapshot.url, &observed.list);
+            if ctx.note_action(&print, &action) {
+                let json = action.to_json().to_string();
+                self.record(
+                    ctx,
+                    session,
+                    before,
+                    json,
+                    None,
+                    Err("the same action on the same page again".into()),
+                );
+                return ctx.finish(
+                    TaskStatus::Failed,
+                    "Stopped: the agent repeated the same action on the same page without progress.",
+                );
+            }
+            if let Action::Done { success, answer } = &action {
+                let answer = answer.clone().unwrap_or_default();
+                let json = action.to_json().to_string();
+                self.record(
+                    ctx,
+                    session,
+                    before,
+                    json,
+                    None,
+                    Ok("the navigator reports the task done".into()),
+                );
+                if !success {
+                    ctx.answer = Some(answer.clone());
+                    return ctx.finish(
+                        TaskStatus::Failed,
+                        format!("The agent could not do the task: {answer}"),
+                    );
+                }
+                match self.plan(ctx, session, &observed.list, Some(&answer)).await {
+                    Ok(true) => {
+                        ctx.answer = Some(answer);
+                        return ctx.finish(TaskStatus::Done, "Task complete.");
+                    }
+                    Ok(false) => {
+                        ctx.feedback =
+                            "The planner says the task is not complete yet; follow the plan."
+                                .into();
+                        self.persist(ctx, session).await;
+                        continue;
+                    }
+                    Err(e) => return self.session_failed(ctx, e),
+                }
+            }
+            if let Action::AskUser { question } = &action {
+                ctx.question = Some(question.clone());
+                self.await_answer(ctx, session, before).await;
+                continue;
+            }
+            let (target, outcome) = self.act(ctx, session, &observed, &action).await;
+            if self.stop.get() != Stop::No {
+                let json = action.to_json().to_string();
+                self.record(
+                    ctx,
+                    session,
+                    before,
+                    json,
+                    target,
+                    Err("stopped before acting".into()),
+                );
+                continue; // `stopped` ends the loop with the right status.
+            }
+            let failed = outcome.is_err();
+            let json = action.to_json().to_string();
+            self.record(ctx, session, before, json, target, outcome);
+            if failed {
+                if ctx.failed_step() {
+                    return self.too_many_failures(ctx);
+                }
+            } else {
+                ctx.consecutive_failures = 0;
+            }
+            self.persist(ctx, session).await;
+        }
+    }
+
+    /// Applies what the user added since the last step; true when anything was.
+    pub(super) fn take_updates(&self, ctx: &mut TaskContext) -> bool {
+        let updates = std::mem::take(&mut *self.inbox.borrow_mut());
+        let any = !updates.is_empty();
+        for update in updates {
+            // Checked when it arrived; it can still clash with what the loop did since
+            // (the agent opened that very tab, say): then there is nothing to add.
+            if let Err(e) = ctx.apply(update) {
+                crate::log_error("a task update was dropped", &e.to_string().into());
+            }
+        }
+        any
+    }
+
+    /// Waits for the user's answer to `ctx.question` and records it as the step that
+    /// started at token-log entry `before`. The question is saved first, so it survives a
+    /// worker restart.
+    async fn await_answer(&self, ctx: &mut TaskContext, session: &Session, before: usize) {
+        let Some(question) = ctx.question.clone() else {
+            return;
+        };
+        self.persist(ctx, session).await;
+        let answer = self.wait_for_answer().await;
+        let Some(answer) = answer else {
+            ctx.question = None;
+            let json = Action::AskUser { question }.to_json().to_string();
+            self.record(ctx, session, before, json, None, Err("not answered".into()));
+            return; // `stopped` ends the loop with the right status.
+        };
+        if let Some((json, result)) = ctx.answer_question(&answer) {
+            self.record(ctx, session, before, json, None, Ok(result));
+        }
+        ctx.consecutive_failures = 0;
+        self.persist(ctx, session).await;
+    }
+
+    fn too_many_failures(&self, ctx: &mut TaskContext) {
+        let last = ctx.errors.last().cloned().unwrap_or_default();
+        ctx.finish(
+            TaskStatus::Failed,
+            format!(
+                "Stopped after {} failed steps in a row (last: {last}).",
+                task::MAX_CONSECUTIVE_FAILURES
+            ),
+        );
+    }
+
+    fn session_failed(&self, ctx: &mut TaskContext, e: SessionError) {
+        if self.stopped(ctx) {
+            return;
+        }
+        // Firebase AI Logic is called by the side panel: without one the task waits (the
+        // failed step is not in the transcript, so Resume runs it again).
+        if let SessionError::Cloud { error, .. } = &e {
+            if error.kind == ErrorKind::NeedsPanel {
+                ctx.status = TaskStatus::Paused;
+                ctx.pending = None;
+                ctx.reason = Some(format!(
+                    "{} Then press Resume: the task goes on from this step.",
+                    error.message
+                ));
+                return;
+            }
+        }
+        ctx.errors.push(e.to_string());
+        ctx.finish(TaskStatus::Failed, format!("The AI provider failed: {e}"));
+    }
+
+    /// Appends the timeline line of the step that started at token-log entry `before`.
+    fn record(
+        &self,
+        ctx: &mut TaskContext,
+        session: &Session,
+        before: usize,
+        action: String,
+        target: Option<String>,
+        outcome: Result<String, String>,
+    ) {
+        let (provider, tokens) = answered(session, before);
+        ctx.record_action(action, target, outcome, provider, Some(tokens));
+    }
+
+    /// Runs the planner; returns whether it judged the task complete (only asked with `done`).
+    async fn plan(
+        &mut self,
+        ctx: &mut TaskContext,
+        session: &mut Session,
+        list: &str,
+        done: Option<&str>,
+    ) -> Result<bool, SessionError> {
+        let before = session.token_log().len();
+        let reply = session
+            .invoke(
+                &task::planner_turn(ctx, list, done),
+                constraint(session, &self.planner_schema),
+            )
+            .await;
+        self.note_failovers(ctx, session);
+        let parsed = parse_planner(&reply?);
+        if !parsed.plan.trim().is_empty() {
+            ctx.plan = parsed.plan.clone();
+        }
+        let (provider, tokens) = answered(session, before);
+        let result = match done {
+            Some(_) if parsed.complete => "the task is complete".to_string(),
+            Some(_) => "the task is not complete yet".to_string(),
+            None => "plan made".to_string(),
+        };
+        ctx.record(StepRecord {
+            kind: StepKind::Plan,
+            action: ctx.plan.clone(),
+            target: None,
+            result,
+            ok: true,
+            provider,
+            tokens: Some(tokens),
+        });
+        Ok(done.is_none() || parsed.complete)
+    }
+
+    /// Puts the session's new switches to the cloud on the timeline.
+    fn note_failovers(&mut self, ctx: &mut TaskContext, session: &Session) {
+        for failover in session.failovers().iter().skip(self.failovers_seen) {
+            ctx.record_switch(failover);
+        }
+        self.failovers_seen = session.failovers().len();
+    }
+
+    /// The navigator's action; `Ok(Err(why))` when its answer was malformed twice.
+    async fn ask_action(
+        &self,
+        session: &mut Session,
+        turn: &str,
+    ) -> Result<Result<Action, String>, SessionError> {
+        let reply = session
+            .invoke(turn, constraint(session, &self.navigator_schema))
+            .await?;
+        match parse_action(&reply) {
+            Ok(parsed) => Ok(Ok(parsed.action)),
+            Err(first) => {
+                if self.stop.get() != Stop::No {
+                    return Ok(Err(first.to_string()));
+                }
+                // Re-ask once, telling the model what was wrong.
+                let again = format!("{}\n{first}", task::NAVIGATOR_TAG);
+                let reply = session
+                    .invoke(&again, constraint(session, &self.navigator_schema))
+                    .await?;
+                Ok(parse_action(&reply)
+                    .map(|p| p.action)
+                    .map_err(|e| format!("the model's answer was not a valid action twice ({e})")))
+            }
+        }
+    }
+
+    async fn observe(&mut self, tab: i32, max_text: u32) -> Result<Observed, AgentError> {
+        let snapshot = snapshot(tab, max_text).await?;
+        let map = ElementMap::build(&snapshot, self.previous.as_ref());
+        let list = map.render(&snapshot, MAP_CHARS).text;
+        self.previous = Some(map.clone());
+        Ok(Observed {
+            snapshot,
+            map,
+            list,
+        })
+    }
+
+    /// The user's answer to the question in `ctx.question`; `None` when the task was stopped.
+    async fn wait_for_answer(&self) -> Option<String> {
+        let slot = self.ask.clone();
+        let promise = Promise::new(&mut |resolve, _reject| {
+            *slot.borrow_mut() = Some(resolve);
+        });
+        let answer = JsFuture::from(promise)
+            .await
+            .ok()
+            .and_then(|v| v.as_string());
+        answer.filter(|_| self.stop.get() == Stop::No)
+    }
+
+    pub(super) async fn wait_for_confirmation(&self) -> bool {
+        let slot = self.confirm.clone();
+        let promise = Promise::new(&mut |resolve, _reject| {
+            *slot.borrow_mut() = Some(resolve);
+        });
+        JsFuture::from(promise)
+            .await
+            .ok()
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false)
+            && self.stop.get() == Stop::No
+    }
+}
+
+/// Nano decodes to the answer's JSON Schema (`responseConstraint`), and two answers that
+/// still miss it make the session fail over. A cloud reply is not held to it: it goes
+/// through `parse_action`'s repairs and one re-ask, which a strict check would pre-empt.
+fn constraint<'a>(session: &Session, schema: &'a Schema) -> Option<&'a Schema> {
+    (session.provider() == Some(ProviderId::Nano)).then_some(schema)
+}
+
+/// Who answers `session` now, and the tokens of its attempts from token-log entry `before`
+/// on (one step, retries and failovers included), for the timeline.
+fn answered(session: &Session, before: usize) -> (Option<String>, u32) {
+    let tokens = session
+        .token_log()
+        .get(before..)
+        .unwrap_or_default()
+        .iter()
+        .map(|t| t.sent.saturating_add(t.received))
+        .sum();
+    (session.provider().map(|p| p.label().to_string()), tokens)
+}

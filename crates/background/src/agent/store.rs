@@ -1,0 +1,74 @@
+//! Where the task lives between steps: `chrome.storage.local` under [`TASK_STATE_KEY`], and
+//! every save told to every open panel.
+
+use js_sys::{Object, Promise, Reflect, JSON};
+use tandem_core::agent::task::{parse_stored, TaskContext, TASK_STATE_KEY};
+use tandem_core::protocol::WorkerToPanel;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+
+use super::AgentError;
+use crate::chrome;
+use crate::storage::js_text;
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "local"], js_name = set)]
+    fn local_set(items: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "local"], js_name = remove)]
+    fn local_remove(key: &str) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "runtime"], js_name = sendMessage)]
+    fn runtime_send_message(message: &JsValue) -> Result<Promise, JsValue>;
+}
+
+/// The stored task, and a notice when unreadable state was reset.
+pub(super) async fn load() -> (Option<TaskContext>, Option<String>) {
+    let read = async {
+        let promise =
+            chrome::storage_local_get(&JsValue::from_str(TASK_STATE_KEY)).map_err(js_text)?;
+        let items = JsFuture::from(promise).await.map_err(js_text)?;
+        let value = Reflect::get(&items, &TASK_STATE_KEY.into()).map_err(js_text)?;
+        if value.is_undefined() {
+            return Ok::<_, String>("null".to_string());
+        }
+        JSON::stringify(&value).map(String::from).map_err(js_text)
+    };
+    let json = match read.await {
+        Ok(j) => j,
+        Err(e) => {
+            return (
+                None,
+                Some(format!("The saved task could not be read ({e}).")),
+            )
+        }
+    };
+    match parse_stored(&json) {
+        Ok(ctx) => (ctx, None),
+        Err(e) => {
+            if let Ok(p) = local_remove(TASK_STATE_KEY) {
+                let _ = JsFuture::from(p).await;
+            }
+            (None, Some(e.to_string()))
+        }
+    }
+}
+
+/// Persists `ctx` and tells every open panel.
+pub(super) async fn save(ctx: &TaskContext) -> Result<(), AgentError> {
+    let value = JSON::parse(&ctx.to_json()).map_err(|e| AgentError::Storage(js_text(e)))?;
+    let items = Object::new();
+    let _ = Reflect::set(&items, &TASK_STATE_KEY.into(), &value);
+    let promise = local_set(&items).map_err(|e| AgentError::Storage(js_text(e)))?;
+    JsFuture::from(promise)
+        .await
+        .map_err(|e| AgentError::Storage(js_text(e)))?;
+    let message = WorkerToPanel::TaskState {
+        state: Some(Box::new(ctx.clone())),
+        notice: None,
+    };
+    if let Ok(p) = runtime_send_message(&JsValue::from_str(&message.to_json())) {
+        // No panel open is not an error.
+        let _ = JsFuture::from(p).await;
+    }
+    Ok(())
+}
