@@ -825,12 +825,17 @@
     for (const d of docs) {
       observer.observe(d, { subtree: true, childList: true, attributes: true, characterData: true });
     }
-    const onNavigate = (e) => {
-      if (!e.destination || !e.destination.sameDocument) loading = true;
-    };
-    const onLeave = () => {
+    // A new document replaces this one soon after a navigation starts (a local page within
+    // milliseconds), and a result still pending then is lost: the watch ends at once.
+    let wake = null;
+    const leaving = () => {
       loading = true;
+      if (wake) wake();
     };
+    const onNavigate = (e) => {
+      if (!e.destination || !e.destination.sameDocument) leaving();
+    };
+    const onLeave = leaving;
     const windows = docs.map((d) => d.defaultView);
     for (const w of windows) {
       if (w.navigation) w.navigation.addEventListener('navigate', onNavigate);
@@ -869,7 +874,13 @@
       const state = (c.state || []).filter((x) => !ignored.includes(x.name));
       return Object.keys(c).some((k) => k !== 'state') || state.length > 0;
     };
-    const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+    const sleep = (ms) => new Promise((r) => {
+      const timer = setTimeout(r, ms);
+      wake = () => {
+        clearTimeout(timer);
+        r();
+      };
+    });
     return {
       // `ignore`: states of el the action is meant to change (a field's value when typing).
       async done(ignore = []) {
@@ -877,7 +888,7 @@
         const t0 = performance.now();
         let firstChange = 0;
         try {
-          for (;;) {
+          while (!loading) {
             await sleep(POLL_MS);
             const now = performance.now();
             if (loading) break;

@@ -60,7 +60,7 @@ test('Nano answers steps 1–2, is destroyed, and the cloud answers step 3 and t
   assert.match(items[2], /^Switched from Gemini Nano to OpenAI-compatible: the Gemini Nano session was closed/, all);
   assert.ok(items.length > 4, all);
   for (const s of items.slice(3)) assert.match(s, /· OpenAI-compatible/, all);
-  assert.ok(items.some((s) => /"click".*button "Add to cart".*✓ clicked · OpenAI-compatible/.test(s)), all);
+  assert.ok(items.some((s) => /"click".*button "Add to cart".*✓ clicked; a new page is loading · OpenAI-compatible/.test(s)), all);
 
   const state = await panel.evaluate(() => chrome.storage.local.get('agentTask').then((x) => x.agentTask));
   assert.deepEqual(state.steps.map((s) => s.kind === 'switch' ? 'switch' : s.provider).slice(0, 4),
