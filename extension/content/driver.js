@@ -323,9 +323,10 @@
   }
 
   // What a form field belongs to, as a person would say it: the fieldset's legend, a named
-  // group or form around it, else the nearest heading before it. Tells apart fields that have
-  // no label of their own ("the 2nd text field in 'Shipping'").
-  function groupOf(el) {
+  // group or form around it, else `heading`, the last rendered heading before it in document
+  // order. Tells apart fields that have no label of their own ("the 2nd text field in
+  // 'Shipping'").
+  function groupOf(el, heading) {
     const fieldset = el.closest('fieldset');
     if (fieldset) {
       const legend = [...fieldset.children].find((c) => c.tagName === 'LEGEND');
@@ -339,16 +340,7 @@
       const t = accessibleName(a, role);
       if (t) return cap(t, GROUP_CAP);
     }
-    const root = el.getRootNode();
-    const walker = (el.ownerDocument).createTreeWalker(root, NodeFilter.SHOW_ELEMENT);
-    walker.currentNode = el;
-    for (let n = walker.previousNode(), steps = 0; n && steps < 400; n = walker.previousNode(), steps++) {
-      if (/^H[1-6]$/.test(n.tagName) || explicitRole(n) === 'heading') {
-        const t = contentText(n, GROUP_CAP * 2);
-        if (t) return cap(t, GROUP_CAP);
-      }
-    }
-    return '';
+    return heading ? cap(contentText(heading, GROUP_CAP * 2), GROUP_CAP) : '';
   }
 
   // ---- where a person's pointer lands ---------------------------------------------------
@@ -514,6 +506,10 @@
           node = skipSubtree(walker);
           continue;
         }
+        // Tracked during the walk rather than searched backwards from each field: a page
+        // with a thousand fields would otherwise walk back over the same nodes a thousand times.
+        if (/^H[1-6]$/.test(el.tagName) || explicitRole(el) === 'heading') heading = el;
+        noteLayer(el, style, offset);
         visit(el, style, framePath, offset);
         if (el.shadowRoot) walkRoot(el.shadowRoot, framePath, offset);
         if (el.tagName === 'IFRAME' || el.tagName === 'FRAME') {
@@ -542,6 +538,29 @@
 
     // Element -> its index in `elements`: which listed element another one sits in.
     const indexOf = new Map();
+    // The last heading met in document order, for groupOf.
+    let heading = null;
+
+    // Hit-testing costs ~0.5 ms an element on a large page, so at listing time only elements
+    // that something could lie on top of are hit-tested: those whose box meets the box of a
+    // positioned, transformed or z-indexed element other than themselves, their ancestors and
+    // their descendants (a banner, a sticky header, a dialog, a panel). Acting hit-tests
+    // always, so anything this misses is still caught before a click.
+    const layers = [];
+    const inViewportBoxes = [];
+    const noteLayer = (el, style, offset) => {
+      const positioned = style.position !== 'static' && (style.position !== 'relative' || style.zIndex !== 'auto');
+      if (!positioned && style.transform === 'none') return;
+      const r = el.getBoundingClientRect();
+      if (r.width <= 0 || r.height <= 0) return;
+      const x = r.left + offset.x;
+      const y = r.top + offset.y;
+      if (x >= top.w || y >= top.h || x + r.width <= 0 || y + r.height <= 0) return;
+      layers.push({ el, x, y, right: x + r.width, bottom: y + r.height });
+    };
+    const mayBeCovered = (el, b) => layers.some((l) =>
+      l.x < b.x + b.width && b.x < l.right && l.y < b.y + b.height && b.y < l.bottom &&
+      l.el !== el && !composedContains(l.el, el) && !composedContains(el, l.el));
 
     const visit = (el, style, framePath, offset) => {
       const parent = el.parentElement || (el.parentNode && el.parentNode.host) || null;
@@ -591,18 +610,23 @@
       const options = optionsOf(el);
       if (options) item.options = options;
       if (isField || hints.includes('editable')) {
-        const group = groupOf(el);
+        const group = groupOf(el, heading);
         if (group) item.group = group;
       }
       // In the viewport but under something else (a banner, a panel): a person cannot click
-      // it, so the map does not offer it. Elements outside the viewport are hit-tested when
-      // acted on, after scrolling them into view.
-      if (inViewport && reach(el).covered) item.covered = true;
+      // it, so the map does not offer it (decided after the walk, below). Elements outside
+      // the viewport are hit-tested when acted on, after scrolling them into view.
+      if (inViewport) inViewportBoxes.push([el, bbox, elements.length]);
       indexOf.set(el, elements.length);
       elements.push(item);
     };
 
     walkRoot(document.documentElement, [], { x: 0, y: 0 });
+
+    // After the walk: a layer later in the document covers what came before it.
+    for (const [el, bbox, index] of inViewportBoxes) {
+      if (mayBeCovered(el, bbox) && reach(el).covered) elements[index].covered = true;
+    }
 
     // Which listed element each one sits in, and which listed elements hold nothing of their
     // own besides other listed elements (an `li[role=tab]` around the link that switches the
