@@ -5,7 +5,8 @@
 //! - it parses, is Manifest V3, and its `version` equals the crate version;
 //! - the extension-page CSP allows 'wasm-unsafe-eval' (without it the wasm cannot load);
 //! - the service worker is a module (the bootstrap uses `import`);
-//! - it asks for the permissions the worker's `chrome.*` calls need, and declares the
+//! - it asks for the permissions the worker's `chrome.*` calls need, host access to http and
+//!   https sites (the agent acts on any site the user points it at), and declares the
 //!   "ask-tandem" shortcut the worker answers;
 //! - every file it names (service worker, side panel) exists under `extension/`.
 
@@ -73,6 +74,18 @@ fn check(root: &Path, manifest_path: &Path) -> Result<(), String> {
     ] {
         if !permissions.contains(&needed) {
             return Err(format!("permissions must include {needed:?}"));
+        }
+    }
+    // The agent acts on whatever http/https site the user points it at, including a second
+    // site a task navigates to, where no user gesture could grant access (ARCHITECTURE.md,
+    // "Site access"); provider APIs and local servers (Ollama) are covered too.
+    let hosts: Vec<&str> = field(&["host_permissions"])
+        .and_then(|v| v.as_array())
+        .map(|a| a.iter().filter_map(|p| p.as_str()).collect())
+        .unwrap_or_default();
+    for needed in ["http://*/*", "https://*/*"] {
+        if !hosts.contains(&needed) {
+            return Err(format!("host_permissions must include {needed:?}"));
         }
     }
     // The worker answers the "ask-tandem" shortcut by that name (crates/background/src/ask.rs).

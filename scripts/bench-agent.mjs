@@ -13,8 +13,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { launchExtension, repoRoot } from '../tests/e2e/lib/browser.mjs';
 import { startMockProvider, tokenize } from '../tests/e2e/lib/mock-provider.mjs';
-import { startSite } from '../tests/e2e/lib/fixtures.mjs';
-import { lastUserText, useMockProvider } from '../tests/e2e/lib/agent-harness.mjs';
+import { routeSite } from '../tests/e2e/lib/fixtures.mjs';
+import { alwaysAllow, lastUserText, useMockProvider } from '../tests/e2e/lib/agent-harness.mjs';
 
 const ELEMENTS = 2000;
 const STEPS = 8;
@@ -31,10 +31,11 @@ function generatedPage() {
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const fmt = (xs) => `median ${median(xs).toFixed(0)} ms (min ${Math.min(...xs).toFixed(0)}, max ${Math.max(...xs).toFixed(0)}, n=${xs.length})`;
 
-const site = await startSite({ routes: { '/big': generatedPage() } });
 const mock = await startMockProvider({ delayMs: 0 });
 const browser = await launchExtension({ dist: path.join(repoRoot, 'dist') });
 try {
+  // An https site the manifest does not list, as users' sites are, already trusted by the user.
+  const site = await routeSite(browser.context, { routes: { '/big': generatedPage() } });
   const log = [];
   let clicks = 0;
   mock.setDefault((rec) => {
@@ -50,6 +51,7 @@ try {
   });
 
   const panel = await browser.openPanel();
+  await alwaysAllow(panel, [site.host]);
   await useMockProvider(panel, mock, { key: 'sk-bench-12345678', model: 'gpt-bench' });
 
   const tab = await browser.context.newPage();
@@ -105,5 +107,4 @@ try {
 } finally {
   await browser.close();
   await mock.close();
-  await site.close();
 }

@@ -15,8 +15,8 @@
 import path from 'node:path';
 import { launchExtension, repoRoot } from '../tests/e2e/lib/browser.mjs';
 import { startMockProvider } from '../tests/e2e/lib/mock-provider.mjs';
-import { startSite } from '../tests/e2e/lib/fixtures.mjs';
-import { lastUserText, useMockProvider } from '../tests/e2e/lib/agent-harness.mjs';
+import { routeSite } from '../tests/e2e/lib/fixtures.mjs';
+import { alwaysAllow, lastUserText, useMockProvider } from '../tests/e2e/lib/agent-harness.mjs';
 
 const distArg = process.argv.indexOf('--dist');
 const dist = distArg > 0 ? path.resolve(process.argv[distArg + 1] ?? '') : path.join(repoRoot, 'dist');
@@ -80,7 +80,6 @@ function benchModel(turn) {
   return JSON.stringify({ action: 'click', element: off[0].id });
 }
 
-const site = await startSite({ routes: { '/': homePage() } });
 const mock = await startMockProvider({ delayMs: 0 });
 
 /** One run of the task; returns what the model side received, step by step. */
@@ -89,7 +88,9 @@ async function run({ provider, scope }) {
   mock.setDefault((rec) => ({ reply: benchModel(lastUserText(rec.body)) }));
   const browser = await launchExtension({ dist, fakeLanguageModel: { availability: 'available', delayMs: 1, contextWindow: NANO_WINDOW } });
   try {
+    const site = await routeSite(browser.context, { routes: { '/': homePage() } });
     const panel = await browser.openPanel();
+    await alwaysAllow(panel, [site.host]);
     await useMockProvider(panel, mock, { key: 'sk-bench-12345678', model: CLOUD_MODEL, onDevice: provider === 'nano' ? 'nano' : 'cloud' });
     // The scope is no panel setting: read-modify-write the stored Settings, as a user cannot.
     const stored = await panel.evaluate(async (sessionScope) => {
@@ -236,5 +237,4 @@ try {
     `(uncached share with prompt caching ${(cloud.U / Math.max(cloud.T, 1)).toFixed(2)}).`);
 } finally {
   await mock.close();
-  await site.close();
 }

@@ -17,6 +17,8 @@ let navigator = shopper;
 let held = null;
 
 const NAV = 'ROLE: NAVIGATOR';
+/** The same shop on a second site, for a tab on another host. */
+const OUTLET = 'https://outlet.tandem.test';
 const FENCE = '⟦untrusted page data';
 /** The scripted model, with whatever `navigator` the test set. */
 const model = scriptedModel({ planner, navigator: (turn) => navigator(turn), turns });
@@ -44,7 +46,7 @@ function holdNavigator(n = 1) {
 
 let env;
 before(async () => {
-  env = await startAgentEnv({ routes: shopRoutes({ cart }), key: 'sk-test-guide-12345678' });
+  env = await startAgentEnv({ routes: shopRoutes({ cart }), key: 'sk-test-guide-12345678', more: { [OUTLET]: shopRoutes({ cart }) } });
   ({ browser, mock, site, panel, tab, ui } = env);
 });
 after(async () => {
@@ -144,11 +146,11 @@ test('TASK_ADD_RELEVANT_TAB: the panel\'s tab joins the task, and the agent swit
   await waiting;
   const other = await browser.context.newPage();
   try {
-    // Another host of the same server, so the panel's memory line shows when the panel
-    // follows the new tab (the panel acts on the tab it shows, like the side panel does).
-    await other.goto(`http://localhost:${site.port}/p/red-tote`);
+    // Another site, so the panel's memory line shows when the panel follows the new tab
+    // (the panel acts on the tab it shows, like the side panel does).
+    await other.goto(`${OUTLET}/p/red-tote`);
     await other.bringToFront();
-    await panel.getByRole('status', { name: 'Memory' }).filter({ hasText: 'localhost' }).waitFor();
+    await panel.getByRole('status', { name: 'Memory' }).filter({ hasText: 'outlet.tandem.test' }).waitFor();
     await press('Add this tab to the task');
     await ui.notice().filter({ hasText: /^Noted/ }).waitFor();
     // Once is enough: the same tab again is refused with a sentence.

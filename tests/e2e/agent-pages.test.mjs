@@ -1,11 +1,15 @@
 // The agent on messy pages: a list that re-renders with new ids after every click, a
 // shadow-DOM widget, a same-origin iframe form, a login form (the password never reaches the
 // model), a question to the user, a second tab, the site lists and plan approval.
-// Same approach as agent.test.mjs: real Chromium, real dist/, local fixture pages, and a
+// Same approach as agent.test.mjs: real Chromium, real dist/, fixture pages on https origins
+// the manifest does not list, and a
 // scripted mock LLM that picks elements BY THEIR VISIBLE TEXT from the list in its prompt.
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { openSettings, scriptedModel, startAgentEnv } from './lib/agent-harness.mjs';
+
+/** A second site, for a cross-origin iframe inside the shop's pages. */
+const PARTNER = 'https://partner.tandem.test';
 import { elements, urlOf } from './lib/scripted-shopper.mjs';
 
 const KEY = 'sk-test-agent-pages-1234';
@@ -89,7 +93,7 @@ const llm = scriptedModel({ planner: (turn) => planner(turn), navigator: (turn) 
 
 let env;
 before(async () => {
-  env = await startAgentEnv({ routes, key: KEY });
+  env = await startAgentEnv({ routes, key: KEY, more: { [PARTNER]: routes } });
   ({ browser, mock, site, panel, tab, ui } = env);
 });
 after(async () => {
@@ -166,9 +170,9 @@ test('a form in a same-origin iframe is filled and submitted, its fields listed 
   assert.match(lines[0], /in a frame/);
 });
 
-test('a form in a cross-origin iframe (localhost in a 127.0.0.1 page) is read by its own driver, listed once, and filled there', async () => {
+test('a form in a cross-origin iframe (another https site in the shop page) is read by its own driver, listed once, and filled there', async () => {
   subscribed.length = 0;
-  site.setRoute('/partner', page('Partner newsletter', `<h1>Partner newsletter</h1><iframe src="http://localhost:${site.port}/frame-form" title="Partner sign-up" width="400" height="200"></iframe>`));
+  site.setRoute('/partner', page('Partner newsletter', `<h1>Partner newsletter</h1><iframe src="${PARTNER}/frame-form" title="Partner sign-up" width="400" height="200"></iframe>`));
   navigator = (turn) => {
     const els = elements(turn);
     if (subscribed.length) return { action: 'done', success: true, answer: 'Subscribed.' };
@@ -281,7 +285,7 @@ async function agentSettings({ allowed = '', blocked = '', approvePlan = false }
 }
 
 test('a blocked host ends the task with a clear reason, before any action', async () => {
-  await agentSettings({ blocked: '*.example.org\n127.0.0.1' });
+  await agentSettings({ blocked: '*.example.org\nshop.tandem.test' });
   navigator = (turn) => {
     const info = elements(turn).find((e) => e.name === 'Info');
     return info ? { action: 'click', element: info.id } : { action: 'done', success: true, answer: 'x' };
@@ -289,7 +293,7 @@ test('a blocked host ends the task with a clear reason, before any action', asyn
   try {
     await startTask('Open the info page', site.url + '/start');
     await waitStatus(/^Failed/);
-    assert.match(await ui.status().textContent(), /127\.0\.0\.1 is blocked by the site list/);
+    assert.match(await ui.status().textContent(), /shop\.tandem\.test is blocked by the site list/);
     assert.equal(turns.filter((t) => t.startsWith('ROLE: NAVIGATOR')).length, 0, 'no step was taken');
     assert.ok((await tab.url()).endsWith('/start'));
   } finally {

@@ -4,10 +4,10 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { launchExtension } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
-import { startSite } from './lib/fixtures.mjs';
+import { routeSite } from './lib/fixtures.mjs';
 import { shopRoutes } from './lib/shop-site.mjs';
 import { planner, shopper } from './lib/scripted-shopper.mjs';
-import { scriptedModel, taskUi } from './lib/agent-harness.mjs';
+import { alwaysAllow, scriptedModel, taskUi } from './lib/agent-harness.mjs';
 
 const FIREBASE_KEY = 'AIzaFirebaseWebKey123456';
 let browser, mock, panel;
@@ -66,7 +66,8 @@ test('a bad Firebase key is reported like any provider', async () => {
 
 test('an agent task on Firebase waits for the side panel: closed mid-call → Paused with the reason; Resume in a reopened panel finishes it', async () => {
   const cart = [];
-  const site = await startSite({ routes: shopRoutes({ cart }) });
+  const site = await routeSite(browser.context, { routes: shopRoutes({ cart }) });
+  await alwaysAllow(panel, [site.host]);
   let arrived;
   const held = new Promise((r) => { arrived = r; });
   let release;

@@ -1,10 +1,16 @@
-//! The "Tasks" part of the Settings form: "Allowed sites", "Blocked sites" and "Approve the
-//! plan before acting". `settings` calls [`show`] after loading and [`read_form`] on Save.
+//! The "Tasks" part of the Settings form: "Allowed sites", "Blocked sites", "Approve the
+//! plan before acting" and the remembered "Sites Tandem may act on". `settings` calls
+//! [`show`] after loading and [`read_form`] on Save.
 
+use js_sys::Reflect;
+use tandem_core::agent::{SiteGrants, SITE_GRANTS_KEY};
 use tandem_core::provider::Settings;
-use web_sys::{HtmlInputElement, HtmlTextAreaElement};
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::{spawn_local, JsFuture};
+use web_sys::{HtmlElement, HtmlInputElement, HtmlTextAreaElement};
 
-use crate::dom;
+use crate::{chrome, dom};
 
 /// Puts the saved values in the form.
 pub fn show(settings: &Settings) {
@@ -36,4 +42,109 @@ pub fn read_form(settings: &mut Settings) -> Result<(), String> {
     agent.policy().map_err(|e| e.to_string())?;
     settings.agent = agent;
     Ok(())
+}
+
+/// "Sites Tandem may act on": the sites remembered with "Always allow on this site", each
+/// with Remove. Filled now and again whenever the stored list changes (the worker adds to it
+/// during a task).
+pub fn wire_sites() {
+    spawn_local(show_sites());
+    let listener =
+        Closure::<dyn FnMut(JsValue, JsValue)>::new(|changes: JsValue, area: JsValue| {
+            let ours = area.as_string().as_deref() == Some("local")
+                && Reflect::has(&changes, &SITE_GRANTS_KEY.into()).unwrap_or(false);
+            if ours {
+                spawn_local(show_sites());
+            }
+        });
+    let event = Reflect::get(&js_sys::global(), &"chrome".into())
+        .and_then(|c| Reflect::get(&c, &"storage".into()))
+        .and_then(|s| Reflect::get(&s, &"onChanged".into()));
+    match event {
+        Ok(e) if !e.is_undefined() => e
+            .unchecked_into::<chrome::Event>()
+            .add_listener(listener.as_ref().unchecked_ref()),
+        _ => web_sys::console::warn_1(&"Tandem: chrome.storage.onChanged is missing".into()),
+    }
+    listener.forget();
+}
+
+async fn read_grants() -> Result<SiteGrants, String> {
+    let promise =
+        chrome::storage_local_get(&SITE_GRANTS_KEY.into()).map_err(|e| chrome::js_text(&e))?;
+    let items = JsFuture::from(promise)
+        .await
+        .map_err(|e| chrome::js_text(&e))?;
+    let value = Reflect::get(&items, &SITE_GRANTS_KEY.into()).unwrap_or(JsValue::UNDEFINED);
+    if value.is_undefined() {
+        return Ok(SiteGrants::default());
+    }
+    let json = js_sys::JSON::stringify(&value).map_err(|e| chrome::js_text(&e))?;
+    Ok(SiteGrants::parse(&String::from(json)))
+}
+
+async fn show_sites() {
+    let grants = read_grants().await.unwrap_or_else(|e| {
+        sites_hint(&format!("The remembered sites could not be read ({e})."));
+        SiteGrants::default()
+    });
+    let Ok(list) = dom::by_id::<HtmlElement>("granted-sites") else {
+        return;
+    };
+    list.set_text_content(None);
+    for host in &grants.always {
+        let Ok(item) = dom::create("li", "granted-site") else {
+            return;
+        };
+        let Ok(name) = dom::create("span", "") else {
+            return;
+        };
+        name.set_text_content(Some(host));
+        let Ok(remove) = dom::create("button", "") else {
+            return;
+        };
+        dom::set_attr(&remove, "type", "button");
+        dom::set_attr(&remove, "aria-label", &format!("Remove {host}"));
+        remove.set_text_content(Some("Remove"));
+        let host = host.clone();
+        dom::on(&remove, "click", move |_: web_sys::Event| {
+            spawn_local(forget_site(host.clone()));
+        });
+        let _ = item.append_child(&name);
+        let _ = item.append_child(&remove);
+        let _ = list.append_child(&item);
+    }
+    list.set_hidden(grants.always.is_empty());
+    sites_hint(if grants.always.is_empty() {
+        "None yet. Tandem asks before its first action on a site."
+    } else {
+        ""
+    });
+}
+
+/// Remove: Tandem asks again before acting on `host`.
+async fn forget_site(host: String) {
+    let result = async {
+        let mut grants = read_grants().await?;
+        grants.remove(&host);
+        let value = js_sys::JSON::parse(&grants.to_json()).map_err(|e| chrome::js_text(&e))?;
+        let promise = chrome::storage_local_set(&dom::items(SITE_GRANTS_KEY, &value))
+            .map_err(|e| chrome::js_text(&e))?;
+        JsFuture::from(promise)
+            .await
+            .map_err(|e| chrome::js_text(&e))?;
+        Ok::<_, String>(())
+    };
+    match result.await {
+        // storage.onChanged redraws the list.
+        Ok(()) => {}
+        Err(e) => sites_hint(&format!("{host} could not be removed ({e}).")),
+    }
+}
+
+fn sites_hint(text: &str) {
+    if let Ok(hint) = dom::by_id::<HtmlElement>("granted-hint") {
+        hint.set_text_content(Some(text));
+        hint.set_hidden(text.is_empty());
+    }
 }

@@ -72,6 +72,7 @@ pub fn wire() -> Result<(), DomError> {
     });
     let download: HtmlButtonElement = dom::by_id("nano-download")?;
     dom::on(&download, "click", |_: web_sys::Event| ask_nano(true));
+    crate::agent_settings::wire_sites();
     Ok(())
 }
 

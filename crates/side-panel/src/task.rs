@@ -30,6 +30,20 @@ pub fn wire() -> Result<(), DomError> {
             tab_id: crate::memory::current_tab(),
         }
     })?;
+    for (id, approve, always) in [
+        ("task-site-once", true, false),
+        ("task-site-always", true, true),
+        ("task-site-deny", false, false),
+    ] {
+        let button: HtmlButtonElement = dom::by_id(id)?;
+        dom::on(&button, "click", move |_: web_sys::Event| {
+            send(TaskCommand::Confirm {
+                approve,
+                secret: None,
+                always,
+            })
+        });
+    }
     for (id, approve) in [("task-approve", true), ("task-deny", false)] {
         let button: HtmlButtonElement = dom::by_id(id)?;
         dom::on(&button, "click", move |_: web_sys::Event| {
@@ -44,6 +58,7 @@ pub fn wire() -> Result<(), DomError> {
             send(TaskCommand::Confirm {
                 approve,
                 secret: secret.filter(|s| approve && !s.is_empty()),
+                always: false,
             })
         });
     }
@@ -225,17 +240,16 @@ fn render(state: Option<&TaskContext>) -> Result<(), DomError> {
         state.map(|s| s.id.as_str()).unwrap_or(""),
     );
 
-    let confirm: HtmlElement = dom::by_id("task-confirm")?;
+    // A site question ("Let Tandem act on …?") has its own three answers; any other
+    // pending confirmation is Approve / Deny. Either way the reason is the whole sentence.
     let pending = state.and_then(|s| s.pending.as_ref());
-    confirm.set_hidden(pending.is_none());
-    if let Some(p) = pending {
-        let what = match &p.target {
-            Some(t) => format!("{} on {t}", p.action),
-            None => p.action.clone(),
-        };
-        dom::by_id::<HtmlElement>("task-confirm-text")?
-            .set_text_content(Some(&format!("{} {what}", p.reason)));
-    }
+    let site = pending.filter(|p| p.site.is_some());
+    let approval = pending.filter(|p| p.site.is_none());
+    dom::by_id::<HtmlElement>("task-site")?.set_hidden(site.is_none());
+    dom::by_id::<HtmlElement>("task-site-text")?.set_text_content(site.map(|p| p.reason.as_str()));
+    dom::by_id::<HtmlElement>("task-confirm")?.set_hidden(approval.is_none());
+    dom::by_id::<HtmlElement>("task-confirm-text")?
+        .set_text_content(approval.map(|p| p.reason.as_str()));
     dom::by_id::<HtmlElement>("task-secret-row")?.set_hidden(!pending.is_some_and(|p| p.secret));
 
     let question: HtmlElement = dom::by_id("task-question")?;

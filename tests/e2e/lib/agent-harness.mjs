@@ -2,25 +2,34 @@
 // point Settings at the mock provider, start a task on a tab and wait for its status.
 import { launchExtension } from './browser.mjs';
 import { startMockProvider } from './mock-provider.mjs';
-import { startSite } from './fixtures.mjs';
+import { routeSite } from './fixtures.mjs';
+
+/** The fixture shop's origin: https, and not a host the manifest lists. */
+export const SHOP = 'https://shop.tandem.test';
 
 /**
  * The agent tests' world: a mock provider (OpenAI wire format, instant), a fixture site
- * serving `routes`, Chromium with the extension (`fakeLanguageModel` as in launchExtension),
- * the panel with Settings pointing at the mock, and a tab to act on. `close()` ends it all.
+ * serving `routes` at `origin` (https, through the browser's routing: see lib/fixtures.mjs),
+ * more sites from `more` (origin → routes), Chromium with the extension (`fakeLanguageModel`
+ * as in launchExtension), the panel with Settings pointing at the mock, and a tab to act on.
+ * `trust`: the sites start as the user's "Always allow on this site" ones, so tests about
+ * something else are not stopped by Tandem's first-action question (agent-sites.test.mjs
+ * tests that question with `trust: false`). `close()` ends it all.
  */
-export async function startAgentEnv({ routes, key, model, fakeLanguageModel }) {
+export async function startAgentEnv({ routes, key, model, fakeLanguageModel, origin = SHOP, more = {}, trust = true }) {
   const env = { close: async () => {
     await env.browser?.close();
     await env.mock?.close();
-    await env.site?.close();
   } };
   try {
     env.mock = await startMockProvider({ delayMs: 0 });
-    env.site = await startSite({ routes });
     env.browser = await launchExtension({ fakeLanguageModel });
+    env.site = await routeSite(env.browser.context, { origin, routes });
+    env.sites = { [origin]: env.site };
+    for (const [o, r] of Object.entries(more)) env.sites[o] = await routeSite(env.browser.context, { origin: o, routes: r });
     env.panel = await env.browser.openPanel();
     env.ui = taskUi(env.panel);
+    if (trust) await alwaysAllow(env.panel, Object.values(env.sites).map((s) => s.host));
     await useMockProvider(env.panel, env.mock, { key, model });
     env.tab = await env.browser.context.newPage();
   } catch (e) {
@@ -28,6 +37,11 @@ export async function startAgentEnv({ routes, key, model, fakeLanguageModel }) {
     throw e;
   }
   return env;
+}
+
+/** The state "Always allow on this site" leaves for `hosts` (what Settings lists). */
+export async function alwaysAllow(panel, hosts) {
+  await panel.evaluate((always) => chrome.storage.local.set({ siteGrants: { always } }), [...hosts].sort());
 }
 
 /** The text of the last user message of a request body: OpenAI `messages` or Gemini `contents`. */
@@ -83,12 +97,23 @@ export function taskUi(panel) {
     list: () => panel.getByRole('list', { name: 'Steps' }),
     button: (name) => panel.getByRole('button', { name, exact: true }),
     approval: () => panel.getByRole('group', { name: 'Approval needed' }),
+    siteAccess: () => panel.getByRole('group', { name: 'Site access' }),
     question: () => panel.getByRole('group', { name: 'Question from Tandem' }),
     /** The timeline's lines. */
     steps: () => ui.list().getByRole('listitem').allTextContents(),
     /** The task as the coordinator stored it. */
     stored: () => panel.evaluate(() => chrome.storage.local.get('agentTask').then((x) => x.agentTask)),
-    waitStatus: (re, timeout = 20_000) => ui.status().filter({ hasText: re }).waitFor({ timeout }),
+    /** Waits for a status line matching `re`; a timeout says where the task was instead. */
+    async waitStatus(re, timeout = 20_000) {
+      try {
+        await ui.status().filter({ hasText: re }).waitFor({ timeout });
+      } catch (e) {
+        const status = await ui.status().textContent().catch(() => '?');
+        const steps = await ui.steps().catch(() => []);
+        const errors = (await ui.stored().catch(() => null))?.errors ?? [];
+        throw new Error(`${e.message}\nTask status: ${status}\nSteps:\n${steps.join('\n')}\nErrors: ${errors.join(' | ')}`, { cause: e });
+      }
+    },
     /** Opens `url` in `tab`, brings it to the front and starts `task` there. */
     async startTask(tab, task, url) {
       await tab.goto(url);

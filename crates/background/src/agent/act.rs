@@ -4,7 +4,8 @@
 
 use tandem_core::agent::task::{PendingConfirmation, TaskContext};
 use tandem_core::agent::{
-    fence, needs_confirmation, tabs, Action, ConfirmReason, DriverCommand, Element, ScrollTarget,
+    approval_sentence, fence, needs_confirmation, tabs, Action, ConfirmReason, DriverCommand,
+    Element, ScrollTarget,
 };
 
 use super::page::{
@@ -156,12 +157,9 @@ impl Loop {
                 ctx.pending = Some(PendingConfirmation {
                     action: action.to_json().to_string(),
                     target: target.clone(),
-                    reason: if secret {
-                        format!("This action needs your approval: {reason}. Type the password below: it goes to the page only, never to the AI.")
-                    } else {
-                        format!("This action needs your approval: {reason}.")
-                    },
+                    reason: approval_sentence(action, &element, &reason),
                     secret,
+                    site: None,
                 });
                 self.secret.borrow_mut().take();
                 self.persist(ctx, session).await;

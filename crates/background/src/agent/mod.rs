@@ -67,6 +67,8 @@ struct Run {
     confirm: Rc<RefCell<Option<Function>>>,
     /// The value the user typed in the panel for a password field (never stored).
     secret: Rc<RefCell<Option<String>>>,
+    /// The user chose "Always allow on this site" for the site question the loop waits on.
+    always: Rc<Cell<bool>>,
     /// Resolves the question (`ask_user`) the loop waits for.
     ask: Rc<RefCell<Option<Function>>>,
     /// What the user added while the loop runs; the loop owns `TaskContext` then, so it
@@ -214,10 +216,15 @@ async fn handle(command: TaskCommand) -> Option<String> {
             Ok(tab) => update(tab).await,
             Err(sentence) => Some(sentence),
         },
-        TaskCommand::Confirm { approve, secret } => {
+        TaskCommand::Confirm {
+            approve,
+            secret,
+            always,
+        } => {
             let resolve = RUN.with(|r| {
                 r.borrow().as_ref().and_then(|run| {
                     *run.secret.borrow_mut() = secret.filter(|s| approve && !s.is_empty());
+                    run.always.set(approve && always);
                     run.confirm.borrow_mut().take()
                 })
             });
@@ -354,6 +361,7 @@ fn launch(ctx: TaskContext) {
     let stop = Rc::new(Cell::new(Stop::No));
     let confirm = Rc::new(RefCell::new(None));
     let secret = Rc::new(RefCell::new(None));
+    let always = Rc::new(Cell::new(false));
     let ask = Rc::new(RefCell::new(None));
     let inbox = Rc::new(RefCell::new(Vec::new()));
     RUN.with(|r| {
@@ -362,6 +370,7 @@ fn launch(ctx: TaskContext) {
             controller: controller.clone(),
             confirm: confirm.clone(),
             secret: secret.clone(),
+            always: always.clone(),
             ask: ask.clone(),
             inbox: inbox.clone(),
         })
@@ -372,6 +381,7 @@ fn launch(ctx: TaskContext) {
             stop,
             confirm,
             secret,
+            always,
             ask,
             inbox,
             previous: None,

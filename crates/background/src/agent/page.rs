@@ -51,6 +51,8 @@ extern "C" {
     fn tabs_create(props: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = remove)]
     fn tabs_remove(tab_id: i32) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "extension"], js_name = isAllowedFileSchemeAccess)]
+    fn is_allowed_file_scheme_access() -> Result<Promise, JsValue>;
 }
 
 /// How long a page may take to load after an action.
@@ -61,6 +63,35 @@ pub(super) async fn get_tab(id: i32) -> Result<JsValue, String> {
     match tabs_get(id) {
         Ok(p) => JsFuture::from(p).await.map_err(js_text),
         Err(e) => Err(js_text(e)),
+    }
+}
+
+/// The URL the tab shows now (what Chrome says, not what the page says about itself).
+pub(super) async fn tab_url(tab: i32) -> Result<String, AgentError> {
+    let tab = get_tab(tab).await.map_err(AgentError::Tab)?;
+    Ok(Reflect::get(&tab, &"url".into())
+        .ok()
+        .and_then(|u| u.as_string())
+        .unwrap_or_default())
+}
+
+/// The host of `url` as the browser's own URL parser reads it (lowercase, punycode, IP
+/// addresses canonical), without the port; `None` when it has none.
+pub(super) fn host_of(url: &str) -> Option<String> {
+    let parsed = web_sys::Url::new(url).ok()?;
+    let host = parsed.hostname();
+    (!host.is_empty()).then_some(host)
+}
+
+/// Whether the user turned on "Allow access to file URLs" for Tandem.
+pub(super) async fn file_access() -> bool {
+    match is_allowed_file_scheme_access() {
+        Ok(p) => JsFuture::from(p)
+            .await
+            .ok()
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false),
+        Err(_) => false,
     }
 }
 
@@ -83,15 +114,13 @@ pub(super) async fn go_back(tab: i32) -> Result<(), AgentError> {
     Ok(())
 }
 
-/// The tab to act on: `tab_id` when it shows a web page, else the web tab used last.
+/// The tab to act on: the panel's tab `tab_id` while it exists, whatever it shows (a page
+/// Tandem cannot act on ends the task with a sentence naming it, rather than the task
+/// quietly going to another tab), else the web tab used last.
 pub(super) async fn target_tab(tab_id: Option<i32>) -> Result<i32, AgentError> {
     if let Some(id) = tab_id {
-        if let Ok(p) = tabs_get(id) {
-            if let Ok(tab) = JsFuture::from(p).await {
-                if is_web(&tab) {
-                    return Ok(id);
-                }
-            }
+        if get_tab(id).await.is_ok() {
+            return Ok(id);
         }
     }
     let tabs = JsFuture::from(tabs_query(&Object::new()).map_err(|e| AgentError::Tab(js_text(e)))?)

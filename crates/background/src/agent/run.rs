@@ -10,14 +10,17 @@ use tandem_core::agent::task::{
     self, parse_planner, PendingConfirmation, StepKind, StepRecord, TaskContext, TaskStatus,
     UserUpdate, MAP_CHARS,
 };
-use tandem_core::agent::{parse_action, Action, ElementMap, Snapshot, UrlPolicy};
+use tandem_core::agent::{
+    explain_script_error, needs_site_grant, page_refusal, parse_action, site_denied, site_question,
+    Action, ElementMap, Snapshot, UrlPolicy,
+};
 use tandem_core::errors::ErrorKind;
 use tandem_core::session::{CloudConfig, ProviderId, Schema, SessionConfig, SessionError};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortController;
 
-use super::page::snapshot;
-use super::store::save;
+use super::page::{file_access, host_of, settle, snapshot, tab_url};
+use super::store::{load_grants, remember_site, save};
 use super::{manager, AgentError, Session, Stop, STEP_TIMEOUT_MS};
 use crate::chrome;
 use crate::storage;
@@ -26,6 +29,7 @@ pub(super) struct Loop {
     pub(super) stop: Rc<Cell<Stop>>,
     pub(super) confirm: Rc<RefCell<Option<Function>>>,
     pub(super) secret: Rc<RefCell<Option<String>>>,
+    pub(super) always: Rc<Cell<bool>>,
     pub(super) ask: Rc<RefCell<Option<Function>>>,
     pub(super) inbox: Rc<RefCell<Vec<UserUpdate>>>,
     pub(super) previous: Option<ElementMap>,
@@ -41,6 +45,14 @@ pub(super) struct Loop {
 }
 
 /// What one observation gives the loop.
+/// The user's answer to the site question.
+enum Grant {
+    Given,
+    Denied(String),
+    /// Paused or cancelled while asking.
+    Stopped,
+}
+
 pub(super) struct Observed {
     pub(super) snapshot: Snapshot,
     pub(super) map: ElementMap,
@@ -135,21 +147,11 @@ impl Loop {
                     ),
                 );
             }
-            let observed = match self.observe(ctx.tab_id, 0).await {
+            let observed = match self.look(ctx.tab_id).await {
                 Ok(o) => o,
-                Err(e) => {
-                    // The page may be loading: wait and look again once.
-                    chrome::sleep(500).await;
-                    match self.observe(ctx.tab_id, 0).await {
-                        Ok(o) => o,
-                        Err(_) => {
-                            ctx.errors.push(e.to_string());
-                            return ctx.finish(
-                                TaskStatus::Failed,
-                                format!("Tandem could not read the page: {e}."),
-                            );
-                        }
-                    }
+                Err((sentence, raw)) => {
+                    ctx.errors.push(raw);
+                    return ctx.finish(TaskStatus::Failed, sentence);
                 }
             };
             // The site lists hold for the page the agent is on, not only for where it goes.
@@ -175,6 +177,7 @@ impl Loop {
                         target: None,
                         reason: format!("Approve the plan before Tandem acts: {}", ctx.plan),
                         secret: false,
+                        site: None,
                     });
                     self.persist(ctx, session).await;
                     let approved = self.wait_for_confirmation().await;
@@ -274,6 +277,24 @@ impl Loop {
                 ctx.question = Some(question.clone());
                 self.await_answer(ctx, session, before).await;
                 continue;
+            }
+            if needs_site_grant(&action) {
+                match self.site_grant(ctx, session, &observed.snapshot.url).await {
+                    Grant::Given => {}
+                    Grant::Stopped => continue, // `stopped` ends the loop with the right status.
+                    Grant::Denied(host) => {
+                        let json = action.to_json().to_string();
+                        self.record(
+                            ctx,
+                            session,
+                            before,
+                            json,
+                            None,
+                            Err(format!("you did not let Tandem act on {host}")),
+                        );
+                        return ctx.finish(TaskStatus::Cancelled, site_denied(&host));
+                    }
+                }
             }
             let (target, outcome) = self.act(ctx, session, &observed, &action).await;
             if self.stop.get() != Stop::No {
@@ -455,6 +476,73 @@ impl Loop {
                     .map_err(|e| format!("the model's answer was not a valid action twice ({e})")))
             }
         }
+    }
+
+    /// Observes the tab, or says in a sentence why it cannot be acted on (a page no extension
+    /// may touch, named; Chrome's raw error goes to `errors` only), with the raw detail.
+    async fn look(&mut self, tab: i32) -> Result<Observed, (String, String)> {
+        let url = tab_url(tab).await.map_err(|e| {
+            (
+                format!("Tandem cannot reach the task's tab: {e}."),
+                e.to_string(),
+            )
+        })?;
+        if let Some(sentence) = page_refusal(&url, file_access().await) {
+            return Err((sentence, format!("refused: {url}")));
+        }
+        // A page that is loading, reloading or briefly between documents cannot be read
+        // yet: look again a few times, each after the tab settled, before giving up (about
+        // 2.5 s in all). A page that stays unreadable is reported in a sentence.
+        let mut last = String::new();
+        for pause in [0, 300, 700, 1500] {
+            if pause > 0 {
+                chrome::sleep(pause).await;
+                settle(tab).await;
+            }
+            match self.observe(tab, 0).await {
+                Ok(o) => return Ok(o),
+                Err(e) => last = e.to_string(),
+            }
+        }
+        let url = tab_url(tab).await.unwrap_or(url);
+        Err((explain_script_error(&url, &last), last))
+    }
+
+    /// Tandem's own question before the first action on a site in this task: "Let Tandem act
+    /// on <host>?". A site remembered with "Always allow" is not asked; "Allow once" holds for
+    /// the rest of the task.
+    async fn site_grant(&self, ctx: &mut TaskContext, session: &Session, url: &str) -> Grant {
+        let Some(host) = host_of(url) else {
+            return Grant::Given; // page_refusal already turned away pages without a host
+        };
+        if ctx.sites_allowed.contains(&host) || load_grants().await.allows(&host) {
+            return Grant::Given;
+        }
+        ctx.pending = Some(PendingConfirmation {
+            action: "act on this site".into(),
+            target: None,
+            reason: site_question(&host),
+            secret: false,
+            site: Some(host.clone()),
+        });
+        self.always.set(false);
+        self.persist(ctx, session).await;
+        let allowed = self.wait_for_confirmation().await;
+        ctx.pending = None;
+        if self.stop.get() != Stop::No {
+            return Grant::Stopped;
+        }
+        if !allowed {
+            return Grant::Denied(host);
+        }
+        if self.always.replace(false) {
+            if let Err(e) = remember_site(&host).await {
+                crate::log_error("the site could not be remembered", &e.to_string().into());
+            }
+        } else {
+            ctx.sites_allowed.push(host);
+        }
+        Grant::Given
     }
 
     async fn observe(&mut self, tab: i32, max_text: u32) -> Result<Observed, AgentError> {

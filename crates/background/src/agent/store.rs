@@ -1,8 +1,9 @@
 //! Where the task lives between steps: `chrome.storage.local` under [`TASK_STATE_KEY`], and
-//! every save told to every open panel.
+//! every save told to every open panel; and the sites the user always lets the agent act on.
 
 use js_sys::{Object, Promise, Reflect, JSON};
 use tandem_core::agent::task::{parse_stored, TaskContext, TASK_STATE_KEY};
+use tandem_core::agent::{SiteGrants, SITE_GRANTS_KEY};
 use tandem_core::protocol::WorkerToPanel;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -71,4 +72,38 @@ pub(super) async fn save(ctx: &TaskContext) -> Result<(), AgentError> {
         let _ = JsFuture::from(p).await;
     }
     Ok(())
+}
+
+/// The sites the user chose "Always allow on this site" for; none when unreadable.
+pub(super) async fn load_grants() -> SiteGrants {
+    let read = async {
+        let promise =
+            chrome::storage_local_get(&JsValue::from_str(SITE_GRANTS_KEY)).map_err(js_text)?;
+        let items = JsFuture::from(promise).await.map_err(js_text)?;
+        let value = Reflect::get(&items, &SITE_GRANTS_KEY.into()).map_err(js_text)?;
+        if value.is_undefined() {
+            return Ok::<_, String>(SiteGrants::default());
+        }
+        JSON::stringify(&value)
+            .map(|json| SiteGrants::parse(&String::from(json)))
+            .map_err(js_text)
+    };
+    read.await.unwrap_or_else(|e| {
+        crate::log_error("the remembered sites could not be read", &e.into());
+        SiteGrants::default()
+    })
+}
+
+/// Remembers "Always allow on this site" for `host` (the panel's Settings lists it).
+pub(super) async fn remember_site(host: &str) -> Result<(), AgentError> {
+    let mut grants = load_grants().await;
+    grants.add(host);
+    let value = JSON::parse(&grants.to_json()).map_err(|e| AgentError::Storage(js_text(e)))?;
+    let items = Object::new();
+    let _ = Reflect::set(&items, &SITE_GRANTS_KEY.into(), &value);
+    let promise = local_set(&items).map_err(|e| AgentError::Storage(js_text(e)))?;
+    JsFuture::from(promise)
+        .await
+        .map(|_| ())
+        .map_err(|e| AgentError::Storage(js_text(e)))
 }

@@ -19,6 +19,7 @@ pub mod report;
 pub mod safety;
 pub mod settings;
 pub mod signature;
+pub mod sites;
 pub mod snapshot;
 pub mod tabs;
 pub mod task;
@@ -30,8 +31,13 @@ pub use actions::{
 };
 pub use element_map::{ElementMap, Entry, LocateError, Rendered, LIST_LEGEND};
 pub use safety::{
-    fence, needs_confirmation, ConfirmReason, HostPattern, UrlDenied, UrlPolicy, FENCE_RULE,
+    approval_sentence, fence, needs_confirmation, seen_as, ConfirmReason, HostPattern, UrlDenied,
+    UrlPolicy, FENCE_RULE,
 };
 pub use settings::{AgentSettings, SiteListError};
 pub use signature::{Evidence, Match, Signature};
+pub use sites::{
+    explain_script_error, needs_site_grant, page_refusal, site_denied, site_question, SiteGrants,
+    SITE_GRANTS_KEY,
+};
 pub use snapshot::{frame_of_handle, ActResult, DriverCommand, Element, Snapshot};

@@ -121,6 +121,76 @@ impl fmt::Display for ConfirmReason {
     }
 }
 
+impl ConfirmReason {
+    /// The reason as the end of a sentence about the action ("…, which may not be
+    /// undoable"), for [`approval_sentence`].
+    fn clause(&self) -> String {
+        match self {
+            ConfirmReason::IrreversibleLabel { .. } => {
+                ", which may not be undoable (buying, paying, deleting or sending)".into()
+            }
+            ConfirmReason::SubmitsPassword => ", which submits a form with a password".into(),
+            ConfirmReason::SubmitsPayment { field } => {
+                format!(", which submits a form with payment details ({field})")
+            }
+            ConfirmReason::EntersPassword => {
+                ". Type the password below: it goes to the page only, never to the AI".into()
+            }
+            ConfirmReason::EntersPayment { field } => {
+                format!(", which takes payment details ({field})")
+            }
+        }
+    }
+}
+
+/// The element as the user sees it on the page: `the “Pay now” button`, `the “Password”
+/// field`, or `a password field` when it has no name.
+pub fn seen_as(el: &Element) -> String {
+    let kind = match (el.effective_role(), el.tag.as_str()) {
+        _ if is_password(el) => "password field",
+        (Some("button"), _) | (_, "button") => "button",
+        (Some("link"), _) | (_, "a") => "link",
+        (Some("checkbox" | "switch"), _) => "checkbox",
+        (Some("radio"), _) => "option",
+        (Some("tab"), _) => "tab",
+        (Some("menuitem" | "menuitemcheckbox" | "menuitemradio"), _) => "menu item",
+        (Some("option"), _) => "choice",
+        (Some("combobox" | "listbox"), _) | (_, "select") => "list",
+        (Some("textbox" | "searchbox" | "spinbutton" | "slider"), _)
+        | (_, "input" | "textarea") => "field",
+        _ => "element",
+    };
+    let name = if el.name.trim().is_empty() {
+        el.text.trim()
+    } else {
+        el.name.trim()
+    };
+    if name.is_empty() {
+        return format!("a {kind}");
+    }
+    let mut shown: String = name.chars().take(60).collect();
+    if shown.len() < name.len() {
+        shown.push('…');
+    }
+    let kind = if kind == "password field" {
+        "field"
+    } else {
+        kind
+    };
+    format!("the \u{201c}{shown}\u{201d} {kind}")
+}
+
+/// The sentence above Approve / Deny: what Tandem wants to do, to which element as the user
+/// sees it, and why it asks.
+pub fn approval_sentence(action: &Action, el: &Element, reason: &ConfirmReason) -> String {
+    let verb = match action {
+        Action::Type { .. } => "type into",
+        Action::SelectOption { .. } => "choose an option in",
+        _ => "click",
+    };
+    format!("Tandem wants to {verb} {}{}.", seen_as(el), reason.clause())
+}
+
 /// Labels of controls whose effect cannot be undone, as word sequences matched on whole
 /// words (so "pay" does not fire on "Display"). English first, then the common European
 /// languages. "remove" alone is absent on purpose: "Remove from cart" is harmless.
@@ -470,5 +540,67 @@ impl UrlPolicy {
             return Err(UrlDenied::NotAllowed { host });
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod approval_tests {
+    use super::*;
+
+    fn el(json: &str) -> Element {
+        let base = serde_json::json!({
+            "handle": "d.1", "frame": [], "tag": "input", "role": null, "implicitRole": null,
+            "name": "", "text": "", "context": "", "attrs": {},
+            "bbox": {"x": 0, "y": 0, "width": 10, "height": 10},
+            "visible": true, "inViewport": true, "interactive": ["native"], "disabled": false,
+            "checked": null, "form": null, "shadow": false
+        });
+        let mut value = base;
+        let extra: serde_json::Value = serde_json::from_str(json).unwrap();
+        for (k, v) in extra.as_object().unwrap() {
+            value[k] = v.clone();
+        }
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn approvals_name_the_control_as_the_user_sees_it_in_one_clean_sentence() {
+        let password = el(r#"{"name":"Password","attrs":{"type":"password"}}"#);
+        let typing = Action::Type {
+            element: 2,
+            text: "x".into(),
+            clear: true,
+            submit: false,
+        };
+        let s = approval_sentence(&typing, &password, &ConfirmReason::EntersPassword);
+        assert_eq!(
+            s,
+            "Tandem wants to type into the \u{201c}Password\u{201d} field. Type the password below: it goes to the page only, never to the AI."
+        );
+        let unnamed = el(r#"{"attrs":{"type":"password"}}"#);
+        assert!(
+            approval_sentence(&typing, &unnamed, &ConfirmReason::EntersPassword)
+                .starts_with("Tandem wants to type into a password field. "),
+        );
+        let pay = el(r#"{"tag":"button","implicitRole":"button","text":"Pay now"}"#);
+        let reason = ConfirmReason::IrreversibleLabel {
+            label: "Pay now".into(),
+            phrase: "pay".into(),
+        };
+        let s = approval_sentence(&Action::Click { element: 4 }, &pay, &reason);
+        assert_eq!(s, "Tandem wants to click the \u{201c}Pay now\u{201d} button, which may not be undoable (buying, paying, deleting or sending).");
+        for s in [s, approval_sentence(&typing, &password, &reason)] {
+            assert!(!s.contains(".."), "{s}");
+            assert!(!s.contains('{'), "no action JSON: {s}");
+            assert!(!s.contains('['), "no list ids: {s}");
+        }
+        let link = el(
+            r#"{"tag":"a","implicitRole":"link","name":"Delete my account and every order I ever made, with no way back at all"}"#,
+        );
+        assert!(
+            seen_as(&link).ends_with("…\u{201d} link"),
+            "{}",
+            seen_as(&link)
+        );
     }
 }

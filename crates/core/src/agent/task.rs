@@ -84,6 +84,10 @@ pub struct PendingConfirmation {
     /// which goes from the panel to the page and never to the model or to storage.
     #[serde(default)]
     pub secret: bool,
+    /// "Let Tandem act on <site>?": the panel offers Allow once / Always allow on this site /
+    /// Deny instead of Approve / Deny.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub site: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -121,6 +125,10 @@ pub struct TaskContext {
     /// they added), oldest first. Every later turn carries them, outside the page fence.
     #[serde(default)]
     pub notes: Vec<String>,
+    /// Sites the user let the agent act on in this task ("Allow once", or a remembered grant
+    /// met during it).
+    #[serde(default)]
+    pub sites_allowed: Vec<String>,
     /// The session so far, to rebuild it on resume.
     pub transcript: Option<Transcript>,
 }
@@ -148,6 +156,7 @@ impl TaskContext {
             pending: None,
             question: None,
             notes: Vec::new(),
+            sites_allowed: Vec::new(),
             transcript: None,
         }
     }
@@ -455,6 +464,9 @@ pub enum TaskCommand {
         approve: bool,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         secret: Option<String>,
+        /// For a site question: "Always allow on this site" (remembered) rather than once.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        always: bool,
     },
     /// The user's answer to [`TaskContext::question`].
     Answer {
@@ -699,7 +711,8 @@ mod tests {
             serde_json::from_str::<TaskCommand>(r#"{"op":"confirm","approve":true}"#).unwrap(),
             TaskCommand::Confirm {
                 approve: true,
-                secret: None
+                secret: None,
+                always: false
             }
         );
         assert_eq!(

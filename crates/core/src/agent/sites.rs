@@ -1,0 +1,292 @@
+//! Where the agent may act: Tandem's own per-site question on top of Chrome's host access.
+//!
+//! Chrome grants Tandem http and https hosts at install (see ARCHITECTURE.md, "Site access"),
+//! so the agent can read any page the user points it at. Acting is another matter: before
+//! its first click, typing or selection on a site in a task, the agent asks "Let Tandem act on
+//! shop.example.com?" — Allow once (this task), Always allow on this site (remembered in
+//! [`SiteGrants`], listed in Settings), or Deny (the task stops, Cancelled). The user's
+//! Allowed / Blocked site lists are checked before this and win over a remembered grant.
+//!
+//! Some pages cannot be acted on at all, whatever the user allows: Chrome's own pages, other
+//! extensions' pages, the Web Store, files without the user's toggle, PDFs in Chrome's viewer.
+//! [`page_refusal`] names them in a sentence, and [`explain_script_error`] turns Chrome's raw
+//! `executeScript` errors into one.
+
+use serde::{Deserialize, Serialize};
+
+use super::actions::Action;
+
+/// The `chrome.storage.local` key of the remembered "Always allow" sites.
+pub const SITE_GRANTS_KEY: &str = "siteGrants";
+
+/// The sites the user told Tandem it may always act on (hosts, lowercase, no port).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SiteGrants {
+    pub always: Vec<String>,
+}
+
+impl SiteGrants {
+    /// Reads what was stored; anything unreadable counts as no grant, so a damaged entry
+    /// makes Tandem ask again rather than act unasked. Entries that are not hosts are dropped.
+    pub fn parse(json: &str) -> Self {
+        let value: serde_json::Value = serde_json::from_str(json).unwrap_or_default();
+        let mut grants = SiteGrants::default();
+        if let Some(list) = value.get("always").and_then(|v| v.as_array()) {
+            for host in list.iter().filter_map(|h| h.as_str()) {
+                grants.add(host);
+            }
+        }
+        grants
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|_| "{}".into())
+    }
+
+    pub fn allows(&self, host: &str) -> bool {
+        let host = host.to_ascii_lowercase();
+        self.always.contains(&host)
+    }
+
+    /// Remembers `host` (kept sorted and once); false when it is not a host.
+    pub fn add(&mut self, host: &str) -> bool {
+        let host = host.trim().to_ascii_lowercase();
+        if !is_host(&host) {
+            return false;
+        }
+        if let Err(at) = self.always.binary_search(&host) {
+            self.always.insert(at, host);
+        }
+        true
+    }
+
+    /// Forgets `host`; true when it was remembered.
+    pub fn remove(&mut self, host: &str) -> bool {
+        let host = host.to_ascii_lowercase();
+        let before = self.always.len();
+        self.always.retain(|h| *h != host);
+        self.always.len() != before
+    }
+}
+
+/// A host as the browser's URL parser gives it (`shop.example.com`, `127.0.0.1`, `[::1]`).
+fn is_host(host: &str) -> bool {
+    !host.is_empty()
+        && host.len() <= 253
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':' | '[' | ']'))
+}
+
+/// Whether `action` changes the page, and so needs the site's grant. Reading the page
+/// (extracting text, scrolling) and going somewhere (navigate, tabs) do not: the grant is
+/// asked on the page where the agent then acts.
+pub fn needs_site_grant(action: &Action) -> bool {
+    matches!(
+        action,
+        Action::Click { .. } | Action::Type { .. } | Action::SelectOption { .. }
+    )
+}
+
+/// The question shown in the panel.
+pub fn site_question(host: &str) -> String {
+    format!("Let Tandem act on {host}?")
+}
+
+/// Why the task ended when the user denied a site.
+pub fn site_denied(host: &str) -> String {
+    format!("You did not let Tandem act on {host}, so the task stopped there. Nothing was clicked or typed on that site.")
+}
+
+/// At most this many characters of a URL in a sentence.
+const URL_CHARS: usize = 80;
+
+fn short(url: &str) -> String {
+    if url.chars().count() <= URL_CHARS {
+        url.to_string()
+    } else {
+        let cut: String = url.chars().take(URL_CHARS - 1).collect();
+        format!("{cut}…")
+    }
+}
+
+/// The sentence for a page no extension may act on, or `None` for an ordinary web page.
+/// `file_access`: the user turned on "Allow access to file URLs" for Tandem.
+pub fn page_refusal(url: &str, file_access: bool) -> Option<String> {
+    let lower = url.trim().to_ascii_lowercase();
+    let scheme = lower.split_once(':').map(|(s, _)| s).unwrap_or("");
+    let page = short(url.trim());
+    let why = match scheme {
+        "http" | "https" => {
+            let rest = lower.split_once("://").map(|(_, r)| r).unwrap_or("");
+            let host = rest.split(['/', '?', '#']).next().unwrap_or("");
+            let path = rest.get(host.len()..).unwrap_or("");
+            let path = path.split(['?', '#']).next().unwrap_or("");
+            if host == "chromewebstore.google.com"
+                || (host == "chrome.google.com" && path.starts_with("/webstore"))
+            {
+                "Chrome does not let extensions act on the Chrome Web Store"
+            } else if path.ends_with(".pdf") {
+                "Chrome shows PDFs in its own viewer, which extensions cannot act on"
+            } else {
+                return None;
+            }
+        }
+        "file" if file_access => {
+            if lower.split(['?', '#']).next().unwrap_or("").ends_with(".pdf") {
+                "Chrome shows PDFs in its own viewer, which extensions cannot act on"
+            } else {
+                return None;
+            }
+        }
+        "file" => "Tandem may not read files on this computer. To allow it, turn on \"Allow access to file URLs\" in Tandem's Details at chrome://extensions",
+        "chrome" | "chrome-untrusted" | "chrome-search" | "devtools" | "edge" | "about"
+        | "view-source" => "Chrome does not let extensions read or change its own pages",
+        "chrome-extension" => "it is an extension's own page, which other extensions cannot read or change",
+        _ => "Tandem acts only on web pages (http and https)",
+    };
+    Some(format!("Tandem cannot act on {page}: {why}."))
+}
+
+/// Chrome's `executeScript` error on the page at `url`, as a sentence for the user.
+pub fn explain_script_error(url: &str, raw: &str) -> String {
+    if let Some(refusal) = page_refusal(url, true) {
+        return refusal;
+    }
+    let page = short(url.trim());
+    let lower = raw.to_ascii_lowercase();
+    if lower.contains("extensions gallery cannot be scripted") {
+        return format!("Tandem cannot act on {page}: Chrome does not let extensions act on the Chrome Web Store.");
+    }
+    if lower.contains("must request permission") || lower.contains("cannot access contents of") {
+        return format!("Chrome has not given Tandem access to {page}. In chrome://extensions, open Tandem's Details and set \"Site access\" to \"On all sites\".");
+    }
+    if lower.contains("frame with id") || lower.contains("no tab with id") {
+        return format!("The page {page} closed or changed while Tandem was reading it.");
+    }
+    if lower.contains("error page") {
+        return format!("Tandem cannot act on {page}: it is showing an error page (the site could not be reached).");
+    }
+    format!("Tandem could not read {page}.")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::ScrollTarget;
+
+    #[test]
+    fn grants_are_hosts_kept_once_and_damage_means_ask_again() {
+        let mut g = SiteGrants::default();
+        assert!(g.add("Shop.Example.com"));
+        assert!(g.add("shop.example.com"));
+        assert!(g.add("a.test"));
+        assert!(!g.add("not a host/"));
+        assert_eq!(g.always, ["a.test", "shop.example.com"]);
+        assert!(g.allows("SHOP.example.com"));
+        assert!(!g.allows("example.com"), "a grant is for that host only");
+        assert_eq!(SiteGrants::parse(&g.to_json()), g);
+        assert!(g.remove("a.test"));
+        assert!(!g.remove("a.test"));
+        for damaged in ["", "{", "[]", r#"{"always":"x.com"}"#, "null"] {
+            assert_eq!(
+                SiteGrants::parse(damaged),
+                SiteGrants::default(),
+                "{damaged}"
+            );
+        }
+        let mixed = SiteGrants::parse(r#"{"always":["ok.test", 5, "bad host", null]}"#);
+        assert_eq!(mixed.always, ["ok.test"]);
+    }
+
+    #[test]
+    fn only_actions_that_change_the_page_need_the_grant() {
+        assert!(needs_site_grant(&Action::Click { element: 1 }));
+        assert!(needs_site_grant(&Action::SelectOption {
+            element: 1,
+            option: "M".into()
+        }));
+        assert!(needs_site_grant(&Action::Type {
+            element: 1,
+            text: "x".into(),
+            clear: true,
+            submit: true
+        }));
+        assert!(!needs_site_grant(&Action::ExtractText { element: None }));
+        assert!(!needs_site_grant(&Action::Scroll {
+            target: ScrollTarget::Element(2)
+        }));
+        assert!(!needs_site_grant(&Action::Navigate {
+            url: "https://b.test/".into()
+        }));
+    }
+
+    #[test]
+    fn pages_no_extension_may_act_on_are_named_in_a_sentence() {
+        let cases = [
+            ("chrome://settings/", false, Some("its own pages")),
+            (
+                "chrome-extension://abc/popup.html",
+                false,
+                Some("an extension's own page"),
+            ),
+            (
+                "https://chromewebstore.google.com/detail/x/abc",
+                false,
+                Some("Chrome Web Store"),
+            ),
+            (
+                "https://chrome.google.com/webstore/category/extensions",
+                false,
+                Some("Chrome Web Store"),
+            ),
+            (
+                "file:///home/me/a.html",
+                false,
+                Some("Allow access to file URLs"),
+            ),
+            ("file:///home/me/a.html", true, None),
+            ("https://example.com/report.pdf", false, Some("PDFs")),
+            ("about:blank", false, Some("its own pages")),
+            ("data:text/html,hi", false, Some("only on web pages")),
+            ("https://shop.example.com/cart", false, None),
+            ("http://127.0.0.1:8080/", false, None),
+            ("https://chrome.google.com/search", false, None),
+        ];
+        for (url, files, expected) in cases {
+            let got = page_refusal(url, files);
+            match expected {
+                None => assert_eq!(got, None, "{url}"),
+                Some(part) => {
+                    let s = got.unwrap_or_else(|| panic!("{url} should be refused"));
+                    assert!(s.contains(part), "{url}: {s}");
+                    assert!(s.starts_with("Tandem cannot act on "), "{s}");
+                    assert!(s.ends_with('.') && !s.ends_with(".."), "{s}");
+                }
+            }
+        }
+        let long = format!("https://a.test/{}.pdf", "x".repeat(200));
+        let s = page_refusal(&long, false).unwrap();
+        assert!(s.chars().count() < 200, "long URLs are shortened: {s}");
+    }
+
+    #[test]
+    fn chrome_errors_become_sentences_without_chromes_words() {
+        let raw = "Cannot access contents of url \"https://shop.example.com/\". Extension manifest must request permission to access this host.";
+        let s = explain_script_error("https://shop.example.com/", raw);
+        assert!(s.contains("Site access"), "{s}");
+        assert!(!s.contains("manifest"), "{s}");
+        let s = explain_script_error(
+            "https://chromewebstore.google.com/",
+            "The extensions gallery cannot be scripted.",
+        );
+        assert!(s.contains("Web Store"), "{s}");
+        let s = explain_script_error("chrome://version/", "Cannot access a chrome:// URL");
+        assert!(s.contains("its own pages"), "{s}");
+        assert_eq!(
+            explain_script_error("https://a.test/", "weird"),
+            "Tandem could not read https://a.test/."
+        );
+    }
+}
