@@ -1,10 +1,11 @@
 // Clicks that land where a person's would, and an element list of what a person can reach:
 // a tab strip whose `li[role=tab]` wraps the link that does the work, an autocomplete whose
 // items (not the list) select, a button a cookie banner comes to cover between the agent's
-// look and its act, and a click that changes nothing. Each test asserts what the page saw
-// (requests the fixture site received, page state read with tab.evaluate), then what the
-// timeline says. The scripted model picks elements by their visible text, as in
-// agent-pages.test.mjs.
+// look and its act, and a click that changes nothing. The pages are served on an https origin
+// the manifest does not list (lib/fixtures.mjs routeSite), trusted up front so that the site
+// question does not interrupt. Each test asserts what the page saw (requests the fixture site
+// received, page state read with tab.evaluate), then what the timeline says. The scripted
+// model picks elements by their visible text, as in agent-pages.test.mjs.
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { scriptedModel, startAgentEnv } from './lib/agent-harness.mjs';
