@@ -111,9 +111,40 @@ try {
   await page.waitForTimeout(300);
   assert.equal(await page.evaluate(() => document.documentElement.lastElementChild.tagName), 'BODY', 'overlay removed');
 
+  // Hit-testing looks into open shadow roots: the rating's button is reached, not its host.
+  await page.evaluate(() => window.scrollTo(0, 0));
+  const stars = find(await snap({}), (e) => e.shadow && e.tag === 'button');
+  await page.evaluate(() => {
+    window.__starred = 0;
+    document.querySelector('custom-rating').shadowRoot.querySelector('button').addEventListener('click', () => __starred++);
+  });
+  assert.equal((await act(stars.handle, { op: 'click' })).ok, true);
+  assert.equal(await page.evaluate(() => __starred), 1);
+
   await page.goto(`${origin}/login.html`);
   await inject();
-  save('login', await snap({ maxText: 300 }));
+  const login = await snap({ maxText: 300 });
+  save('login', login);
+  // ...and into same-origin frames: the frame's button is reached through its iframe.
+  await page.evaluate(() => {
+    window.__verified = 0;
+    document.querySelector('iframe').contentDocument.querySelector('button').addEventListener('click', (e) => { e.preventDefault(); __verified++; });
+  });
+  assert.equal((await act(find(login, (e) => e.name === 'Verify').handle, { op: 'click' })).ok, true);
+  assert.equal(await page.evaluate(() => __verified), 1);
+  // A banner over the frame covers the frame's button too.
+  await page.evaluate(() => {
+    const r = document.querySelector('iframe').getBoundingClientRect();
+    const d = document.createElement('div');
+    d.id = 'over';
+    d.textContent = 'Promo';
+    d.style.cssText = `position:fixed;left:${r.left}px;top:${r.top}px;width:${r.width}px;height:${r.height}px;background:#fff`;
+    document.body.append(d);
+  });
+  const overFrame = await act(find(login, (e) => e.name === 'Verify').handle, { op: 'click' });
+  assert.equal(overFrame.error, 'covered', JSON.stringify(overFrame));
+  assert.equal(find(await snap({}), (e) => e.name === 'Verify').covered, true);
+  assert.equal(await page.evaluate(() => __verified), 1);
   await page.goto(`${origin}/checkout.html`);
   await inject();
   save('checkout', await snap({}));
