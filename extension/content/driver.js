@@ -719,9 +719,11 @@
     send(view.MouseEvent, 'mouseenter', { ...base, bubbles: false });
     send(view.PointerEvent, 'pointermove', pointer);
     send(view.MouseEvent, 'mousemove', base);
+    // A page that cancels pointerdown gets no mouse events for the press (Pointer Events'
+    // rule), but focus still moves; canceling mousedown is what keeps focus where it was.
     const down = send(view.PointerEvent, 'pointerdown', { ...pointer, buttons: 1 });
-    const mouseDown = down && send(view.MouseEvent, 'mousedown', { ...base, buttons: 1, detail: 1 });
-    if (mouseDown) {
+    const focusMoves = down ? send(view.MouseEvent, 'mousedown', { ...base, buttons: 1, detail: 1 }) : true;
+    if (focusMoves) {
       const target = focusTargetOf(hit);
       if (target && typeof target.focus === 'function') {
         target.focus({ preventScroll: true });
@@ -731,7 +733,7 @@
       }
     }
     send(view.PointerEvent, 'pointerup', pointer);
-    send(view.MouseEvent, 'mouseup', { ...base, detail: 1 });
+    if (down) send(view.MouseEvent, 'mouseup', { ...base, detail: 1 });
     if (click) send(view.PointerEvent, 'click', { ...pointer, detail: 1 });
   }
 
@@ -831,6 +833,10 @@
       return !!(e && e.closest('head'));
     };
     const observer = new view.MutationObserver((records) => {
+      // Only what is counted delays the end of the watch: a page rewriting data-* attributes
+      // all the time would otherwise never look quiet.
+      const total = () => counts.added + counts.removed + counts.attributes + counts.text;
+      const start = total();
       for (const r of records) {
         if (mine(r.target)) continue;
         if (r.type === 'childList') {
@@ -843,8 +849,8 @@
         } else {
           counts.text++;
         }
-        lastMutation = performance.now();
       }
+      if (total() > start) lastMutation = performance.now();
     });
     for (const d of docs) {
       observer.observe(d, { subtree: true, childList: true, attributes: true, characterData: true });
