@@ -5,6 +5,14 @@
 // handed over in arrival order because they all chain on the same promise.
 import init, * as worker from './wasm/tandem_background.js';
 
+// Before anything else, at every start: API keys (storage.local) and conversations
+// (storage.session) are for Tandem's own pages and worker only. Without this, Tandem's
+// content script, which runs in every page a task touches, could read both.
+for (const area of [chrome.storage.local, chrome.storage.session]) {
+  area.setAccessLevel({ accessLevel: 'TRUSTED_CONTEXTS' })
+    .catch((error) => console.error('Tandem: storage could not be restricted:', error?.message));
+}
+
 const ready = init().then(() => worker.start());
 const forward = (handler) => (...args) => { ready.then(() => handler(...args)); };
 

@@ -41,6 +41,17 @@ pub fn on_port_message(port: chrome::Port, message: JsValue) {
     if port.name() != CHAT_PORT {
         return;
     }
+    // Only Tandem's own side panel drives the worker. Tandem's content script (the DOM
+    // driver's world on a web page) has Tandem's id and can open a Port of this name: it
+    // is cut off and gets nothing, no key spent, no conversation read.
+    if !chrome::sender_is(&port.sender(), |s, own| s.is_own_panel(own)) {
+        log_error(
+            "refused a Port from a sender that is not Tandem's side panel",
+            &JsValue::UNDEFINED,
+        );
+        port.disconnect();
+        return;
+    }
     let Some(text) = message.as_string() else {
         log_error("ignored a non-string port message", &message);
         return;

@@ -89,22 +89,11 @@ thread_local! {
     static IN_FLIGHT: RefCell<HashMap<String, InFlight>> = RefCell::new(HashMap::new());
 }
 
-/// At every worker start: keep the memory from content scripts, and make sure the cleanup
-/// alarm exists (alarms survive restarts, but not every update or a browser restart).
+/// At every worker start: make sure the cleanup alarm exists (alarms survive restarts, but
+/// not every update or a browser restart). `background.js` has already kept the memory from
+/// content scripts (`storage.session` restricted to trusted contexts) before the wasm loaded.
 pub fn start() {
-    let level = Object::new();
-    let _ = Reflect::set(&level, &"accessLevel".into(), &"TRUSTED_CONTEXTS".into());
     spawn_local(async move {
-        let restricted = async {
-            let promise = session_set_access_level(&level)
-                .map_err(|e| MemoryError::Storage("restrict", js_text(e)))?;
-            JsFuture::from(promise)
-                .await
-                .map_err(|e| MemoryError::Storage("restrict", js_text(e)))
-        };
-        if let Err(e) = restricted.await {
-            report(&e);
-        }
         if let Err(e) = ensure_alarm().await {
             report(&e);
         }

@@ -10,6 +10,42 @@ use crate::provider::{ProviderKind, ProviderSettings};
 use crate::stream::Usage;
 
 pub const CHAT_PORT: &str = "tandem-chat";
+/// The side panel's page: the only page that drives the worker.
+pub const PANEL_PAGE: &str = "sidepanel.html";
+
+/// Who sent a message or opened a Port, as Chrome's `MessageSender` says.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Sender<'a> {
+    /// The sending extension's id.
+    pub id: Option<&'a str>,
+    /// The URL of the sending document: a content script reports the web page's.
+    pub url: Option<&'a str>,
+    /// The sender runs in a tab (a content script, or an extension page opened as a tab).
+    pub in_tab: bool,
+}
+
+impl Sender<'_> {
+    /// Tandem's own side panel (`own_id` is `chrome.runtime.id`). A content script of
+    /// Tandem's has Tandem's id too, but the web page's URL: it is refused, as is every other
+    /// extension. The panel page opened as a tab is still Tandem's own page.
+    pub fn is_own_panel(&self, own_id: &str) -> bool {
+        let page = format!("chrome-extension://{own_id}/{PANEL_PAGE}");
+        self.id == Some(own_id)
+            && self.url.is_some_and(|url| {
+                url.strip_prefix(&page)
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with(['?', '#']))
+            })
+    }
+
+    /// Tandem's own service worker (the sender of every broadcast the panel trusts): an
+    /// extension document of Tandem's that is not in a tab.
+    pub fn is_own_worker(&self, own_id: &str) -> bool {
+        let origin = format!("chrome-extension://{own_id}/");
+        self.id == Some(own_id)
+            && !self.in_tab
+            && self.url.is_some_and(|url| url.starts_with(&origin))
+    }
+}
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
@@ -225,6 +261,46 @@ impl WorkerToPanel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_tandems_own_pages_are_trusted_senders() {
+        let id = "abcdefghijklmnopabcdefghijklmnop";
+        let panel = format!("chrome-extension://{id}/sidepanel.html");
+        let worker = format!("chrome-extension://{id}/background.js");
+        let sender = |sid: Option<&'static str>, url: &str, in_tab: bool| {
+            let url: &'static str = Box::leak(url.to_string().into_boxed_str());
+            Sender {
+                id: sid,
+                url: Some(url),
+                in_tab,
+            }
+        };
+        let own = Some("abcdefghijklmnopabcdefghijklmnop");
+        assert!(sender(own, &panel, false).is_own_panel(id));
+        assert!(sender(own, &format!("{panel}?tab=3"), true).is_own_panel(id));
+        // Tandem's own content script on a page: Tandem's id, the page's URL.
+        assert!(!sender(own, "https://shop.example.com/", true).is_own_panel(id));
+        assert!(!sender(own, &format!("https://evil.test/{panel}"), true).is_own_panel(id));
+        assert!(!sender(
+            own,
+            &format!("chrome-extension://{id}/sidepanel.html.evil"),
+            false
+        )
+        .is_own_panel(id));
+        assert!(!sender(own, &worker, false).is_own_panel(id));
+        // Another extension, even with a page of the same name.
+        let other = Some("zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz");
+        assert!(!sender(other, &panel, false).is_own_panel(id));
+        assert!(!Sender::default().is_own_panel(id));
+
+        assert!(sender(own, &worker, false).is_own_worker(id));
+        assert!(!sender(own, "https://shop.example.com/", true).is_own_worker(id));
+        assert!(
+            !sender(own, &panel, true).is_own_worker(id),
+            "a page in a tab"
+        );
+        assert!(!sender(other, &worker, false).is_own_worker(id));
+    }
     use crate::chat::Role;
 
     #[test]

@@ -84,12 +84,18 @@ pub fn wire() -> Result<(), DomError> {
         });
     listen(&["tabs", "onUpdated"], on_updated.into_js_value());
     // The worker's notices come by runtime.sendMessage: its Port is gone once it was stopped.
-    let on_message = Closure::<dyn FnMut(JsValue)>::new(|message: JsValue| {
-        let parsed = message.as_string().map(|m| WorkerToPanel::from_json(&m));
-        if let Some(Ok(notice @ WorkerToPanel::Changed { .. })) = parsed {
-            chat::receive(notice);
-        }
-    });
+    let on_message =
+        Closure::<dyn FnMut(JsValue, JsValue)>::new(|message: JsValue, sender: JsValue| {
+            // A broadcast from anything but Tandem's worker (its own content script, say) is
+            // not believed.
+            if !crate::chrome::sender_is(&sender, |s, own| s.is_own_worker(own)) {
+                return;
+            }
+            let parsed = message.as_string().map(|m| WorkerToPanel::from_json(&m));
+            if let Some(Ok(notice @ WorkerToPanel::Changed { .. })) = parsed {
+                chat::receive(notice);
+            }
+        });
     listen(&["runtime", "onMessage"], on_message.into_js_value());
     follow();
     Ok(())

@@ -147,13 +147,18 @@ fn send(command: TaskCommand) {
 }
 
 fn listen_broadcasts() {
-    let listener = Closure::<dyn FnMut(JsValue)>::new(|message: JsValue| {
-        if let Some(Ok(m @ WorkerToPanel::TaskState { .. })) =
-            message.as_string().map(|m| WorkerToPanel::from_json(&m))
-        {
-            receive(m);
-        }
-    });
+    let listener =
+        Closure::<dyn FnMut(JsValue, JsValue)>::new(|message: JsValue, sender: JsValue| {
+            // Only Tandem's worker says what the task is.
+            if !crate::chrome::sender_is(&sender, |s, own| s.is_own_worker(own)) {
+                return;
+            }
+            if let Some(Ok(m @ WorkerToPanel::TaskState { .. })) =
+                message.as_string().map(|m| WorkerToPanel::from_json(&m))
+            {
+                receive(m);
+            }
+        });
     let event = js_sys::Reflect::get(&js_sys::global(), &"chrome".into())
         .and_then(|c| js_sys::Reflect::get(&c, &"runtime".into()))
         .and_then(|r| js_sys::Reflect::get(&r, &"onMessage".into()));

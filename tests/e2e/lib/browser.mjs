@@ -30,7 +30,7 @@ const FAKE_LM_SOURCE = readFile(new URL('./fake-language-model.js', import.meta.
  * first: evaluating it into a running worker would lose it on every restart, and
  * the event that wakes a stopped worker would reach the real API before the fake.
  */
-export async function launchExtension({ dist = path.join(repoRoot, 'dist'), headless = true, fakeLanguageModel, args = [], timeout = 10_000 } = {}) {
+export async function launchExtension({ dist = path.join(repoRoot, 'dist'), headless = true, fakeLanguageModel, args = [], timeout = 10_000, others = [] } = {}) {
   dist = path.resolve(dist);
   await access(path.join(dist, 'manifest.json')).catch(() => {
     throw new Error(`launchExtension: no manifest.json in ${dist}; build the extension first`);
@@ -56,7 +56,8 @@ export async function launchExtension({ dist = path.join(repoRoot, 'dist'), head
         ...(headless ? ['--headless=new'] : []),
         '--no-sandbox', '--disable-gpu', '--disable-background-networking',
         '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic',
-        `--disable-extensions-except=${dist}`, `--load-extension=${dist}`,
+        // `others`: more unpacked extensions loaded beside Tandem (a hostile neighbour, say).
+        `--disable-extensions-except=${[dist, ...others].join(',')}`, `--load-extension=${[dist, ...others].join(',')}`,
         ...args,
       ],
     });
@@ -67,7 +68,7 @@ export async function launchExtension({ dist = path.join(repoRoot, 'dist'), head
   if (fakeSource) await context.addInitScript({ content: fakeSource });
 
   // Chromium may start the worker before Playwright listens, so look first, then wait.
-  const isExtensionWorker = (w) => w.url().startsWith('chrome-extension://');
+  const isExtensionWorker = (w) => w.url().startsWith('chrome-extension://') && /\/background\.js$/.test(new URL(w.url()).pathname);
   let worker = context.serviceWorkers().find(isExtensionWorker)
     ?? await context.waitForEvent('serviceworker', { predicate: isExtensionWorker, timeout });
   const extensionId = new URL(worker.url()).host;

@@ -85,6 +85,30 @@ thread_local! {
     static RECOVERY: RefCell<Option<Promise>> = const { RefCell::new(None) };
     /// A reset of unreadable stored state, told to the next panel that asks.
     static NOTICE: RefCell<Option<String>> = const { RefCell::new(None) };
+    /// A Start or Resume between its check and its launch (see [`Starting`]).
+    static STARTING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// The claim of a Start or Resume on the one run: taken synchronously when the command is
+/// checked, held across the awaits before `launch`, released when dropped. Without it, two
+/// commands in the same tick (a double click, two panels) both pass the check and start
+/// two loops, the first of which can no longer be paused or cancelled.
+struct Starting;
+
+impl Starting {
+    fn claim() -> Option<Starting> {
+        if running() {
+            return None;
+        }
+        STARTING.with(|s| s.set(true));
+        Some(Starting)
+    }
+}
+
+impl Drop for Starting {
+    fn drop(&mut self) {
+        STARTING.with(|s| s.set(false));
+    }
 }
 
 /// At worker start: a task left Running is marked Paused (its loop died with the old worker).
@@ -132,7 +156,7 @@ pub fn on_command(port: Port, command: TaskCommand) {
 }
 
 fn running() -> bool {
-    RUN.with(|r| r.borrow().is_some())
+    RUN.with(|r| r.borrow().is_some()) || STARTING.with(Cell::get)
 }
 
 /// Carries out `command`; returns a sentence when it was refused.
@@ -145,13 +169,13 @@ async fn handle(command: TaskCommand) -> Option<String> {
             if task.is_empty() {
                 return Some("Type a task first.".into());
             }
-            if running() {
+            let Some(_claim) = Starting::claim() else {
                 let (current, _) = load().await;
                 let what = current.map(|c| c.task).unwrap_or_default();
                 return Some(format!(
                     "A task is already running (\u{201c}{what}\u{201d}). Pause or cancel it before starting another."
                 ));
-            }
+            };
             let tab = match target_tab(tab_id).await {
                 Ok(t) => t,
                 Err(e) => return Some(format!("Tandem cannot start the task: {e}.")),
@@ -165,9 +189,9 @@ async fn handle(command: TaskCommand) -> Option<String> {
             None
         }
         TaskCommand::Resume => {
-            if running() {
+            let Some(_claim) = Starting::claim() else {
                 return Some("The task is already running.".into());
-            }
+            };
             let (ctx, _) = load().await;
             match ctx {
                 Some(ctx) if ctx.status == TaskStatus::Paused => relaunch(ctx).await,
@@ -242,6 +266,9 @@ async fn handle(command: TaskCommand) -> Option<String> {
 /// The answer to a question the task asked before the worker restarted (the task is Paused
 /// with it): recorded like an answer to the running loop, and the task goes on.
 async fn answer_paused(text: &str) -> Option<String> {
+    let Some(_claim) = Starting::claim() else {
+        return Some("The task is already running.".into());
+    };
     let (ctx, _) = load().await;
     let Some(mut ctx) = ctx.filter(|c| c.status == TaskStatus::Paused) else {
         return Some("Tandem is not waiting for an answer.".into());
