@@ -3,6 +3,9 @@
 //   - element-map size: characters and estimated tokens of the element list sent per step
 //   - snapshot time (the in-page driver alone) and observe time (task start → first model
 //     request: driver injection, snapshot, element map, render, session set-up)
+//   - the driver's act(click) alone: scroll into view, hit-test, the pointer sequence, and the
+//     wait for the click's effects (the generated buttons do nothing, so it is the full wait
+//     that ends in "no visible change")
 //   - per-step overhead excluding LLM time: from one navigator answer to the next navigator
 //     request (locate by signature in a fresh snapshot, act, settle, persist, observe again)
 // Prints figures; asserts nothing.
@@ -68,6 +71,18 @@ try {
     candidates = r;
   }
 
+  const acts = [];
+  for (let i = 0; i < 5; i++) {
+    acts.push(await tab.evaluate(async (i) => {
+      const s = globalThis.__tandemDriver.snapshot({});
+      const button = s.elements.filter((e) => e.tag === 'button')[i * 7];
+      const t0 = performance.now();
+      await globalThis.__tandemDriver.act(button.handle, { op: 'click' });
+      return performance.now() - t0;
+    }, i));
+  }
+  await tab.evaluate(() => window.scrollTo(0, 0));
+
   await tab.bringToFront();
   await panel.getByRole('textbox', { name: 'Task' }).fill('Add some items');
   const started = performance.now();
@@ -85,6 +100,7 @@ try {
   console.log(`generated page: ${ELEMENTS} interactive elements; the driver reports ${candidates.n} candidates (${(candidates.bytes / 1024).toFixed(0)} KB JSON)`);
   console.log(`element map sent per step: ${listed} elements listed, ${list.length} chars, ~${tokenize(list).length} tokens (word-ish), ~${Math.ceil(list.length / 4)} tokens (chars/4)`);
   console.log(`driver snapshot alone (in page):           ${fmt(snapshots)}`);
+  console.log(`driver act(click) alone (in page, incl. the wait for effects): ${fmt(acts)}`);
   console.log(`task start → first model request (inject + snapshot + map + session): ${(first.at - started).toFixed(0)} ms`);
   console.log(`per-step overhead excluding LLM time (navigator answer → next navigator request, incl. 300 ms settle wait): ${gaps.length ? fmt(gaps) : 'no steps measured'}`);
   console.log(`task status: ${await panel.getByRole('status', { name: 'Task status' }).textContent()}`);

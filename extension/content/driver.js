@@ -10,7 +10,7 @@
 (() => {
   'use strict';
 
-  const VERSION = 1;
+  const VERSION = 2;
   const existing = globalThis.__tandemDriver;
   if (existing && existing.version === VERSION) return;
 
@@ -35,6 +35,25 @@
   const CONTEXT_CAP = 100;
   const ATTR_CAP = 200;
   const OPTIONS_CAP = 50;
+  const GROUP_CAP = 40;
+  const COVER_CAP = 40;
+  // Where a person's pointer may land on an element, as fractions of its visible box: the
+  // centre first, then the middles of its quarters, so that an element whose centre is under
+  // a sticky header or a badge still counts as reachable.
+  const SPOTS = [[0.5, 0.5], [0.25, 0.25], [0.75, 0.25], [0.25, 0.75], [0.75, 0.75]];
+  // How long `act` watches the page for the action's effects: a change ends the watch once
+  // the page has been quiet for QUIET_MS; with no change at all it ends after NO_CHANGE_MS;
+  // a page that never stops changing (an animation) is cut off at MAX_WATCH_MS.
+  const QUIET_MS = 60;
+  const NO_CHANGE_MS = 250;
+  const MAX_WATCH_MS = 1000;
+  const POLL_MS = 20;
+  // Lists whose items are what a click lands on: an `li` of such a list is a target of its
+  // own even when it inherits the list's pointer cursor instead of starting one.
+  const LIST_TAGS = new Set(['UL', 'OL', 'MENU']);
+  const LIST_ROLES = new Set(['list', 'listbox', 'menu', 'menubar', 'tablist', 'tree', 'grid', 'radiogroup']);
+  const GROUP_ROLES = new Set(['group', 'region', 'dialog', 'alertdialog', 'form', 'search', 'radiogroup']);
+  const GROUP_TAGS = new Set(['FORM', 'SECTION', 'DIALOG', 'FIELDSET']);
 
   const SKIP_TAGS = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD', 'META', 'LINK']);
   const BLOCK_TAGS = new Set([
@@ -138,10 +157,12 @@
 
   // Text of a subtree as a screen reader would read it: img alt included, aria-hidden and
   // script/style skipped. Stops early once `limit` characters are collected.
+  // `skip` is a node, or a predicate saying which nodes to leave out.
   function contentText(node, limit, skip) {
     let out = '';
+    const skipped = typeof skip === 'function' ? skip : (n) => n === skip;
     const visit = (n) => {
-      if (out.length >= limit || n === skip) return;
+      if (out.length >= limit || skipped(n)) return;
       if (n.nodeType === Node.TEXT_NODE) {
         out += n.data;
         return;
@@ -293,6 +314,149 @@
     return '';
   }
 
+  // The parent across shadow roots (a shadow root's parent is its host); null at a document.
+  const composedParent = (n) => (n instanceof ShadowRoot ? n.host : n.parentNode);
+
+  function composedContains(outer, node) {
+    for (let n = node; n; n = composedParent(n)) if (n === outer) return true;
+    return false;
+  }
+
+  // What a form field belongs to, as a person would say it: the fieldset's legend, a named
+  // group or form around it, else `heading`, the last rendered heading before it in document
+  // order. Tells apart fields that have no label of their own ("the 2nd text field in
+  // 'Shipping'").
+  function groupOf(el, heading) {
+    const fieldset = el.closest('fieldset');
+    if (fieldset) {
+      const legend = [...fieldset.children].find((c) => c.tagName === 'LEGEND');
+      const t = legend ? contentText(legend, GROUP_CAP * 2) : collapse(fieldset.getAttribute('aria-label'));
+      if (t) return cap(t, GROUP_CAP);
+    }
+    for (let a = el.parentElement; a; a = a.parentElement) {
+      const role = explicitRole(a) || implicitRole(a);
+      if (!GROUP_ROLES.has(role) && !GROUP_TAGS.has(a.tagName)) continue;
+      if (!a.hasAttribute('aria-label') && !a.hasAttribute('aria-labelledby')) continue;
+      const t = accessibleName(a, role);
+      if (t) return cap(t, GROUP_CAP);
+    }
+    return heading ? cap(contentText(heading, GROUP_CAP * 2), GROUP_CAP) : '';
+  }
+
+  // ---- where a person's pointer lands ---------------------------------------------------
+
+  // The topmost element at (x, y) of `doc`'s viewport, looking into open shadow roots and
+  // same-origin frames as the browser's own hit test does; with the point in the coordinates
+  // of the hit element's document.
+  function deepHit(doc, x, y) {
+    let hit = doc.elementFromPoint(x, y);
+    for (let depth = 0; hit && depth < 32; depth++) {
+      if (hit.shadowRoot) {
+        const inner = hit.shadowRoot.elementFromPoint(x, y);
+        if (inner && inner !== hit) {
+          hit = inner;
+          continue;
+        }
+      }
+      if (hit.tagName === 'IFRAME' || hit.tagName === 'FRAME') {
+        let inner = null;
+        try {
+          inner = hit.contentDocument;
+        } catch (_) { /* cross-origin: its own driver hit-tests inside it */ }
+        if (inner) {
+          const r = hit.getBoundingClientRect();
+          const ix = x - r.left - hit.clientLeft;
+          const iy = y - r.top - hit.clientTop;
+          const h = inner.elementFromPoint(ix, iy);
+          if (h) {
+            hit = h;
+            x = ix;
+            y = iy;
+            continue;
+          }
+        }
+      }
+      break;
+    }
+    return { hit, x, y };
+  }
+
+  // (x, y) of el's viewport in the topmost same-origin document's viewport: a frame's element
+  // can be covered by something in the page around the frame.
+  function rootPoint(el, x, y) {
+    let win = el.ownerDocument.defaultView;
+    let frame = null;
+    try {
+      frame = win.frameElement;
+    } catch (_) { /* cross-origin parent */ }
+    while (frame) {
+      const r = frame.getBoundingClientRect();
+      x += r.left + frame.clientLeft;
+      y += r.top + frame.clientTop;
+      win = frame.ownerDocument.defaultView;
+      try {
+        frame = win.frameElement;
+      } catch (_) {
+        frame = null;
+      }
+    }
+    return { doc: win.document, x, y };
+  }
+
+  // How `hit` relates to `el`: 'inside' (a click there reaches el: el itself, a descendant, or
+  // a label of el), 'ancestor' (el is not painted there: clipped, or pointer-events: none), or
+  // 'covered' (something else lies on top).
+  function relation(el, hit) {
+    if (composedContains(el, hit)) return 'inside';
+    const label = hit.closest && hit.closest('label');
+    if (label && el.labels && [...el.labels].includes(label)) return 'inside';
+    if (composedContains(hit, el)) return 'ancestor';
+    return 'covered';
+  }
+
+  // Where a person clicking el would land, for el's box as it is now (scroll first to act):
+  // {hit, x, y} with the element the pointer lands on (el or inside it) and the point in its
+  // document's viewport; or {covered: element on top}; or {} when el is outside the viewport
+  // or not painted where its box is (clipped).
+  function reach(el) {
+    const view = el.ownerDocument.defaultView;
+    const r = el.getBoundingClientRect();
+    const left = Math.max(r.left, 0);
+    const top = Math.max(r.top, 0);
+    const right = Math.min(r.right, view.innerWidth);
+    const bottom = Math.min(r.bottom, view.innerHeight);
+    if (right <= left || bottom <= top) return {};
+    let covered = null;
+    for (const [fx, fy] of SPOTS) {
+      const x = left + (right - left) * fx;
+      const y = top + (bottom - top) * fy;
+      const root = rootPoint(el, x, y);
+      const found = deepHit(root.doc, root.x, root.y);
+      if (!found.hit) continue;
+      const how = relation(el, found.hit);
+      if (how === 'inside') return found;
+      if (how === 'covered' && !covered) covered = found.hit;
+    }
+    return covered ? { covered } : {};
+  }
+
+  // The thing on top, as a person would name it: the outermost element around the hit point
+  // that does not contain the covered element (the cookie banner, not a paragraph inside it).
+  function describeCover(hit, el) {
+    const up = (n) => {
+      const p = composedParent(n);
+      return p instanceof ShadowRoot ? p.host : p;
+    };
+    let top = hit;
+    for (let a = up(hit); a && a.nodeType === Node.ELEMENT_NODE; a = up(a)) {
+      if (a.tagName === 'BODY' || a.tagName === 'HTML' || composedContains(a, el)) break;
+      top = a;
+    }
+    const role = explicitRole(top) || implicitRole(top);
+    const name = accessibleName(top, role) || contentText(top, COVER_CAP * 2);
+    return { tag: top.tagName.toLowerCase(), role, name: cap(name, COVER_CAP) };
+  }
+
   function optionsOf(el) {
     if (el.tagName !== 'SELECT') return undefined;
     return [...el.options].slice(0, OPTIONS_CAP).map((o) => ({
@@ -342,6 +506,10 @@
           node = skipSubtree(walker);
           continue;
         }
+        // Tracked during the walk rather than searched backwards from each field: a page
+        // with a thousand fields would otherwise walk back over the same nodes a thousand times.
+        if (/^H[1-6]$/.test(el.tagName) || explicitRole(el) === 'heading') heading = el;
+        noteLayer(el, style, offset);
         visit(el, style, framePath, offset);
         if (el.shadowRoot) walkRoot(el.shadowRoot, framePath, offset);
         if (el.tagName === 'IFRAME' || el.tagName === 'FRAME') {
@@ -368,6 +536,32 @@
       return n;
     };
 
+    // Element -> its index in `elements`: which listed element another one sits in.
+    const indexOf = new Map();
+    // The last heading met in document order, for groupOf.
+    let heading = null;
+
+    // Hit-testing costs ~0.5 ms an element on a large page, so at listing time only elements
+    // that something could lie on top of are hit-tested: those whose box meets the box of a
+    // positioned, transformed or z-indexed element other than themselves, their ancestors and
+    // their descendants (a banner, a sticky header, a dialog, a panel). Acting hit-tests
+    // always, so anything this misses is still caught before a click.
+    const layers = [];
+    const inViewportBoxes = [];
+    const noteLayer = (el, style, offset) => {
+      const positioned = style.position !== 'static' && (style.position !== 'relative' || style.zIndex !== 'auto');
+      if (!positioned && style.transform === 'none') return;
+      const r = el.getBoundingClientRect();
+      if (r.width <= 0 || r.height <= 0) return;
+      const x = r.left + offset.x;
+      const y = r.top + offset.y;
+      if (x >= top.w || y >= top.h || x + r.width <= 0 || y + r.height <= 0) return;
+      layers.push({ el, x, y, right: x + r.width, bottom: y + r.height });
+    };
+    const mayBeCovered = (el, b) => layers.some((l) =>
+      l.x < b.x + b.width && b.x < l.right && l.y < b.y + b.height && b.y < l.bottom &&
+      l.el !== el && !composedContains(l.el, el) && !composedContains(el, l.el));
+
     const visit = (el, style, framePath, offset) => {
       const parent = el.parentElement || (el.parentNode && el.parentNode.host) || null;
       const parentStyle = parent ? el.ownerDocument.defaultView.getComputedStyle(parent) : null;
@@ -375,6 +569,12 @@
       const implicit = implicitRole(el);
       const role = explicit || implicit;
       const hints = interactivity(el, role, style, parentStyle);
+      // An item of a list that is itself a target (a pointer cursor on the `ul`, a listbox
+      // role): the click lands on the item, and the item is what does the work.
+      if (el.tagName === 'LI' && parent && indexOf.has(parent) &&
+          (LIST_TAGS.has(parent.tagName) || LIST_ROLES.has(explicitRole(parent)))) {
+        hints.push('item');
+      }
       if (!hints.length) return;
       const r = el.getBoundingClientRect();
       const visible = isVisible(el, style, r);
@@ -409,10 +609,43 @@
       };
       const options = optionsOf(el);
       if (options) item.options = options;
+      if (isField || hints.includes('editable')) {
+        const group = groupOf(el, heading);
+        if (group) item.group = group;
+      }
+      // In the viewport but under something else (a banner, a panel): a person cannot click
+      // it, so the map does not offer it (decided after the walk, below). Elements outside
+      // the viewport are hit-tested when acted on, after scrolling them into view.
+      if (inViewport) inViewportBoxes.push([el, bbox, elements.length]);
+      indexOf.set(el, elements.length);
       elements.push(item);
     };
 
     walkRoot(document.documentElement, [], { x: 0, y: 0 });
+
+    // After the walk: a layer later in the document covers what came before it.
+    for (const [el, bbox, index] of inViewportBoxes) {
+      if (mayBeCovered(el, bbox) && reach(el).covered) elements[index].covered = true;
+    }
+
+    // Which listed element each one sits in, and which listed elements hold nothing of their
+    // own besides other listed elements (an `li[role=tab]` around the link that switches the
+    // tab, a list around its items): a click on those lands on what is inside them.
+    const holders = new Set();
+    for (const [el, index] of indexOf) {
+      for (let a = composedParent(el), depth = 0; a && depth < 64; a = composedParent(a), depth++) {
+        const outer = indexOf.get(a);
+        if (outer !== undefined) {
+          elements[index].within = outer;
+          holders.add(a);
+          break;
+        }
+      }
+    }
+    for (const el of holders) {
+      const own = contentText(el, 64, (n) => n !== el && indexOf.has(n));
+      if (!own) elements[indexOf.get(el)].bare = true;
+    }
 
     const scroller = document.scrollingElement || document.documentElement;
     const result = {
@@ -450,11 +683,6 @@
     return { el };
   }
 
-  function center(el) {
-    const r = el.getBoundingClientRect();
-    return { x: r.left + r.width / 2, y: r.top + r.height / 2, r };
-  }
-
   function checkVisible(el) {
     const style = el.ownerDocument.defaultView.getComputedStyle(el);
     return isVisible(el, style, el.getBoundingClientRect());
@@ -464,32 +692,49 @@
     el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
   }
 
-  // Whether something else (a cookie banner, an overlay) sits on top of the element's centre.
-  // The click is still delivered (element.click() ignores overlap) but the caller is told.
-  function obscured(el) {
-    const { x, y } = center(el);
-    let hit = el.ownerDocument.elementFromPoint(x, y);
-    while (hit && hit.shadowRoot) {
-      const inner = hit.shadowRoot.elementFromPoint(x, y);
-      if (!inner || inner === hit) break;
-      hit = inner;
+  // The element focus goes to when a person presses the mouse on `hit`: the nearest focusable
+  // element from the hit point up (tabindex=-1 counts: the mouse can focus it), else none.
+  function focusTargetOf(hit) {
+    for (let n = hit; n; n = composedParent(n)) {
+      if (n.nodeType !== Node.ELEMENT_NODE) continue;
+      if (n.tabIndex >= 0 || n.hasAttribute('tabindex') || n.isContentEditable) return n;
+      if (n.tagName === 'BODY') break;
     }
-    if (!hit) return false;
-    return !(hit === el || el.contains(hit) || hit.contains(el) && hit.tagName === 'LABEL');
+    return null;
   }
 
-  function pointerSequence(el) {
-    const view = el.ownerDocument.defaultView;
-    const { x, y } = center(el);
+  // The event sequence of a person's mouse click at (x, y) on `hit`, in hit's document:
+  // hover, press (which moves focus unless the page prevents it, as a real press does), release
+  // and click. The click is dispatched rather than called with el.click() so that it carries
+  // the coordinates; a dispatched click runs activation behaviour (follow a link, toggle a
+  // checkbox, forward a label's click, submit a form) like a real one.
+  function pointerSequence(hit, x, y, click) {
+    const view = hit.ownerDocument.defaultView;
     const base = { bubbles: true, cancelable: true, composed: true, view, clientX: x, clientY: y, button: 0 };
     const pointer = { ...base, pointerId: 1, pointerType: 'mouse', isPrimary: true };
-    el.dispatchEvent(new view.PointerEvent('pointerover', pointer));
-    el.dispatchEvent(new view.MouseEvent('mouseover', base));
-    el.dispatchEvent(new view.PointerEvent('pointerdown', { ...pointer, buttons: 1 }));
-    el.dispatchEvent(new view.MouseEvent('mousedown', { ...base, buttons: 1 }));
-    if (typeof el.focus === 'function') el.focus({ preventScroll: true });
-    el.dispatchEvent(new view.PointerEvent('pointerup', pointer));
-    el.dispatchEvent(new view.MouseEvent('mouseup', base));
+    const send = (Ctor, type, init) => hit.dispatchEvent(new Ctor(type, init));
+    send(view.PointerEvent, 'pointerover', pointer);
+    send(view.PointerEvent, 'pointerenter', { ...pointer, bubbles: false });
+    send(view.MouseEvent, 'mouseover', base);
+    send(view.MouseEvent, 'mouseenter', { ...base, bubbles: false });
+    send(view.PointerEvent, 'pointermove', pointer);
+    send(view.MouseEvent, 'mousemove', base);
+    // A page that cancels pointerdown gets no mouse events for the press (Pointer Events'
+    // rule), but focus still moves; canceling mousedown is what keeps focus where it was.
+    const down = send(view.PointerEvent, 'pointerdown', { ...pointer, buttons: 1 });
+    const focusMoves = down ? send(view.MouseEvent, 'mousedown', { ...base, buttons: 1, detail: 1 }) : true;
+    if (focusMoves) {
+      const target = focusTargetOf(hit);
+      if (target && typeof target.focus === 'function') {
+        target.focus({ preventScroll: true });
+      } else {
+        const active = hit.ownerDocument.activeElement;
+        if (active && active !== hit.ownerDocument.body && typeof active.blur === 'function') active.blur();
+      }
+    }
+    send(view.PointerEvent, 'pointerup', pointer);
+    if (down) send(view.MouseEvent, 'mouseup', { ...base, detail: 1 });
+    if (click) send(view.PointerEvent, 'click', { ...pointer, detail: 1 });
   }
 
   function usable(el) {
@@ -499,15 +744,215 @@
     return null;
   }
 
-  function click(el) {
+  // Where the pointer lands on el once it is scrolled into view: {hit, x, y}, or a `covered`
+  // failure naming what lies on top. An element not painted where its box is (clipped by an
+  // ancestor, pointer-events: none) gets the events itself, as before hit-testing existed.
+  function aim(el) {
+    const spot = reach(el);
+    if (spot.covered) {
+      const by = describeCover(spot.covered, el);
+      return { err: { ...fail('covered', `the element is covered by ${by.role || by.tag} "${by.name}"`), by } };
+    }
+    if (spot.hit) return spot;
+    const r = el.getBoundingClientRect();
+    return { hit: el, x: r.left + r.width / 2, y: r.top + r.height / 2 };
+  }
+
+  // ---- what an action changed -----------------------------------------------------------
+
+  // The focused element, looking into shadow roots and same-origin frames.
+  function deepActive(doc) {
+    let a = doc.activeElement;
+    for (let depth = 0; a && depth < 32; depth++) {
+      if (a.shadowRoot && a.shadowRoot.activeElement) {
+        a = a.shadowRoot.activeElement;
+        continue;
+      }
+      if (a.tagName === 'IFRAME' || a.tagName === 'FRAME') {
+        let inner = null;
+        try {
+          inner = a.contentDocument;
+        } catch (_) { /* cross-origin */ }
+        if (inner && inner.activeElement) {
+          a = inner.activeElement;
+          continue;
+        }
+      }
+      break;
+    }
+    return a;
+  }
+
+  // What a person sees of an element's own state.
+  function stateOf(el) {
+    const aria = (name) => el.getAttribute(name);
+    return {
+      checked: checkedOf(el),
+      expanded: aria('aria-expanded'),
+      selected: aria('aria-selected'),
+      open: 'open' in el ? String(!!el.open) : null,
+      value: 'value' in el && !isSensitive(el) ? String(el.value) : null,
+      disabled: String(isDisabled(el)),
+    };
+  }
+
+  const ATTRS_SEEN = new Set([
+    'class', 'style', 'hidden', 'open', 'src', 'href', 'disabled', 'value', 'checked',
+    'aria-expanded', 'aria-selected', 'aria-checked', 'aria-pressed', 'aria-hidden', 'aria-current',
+  ]);
+
+  // Starts watching what an action on el does to the page; `done()` waits for the page to
+  // settle and says what changed: a navigation, the URL, the title, where focus went, el's own
+  // state, and elements added, removed or changed. The driver's own overlay is not counted.
+  function watch(el) {
+    const doc = el.ownerDocument;
+    const view = doc.defaultView;
+    const root = rootPoint(el, 0, 0).doc;
+    const docs = root === doc ? [doc] : [root, doc];
+    const url = () => docs.map((d) => d.defaultView.location.href).join(' ');
+    // Script-set values (an autocomplete filling its field) change no attribute, so the
+    // fields are compared one by one; a password's value is compared, never reported.
+    const fieldValues = () => {
+      const values = new Map();
+      for (const d of docs) {
+        for (const f of d.querySelectorAll('input, textarea, select')) {
+          values.set(f, f.type === 'checkbox' || f.type === 'radio' ? String(f.checked) : f.value);
+        }
+      }
+      return values;
+    };
+    const fieldsBefore = fieldValues();
+    const before = { url: url(), title: root.title, focus: deepActive(root), state: stateOf(el) };
+    const counts = { added: 0, removed: 0, attributes: 0, text: 0 };
+    let lastMutation = 0;
+    let loading = false;
+    // The overlay is the driver's own; the head (a new title, a style tag) is not seen.
+    const mine = (n) => {
+      if (ownNodes.has(n)) return true;
+      const e = n.nodeType === Node.ELEMENT_NODE ? n : n.parentElement;
+      return !!(e && e.closest('head'));
+    };
+    const observer = new view.MutationObserver((records) => {
+      // Only what is counted delays the end of the watch: a page rewriting data-* attributes
+      // all the time would otherwise never look quiet.
+      const total = () => counts.added + counts.removed + counts.attributes + counts.text;
+      const start = total();
+      for (const r of records) {
+        if (mine(r.target)) continue;
+        if (r.type === 'childList') {
+          counts.added += [...r.addedNodes].filter((n) => n.nodeType === Node.ELEMENT_NODE && !mine(n)).length;
+          counts.removed += [...r.removedNodes].filter((n) => n.nodeType === Node.ELEMENT_NODE && !mine(n)).length;
+          const texts = [...r.addedNodes, ...r.removedNodes].filter((n) => n.nodeType === Node.TEXT_NODE && n.data.trim());
+          counts.text += texts.length;
+        } else if (r.type === 'attributes') {
+          if (ATTRS_SEEN.has(r.attributeName)) counts.attributes++;
+        } else {
+          counts.text++;
+        }
+      }
+      if (total() > start) lastMutation = performance.now();
+    });
+    for (const d of docs) {
+      observer.observe(d, { subtree: true, childList: true, attributes: true, characterData: true });
+    }
+    // A new document replaces this one soon after a navigation starts (a local page within
+    // milliseconds), and a result still pending then is lost: the watch ends at once.
+    let wake = null;
+    const leaving = () => {
+      loading = true;
+      if (wake) wake();
+    };
+    const onNavigate = (e) => {
+      if (!e.destination || !e.destination.sameDocument) leaving();
+    };
+    const onLeave = leaving;
+    const windows = docs.map((d) => d.defaultView);
+    for (const w of windows) {
+      if (w.navigation) w.navigation.addEventListener('navigate', onNavigate);
+      w.addEventListener('pagehide', onLeave);
+      w.addEventListener('beforeunload', onLeave);
+    }
+    const focusMoved = () => {
+      const now = deepActive(root);
+      if (now === before.focus || !now || now === now.ownerDocument.body) return null;
+      // Focus on the element acted on (or inside it) is what pressing on it does.
+      if (composedContains(el, now)) return null;
+      return now;
+    };
+    const summary = () => {
+      const after = stateOf(el);
+      const state = Object.keys(after).filter((k) => after[k] !== before.state[k]).map((k) => ({ name: k, value: after[k] }));
+      const moved = focusMoved();
+      // Only what changed, so that `{}` reads "nothing visible changed".
+      const changes = {};
+      for (const [k, n] of Object.entries(counts)) if (n) changes[k] = n;
+      if (state.length) changes.state = state;
+      let fields = 0;
+      for (const [f, v] of fieldValues()) {
+        if (f !== el && fieldsBefore.has(f) && fieldsBefore.get(f) !== v) fields++;
+      }
+      if (fields) changes.fields = fields;
+      if (loading) changes.loading = true;
+      if (url() !== before.url) changes.url = el.isConnected ? view.location.href : root.defaultView.location.href;
+      if (root.title !== before.title) changes.title = true;
+      if (moved) changes.focus = explicitRole(moved) || implicitRole(moved) || moved.tagName.toLowerCase();
+      return changes;
+    };
+    let ignored = [];
+    const changed = () => {
+      const c = summary();
+      const state = (c.state || []).filter((x) => !ignored.includes(x.name));
+      return Object.keys(c).some((k) => k !== 'state') || state.length > 0;
+    };
+    const sleep = (ms) => new Promise((r) => {
+      const timer = setTimeout(r, ms);
+      wake = () => {
+        clearTimeout(timer);
+        r();
+      };
+    });
+    return {
+      // `ignore`: states of el the action is meant to change (a field's value when typing).
+      async done(ignore = []) {
+        ignored = ignore;
+        const t0 = performance.now();
+        let firstChange = 0;
+        try {
+          while (!loading) {
+            await sleep(POLL_MS);
+            const now = performance.now();
+            if (loading) break;
+            if (!firstChange && changed()) firstChange = now;
+            if (firstChange && now - Math.max(lastMutation, firstChange) >= QUIET_MS) break;
+            if (!firstChange && now - t0 >= NO_CHANGE_MS) break;
+            if (now - t0 >= MAX_WATCH_MS) break;
+          }
+        } finally {
+          observer.disconnect();
+          for (const w of windows) {
+            if (w.navigation) w.navigation.removeEventListener('navigate', onNavigate);
+            w.removeEventListener('pagehide', onLeave);
+            w.removeEventListener('beforeunload', onLeave);
+          }
+        }
+        const c = summary();
+        if (c.state) {
+          c.state = c.state.filter((s) => !ignore.includes(s.name));
+          if (!c.state.length) delete c.state;
+        }
+        return c;
+      },
+    };
+  }
+
+  async function click(el) {
     const blocked = usable(el);
     if (blocked) return blocked;
-    const covered = obscured(el);
-    pointerSequence(el);
-    // element.click() dispatches the click event and runs activation behaviour (follow a link,
-    // toggle a checkbox, submit a form) the way a real click does.
-    el.click();
-    return { ok: true, obscured: covered };
+    const spot = aim(el);
+    if (spot.err) return spot.err;
+    const seen = watch(el);
+    pointerSequence(spot.hit, spot.x, spot.y, true);
+    return { ok: true, changes: await seen.done() };
   }
 
   function setNativeValue(el, value) {
@@ -534,15 +979,28 @@
     for (const type of ['keydown', 'keypress', 'keyup']) el.dispatchEvent(new view.KeyboardEvent(type, init));
   }
 
-  function type(el, action) {
+  // A person clicks into a field before typing (which may open a date picker or a list of
+  // suggestions): the same press at the same spot, unless the field already has focus.
+  function pressInto(el, spot) {
+    if (deepActive(el.ownerDocument) !== el) pointerSequence(spot.hit, spot.x, spot.y, true);
+    if (el.ownerDocument.activeElement !== el) el.focus({ preventScroll: true });
+  }
+
+  async function type(el, action) {
     const blocked = usable(el);
     if (blocked) return blocked;
     const text = String(action.text ?? '');
     const clear = action.clear !== false;
     const isField = el.tagName === 'TEXTAREA' || (el.tagName === 'INPUT' && !['checkbox', 'radio', 'button', 'submit', 'reset', 'image', 'file', 'hidden'].includes(el.type));
+    if (!isField && !el.isContentEditable) return fail('not-editable', `a ${el.tagName.toLowerCase()} cannot be typed into`);
+    if (isField && el.readOnly) return fail('disabled', 'the field is read-only');
+    const spot = aim(el);
+    if (spot.err) return spot.err;
+    const seen = watch(el);
+    // The field's new value is the point of typing, not a change to report.
+    const expected = ['value'];
     if (isField) {
-      if (el.readOnly) return fail('disabled', 'the field is read-only');
-      el.focus({ preventScroll: true });
+      pressInto(el, spot);
       const value = clear ? text : el.value + text;
       if (clear && el.value !== '') {
         setNativeValue(el, '');
@@ -554,10 +1012,10 @@
       // Typed inputs (number, date, email with pattern…) may refuse the text.
       const accepted = el.value === value;
       if (action.submit) submit(el);
-      return { ok: true, accepted };
+      return { ok: true, accepted, changes: await seen.done(expected) };
     }
-    if (el.isContentEditable) {
-      el.focus({ preventScroll: true });
+    {
+      pressInto(el, spot);
       const sel = el.ownerDocument.getSelection();
       const range = el.ownerDocument.createRange();
       range.selectNodeContents(el);
@@ -572,9 +1030,8 @@
         fire(el, 'input', { inputType: 'insertText', data: text });
       }
       if (action.submit) pressEnter(el);
-      return { ok: true, accepted: true };
+      return { ok: true, accepted: true, changes: await seen.done(expected) };
     }
-    return fail('not-editable', `a ${el.tagName.toLowerCase()} cannot be typed into`);
   }
 
   function submit(el) {
@@ -588,7 +1045,7 @@
     }
   }
 
-  function selectOption(el, action) {
+  async function selectOption(el, action) {
     if (el.tagName !== 'SELECT') return fail('not-select', `a ${el.tagName.toLowerCase()} is not a <select>`);
     const blocked = usable(el);
     if (blocked) return blocked;
@@ -604,11 +1061,15 @@
       return fail('not-found', `no option "${wanted}"; available: ${available}`);
     }
     if (match.disabled) return fail('disabled', `option "${collapse(match.text)}" is disabled`);
+    // A native list cannot be opened by script; what matters is that a person could reach it.
+    const spot = aim(el);
+    if (spot.err) return spot.err;
+    const seen = watch(el);
     el.focus({ preventScroll: true });
     setNativeValue(el, match.value);
     fire(el, 'input');
     fire(el, 'change');
-    return { ok: true, value: match.value, text: collapse(match.text) };
+    return { ok: true, value: match.value, text: collapse(match.text), changes: await seen.done(['value']) };
   }
 
   function scrollPage(direction) {
@@ -658,8 +1119,17 @@
   }
 
   // act(handle, {op, ...}); `handle` is null for page-level scrolling. Never throws: every
-  // outcome is a JSON-serialisable {ok: true, ...} or {ok: false, error, message}.
+  // outcome is a JSON-serialisable {ok: true, ...} or {ok: false, error, message}. Click, type
+  // and select return a promise of it (executeScript waits for it): they watch the page for
+  // a moment to say what the action changed.
+  const exception = (e) => fail('exception', String((e && e.message) || e));
+
   function act(handle, action) {
+    const outcome = actNow(handle, action);
+    return outcome instanceof Promise ? outcome.catch(exception) : outcome;
+  }
+
+  function actNow(handle, action) {
     try {
       const op = action && action.op;
       if (op === 'scroll' && (handle === null || handle === undefined)) return scrollPage(action.direction);
@@ -675,7 +1145,7 @@
         default: return fail('bad-action', `unknown op ${JSON.stringify(op)}`);
       }
     } catch (e) {
-      return fail('exception', String((e && e.message) || e));
+      return exception(e);
     }
   }
 

@@ -56,11 +56,11 @@ test('Nano answers steps 1–2, is destroyed, and the cloud answers step 3 and t
   const items = await panel.getByRole('list', { name: 'Steps' }).getByRole('listitem').allTextContents();
   const all = items.join('\n');
   assert.match(items[0], /^Plan:.*· Gemini Nano/, all);
-  assert.match(items[1], /"type".*searchbox "Search".*✓ typed · Gemini Nano/, all);
+  assert.match(items[1], /"type".*searchbox "Search".*✓ typed; a new page is loading · Gemini Nano/, all);
   assert.match(items[2], /^Switched from Gemini Nano to OpenAI-compatible: the Gemini Nano session was closed/, all);
   assert.ok(items.length > 4, all);
   for (const s of items.slice(3)) assert.match(s, /· OpenAI-compatible/, all);
-  assert.ok(items.some((s) => /"click".*button "Add to cart".*✓ clicked · OpenAI-compatible/.test(s)), all);
+  assert.ok(items.some((s) => /"click".*button "Add to cart".*✓ clicked; a new page is loading · OpenAI-compatible/.test(s)), all);
 
   const state = await panel.evaluate(() => chrome.storage.session.get('agentTask').then((x) => x.agentTask));
   assert.deepEqual(state.steps.map((s) => s.kind === 'switch' ? 'switch' : s.provider).slice(0, 4),
@@ -118,7 +118,7 @@ test('Nano answering without the JSON asked for, twice, hands the step to the cl
   const all = items.join('\n');
   assert.match(items[0], /^Plan:.*· Gemini Nano/, all);
   assert.match(items[1], /^Switched from Gemini Nano to OpenAI-compatible: Gemini Nano twice answered without the JSON asked for/, all);
-  assert.match(items[2], /"type".*searchbox "Search".*✓ typed · OpenAI-compatible/, all);
+  assert.match(items[2], /"type".*searchbox "Search".*✓ typed; a new page is loading · OpenAI-compatible/, all);
   const calls = await browser.serviceWorker.evaluate(() => globalThis.__fakeLanguageModel.calls);
   assert.equal(calls.filter((c) => c.method.startsWith('prompt')).length, 3, 'the plan, then the navigator step tried twice on the device');
   // The cloud got the step Nano could not answer, after the plan Nano made.

@@ -79,7 +79,7 @@ test('the shop task ends with the blue backpack in the cart, step by step', asyn
   assert.ok(steps.some((s) => /^Plan:/.test(s)), steps.join('\n'));
   assert.ok(steps.some((s) => /"type".*searchbox "Search".*✓ typed/.test(s)), steps.join('\n'));
   assert.ok(steps.some((s) => /"click".*link "Blue backpack — \$35".*✓ clicked/.test(s)), steps.join('\n'));
-  assert.ok(steps.some((s) => /"click".*button "Add to cart".*✓ clicked · OpenAI-compatible · \d+ tokens/.test(s)), steps.join('\n'));
+  assert.ok(steps.some((s) => /"click".*button "Add to cart".*✓ clicked; a new page is loading · OpenAI-compatible · \d+ tokens/.test(s)), steps.join('\n'));
   assert.match(await panel.getByLabel('Final answer').textContent(), /blue backpack is in the cart/);
   const state = await stored();
   assert.equal(state.status, 'done');

@@ -103,7 +103,7 @@ test('an agent task on Firebase waits for the side panel: closed mid-call → Pa
     await ui.waitStatus(/^Done/);
     assert.deepEqual(cart, ['blue-backpack']);
     const steps = await ui.steps();
-    assert.ok(steps.some((s) => /"click".*button "Add to cart".*✓ clicked · Firebase AI Logic/.test(s)), steps.join('\n'));
+    assert.ok(steps.some((s) => /"click".*button "Add to cart".*✓ clicked; a new page is loading · Firebase AI Logic/.test(s)), steps.join('\n'));
     assert.ok(callers.every((c) => c === 'page'), 'every Firebase call was made by a panel');
   } finally {
     await tab.close();

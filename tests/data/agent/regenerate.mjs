@@ -32,6 +32,7 @@ const origin = `http://127.0.0.1:${server.address().port}`;
 const HOSTS = {
   shop: 'https://shop.example', shop_rerendered: 'https://shop.example', login: 'https://mail.example',
   checkout: 'https://pay.example', twins: 'https://deals.example', twins_three: 'https://deals.example',
+  clicks: 'https://clicks.example',
 };
 const docNames = new Map();
 function save(name, snap) {
@@ -82,10 +83,10 @@ try {
   assert.equal(s2.elements[0].handle, s1.elements[0].handle, 'same node, same handle');
 
   const search = find(s2, (e) => e.attrs.name === 'q');
-  assert.deepEqual(await act(search.handle, { op: 'type', text: 'duffel', clear: true, submit: false }), { ok: true, accepted: true });
+  assert.deepEqual(await act(search.handle, { op: 'type', text: 'duffel', clear: true, submit: false }), { ok: true, accepted: true, changes: {} });
   assert.equal(await page.evaluate(() => document.querySelector('[name=q]').value), 'duffel');
   const sort = find(s2, (e) => e.tag === 'select');
-  assert.deepEqual(await act(sort.handle, { op: 'select', option: 'Price: low to high' }), { ok: true, value: 'price-asc', text: 'Price: low to high' });
+  assert.deepEqual(await act(sort.handle, { op: 'select', option: 'Price: low to high' }), { ok: true, value: 'price-asc', text: 'Price: low to high', changes: {} });
   assert.equal((await act(sort.handle, { op: 'select', option: 'Cheapest' })).error, 'not-found');
   assert.equal((await act(find(s2, (e) => e.disabled).handle, { op: 'click' })).error, 'disabled');
   assert.equal((await act(find(s1, (e) => e.name.startsWith('Blue')).handle, { op: 'click' })).error, 'stale-handle');
@@ -101,7 +102,8 @@ try {
       document.addEventListener(t, (e) => __events.push(`${e.type}:${e.target.id}`), true);
     }
   });
-  assert.deepEqual(await act(chip.handle, { op: 'click' }), { ok: true, obscured: false });
+  // Nothing listens to the chip: the click is delivered and reported as changing nothing.
+  assert.deepEqual(await act(chip.handle, { op: 'click' }), { ok: true, changes: {} });
   assert.equal(await page.evaluate(() => __events.join()), 'pointerdown:chip-sale,mousedown:chip-sale,mouseup:chip-sale,click:chip-sale');
   assert.deepEqual(await act(find(s2, (e) => e.name.startsWith('Black')).handle, { op: 'read' }), { ok: true, text: 'Black sling — $25' });
   assert.deepEqual(await act(chip.handle, { op: 'highlight', ms: 200 }), { ok: true });
@@ -109,9 +111,40 @@ try {
   await page.waitForTimeout(300);
   assert.equal(await page.evaluate(() => document.documentElement.lastElementChild.tagName), 'BODY', 'overlay removed');
 
+  // Hit-testing looks into open shadow roots: the rating's button is reached, not its host.
+  await page.evaluate(() => window.scrollTo(0, 0));
+  const stars = find(await snap({}), (e) => e.shadow && e.tag === 'button');
+  await page.evaluate(() => {
+    window.__starred = 0;
+    document.querySelector('custom-rating').shadowRoot.querySelector('button').addEventListener('click', () => __starred++);
+  });
+  assert.equal((await act(stars.handle, { op: 'click' })).ok, true);
+  assert.equal(await page.evaluate(() => __starred), 1);
+
   await page.goto(`${origin}/login.html`);
   await inject();
-  save('login', await snap({ maxText: 300 }));
+  const login = await snap({ maxText: 300 });
+  save('login', login);
+  // ...and into same-origin frames: the frame's button is reached through its iframe.
+  await page.evaluate(() => {
+    window.__verified = 0;
+    document.querySelector('iframe').contentDocument.querySelector('button').addEventListener('click', (e) => { e.preventDefault(); __verified++; });
+  });
+  assert.equal((await act(find(login, (e) => e.name === 'Verify').handle, { op: 'click' })).ok, true);
+  assert.equal(await page.evaluate(() => __verified), 1);
+  // A banner over the frame covers the frame's button too.
+  await page.evaluate(() => {
+    const r = document.querySelector('iframe').getBoundingClientRect();
+    const d = document.createElement('div');
+    d.id = 'over';
+    d.textContent = 'Promo';
+    d.style.cssText = `position:fixed;left:${r.left}px;top:${r.top}px;width:${r.width}px;height:${r.height}px;background:#fff`;
+    document.body.append(d);
+  });
+  const overFrame = await act(find(login, (e) => e.name === 'Verify').handle, { op: 'click' });
+  assert.equal(overFrame.error, 'covered', JSON.stringify(overFrame));
+  assert.equal(find(await snap({}), (e) => e.name === 'Verify').covered, true);
+  assert.equal(await page.evaluate(() => __verified), 1);
   await page.goto(`${origin}/checkout.html`);
   await inject();
   save('checkout', await snap({}));
@@ -124,6 +157,46 @@ try {
     document.querySelector('section').append(d);
   });
   save('twins_three', await snap({}));
+
+  // Clicks land where a person's would (clicks.html).
+  await page.goto(`${origin}/clicks.html`);
+  await inject();
+  const c = await snap({});
+  save('clicks', c);
+  const named = (n) => find(c, (e) => (e.name || e.text) === n);
+  const tab = find(c, (e) => e.role === 'tab' && e.name === 'Reviews');
+  const link = find(c, (e) => e.attrs.id === 'tab-reviews');
+  assert(tab.bare && link.within === c.elements.indexOf(tab), 'the tab holds nothing but its link');
+  const list = find(c, (e) => e.attrs.id === 'suggest');
+  const parma = named('Parma');
+  assert(list.bare && parma.interactive.includes('item') && parma.within === c.elements.indexOf(list), JSON.stringify(parma));
+  assert.deepEqual(c.elements.filter((e) => e.group === 'Shipping').map((e) => e.attrs.name), ['s1', 's2', 's3']);
+  assert.deepEqual(c.elements.filter((e) => e.covered).map((e) => e.name), ['Row 1', 'Row 2', 'Buy now']);
+  assert(!named('Accept cookies').covered && !named('Reply').covered);
+  // A click on the tab lands on its link: the link's default action changes the URL.
+  await page.evaluate(() => {
+    window.__events = [];
+    for (const t of ['mousedown', 'click']) document.addEventListener(t, (e) => __events.push(`${e.type}:${e.target.id || e.target.tagName}`), true);
+  });
+  const switched = await act(tab.handle, { op: 'click' });
+  assert.equal(await page.evaluate(() => __events.join()), 'mousedown:tab-reviews,click:tab-reviews');
+  assert(switched.ok && switched.changes.url.endsWith('#reviews'), JSON.stringify(switched));
+  // A suggestion item selects itself.
+  const picked = await act(parma.handle, { op: 'click' });
+  assert.equal(await page.evaluate(() => document.getElementById('city').value), 'Parma');
+  assert.deepEqual(picked, { ok: true, changes: { fields: 1 } }, 'the value the page set by script is seen');
+  // The covered button is not clicked, and the failure names the banner.
+  const buy = named('Buy now');
+  const covered = await act(buy.handle, { op: 'click' });
+  assert.equal(covered.error, 'covered', JSON.stringify(covered));
+  assert.deepEqual(covered.by, { tag: 'div', role: 'dialog', name: 'Cookie consent' });
+  assert.equal(await page.title(), 'Clicks', 'the covered button was not clicked');
+  assert.deepEqual(await act(named('Accept cookies').handle, { op: 'click' }), { ok: true, changes: { removed: 1 } });
+  assert.deepEqual(await act(buy.handle, { op: 'click' }), { ok: true, changes: { title: true } });
+  assert.equal(await page.title(), 'Bought');
+  assert.deepEqual(await act(named('Does nothing').handle, { op: 'click' }), { ok: true, changes: {} });
+  // Typing into a covered field is refused the same way.
+  assert.equal((await act(named('Row 1').handle, { op: 'click' })).error, 'covered');
 
   // A React-style controlled input: the instance's own value setter records writes, and the
   // input handler only reports a change when the value differs from the recorded one. A
@@ -139,7 +212,7 @@ try {
   });
   await inject();
   const field = (await snap({})).elements[0];
-  assert.deepEqual(await act(field.handle, { op: 'type', text: 'hello', clear: true, submit: true }), { ok: true, accepted: true });
+  assert.deepEqual(await act(field.handle, { op: 'type', text: 'hello', clear: true, submit: true }), { ok: true, accepted: true, changes: {} });
   assert.equal(await page.evaluate(() => __changes.join('|')), 'hello');
   console.log(write ? 'driver checks passed; fixtures rewritten' : 'driver checks passed');
 } finally {

@@ -5,7 +5,7 @@
 
 use js_sys::{Array, Function, Object, Promise, Reflect, JSON};
 use tandem_core::agent::{
-    fence, frame_of_handle, ActResult, DriverCommand, Snapshot, UrlDenied, UrlPolicy,
+    frame_of_handle, ActResult, DriverCommand, Snapshot, UrlDenied, UrlPolicy,
 };
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -336,7 +336,8 @@ pub(super) async fn snapshot(tab: i32, max_text: u32) -> Result<Snapshot, AgentE
     Ok(top)
 }
 
-/// `act(handle, command)` in the page; the result sentence, or why it failed.
+/// `act(handle, command)` in the page; the result sentence (`ActResult::sentence`: what it
+/// changed), or why nothing was done.
 pub(super) async fn act_in_page(
     tab: i32,
     handle: Option<&str>,
@@ -353,24 +354,7 @@ pub(super) async fn act_in_page(
         .map_err(|e| e.to_string())?;
     let result: ActResult = serde_json::from_str(&json)
         .map_err(|e| format!("the driver's answer was unreadable ({e})"))?;
-    match result.into_result() {
-        Ok(done) => Ok(match (command, done.text) {
-            (DriverCommand::Read { .. }, Some(text)) => fence("element text", &text),
-            (DriverCommand::Click, _) if done.obscured == Some(true) => {
-                "clicked (something covered the element)".to_string()
-            }
-            (DriverCommand::Click, _) => "clicked".to_string(),
-            (DriverCommand::Type { .. }, _) if done.accepted == Some(false) => {
-                "typed, but the field did not keep the text".to_string()
-            }
-            (DriverCommand::Type { .. }, _) => "typed".to_string(),
-            (DriverCommand::Select { .. }, text) => {
-                format!("selected {}", text.unwrap_or_default())
-            }
-            _ => "done".to_string(),
-        }),
-        Err(failure) => Err(failure.to_string()),
-    }
+    result.sentence(command)
 }
 
 #[cfg(test)]

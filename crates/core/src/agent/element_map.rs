@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 
 use super::safety;
 use super::signature::{self, Match, Signature};
-use super::snapshot::{Checked, Element, Snapshot};
+use super::snapshot::{Checked, Element, Hint, Snapshot};
 
 /// One numbered element.
 #[derive(Clone, Debug, PartialEq)]
@@ -150,14 +150,28 @@ impl ElementMap {
     /// characters long (the page header is kept even when it alone is longer; for a token
     /// budget, ~4 characters a token): elements in the viewport first (document order), then
     /// those below it, then those above it (nearest first), then a note of how many did not fit.
+    ///
+    /// Only what a person could click is offered: an element under something else in the
+    /// viewport is counted in a note instead of listed, and an element that holds nothing but
+    /// other listed elements (a tab around its link, a list around its items) gives way to
+    /// them. Such entries keep their ids, so the element comes back under its old number once
+    /// it is uncovered, and an action on it still finds it (and is told it is covered).
     pub fn render(&self, snapshot: &Snapshot, max_chars: usize) -> Rendered {
         let mut inside = Vec::new();
         let mut below = Vec::new();
         let mut above = Vec::new();
+        let mut covered = 0;
         for entry in &self.entries {
             let Some(el) = snapshot.elements.get(entry.signature.index) else {
                 continue;
             };
+            if el.covered {
+                covered += 1;
+                continue;
+            }
+            if is_holder(el) {
+                continue;
+            }
             if el.in_viewport {
                 inside.push(entry);
             } else if el.bbox.y + el.bbox.height > 0.0 {
@@ -168,7 +182,8 @@ impl ElementMap {
         }
         above.reverse();
 
-        let duplicated = duplicated_names(&self.entries);
+        let offered: Vec<&Entry> = inside.iter().chain(&below).chain(&above).copied().collect();
+        let names = Names::of(&offered, snapshot);
         let mut body = format!(
             "page: {}\nurl: {}\nviewport {}x{} at scroll {},{} of {}x{}\n",
             quote(&snapshot.title, NAME_CHARS),
@@ -186,7 +201,15 @@ impl ElementMap {
         } else {
             ""
         };
-        let reserve = NOTE_RESERVE + truncated_note.chars().count();
+        let covered_note = if covered > 0 {
+            format!(
+                "… {} under something else (a banner, a dialog, another panel) and not listed; close or move it first\n",
+                elements_phrase(covered)
+            )
+        } else {
+            String::new()
+        };
+        let reserve = NOTE_RESERVE + truncated_note.chars().count() + covered_note.chars().count();
         let mut used = overhead + body.chars().count();
         let total = inside.len() + below.len() + above.len();
         let mut shown = 0;
@@ -211,7 +234,7 @@ impl ElementMap {
                 let Some(el) = snapshot.elements.get(entry.signature.index) else {
                     continue;
                 };
-                let line = render_line(entry, el, &snapshot.url, &duplicated);
+                let line = render_line(entry, el, snapshot, &names);
                 let len = line.chars().count() + 1;
                 if used + len + reserve > max_chars {
                     break 'sections;
@@ -229,6 +252,7 @@ impl ElementMap {
                 "… {omitted} more elements not shown (size cap); scroll to see others"
             );
         }
+        body.push_str(&covered_note);
         body.push_str(truncated_note);
         Rendered {
             text: safety::fence(FENCE_LABEL, body.trim_end()),
@@ -318,40 +342,180 @@ fn carry_ids(previous: &[Entry], sigs: &[Signature]) -> Vec<Option<u32>> {
     ids
 }
 
-/// Names carried by more than one element: those lines get their context so that the LLM can
-/// tell "Add to cart" (Blue backpack) from "Add to cart" (Red tote).
-fn duplicated_names(entries: &[Entry]) -> HashSet<String> {
-    let mut counts: HashMap<&str, usize> = HashMap::new();
-    for e in entries {
-        *counts.entry(e.signature.name.norm.as_str()).or_default() += 1;
+/// Listed elements a click on which lands on other listed elements inside them (see
+/// [`Element::bare`]); natively interactive ones and editors stay, since they act themselves.
+fn is_holder(el: &Element) -> bool {
+    el.bare
+        && !el
+            .interactive
+            .iter()
+            .any(|h| matches!(h, Hint::Native | Hint::Editable))
+}
+
+/// Fields counted together for "(2nd text field in "Shipping")": frame, group, kind.
+type FieldGroup<'a> = (Vec<u32>, Option<&'a str>, &'static str);
+
+/// How the lines of one rendering tell elements apart beyond their name.
+struct Names {
+    /// Names carried by more than one offered element, with each one's context: those lines get
+    /// their context (the product card's title and price) when it is theirs alone…
+    contexts: HashMap<String, Vec<String>>,
+    /// …and otherwise their rank: element index → (rank, how many share the name).
+    ranks: HashMap<usize, (usize, usize)>,
+    /// Fields with no name of their own: element index → (rank, count) among the fields of the
+    /// same kind in the same group, for "(2nd text field in "Shipping")".
+    fields: HashMap<usize, (usize, usize)>,
+}
+
+impl Names {
+    fn of(offered: &[&Entry], snapshot: &Snapshot) -> Names {
+        let element = |e: &Entry| snapshot.elements.get(e.signature.index);
+        let mut by_name: HashMap<String, Vec<&Entry>> = HashMap::new();
+        let mut by_group: HashMap<FieldGroup, Vec<&Entry>> = HashMap::new();
+        // Document order, whatever order the sections put them in.
+        let mut ordered: Vec<&Entry> = offered.to_vec();
+        ordered.sort_by_key(|e| e.signature.index);
+        for &entry in &ordered {
+            if let Some(el) = element(entry) {
+                by_name.entry(name_key(el)).or_default().push(entry);
+                if let Some(kind) = field_kind(el) {
+                    by_group
+                        .entry((el.frame.clone(), el.group.as_deref(), kind))
+                        .or_default()
+                        .push(entry);
+                }
+            }
+        }
+        let mut names = Names {
+            contexts: HashMap::new(),
+            ranks: HashMap::new(),
+            fields: HashMap::new(),
+        };
+        for (name, group) in by_name.into_iter().filter(|(_, g)| g.len() > 1) {
+            let contexts: Vec<String> = group
+                .iter()
+                .map(|e| element(e).map(|el| el.context.clone()).unwrap_or_default())
+                .collect();
+            for (rank, entry) in group.iter().enumerate() {
+                names
+                    .ranks
+                    .insert(entry.signature.index, (rank + 1, group.len()));
+            }
+            names.contexts.insert(name, contexts);
+        }
+        for group in by_group.values() {
+            for (rank, entry) in group.iter().enumerate() {
+                if element(entry).is_some_and(|el| label_of(el).is_empty()) {
+                    names
+                        .fields
+                        .insert(entry.signature.index, (rank + 1, group.len()));
+                }
+            }
+        }
+        names
     }
-    counts
-        .into_iter()
-        .filter(|(_, n)| *n > 1)
-        .map(|(name, _)| name.to_owned())
-        .collect()
+
+    /// ` near "…"` when the element's context tells it from its namesakes, else ` (2nd of 3)`;
+    /// nothing for a name no other element carries.
+    fn distinction(&self, entry: &Entry, el: &Element) -> String {
+        let Some(contexts) = self.contexts.get(&name_key(el)) else {
+            return String::new();
+        };
+        let unique =
+            !el.context.is_empty() && contexts.iter().filter(|c| **c == el.context).count() == 1;
+        if unique {
+            format!(" near {}", quote(&el.context, CONTEXT_CHARS))
+        } else if let Some((rank, of)) = self.ranks.get(&entry.signature.index) {
+            format!(" ({} of {of})", ordinal(*rank))
+        } else {
+            String::new()
+        }
+    }
+}
+
+/// What kind of form field a person would call `el`, for naming fields that have no label.
+fn field_kind(el: &Element) -> Option<&'static str> {
+    match (el.tag.as_str(), el.input_type().as_deref()) {
+        ("textarea", _) => Some("text field"),
+        ("select", _) => Some("list"),
+        ("input", Some("checkbox")) => Some("checkbox"),
+        ("input", Some("radio")) => Some("radio button"),
+        ("input", Some("text" | "email" | "tel" | "url" | "search" | "number" | "password")) => {
+            Some("text field")
+        }
+        ("input", Some("date" | "time" | "datetime-local" | "month" | "week")) => {
+            Some("date field")
+        }
+        _ => None,
+    }
+}
+
+/// 1st, 2nd, 3rd, 4th… 11th, 12th, 13th, 21st.
+fn ordinal(n: usize) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
+}
+
+fn elements_phrase(n: usize) -> String {
+    if n == 1 {
+        "1 element in view is".to_owned()
+    } else {
+        format!("{n} elements in view are")
+    }
+}
+
+/// What makes two lines look alike: their shown names, compared ignoring case and spacing.
+fn name_key(el: &Element) -> String {
+    label_of(el)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
+}
+
+/// The name a line shows: the accessible name, else the visible text.
+fn label_of(el: &Element) -> &str {
+    if el.name.is_empty() {
+        &el.text
+    } else {
+        &el.name
+    }
 }
 
 /// `[12] button "Add to cart"`, `[13]* searchbox "Search" placeholder="Search bags"`.
-fn render_line(
-    entry: &Entry,
-    el: &Element,
-    page_url: &str,
-    duplicated: &HashSet<String>,
-) -> String {
+fn render_line(entry: &Entry, el: &Element, snapshot: &Snapshot, names: &Names) -> String {
+    let page_url = &snapshot.url;
     let mut line = format!(
         "[{}]{} {}",
         entry.id,
         if entry.is_new { "*" } else { "" },
         kind(el)
     );
-    let label = if el.name.is_empty() {
-        &el.text
-    } else {
-        &el.name
-    };
+    let label = label_of(el);
     if !label.is_empty() {
         let _ = write!(line, " {}", quote(label, NAME_CHARS));
+    } else if let Some((rank, of)) = names.fields.get(&entry.signature.index) {
+        // A field with no label, placeholder or title: where it is, as a person would say it.
+        let kind = field_kind(el).unwrap_or("field");
+        let which = if *of == 1 {
+            format!("the {kind}")
+        } else {
+            format!("{} {kind}", ordinal(*rank))
+        };
+        match &el.group {
+            Some(group) => {
+                let _ = write!(line, " ({which} in {})", quote(group, CONTEXT_CHARS));
+            }
+            None => {
+                let _ = write!(line, " ({which})");
+            }
+        }
     }
     if let Some(p) = el
         .attr("placeholder")
@@ -406,17 +570,39 @@ fn render_line(
         Some("false") => line.push_str(" collapsed"),
         _ => {}
     }
+    if el.attr("aria-selected") == Some("true") {
+        line.push_str(" selected");
+    }
     if el.disabled {
         line.push_str(" disabled");
+    }
+    // The holder this element stands for (a tab around its link): its role and states.
+    if let Some(holder) = el
+        .within
+        .and_then(|i| snapshot.elements.get(i))
+        .filter(|h| is_holder(h))
+    {
+        if let Some(role) = holder.role.as_deref().filter(|r| HOLDER_ROLES.contains(r)) {
+            let selected = if holder.attr("aria-selected") == Some("true") {
+                ", selected"
+            } else {
+                ""
+            };
+            let _ = write!(line, " (in a {role}{selected})");
+        }
     }
     if !el.frame.is_empty() {
         line.push_str(" (in a frame)");
     }
-    if duplicated.contains(&entry.signature.name.norm) && !el.context.is_empty() {
-        let _ = write!(line, " near {}", quote(&el.context, CONTEXT_CHARS));
+    if label_of(el).is_empty() && names.fields.contains_key(&entry.signature.index) {
+        return line;
     }
+    line.push_str(&names.distinction(entry, el));
     line
 }
+
+/// Roles of a holder worth naming on the line of the element it stands for.
+const HOLDER_ROLES: [&str; 5] = ["tab", "option", "menuitem", "treeitem", "row"];
 
 /// The role, or for inputs without one the input type (`password`, `date`, `file`), else the
 /// tag.

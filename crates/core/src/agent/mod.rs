@@ -10,10 +10,12 @@
 //! 4. Before acting, a fresh snapshot is taken and [`ElementMap::locate`] finds the element
 //!    the LLM meant ([`signature`]), refusing when unsure; [`needs_confirmation`] and
 //!    [`UrlPolicy`] decide whether the user must agree first.
-//! 5. The driver's `act` runs a [`DriverCommand`] on the element's handle.
+//! 5. The driver's `act` runs a [`DriverCommand`] on the element's handle, hit-testing where a
+//!    person's pointer would land, and [`ActResult::sentence`] says what it changed.
 
 pub mod actions;
 pub mod element_map;
+pub mod report;
 pub mod safety;
 pub mod settings;
 pub mod signature;

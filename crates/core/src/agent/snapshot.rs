@@ -115,6 +115,7 @@ impl Snapshot {
             (frame.path.clone(), frame.bbox.unwrap_or_default())
         };
         let viewport = self.viewport;
+        let base = self.elements.len();
         for mut f in sub.frames {
             f.path = path.iter().chain(&f.path).copied().collect();
             if let Some(b) = f.bbox.as_mut() {
@@ -128,6 +129,7 @@ impl Snapshot {
             el.frame = path.iter().chain(&el.frame).copied().collect();
             el.bbox.x += offset.x;
             el.bbox.y += offset.y;
+            el.within = el.within.map(|i| i + base);
             let b = el.bbox;
             el.in_viewport = el.in_viewport
                 && b.x < viewport.width
@@ -180,6 +182,25 @@ pub struct Element {
     /// The options of a `<select>`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub options: Vec<SelectOption>,
+    /// In the viewport, but a person's pointer at any of its spots would land on something
+    /// else lying on top of it (a banner, another panel).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub covered: bool,
+    /// Index in `elements` of the nearest listed element around this one (same document).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub within: Option<usize>,
+    /// Holds other listed elements and no text of its own besides theirs (an `li[role=tab]`
+    /// around the link that switches the tab): a click on it lands on one of them.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub bare: bool,
+    /// Form fields: what the field belongs to as a person would say it (the fieldset's legend,
+    /// a named group or form, else the nearest heading before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 impl Element {
@@ -222,6 +243,9 @@ pub enum Hint {
     Pointer,
     /// The root of a contenteditable region.
     Editable,
+    /// An item of a list that is itself a target (a pointer cursor on the `ul`, a listbox
+    /// role): what a click on the list lands on.
+    Item,
 }
 
 /// aria-checked's three values; the driver reports native checkboxes the same way.
@@ -317,9 +341,9 @@ impl ActResult {
 pub struct ActSuccess {
     /// Always `true`.
     pub ok: bool,
-    /// click: something else covered the element's centre (the click was still delivered).
+    /// click, type, select: what the page showed of the action's effects.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub obscured: Option<bool>,
+    pub changes: Option<Changes>,
     /// type: the field holds the typed text afterwards (typed inputs may refuse it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub accepted: Option<bool>,
@@ -340,6 +364,53 @@ pub struct ActSuccess {
     pub at_bottom: Option<bool>,
 }
 
+/// What an action changed on the page, as the driver watched it until the page was quiet
+/// (or briefly, when nothing happened). Every field absent: nothing visible changed.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Changes {
+    /// A new document started loading (a link followed, a form submitted).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub loading: bool,
+    /// The URL afterwards, when it changed (same document: a hash, `pushState`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub title: bool,
+    /// The role (else the tag) of the element focus moved to, when not the one acted on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub focus: Option<String>,
+    /// The acted-on element's own states that changed, with their new values.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub state: Vec<StateChange>,
+    /// Other form fields whose value (or checked state) changed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub fields: u32,
+    /// Elements added to and removed from the page.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub added: u32,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub removed: u32,
+    /// Changed attributes that show (class, style, hidden, open, aria states…).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub attributes: u32,
+    /// Text added, removed or edited.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub text: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// One state of the acted-on element: `checked`, `expanded`, `selected`, `open`, `value`,
+/// `disabled`, with its value afterwards (`null`: the attribute went away).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StateChange {
+    pub name: String,
+    pub value: Option<String>,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
 #[error("{error}: {message}")]
 pub struct ActFailure {
@@ -347,6 +418,18 @@ pub struct ActFailure {
     pub ok: bool,
     pub error: ActErrorCode,
     pub message: String,
+    /// `covered`: what lies on top of the element.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<Cover>,
+}
+
+/// The element on top of a covered one: the outermost element at the hit point that does not
+/// contain it (the cookie banner rather than a paragraph inside it). Page data.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cover {
+    pub tag: String,
+    pub role: Option<String>,
+    pub name: String,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -359,6 +442,8 @@ pub enum ActErrorCode {
     NotVisible,
     /// Disabled, or read-only.
     Disabled,
+    /// Something else lies on top of the element where a person would click: nothing was done.
+    Covered,
     NotEditable,
     NotSelect,
     BadAction,

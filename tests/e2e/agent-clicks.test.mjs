@@ -1,0 +1,235 @@
+// Clicks that land where a person's would, and an element list of what a person can reach:
+// a tab strip whose `li[role=tab]` wraps the link that does the work, an autocomplete whose
+// items (not the list) select, a button a cookie banner comes to cover between the agent's
+// look and its act, and a click that changes nothing. The pages are served on an https origin
+// the manifest does not list (lib/fixtures.mjs routeSite), trusted up front so that the site
+// question does not interrupt. Each test asserts what the page saw (requests the fixture site
+// received, page state read with tab.evaluate), then what the timeline says. The scripted
+// model picks elements by their visible text, as in agent-pages.test.mjs.
+import { test, before, after, beforeEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { scriptedModel, startAgentEnv } from './lib/agent-harness.mjs';
+import { elements } from './lib/scripted-shopper.mjs';
+
+const KEY = 'sk-test-agent-clicks-1234';
+let mock, site, tab, ui;
+
+const page = (title, body) => `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head><body>${body}</body></html>`;
+const text = (body) => ({ type: 'text/plain', body });
+
+const routes = {
+  // The tabs switch in the link's own click handler (not by following its href): a click
+  // delivered to the `li` does nothing, as on the third-party page this reproduces.
+  '/product': page('Trail shoe', `<h1>Trail shoe</h1>
+    <style>.tabs{display:flex;gap:8px;list-style:none;padding:0}.tabs li{padding:6px}.tabs a{display:block;padding:4px 10px}</style>
+    <ul class="tabs" role="tablist">
+      <li role="tab" aria-selected="true"><a href="#" data-tab="details">Details</a></li>
+      <li role="tab" aria-selected="false"><a href="#" data-tab="reviews">Reviews</a></li>
+    </ul>
+    <section id="details">Light and grippy.</section>
+    <section id="reviews" hidden>4.6 stars from 212 runners.</section>
+    <script>
+      for (const a of document.querySelectorAll('[data-tab]')) {
+        a.addEventListener('click', (e) => {
+          e.preventDefault();
+          const name = a.dataset.tab;
+          fetch('/tab?name=' + name);
+          for (const s of document.querySelectorAll('section')) s.hidden = s.id !== name;
+          for (const li of document.querySelectorAll('[role=tab]')) li.setAttribute('aria-selected', String(li.contains(a)));
+        });
+      }
+    </script>`),
+  '/tab': () => text('ok'),
+
+  // Suggestions come from the server; the list has the pointer cursor and one delegated
+  // handler that reads which item was hit. It closes shortly after the field loses focus,
+  // as such lists do.
+  '/trip': page('Plan a trip', `<h1>Plan a trip</h1>
+    <style>#suggestions{cursor:pointer;list-style:none;margin:0;padding:0;width:220px;border:1px solid #999}#suggestions li{padding:4px}</style>
+    <label>City <input id="city" autocomplete="off"></label>
+    <ul id="suggestions" hidden></ul>
+    <p id="chosen"></p>
+    <script>
+      const city = document.getElementById('city');
+      const list = document.getElementById('suggestions');
+      city.addEventListener('input', async () => {
+        const names = await (await fetch('/suggest?q=' + encodeURIComponent(city.value))).json();
+        list.replaceChildren(...names.map((n) => Object.assign(document.createElement('li'), { textContent: n })));
+        list.hidden = names.length === 0;
+      });
+      city.addEventListener('blur', () => setTimeout(() => { list.hidden = true; }, 200));
+      list.addEventListener('click', (e) => {
+        const item = e.target.closest('li');
+        if (!item) return;
+        city.value = item.textContent;
+        document.getElementById('chosen').textContent = 'Trip to ' + item.textContent;
+        fetch('/choose?city=' + encodeURIComponent(item.textContent));
+      });
+    </script>`),
+  '/suggest': (rec) => ({
+    type: 'application/json',
+    body: JSON.stringify(['Paris', 'Parma', 'Parla'].filter((c) => c.toLowerCase().startsWith((rec.query.q ?? '').toLowerCase()))),
+  }),
+  '/choose': () => text('ok'),
+
+  // A consent banner the page shows on demand (the test shows it between the agent's look
+  // and its act); it covers the fixed "Add to cart" button until accepted.
+  '/offer': page('Offer', `<h1>Today only</h1><p>Trail shoes, 20% off.</p>
+    <style>#add{position:fixed;left:24px;bottom:40px}#banner{position:fixed;left:0;right:0;bottom:0;height:140px;background:#fff;border-top:2px solid #333;padding:12px}</style>
+    <button id="add">Add to cart</button>
+    <script>
+      window.addClicks = 0;
+      document.getElementById('add').addEventListener('click', () => { window.addClicks++; fetch('/add'); });
+      window.showBanner = () => {
+        const b = document.createElement('div');
+        b.id = 'banner';
+        b.setAttribute('role', 'dialog');
+        b.setAttribute('aria-label', 'Cookie consent');
+        b.innerHTML = 'We use cookies. <button>Accept cookies</button>';
+        b.querySelector('button').addEventListener('click', () => { fetch('/consent'); b.remove(); });
+        document.body.append(b);
+      };
+    </script>`),
+  '/add': () => text('ok'),
+  '/consent': () => text('ok'),
+
+  // A button nothing listens to.
+  '/inert': page('Newsletter', `<h1>Newsletter</h1><p>Sign-ups are closed.</p><button type="button">Subscribe</button>
+    <script>window.seen = []; document.addEventListener('click', (e) => window.seen.push(e.target.textContent), true);</script>`),
+};
+
+const turns = [];
+let navigator = () => ({ action: 'done', success: false, answer: 'no script' });
+const planner = (turn) => ({ plan: '1. do it 2. check', complete: /navigator says the task is done/.test(turn) });
+const llm = scriptedModel({ planner, navigator: (turn) => navigator(turn), turns });
+
+let env;
+before(async () => {
+  env = await startAgentEnv({ routes, key: KEY });
+  ({ mock, site, tab, ui } = env);
+});
+after(async () => {
+  await env?.close();
+});
+beforeEach(() => {
+  mock.reset();
+  mock.setDefault(llm);
+  turns.length = 0;
+  site.requests.length = 0;
+});
+
+const navigatorTurns = () => turns.filter((t) => t.startsWith('ROLE: NAVIGATOR'));
+const paths = (prefix) => site.requests.filter((r) => r.path === prefix);
+
+test('a tab strip whose li[role=tab] wraps the link: the link is listed and clicked, and the tab switches', async () => {
+  navigator = (turn) => {
+    if (paths('/tab').length) return { action: 'done', success: true, answer: 'Showing the reviews.' };
+    const reviews = elements(turn).find((e) => e.name === 'Reviews');
+    return reviews ? { action: 'click', element: reviews.id } : { action: 'done', success: false, answer: 'no Reviews' };
+  };
+  await ui.startTask(tab, 'Show the reviews', site.url + '/product');
+  await ui.waitStatus(/^(Done|Failed)/);
+
+  // What the page saw: the link's handler ran once and switched the tab.
+  assert.deepEqual(paths('/tab').map((r) => r.query.name), ['reviews']);
+  assert.deepEqual(await tab.evaluate(() => ({
+    reviews: !document.getElementById('reviews').hidden,
+    selected: [...document.querySelectorAll('[role=tab]')].map((li) => li.getAttribute('aria-selected')),
+  })), { reviews: true, selected: ['false', 'true'] });
+
+  // One "Reviews" line, the link, standing for its tab.
+  const first = navigatorTurns()[0];
+  const lines = first.split('\n').filter((l) => /"Reviews"/.test(l));
+  assert.equal(lines.length, 1, first);
+  assert.match(lines[0], /^\[\d+\] link "Reviews".*\(in a tab\)/);
+  const s = await ui.steps();
+  assert.ok(s.some((x) => /"click".*link "Reviews".*✓ clicked; /.test(x) && !/no visible change/.test(x)), s.join('\n'));
+  assert.match(await ui.status().textContent(), /^Done/);
+});
+
+test('an autocomplete whose items select: typing shows them, the chosen item (not the list) is clicked', async () => {
+  navigator = (turn) => {
+    const els = elements(turn);
+    if (paths('/choose').length) return { action: 'done', success: true, answer: 'Parma chosen.' };
+    const parma = els.find((e) => e.name === 'Parma');
+    if (parma) return { action: 'click', element: parma.id };
+    const city = els.find((e) => e.name === 'City');
+    return city ? { action: 'type', element: city.id, text: 'Par' } : { action: 'done', success: false, answer: 'no City' };
+  };
+  await ui.startTask(tab, 'Choose Parma as the city', site.url + '/trip');
+  await ui.waitStatus(/^(Done|Failed)/);
+
+  assert.deepEqual(paths('/choose').map((r) => r.query.city), ['Parma'], 'the Parma item was hit, not the list');
+  assert.deepEqual(await tab.evaluate(() => [document.getElementById('city').value, document.getElementById('chosen').textContent]),
+    ['Parma', 'Trip to Parma']);
+
+  // The items were listed one by one, and the list itself was not.
+  const listing = navigatorTurns().find((t) => /"Parma"/.test(t));
+  assert.ok(listing, navigatorTurns().join('\n---\n'));
+  for (const city of ['Paris', 'Parma', 'Parla']) assert.match(listing, new RegExp(`^\\[\\d+\\]\\*? listitem "${city}"`, 'm'));
+  assert.doesNotMatch(listing, /"Paris Parma Parla"/);
+  const s = await ui.steps();
+  assert.ok(s.some((x) => /"type".*"City".*✓ typed; \d+ elements appeared/.test(x)), s.join('\n'));
+  assert.ok(s.some((x) => /"click".*"Parma".*✓ clicked; .*another field's value changed/.test(x)), s.join('\n'));
+});
+
+test('a button a cookie banner covers: reported covered, not clicked; the banner is closed, then the button is clicked', async () => {
+  let bannerShown = false;
+  navigator = async (turn) => {
+    const els = elements(turn);
+    if (paths('/add').length) return { action: 'done', success: true, answer: 'Added to the cart.' };
+    const accept = els.find((e) => e.name === 'Accept cookies');
+    if (accept) return { action: 'click', element: accept.id };
+    const add = els.find((e) => e.name === 'Add to cart');
+    if (!add) return { action: 'done', success: false, answer: 'no Add to cart' };
+    if (!bannerShown) {
+      // The banner arrives between the agent's look and its act, as consent banners do.
+      await tab.evaluate(() => window.showBanner());
+      bannerShown = true;
+    }
+    return { action: 'click', element: add.id };
+  };
+  await ui.startTask(tab, 'Add the offer to the cart', site.url + '/offer');
+  await ui.waitStatus(/^(Done|Failed)/);
+
+  // What the page saw: no click reached the button while it was covered, the banner was
+  // accepted, then exactly one click on the button.
+  const order = site.requests.map((r) => r.path).filter((p) => p === '/add' || p === '/consent');
+  assert.deepEqual(order, ['/consent', '/add']);
+  assert.equal(await tab.evaluate(() => window.addClicks), 1);
+  assert.equal(await tab.evaluate(() => document.getElementById('banner')), null);
+
+  const s = await ui.steps();
+  const covered = s.find((x) => /"click".*button "Add to cart".*✗ covered by a dialog/.test(x));
+  assert.ok(covered, s.join('\n'));
+  assert.match(covered, /Cookie consent/);
+  // The navigator heard it as a failure, and the list it then got did not offer the
+  // covered button but said something covers it.
+  const after = navigatorTurns().find((t) => /failed: covered by a dialog/.test(t));
+  assert.ok(after, navigatorTurns().join('\n---\n'));
+  assert.doesNotMatch(after, /^\[\d+\]\*? button "Add to cart"/m);
+  assert.match(after, /1 element in view is under something else/);
+  assert.ok(s.some((x) => /"click".*button "Add to cart".*✓ clicked/.test(x)), s.join('\n'));
+  assert.match(await ui.status().textContent(), /^Done/);
+});
+
+test('a click that changes nothing is delivered and reported as "no visible change"', async () => {
+  let clicked = false;
+  navigator = (turn) => {
+    if (clicked) return { action: 'done', success: false, answer: 'Subscribing did nothing.' };
+    clicked = true;
+    const subscribe = elements(turn).find((e) => e.name === 'Subscribe');
+    return { action: 'click', element: subscribe.id };
+  };
+  await ui.startTask(tab, 'Subscribe to the newsletter', site.url + '/inert');
+  await ui.waitStatus(/^(Done|Failed)/);
+
+  // The page got the click, on the button, and nothing else happened.
+  assert.deepEqual(await tab.evaluate(() => window.seen), ['Subscribe']);
+  assert.match(tab.url(), /\/inert$/);
+  const s = await ui.steps();
+  assert.ok(s.some((x) => /"click".*button "Subscribe".*clicked, but no visible change/.test(x)), s.join('\n'));
+  // The next navigator turn carries it, so the model can react.
+  assert.ok(navigatorTurns().some((t) => /Result of the previous step: done: clicked, but no visible change/.test(t)),
+    navigatorTurns().join('\n---\n'));
+});
