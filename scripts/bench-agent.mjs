@@ -102,7 +102,7 @@ try {
   console.log(`driver snapshot alone (in page):           ${fmt(snapshots)}`);
   console.log(`driver act(click) alone (in page, incl. the wait for effects): ${fmt(acts)}`);
   console.log(`task start → first model request (inject + snapshot + map + session): ${(first.at - started).toFixed(0)} ms`);
-  console.log(`per-step overhead excluding LLM time (navigator answer → next navigator request, incl. 300 ms settle wait): ${gaps.length ? fmt(gaps) : 'no steps measured'}`);
+  console.log(`per-step overhead excluding LLM time (navigator answer → next navigator request: locate, act and its watch, settle only when a page loads, persist, observe): ${gaps.length ? fmt(gaps) : 'no steps measured'}`);
   console.log(`task status: ${await panel.getByRole('status', { name: 'Task status' }).textContent()}`);
 } finally {
   await browser.close();

@@ -231,16 +231,19 @@ impl Loop {
             )
             .await;
             match act_in_page(tab, Some(&element.handle), &command).await {
-                Ok(_) if typed_secret => {
-                    settle(tab).await;
-                    return (
-                        target,
-                        Ok("typed (the value you entered in the panel)".into()),
-                    );
-                }
-                Ok(result) => {
-                    settle(tab).await;
-                    return (target, Ok(result));
+                Ok(acted) => {
+                    // The driver watched the page until it was quiet; only a new document
+                    // still loading is waited for here.
+                    if acted.loading {
+                        settle(tab).await;
+                    }
+                    if typed_secret {
+                        return (
+                            target,
+                            Ok("typed (the value you entered in the panel)".into()),
+                        );
+                    }
+                    return (target, Ok(acted.sentence));
                 }
                 Err(e) => last_error = e,
             }

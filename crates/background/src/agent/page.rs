@@ -336,13 +336,20 @@ pub(super) async fn snapshot(tab: i32, max_text: u32) -> Result<Snapshot, AgentE
     Ok(top)
 }
 
-/// `act(handle, command)` in the page; the result sentence (`ActResult::sentence`: what it
+/// What `act` did: the sentence for the model and the timeline, and whether the page may
+/// still be loading (then the caller waits for the tab).
+pub(super) struct Acted {
+    pub sentence: String,
+    pub loading: bool,
+}
+
+/// `act(handle, command)` in the page; what it did (`ActResult::sentence`: what it
 /// changed), or why nothing was done.
 pub(super) async fn act_in_page(
     tab: i32,
     handle: Option<&str>,
     command: &DriverCommand,
-) -> Result<String, String> {
+) -> Result<Acted, String> {
     let command_json = serde_json::to_string(command).map_err(|e| e.to_string())?;
     let command_js = JSON::parse(&command_json).map_err(js_text)?;
     let (frame, handle) = match handle.map(frame_of_handle) {
@@ -354,7 +361,10 @@ pub(super) async fn act_in_page(
         .map_err(|e| e.to_string())?;
     let result: ActResult = serde_json::from_str(&json)
         .map_err(|e| format!("the driver's answer was unreadable ({e})"))?;
-    result.sentence(command)
+    let loading = result.may_be_loading();
+    result
+        .sentence(command)
+        .map(|sentence| Acted { sentence, loading })
 }
 
 #[cfg(test)]

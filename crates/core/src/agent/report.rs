@@ -17,6 +17,16 @@ use super::snapshot::{
 const COVER_LABEL: &str = "covering element";
 
 impl ActResult {
+    /// Whether the page may still be changing after the driver's watch ended: a new document
+    /// started loading, or the driver did not watch at all. The worker waits for the tab only
+    /// then; a quiet page was already watched until it was quiet.
+    pub fn may_be_loading(&self) -> bool {
+        match self {
+            ActResult::Done(done) => done.changes.as_ref().is_none_or(|c| c.loading),
+            ActResult::Failed(_) => false,
+        }
+    }
+
     /// `Ok(sentence)` for an action that was carried out, `Err(sentence)` for one that was not.
     pub fn sentence(&self, command: &DriverCommand) -> Result<String, String> {
         match self {
@@ -169,4 +179,28 @@ fn state_word(s: &StateChange) -> Option<&'static str> {
         ("disabled", _) => "enabled",
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod loading_tests {
+    use super::*;
+
+    fn read(json: &str) -> ActResult {
+        serde_json::from_str(json).unwrap()
+    }
+
+    #[test]
+    fn the_worker_waits_for_the_tab_only_when_a_page_may_still_be_loading() {
+        assert!(read(r#"{"ok":true,"changes":{"loading":true}}"#).may_be_loading());
+        assert!(
+            !read(r#"{"ok":true,"changes":{}}"#).may_be_loading(),
+            "watched until quiet"
+        );
+        assert!(!read(r#"{"ok":true,"changes":{"title":true}}"#).may_be_loading());
+        assert!(
+            read(r#"{"ok":true}"#).may_be_loading(),
+            "not watched: wait to be safe"
+        );
+        assert!(!read(r#"{"ok":false,"error":"covered","message":"x"}"#).may_be_loading());
+    }
 }
