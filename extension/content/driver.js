@@ -78,6 +78,7 @@
     'inputmode', 'pattern', 'maxlength', 'min', 'max', 'step', 'multiple', 'required', 'readonly',
   ];
   const PAYMENT_AUTOCOMPLETE = /\bcc-(number|csc|exp|exp-month|exp-year|name|type)\b/i;
+  const SENSITIVE_WORDS = /\b(card|cc|cvv|cvc|csc|cid|security code|iban|bic|ssn|social security|tax id|passport)\b/i;
 
   const collapse = (s) => String(s ?? '').replace(/\s+/g, ' ').trim();
   const cap = (s, n) => (s.length > n ? s.slice(0, n - 1) + '…' : s);
@@ -253,9 +254,21 @@
     return hints;
   }
 
+  // What a field is called, in words: its name, id, placeholder, aria-label and labels, with
+  // camelCase and snake_case split ("cardNumber", "card_cvv" → "card Number", "card cvv").
+  function fieldWords(el) {
+    const parts = [el.name, el.id, el.getAttribute('placeholder'), el.getAttribute('aria-label')];
+    if (el.labels) for (const l of el.labels) parts.push(l.textContent);
+    return parts.filter(Boolean).join(' ').replace(/([a-z])([A-Z])/g, '$1 $2').replace(/[_-]+/g, ' ');
+  }
+
+  // Never report the value of a password, a card field or an identity number: the snapshot
+  // goes to an LLM. Recognised by type, by autocomplete token, or by what the field is called.
   function isSensitive(el) {
     if (el.tagName !== 'INPUT' && el.tagName !== 'TEXTAREA') return false;
-    return el.type === 'password' || PAYMENT_AUTOCOMPLETE.test(el.getAttribute('autocomplete') || '');
+    return el.type === 'password'
+      || PAYMENT_AUTOCOMPLETE.test(el.getAttribute('autocomplete') || '')
+      || SENSITIVE_WORDS.test(fieldWords(el));
   }
 
   function attributesOf(el) {

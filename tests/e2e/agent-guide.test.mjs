@@ -183,7 +183,7 @@ test('guiding an ended task is refused with a sentence', async () => {
     port.postMessage(JSON.stringify({ type: 'task', command: { op: 'updateContext', note: 'too late' } }));
   }));
   assert.match(answer.notice, /has ended; start a new one/);
-  assert.deepEqual(answer.state.notes, []);
+  assert.deepEqual((await ui.stored()).notes, [], 'the note was not added');
 });
 
 test('a question asked before the worker restarted is still open; answering it resumes the task', async () => {

@@ -229,6 +229,35 @@ test('a login: the user name is typed, the password comes from the panel and nev
   assert.ok(!(await steps()).join('\n').includes(PASSWORD), 'nor in the timeline');
 });
 
+test('a card number the user typed on a checkout page reaches no prompt and no timeline line', async () => {
+  const CARD = '4242 4242 4242 4242';
+  const CVV = '737';
+  site.setRoute('/checkout', page('Checkout', `<h1>Checkout</h1>
+    <form><label>Card <input id="cardNumber" inputmode="numeric"></label>
+    <label>Security code <input name="cvv"></label>
+    <label>Name on the order <input name="fullname"></label></form>
+    <p id="echo"></p>
+    <script>document.getElementById('cardNumber').oninput = (e) => { document.getElementById('echo').textContent = 'You entered ' + e.target.value; };</script>`));
+  navigator = (turn) => (/page text/.test(turn)
+    ? { action: 'done', success: true, answer: 'The checkout form is filled in.' }
+    : { action: 'extract_text' });
+  await tab.goto(site.url + '/checkout');
+  // The user types the card into the page themselves, then asks Tandem about it.
+  await tab.fill('#cardNumber', CARD);
+  await tab.fill('input[name=cvv]', CVV);
+  await tab.fill('input[name=fullname]', 'Ada Lovelace');
+  await startTask('Is my checkout form complete?', null);
+  await waitStatus(/^Done/);
+  const bodies = JSON.stringify(mock.requests.map((r) => r.body));
+  assert.ok(bodies.includes('Ada Lovelace'), 'an ordinary field value is still seen');
+  for (const secret of [CARD, CARD.replaceAll(' ', ''), `value=${CVV}`, `"${CVV}"`]) {
+    assert.ok(!bodies.includes(secret), `no request holds ${secret}`);
+  }
+  assert.ok(bodies.includes('[card number hidden]'), 'the page text echoing the card was redacted');
+  const timeline = (await steps()).join('\n');
+  assert.ok(!timeline.includes(CARD) && !timeline.includes(CARD.replaceAll(' ', '')), timeline);
+});
+
 // ---------------------------------------------------------------- item 2: ask_user
 
 test('the navigator asks the user; the answer goes back into the task and it continues', async () => {

@@ -114,9 +114,9 @@ export function taskUi(panel) {
         throw new Error(`${e.message}\nTask status: ${status}\nSteps:\n${steps.join('\n')}\nErrors: ${errors.join(' | ')}`, { cause: e });
       }
     },
-    /** Opens `url` in `tab`, brings it to the front and starts `task` there. */
+    /** Opens `url` in `tab` (unless null: the page as it is), brings it to the front and starts `task` there. */
     async startTask(tab, task, url) {
-      await tab.goto(url);
+      if (url) await tab.goto(url);
       await tab.bringToFront();
       await ui.task().fill(task);
       // The previous task's final status is still on screen: wait for the new task to be

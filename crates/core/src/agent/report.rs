@@ -63,8 +63,9 @@ impl ActFailure {
     fn sentence(&self, command: &DriverCommand) -> String {
         match (self.error, command) {
             (ActErrorCode::Covered, _) => covered(self.by.as_ref()),
-            // These messages quote the page's option texts.
-            (_, DriverCommand::Select { .. }) => {
+            // These messages quote the page: option texts, and what an exception said.
+            (_, DriverCommand::Select { .. })
+            | (ActErrorCode::Exception | ActErrorCode::Unknown, _) => {
                 format!("{}: {}", self.error, fence("driver message", &self.message))
             }
             _ => self.to_string(),
