@@ -5,6 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, writeFile, rm } from 'node:fs/promises';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { launchExtension } from './lib/browser.mjs';
@@ -150,4 +151,36 @@ test('two Start task commands in the same tick: one run, the other refused with 
   assert.equal(stored.task, 'First task');
   const tasks = new Set(mock.requests.map((r) => JSON.stringify(r.body)).flatMap((b) => b.match(/Task from the user: (First|Second) task/g) ?? []));
   assert.deepEqual([...tasks], ['Task from the user: First task'], 'only one task ever reached the model');
+});
+
+test('a provider whose 401 body echoes the key: the panel shows …abcd at most, in the error line and the Debug drawer', async () => {
+  // An OpenAI-compatible proxy that quotes the Authorization header back, as some do.
+  const seen = [];
+  const echo = http.createServer((req, res) => {
+    seen.push(req.headers.authorization ?? '');
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(401, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: `Invalid credentials: ${req.headers.authorization} is not a key this proxy knows.`, type: 'invalid_request_error' } }));
+    });
+  });
+  await new Promise((r) => echo.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${echo.address().port}`;
+  try {
+    await panel.bringToFront();
+    await useMockProvider(panel, { url }, { key: KEY });
+    await panel.getByRole('textbox', { name: 'Message' }).fill('hello');
+    await panel.getByRole('button', { name: 'Send' }).click();
+    const alert = panel.getByRole('alert');
+    await alert.filter({ hasText: /./ }).waitFor();
+    assert.ok(seen.some((a) => a.includes(KEY)), 'the proxy did receive (and echo) the key');
+    const text = await alert.textContent();
+    assert.ok(!text.includes(KEY), `the error line hides the key: ${text}`);
+    assert.match(text, /…9876/);
+    const everything = await panel.evaluate(() => document.body.innerText + document.body.innerHTML);
+    assert.ok(!everything.includes(KEY) && !everything.includes('SECRETKEY'), 'nowhere in the panel');
+  } finally {
+    echo.close();
+    await useMockProvider(panel, mock, { key: KEY });
+  }
 });

@@ -129,7 +129,15 @@ pub fn stop_all_for(port: &Port) {
 pub(crate) fn post(port: &Port, message: &WorkerToPanel) -> Result<(), JsValue> {
     // The tab's session records the answer as the panel sees it, whoever answered.
     crate::memory::observe(message);
-    port.post_message(&JsValue::from_str(&message.to_json()))
+    // Everything a panel shows passes the one redactor: a provider may echo the key. The one
+    // message that must carry a credential is the Firebase request the panel itself sends
+    // to Firebase (the relay); nothing of it is shown.
+    let json = message.to_json();
+    let json = match message {
+        WorkerToPanel::Fetch { .. } => json,
+        _ => crate::redact::out(&json),
+    };
+    port.post_message(&JsValue::from_str(&json))
 }
 
 async fn answer(

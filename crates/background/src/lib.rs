@@ -10,6 +10,7 @@ mod cloud;
 mod memory;
 mod nano;
 mod nano_chat;
+mod redact;
 mod relay;
 mod storage;
 
@@ -135,5 +136,9 @@ pub fn on_port_disconnect(port: chrome::Port) {
 }
 
 pub(crate) fn log_error(context: &str, detail: &JsValue) {
-    web_sys::console::error_2(&format!("Tandem: {context}").into(), detail);
+    // A detail can be a provider's body or an exception quoting a request: redacted too.
+    let detail = detail
+        .as_string()
+        .map_or_else(|| detail.clone(), |text| JsValue::from(redact::out(&text)));
+    web_sys::console::error_2(&format!("Tandem: {}", redact::out(context)).into(), &detail);
 }

@@ -421,7 +421,9 @@ pub async fn ask_about(tab_id: i32, text: &str) {
 /// Tells every open panel (a panel's Port is gone after this worker was stopped, so this
 /// goes by `runtime.sendMessage`). No panel open is not an error.
 fn broadcast(message: &WorkerToPanel) {
-    if let Ok(promise) = runtime_send_message(&JsValue::from_str(&message.to_json())) {
+    if let Ok(promise) =
+        runtime_send_message(&JsValue::from_str(&crate::redact::out(&message.to_json())))
+    {
         spawn_local(async move {
             let _ = JsFuture::from(promise).await;
         });

@@ -34,7 +34,10 @@ pub async fn settings() -> Result<Settings, StorageError> {
     let json = js_sys::JSON::stringify(&value)
         .map_err(js_text)
         .map_err(StorageError::Read)?;
-    serde_json::from_str(&String::from(json)).map_err(|e| StorageError::Corrupt(e.to_string()))
+    let settings: Settings = serde_json::from_str(&String::from(json))
+        .map_err(|e| StorageError::Corrupt(e.to_string()))?;
+    crate::redact::remember(&settings);
+    Ok(settings)
 }
 
 pub fn js_text(value: JsValue) -> String {

@@ -17,6 +17,7 @@ pub mod models;
 pub mod ndjson;
 pub mod protocol;
 pub mod provider;
+pub mod redact;
 pub mod request;
 pub mod send;
 pub mod session;

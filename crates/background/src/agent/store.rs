@@ -77,7 +77,8 @@ pub(super) async fn broadcast(ctx: Option<&TaskContext>) {
         state: ctx.map(|c| Box::new(TaskView::from(c))),
         notice: None,
     };
-    if let Ok(p) = runtime_send_message(&JsValue::from_str(&message.to_json())) {
+    if let Ok(p) = runtime_send_message(&JsValue::from_str(&crate::redact::out(&message.to_json())))
+    {
         // No panel open is not an error.
         let _ = JsFuture::from(p).await;
     }
