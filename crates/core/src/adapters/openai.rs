@@ -13,9 +13,9 @@ use serde_json::{json, Value};
 
 use super::{
     bearer, json_body, parse, role_name, system_prompt, temperature, turns, Adapter, Decoder,
-    Framing, Protocol,
+    Framing, PayloadError, Protocol,
 };
-use crate::errors::{self, ProviderError};
+use crate::errors;
 use crate::http::HttpRequest;
 use crate::provider::{ProviderConfig, ProviderKind};
 use crate::request::UniversalRequest;
@@ -96,14 +96,14 @@ impl Protocol for Chunks {
         provider: ProviderKind,
         payload: &str,
         out: &mut Vec<StreamEvent>,
-    ) -> Result<(), ProviderError> {
+    ) -> Result<(), PayloadError> {
         if payload.trim() == "[DONE]" {
             out.push(StreamEvent::Done);
             return Ok(());
         }
-        let chunk: Chunk = parse(provider, payload)?;
+        let chunk: Chunk = parse(payload)?;
         if chunk.error.is_some() {
-            return Err(errors::stream_error(provider, payload));
+            return Err(errors::stream_error(provider, payload).into());
         }
         out.extend(chunk.model.map(StreamEvent::Model));
         if let Some(choice) = chunk.choices.and_then(|c| c.into_iter().next()) {

@@ -1,0 +1,26 @@
+//! The SSE framer: no panic, and the same events for any chunking.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use tandem_core::sse::SseDecoder;
+
+fn decode(chunks: &[&[u8]]) -> Vec<String> {
+    let mut d = SseDecoder::new();
+    let mut out: Vec<String> = chunks
+        .iter()
+        .flat_map(|c| d.push(c))
+        .map(|e| format!("{e:?}"))
+        .collect();
+    out.extend(d.finish().into_iter().map(|e| format!("{e:?}")));
+    out
+}
+
+fuzz_target!(|data: &[u8]| {
+    let (body, chunks) = tandem_fuzz::chunked(data);
+    let whole = decode(&[body]);
+    assert_eq!(decode(&chunks), whole, "cut as {chunks:?}");
+    if body.len() <= tandem_fuzz::BYTE_BY_BYTE_MAX {
+        let singles: Vec<&[u8]> = body.chunks(1).collect();
+        assert_eq!(decode(&singles), whole, "byte by byte");
+    }
+});
