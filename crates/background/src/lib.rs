@@ -123,6 +123,11 @@ pub fn on_port_disconnect(port: chrome::Port) {
     chat::stop_all_for(&port);
 }
 
+/// A warning that carries no conversation text (a skipped frame is described by position).
+pub(crate) fn log_warning(text: &str) {
+    web_sys::console::warn_1(&format!("Tandem: {text}").into());
+}
+
 pub(crate) fn log_error(context: &str, detail: &JsValue) {
     web_sys::console::error_2(&format!("Tandem: {context}").into(), detail);
 }

@@ -35,7 +35,9 @@ fn hex4(b: &[u8], at: usize) -> Option<u32> {
 
 /// The `\uXXXX` escape starting at `b[at]`, if there is one.
 fn escape_at(b: &[u8], at: usize) -> Option<u32> {
-    (b.get(at..at + 2)? == b"\\u").then(|| hex4(b, at + 2)).flatten()
+    (b.get(at..at + 2)? == b"\\u")
+        .then(|| hex4(b, at + 2))
+        .flatten()
 }
 
 /// `text` with every lone surrogate escape replaced by its mark; `None` when it has none.

@@ -211,7 +211,11 @@ mod tests {
         let decode = |chunks: &[&[u8]]| lines_with(NdjsonDecoder::with_line_limit(16), chunks);
         assert_eq!(decode(&[input]), expected);
         for i in 0..=input.len() {
-            assert_eq!(decode(&[&input[..i], &input[i..]]), expected, "split at {i}");
+            assert_eq!(
+                decode(&[&input[..i], &input[i..]]),
+                expected,
+                "split at {i}"
+            );
         }
         let singles: Vec<&[u8]> = input.chunks(1).collect();
         assert_eq!(decode(&singles), expected);

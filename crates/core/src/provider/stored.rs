@@ -209,7 +209,8 @@ impl Reader {
                 }),
             }
         };
-        let user_request_allowance = number("userRequestAllowance", defaults.user_request_allowance);
+        let user_request_allowance =
+            number("userRequestAllowance", defaults.user_request_allowance);
         let assistant_response_allowance = number(
             "assistantResponseAllowance",
             defaults.assistant_response_allowance,
@@ -332,7 +333,10 @@ mod tests {
             assert_eq!(read.settings, Settings::default(), "{garbage}");
             assert_eq!(read.reset.len(), 5, "{garbage}");
         }
-        assert_eq!(Settings::from_stored_json("null"), StoredSettings::default());
+        assert_eq!(
+            Settings::from_stored_json("null"),
+            StoredSettings::default()
+        );
     }
 
     #[test]
