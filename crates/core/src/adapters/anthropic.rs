@@ -377,4 +377,22 @@ mod tests {
             "{body}"
         );
     }
+
+    #[test]
+    fn a_malformed_event_is_skipped_and_the_rest_of_the_answer_kept() {
+        check_stream(
+            &Anthropic,
+            "anthropic/malformed_midstream.sse",
+            expect![[r#"
+            Model("claude-3-5-haiku-20241022")
+            Delta("héllo")
+            Note("Skipped a frame from Anthropic Tandem could not read (unexpected data); the answer went on.")
+            Delta(" 世界")
+            Finish("end_turn")
+            Usage(Usage { input: 25, output: 9 })
+            Done
+            END
+        "#]],
+        );
+    }
 }

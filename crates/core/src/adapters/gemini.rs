@@ -294,4 +294,21 @@ mod tests {
         "#]],
         );
     }
+
+    #[test]
+    fn surrogate_halves_split_across_frames_are_joined() {
+        check_stream(
+            &Gemini,
+            "gemini/split_surrogates.sse",
+            expect![[r#"
+            Model("gemini-2.0-flash")
+            Delta("héllo ")
+            Delta("🎉")
+            Finish("STOP")
+            Usage(Usage { input: 21, output: 3 })
+            Done
+            END
+        "#]],
+        );
+    }
 }

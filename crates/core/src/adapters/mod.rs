@@ -215,16 +215,16 @@ pub(crate) trait Protocol {
 /// user's answer, which does not belong in a log.
 pub(crate) fn parse<T: DeserializeOwned>(payload: &str) -> Result<T, PayloadError> {
     crate::json::from_str_lenient(payload).map_err(|e| {
-        PayloadError::Unreadable(format!(
-            "{} at line {} column {}",
-            match e.classify() {
-                serde_json::error::Category::Data => "unexpected data",
-                serde_json::error::Category::Eof => "cut off",
-                _ => "not JSON",
-            },
-            e.line(),
-            e.column()
-        ))
+        let what = match e.classify() {
+            serde_json::error::Category::Data => "unexpected data",
+            serde_json::error::Category::Eof => "cut off",
+            _ => "not JSON",
+        };
+        // Errors found after parsing (a tagged enum's wrong shape) have no position.
+        PayloadError::Unreadable(match e.line() {
+            0 => what.to_string(),
+            line => format!("{what} at line {line} column {}", e.column()),
+        })
     })
 }
 

@@ -195,4 +195,23 @@ mod tests {
         "#]],
         );
     }
+
+    #[test]
+    fn a_malformed_line_is_skipped_and_split_surrogates_are_joined() {
+        check_stream(
+            &Ollama,
+            "ollama/malformed_midstream.ndjson",
+            expect![[r#"
+            Model("llama3.2")
+            Delta("héllo")
+            Note("Skipped a frame from Ollama Tandem could not read (not JSON at line 1 column 1); the answer went on.")
+            Delta(" ")
+            Delta("🎉")
+            Finish("stop")
+            Usage(Usage { input: 26, output: 4 })
+            Done
+            END
+        "#]],
+        );
+    }
 }

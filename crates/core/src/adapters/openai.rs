@@ -276,4 +276,52 @@ mod tests {
             "#]],
         );
     }
+
+    #[test]
+    fn a_malformed_frame_is_skipped_and_the_rest_of_the_answer_kept() {
+        check_stream(
+            &OPENAI,
+            "openai/malformed_midstream.sse",
+            expect![[r#"
+            Model("gpt-4o-mini-2024-07-18")
+            Delta("héllo")
+            Note("Skipped a frame from OpenAI Tandem could not read (not JSON at line 1 column 95); the answer went on.")
+            Note("Skipped a frame from OpenAI Tandem could not read (unexpected data at line 1 column 94); the answer went on.")
+            Delta(" 世界")
+            Finish("stop")
+            Done
+            END
+        "#]],
+        );
+    }
+
+    #[test]
+    fn surrogate_halves_split_across_frames_are_joined() {
+        check_stream(
+            &OPENAI,
+            "openai/split_surrogates.sse",
+            expect![[r#"
+            Model("gpt-4o-mini-2024-07-18")
+            Delta("smile ")
+            Delta("😀 and ")
+            Delta("🎉")
+            Finish("stop")
+            Delta("�")
+            Done
+            END
+        "#]],
+        );
+    }
+
+    #[test]
+    fn a_body_with_no_readable_frame_is_unreadable_not_cut() {
+        let mut d = OPENAI.decoder();
+        assert_eq!(d.push(b"data: <html>\n\ndata: {oops\n\n").unwrap().len(), 2);
+        let e = d.finish().unwrap_err();
+        assert_eq!(e.kind, crate::errors::ErrorKind::Provider);
+        assert_eq!(
+            e.message,
+            "OpenAI sent a reply Tandem could not read (none of its stream could be read)."
+        );
+    }
 }
