@@ -238,3 +238,26 @@ test('a 10 MB single line is dropped: the answer around it arrives and Debug say
   await (await debugNotes()).getByText(/Skipped a frame from OpenAI-compatible Tandem could not read \(10485\d\d\d bytes, over the limit of 4 MB\)/).waitFor();
   await nextMessageWorks(['a huge frame', 'Before after']);
 });
+
+test('a saved setting of the wrong type costs only itself: the saved provider, model and key still answer', async () => {
+  await panel.evaluate(async () => {
+    const { settings } = await chrome.storage.local.get('settings');
+    settings.providers['openai-compatible'].contextWindow = 'big';
+    settings.memory = 'lots';
+    await chrome.storage.local.set({ settings });
+  });
+  await ask('still configured?');
+  assert.equal(await answerText(), 'You said: still configured?');
+  const req = mock.requests.at(-1);
+  assert.equal(req.body.model, MODEL);
+  assert.equal(req.headers.authorization, `Bearer ${KEY}`);
+  // The panel reads them field by field too: reopened, its form shows what was saved.
+  await panel.reload();
+  if (!(await panel.getByRole('region', { name: 'Settings' }).isVisible())) {
+    await panel.getByRole('button', { name: 'Settings' }).click();
+  }
+  assert.equal(await panel.getByLabel('Model', { exact: true }).inputValue(), MODEL);
+  assert.equal(await panel.getByLabel('Base URL').inputValue(), `${mock.url}/v1`);
+  await saveSettings();
+  await nextMessageWorks([]);
+});
