@@ -8,7 +8,9 @@ use js_sys::{Object, Reflect, Uint8Array};
 use tandem_core::adapters::adapter_for;
 use tandem_core::budget::{build_request, Conversation, TokenCache};
 use tandem_core::chat::Role;
-use tandem_core::errors::{network_error, ErrorKind, ProviderError};
+use tandem_core::errors::{
+    check_content_type, network_error, redirected, ErrorKind, ProviderError,
+};
 use tandem_core::http::HttpRequest;
 use tandem_core::memory::Turn;
 use tandem_core::protocol::WorkerToPanel;
@@ -19,7 +21,10 @@ use tandem_core::send::{Action, RetryPolicy, SendPlan};
 use tandem_core::stream::{StreamDecoder, StreamEvent, Usage};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::{spawn_local, JsFuture};
-use web_sys::{AbortController, ReadableStreamDefaultReader, Request, RequestInit, Response};
+use web_sys::{
+    AbortController, ReadableStreamDefaultReader, Request, RequestInit, RequestRedirect, Response,
+    ResponseType,
+};
 
 use crate::chrome::{self, Port};
 use crate::nano_chat::NanoOutcome;
@@ -210,7 +215,7 @@ async fn answer(
             Ok(()) => Ok(()),
             Err(Failure::Provider(e)) => Err(e),
             Err(Failure::Stopped) => {
-                post_debug(port, request_id, &cfg, &plan, &http, done.usage);
+                post_debug(port, request_id, &cfg, &plan, &http, &done);
                 return Err(Failure::Stopped);
             }
         };
@@ -225,7 +230,7 @@ async fn answer(
             // so the failure stands.
             action = Action::Fail(e);
         }
-        post_debug(port, request_id, &cfg, &plan, &http, done.usage);
+        post_debug(port, request_id, &cfg, &plan, &http, &done);
         match action {
             Action::Done => {
                 if let Some(usage) = done.usage {
@@ -262,6 +267,9 @@ pub(crate) async fn attempt(
     }
     let adapter = adapter_for(cfg.kind);
     let response = send(http, controller, cfg).await?;
+    if response.type_() == ResponseType::Opaqueredirect {
+        return Err(redirected(cfg).into());
+    }
     if !response.ok() {
         let retry_after = response.headers().get("retry-after").ok().flatten();
         let body = match response.text() {
@@ -276,6 +284,8 @@ pub(crate) async fn attempt(
             .classify_http(response.status(), &body, retry_after.as_deref(), cfg)
             .into());
     }
+    let content_type = response.headers().get("content-type").ok().flatten();
+    check_content_type(cfg.kind, content_type.as_deref())?;
     let reader: ReadableStreamDefaultReader = response
         .body()
         .ok_or_else(|| ProviderError::malformed(cfg.kind, "the answer had no body"))?
@@ -323,7 +333,7 @@ fn post_debug(
     cfg: &ProviderConfig,
     plan: &SendPlan,
     http: &HttpRequest,
-    usage: Option<Usage>,
+    done: &DoneInfo,
 ) {
     let report = serde_json::json!({
         "provider": cfg.kind.label(),
@@ -331,7 +341,8 @@ fn post_debug(
         "budget": plan.budget(),
         "request": http.redacted(),
         "attempts": plan.attempts(),
-        "usage": usage,
+        "usage": done.usage,
+        "notes": done.notes,
     });
     let _ = post(
         port,
@@ -447,6 +458,10 @@ async fn send(
 ) -> Result<Response, Failure> {
     let init = RequestInit::new();
     init.set_method(http.method);
+    // A redirect is not followed: the request carries the API key, and following it would
+    // hand the key to whatever host the redirect names (Chrome drops only Authorization on a
+    // cross-origin redirect, not x-api-key or x-goog-api-key).
+    init.set_redirect(RequestRedirect::Manual);
     init.set_body(&JsValue::from_str(&http.body));
     init.set_signal(Some(&controller.signal()));
     let headers =
@@ -480,6 +495,8 @@ struct DoneInfo {
     usage: Option<Usage>,
     finish_reason: Option<String>,
     model: Option<String>,
+    /// Frames the decoder skipped, for the Debug drawer.
+    notes: Vec<String>,
 }
 
 impl DoneInfo {
@@ -508,6 +525,10 @@ impl DoneInfo {
                 StreamEvent::Usage(u) => self.usage = Some(u),
                 StreamEvent::Finish(r) => self.finish_reason = Some(r),
                 StreamEvent::Model(m) => self.model = Some(m),
+                StreamEvent::Note(n) => {
+                    crate::log_warning(&n);
+                    self.notes.push(n);
+                }
                 StreamEvent::Done => return Ok(true),
             }
         }

@@ -135,6 +135,11 @@ pub fn on_port_disconnect(port: chrome::Port) {
     chat::stop_all_for(&port);
 }
 
+/// A warning that carries no conversation text (a skipped frame is described by position).
+pub(crate) fn log_warning(text: &str) {
+    web_sys::console::warn_1(&format!("Tandem: {text}").into());
+}
+
 pub(crate) fn log_error(context: &str, detail: &JsValue) {
     // A detail can be a provider's body or an exception quoting a request: redacted too.
     let detail = detail

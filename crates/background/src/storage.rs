@@ -12,11 +12,11 @@ pub const SETTINGS_KEY: &str = "settings";
 pub enum StorageError {
     #[error("could not read Tandem's settings from chrome.storage.local: {0}")]
     Read(String),
-    #[error("Tandem's stored settings are damaged ({0}). Open Settings and save them again.")]
-    Corrupt(String),
 }
 
-/// The saved settings; missing settings are the defaults (no provider yet).
+/// The saved settings; missing settings are the defaults (no provider yet). They are read
+/// field by field: a damaged field is reset alone (and said so in the console), never the
+/// whole object.
 pub async fn settings() -> Result<Settings, StorageError> {
     let promise = chrome::storage_local_get(&JsValue::from_str(SETTINGS_KEY))
         .map_err(js_text)
@@ -34,10 +34,12 @@ pub async fn settings() -> Result<Settings, StorageError> {
     let json = js_sys::JSON::stringify(&value)
         .map_err(js_text)
         .map_err(StorageError::Read)?;
-    let settings: Settings = serde_json::from_str(&String::from(json))
-        .map_err(|e| StorageError::Corrupt(e.to_string()))?;
-    crate::redact::remember(&settings);
-    Ok(settings)
+    let stored = Settings::from_stored_json(&String::from(json));
+    if let Some(notice) = stored.notice() {
+        crate::log_warning(&notice);
+    }
+    crate::redact::remember(&stored.settings);
+    Ok(stored.settings)
 }
 
 pub fn js_text(value: JsValue) -> String {

@@ -360,6 +360,41 @@ pub fn network_error(cfg: &ProviderConfig, detail: &str) -> ProviderError {
     ProviderError::new(ErrorKind::Network, message)
 }
 
+/// A 200 answer must be a stream. A web page instead (`text/html`) is what a Wi-Fi sign-in
+/// page or a proxy sends for any address; reading it as a stream would only say "cut".
+pub fn check_content_type(
+    provider: ProviderKind,
+    content_type: Option<&str>,
+) -> Result<(), ProviderError> {
+    let mime = content_type
+        .and_then(|c| c.split(';').next())
+        .map(|m| m.trim().to_ascii_lowercase())
+        .unwrap_or_default();
+    if matches!(mime.as_str(), "text/html" | "application/xhtml+xml") {
+        return Err(ProviderError::new(
+            ErrorKind::Network,
+            format!(
+                "{}'s address answered with a web page, not an answer. A Wi-Fi sign-in page or a proxy may be in the way: open any website in a tab to sign in, then send again.",
+                provider.label()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The provider's address answered with a redirect, which Tandem does not follow: the
+/// request carries the API key, and only the configured address may receive it.
+pub fn redirected(cfg: &ProviderConfig) -> ProviderError {
+    ProviderError::new(
+        ErrorKind::Network,
+        format!(
+            "{} at {} redirected Tandem to another address. Tandem does not follow redirects, so your API key only goes to the address in Settings. Check the base URL there; a Wi-Fi sign-in page may also be in the way.",
+            cfg.kind.label(),
+            cfg.base_url
+        ),
+    )
+}
+
 /// A `Retry-After` value in milliseconds: delay-seconds, or an HTTP-date (IMF-fixdate, e.g.
 /// `Sun, 06 Nov 1994 08:49:37 GMT`), which needs the current time `now_ms` (Unix ms) to become
 /// a delay; without it a date gives `None`.

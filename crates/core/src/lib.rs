@@ -12,6 +12,7 @@ pub mod budget;
 pub mod chat;
 pub mod errors;
 pub mod http;
+pub mod json;
 pub mod memory;
 pub mod models;
 pub mod ndjson;

@@ -4,6 +4,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+mod stored;
+pub use stored::{SettingsPart, StoredSettings};
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ProviderKind {
@@ -86,9 +89,10 @@ pub struct ProviderSettings {
     pub app_id: String,
 }
 
-/// Everything the user set in Settings. Stored under the `settings` key.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+/// Everything the user set in Settings. Stored under the `settings` key, and read back
+/// field by field (`Deserialize` is [`Settings::from_stored`]).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Settings {
     pub active: Option<ProviderKind>,
     pub providers: BTreeMap<ProviderKind, ProviderSettings>,

@@ -226,7 +226,7 @@ impl UniversalResponse {
             }
             StreamEvent::Finish(reason) => self.finish_reason = Some(reason.clone()),
             StreamEvent::Model(model) => self.model = Some(model.clone()),
-            StreamEvent::Done => {}
+            StreamEvent::Done | StreamEvent::Note(_) => {}
         }
     }
 }

@@ -3,7 +3,7 @@
 //! multi-line `data:` joined with `\n`, `id:`, `:` comments, a blank line dispatches, CR / LF /
 //! CRLF line endings, one optional space after the colon, a leading BOM ignored.
 
-use crate::ndjson::LineSplitter;
+use crate::ndjson::{Line, LineSplitter};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SseEvent {
@@ -12,6 +12,9 @@ pub struct SseEvent {
     pub data: String,
     /// The last event ID seen so far (it persists across events, as in the spec).
     pub id: Option<String>,
+    /// Bytes of over-long lines dropped from this event ([`crate::ndjson::MAX_LINE_BYTES`]);
+    /// when not 0, `data` is incomplete and the event must not be read as a whole.
+    pub dropped: usize,
 }
 
 #[derive(Debug, Default)]
@@ -22,6 +25,8 @@ pub struct SseDecoder {
     /// Every `data:` line adds its value and `\n`, so empty means "no data line yet".
     data: String,
     last_id: Option<String>,
+    /// Bytes of over-long lines dropped since the last dispatch.
+    dropped: usize,
 }
 
 impl SseDecoder {
@@ -29,11 +34,26 @@ impl SseDecoder {
         Self::default()
     }
 
+    /// A decoder that drops lines longer than `limit` bytes.
+    pub fn with_line_limit(limit: usize) -> Self {
+        Self {
+            lines: LineSplitter::with_limit(limit),
+            ..Self::default()
+        }
+    }
+
     /// The events completed by `bytes`, which may be cut anywhere.
     pub fn push(&mut self, bytes: &[u8]) -> Vec<SseEvent> {
         let mut out = Vec::new();
         for line in self.lines.push(bytes) {
-            self.line(&line, &mut out);
+            match line {
+                Line::Text(line) => self.line(&line, &mut out),
+                // Which field it was is lost with it; the event it belonged to is incomplete.
+                Line::Overlong(bytes) => {
+                    self.started = true;
+                    self.dropped += bytes;
+                }
+            }
         }
         out
     }
@@ -76,7 +96,8 @@ impl SseDecoder {
     fn dispatch(&mut self, out: &mut Vec<SseEvent>) {
         let event = std::mem::take(&mut self.event);
         let mut data = std::mem::take(&mut self.data);
-        if data.pop().is_none() {
+        let dropped = std::mem::take(&mut self.dropped);
+        if data.pop().is_none() && dropped == 0 {
             return;
         }
         let event = if event.is_empty() {
@@ -88,6 +109,7 @@ impl SseDecoder {
             event,
             data,
             id: self.last_id.clone(),
+            dropped,
         });
     }
 }
@@ -109,7 +131,10 @@ mod tests {
     fn render(events: &[SseEvent]) -> String {
         events
             .iter()
-            .map(|e| format!("{} {:?} id={:?}\n", e.event, e.data, e.id))
+            .map(|e| match e.dropped {
+                0 => format!("{} {:?} id={:?}\n", e.event, e.data, e.id),
+                n => format!("{} {:?} id={:?} dropped={n}\n", e.event, e.data, e.id),
+            })
             .collect()
     }
 
@@ -195,6 +220,27 @@ mod tests {
             }
             chunks.push(&input[start..]);
             prop_assert_eq!(decode(&chunks), decode(&[input]));
+        }
+    }
+
+    #[test]
+    fn an_overlong_line_marks_its_event_and_the_stream_goes_on() {
+        let input = "data: a\n\ndata: 0123456789abcdef\nid: 2\n\ndata: b\n\n".as_bytes();
+        let decode = |chunks: &[&[u8]]| {
+            let mut d = SseDecoder::with_line_limit(12);
+            let mut out: Vec<SseEvent> = chunks.iter().flat_map(|c| d.push(c)).collect();
+            out.extend(d.finish());
+            render(&out)
+        };
+        let whole = decode(&[input]);
+        expect![[r#"
+            message "a" id=None
+            message "" id=Some("2") dropped=22
+            message "b" id=Some("2")
+        "#]]
+        .assert_eq(&whole);
+        for i in 0..=input.len() {
+            assert_eq!(decode(&[&input[..i], &input[i..]]), whole, "split at {i}");
         }
     }
 }

@@ -32,6 +32,9 @@ pub enum StreamEvent {
     Model(String),
     /// The stream's explicit end marker was seen; nothing after it matters.
     Done,
+    /// A frame was skipped (unreadable, or over the size limit) and the stream went on: a
+    /// sentence for the Debug drawer, never part of the answer.
+    Note(String),
 }
 
 /// Turns the raw bytes of a streamed response body into events. Bytes may be split

@@ -118,6 +118,17 @@ pub fn show(report: &Value, text_of: impl Fn(&str) -> Option<String>) -> Result<
     }
     append(&section, &attempts)?;
 
+    // Frames the decoder skipped: the answer went on without them, and this says so.
+    let notes = ids(report.get("notes").unwrap_or(&Value::Null));
+    if !notes.is_empty() {
+        heading(&section, "Stream notes")?;
+        let list = dom::create("ul", "")?;
+        for note in notes {
+            append_text(&list, "li", note.as_str().unwrap_or_default())?;
+        }
+        append(&section, &list)?;
+    }
+
     heading(&section, "Request sent (credentials redacted)")?;
     let request = report.get("request").cloned().unwrap_or_default();
     let body = serde_json::from_str::<Value>(&str_at(&request, "body"))

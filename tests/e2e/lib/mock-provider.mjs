@@ -89,6 +89,9 @@ export async function startMockProvider({
     ctx.b = b;
     if (b.latencyMs) await sleep(b.latencyMs, null, { signal: gone.signal }).catch(() => {});
     if (gone.signal.aborted) return;
+    // Bytes no well-behaved provider sends (a captive portal's page, a malformed frame, a
+    // redirect) are written by the test itself: `respond(res, helpers)`.
+    if (b.respond) return b.respond(res, { cors: CORS, signal: gone.signal, cut: () => cutConnection(res) });
     const kind = b.error ?? (b.status ? STATUS_TO_KIND[b.status] ?? 'generic' : null);
     if (kind) return sendError(ctx, kind, b.status);
 
@@ -121,7 +124,8 @@ export async function startMockProvider({
      * an object, or a function of the recorded request that returns one. Fields:
      * reply, tokens, delayMs, latencyMs, error ('bad_key' | 'unknown_model' |
      * 'rate_limit' | 'server' | 'overloaded' | 'context_overflow'), status, retryAfter,
-     * cutAfter, stall, stallAfter, streamError, errorAfter, finish ('stop' | 'length').
+     * cutAfter, stall, stallAfter, streamError, errorAfter, finish ('stop' | 'length'),
+     * respond (async (res, {cors, signal, cut}) => writes the whole response itself).
      */
     script(b, { match } = {}) { queue.push({ b, match }); },
     /** Behaviour used when no scripted one matches (object or function, as in script). */
@@ -200,13 +204,17 @@ function send(res, status, json, headers = {}) {
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...CORS, ...headers }).end(body);
 }
 
+// Flushes what was written, then drops the TCP connection with no end marker: what a dying
+// proxy or a crashed upstream looks like to the client.
+function cutConnection(res) {
+  return new Promise((r) => res.socket.write('', r)).then(() => res.socket.destroy());
+}
+
 // Drives one token stream: the per-token delay, cutAfter, stall and in-stream
 // errors are handled here once, so each provider only says how a piece looks.
 function streamer(ctx) {
   const { res, b, signal } = ctx;
-  // Flush what was written, then drop the TCP connection with no end marker: what a
-  // dying proxy or a crashed upstream looks like to the client.
-  const cut = () => new Promise((r) => res.socket.write('', r)).then(() => res.socket.destroy());
+  const cut = () => cutConnection(res);
   return async function run({ headers, open = [], piece, errorPiece, close }) {
     const { tokens } = ctx; // read late: a provider may adjust them before running
     res.writeHead(200, { ...CORS, 'cache-control': 'no-cache', ...headers });

@@ -18,9 +18,9 @@ use serde_json::{json, Value};
 
 use super::{
     data_url, header, json_body, parse, role_name, system_prompt, temperature, turns, Adapter,
-    Decoder, Framing, Protocol,
+    Decoder, Framing, PayloadError, Protocol,
 };
-use crate::errors::{self, ProviderError};
+use crate::errors;
 use crate::http::HttpRequest;
 use crate::provider::{ProviderConfig, ProviderKind};
 use crate::request::UniversalRequest;
@@ -179,8 +179,8 @@ impl Protocol for Events {
         provider: ProviderKind,
         payload: &str,
         out: &mut Vec<StreamEvent>,
-    ) -> Result<(), ProviderError> {
-        match parse::<Event>(provider, payload)? {
+    ) -> Result<(), PayloadError> {
+        match parse::<Event>(payload)? {
             Event::MessageStart { message } => {
                 self.input = message.usage.and_then(|u| u.input()).unwrap_or(0);
                 out.extend(message.model.map(StreamEvent::Model));
@@ -199,7 +199,7 @@ impl Protocol for Events {
                 }
             }
             Event::MessageStop => out.push(StreamEvent::Done),
-            Event::Error => return Err(errors::stream_error(provider, payload)),
+            Event::Error => return Err(errors::stream_error(provider, payload).into()),
             Event::ContentBlockDelta { .. } | Event::Other => {}
         }
         Ok(())
@@ -375,6 +375,24 @@ mod tests {
         assert!(
             body.contains("\"max_tokens\":4096") && !body.contains("temperature"),
             "{body}"
+        );
+    }
+
+    #[test]
+    fn a_malformed_event_is_skipped_and_the_rest_of_the_answer_kept() {
+        check_stream(
+            &Anthropic,
+            "anthropic/malformed_midstream.sse",
+            expect![[r#"
+            Model("claude-3-5-haiku-20241022")
+            Delta("héllo")
+            Note("Skipped a frame from Anthropic Tandem could not read (unexpected data); the answer went on.")
+            Delta(" 世界")
+            Finish("end_turn")
+            Usage(Usage { input: 25, output: 9 })
+            Done
+            END
+        "#]],
         );
     }
 }

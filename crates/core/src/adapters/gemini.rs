@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 
 use super::{
     data_url, header, json_body, parse, system_prompt, temperature, turns, Adapter, Decoder,
-    Framing, Protocol,
+    Framing, PayloadError, Protocol,
 };
 use crate::chat::Role;
 use crate::errors::{self, ErrorKind, ProviderError};
@@ -131,17 +131,18 @@ impl Protocol for Responses {
         provider: ProviderKind,
         payload: &str,
         out: &mut Vec<StreamEvent>,
-    ) -> Result<(), ProviderError> {
-        let r: Response = parse(provider, payload)?;
+    ) -> Result<(), PayloadError> {
+        let r: Response = parse(payload)?;
         if r.error.is_some() {
-            return Err(errors::stream_error(provider, payload));
+            return Err(errors::stream_error(provider, payload).into());
         }
         if let Some(reason) = r.prompt_feedback.and_then(|f| f.block_reason) {
             let label = provider.label();
             return Err(ProviderError::new(
                 ErrorKind::Provider,
                 format!("{label} refused to answer this prompt (blocked: {reason}). Rephrase the message and send again."),
-            ));
+            )
+            .into());
         }
         out.extend(r.model_version.map(StreamEvent::Model));
         if let Some(c) = r.candidates.and_then(|c| c.into_iter().next()) {
@@ -290,6 +291,23 @@ mod tests {
                 ]
               }
             }
+        "#]],
+        );
+    }
+
+    #[test]
+    fn surrogate_halves_split_across_frames_are_joined() {
+        check_stream(
+            &Gemini,
+            "gemini/split_surrogates.sse",
+            expect![[r#"
+            Model("gemini-2.0-flash")
+            Delta("héllo ")
+            Delta("🎉")
+            Finish("STOP")
+            Usage(Usage { input: 21, output: 3 })
+            Done
+            END
         "#]],
         );
     }

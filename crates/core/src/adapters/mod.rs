@@ -13,10 +13,11 @@ use serde_json::Value;
 use crate::chat::Role;
 use crate::errors::{self, ProviderError};
 use crate::http::HttpRequest;
-use crate::ndjson::NdjsonDecoder;
+use crate::json::SurrogateJoiner;
+use crate::ndjson::{Line, NdjsonDecoder};
 use crate::provider::{ProviderConfig, ProviderKind};
 use crate::request::{RequestMessage, UniversalRequest};
-use crate::sse::SseDecoder;
+use crate::sse::{SseDecoder, SseEvent};
 use crate::stream::{StreamDecoder, StreamEvent, Usage};
 
 pub mod anthropic;
@@ -142,25 +143,61 @@ pub(crate) fn json_body(mut body: Value) -> String {
 
 // ---- Stream decoding ----
 
+/// One frame of a body, as the framing gives it.
+pub(crate) enum Frame {
+    /// An SSE event's `data`, or an NDJSON line.
+    Payload(String),
+    /// A frame dropped for being longer than [`crate::ndjson::MAX_LINE_BYTES`]; its bytes.
+    Overlong(usize),
+}
+
 /// How a provider frames its stream; both give one JSON payload at a time.
 pub(crate) enum Framing {
     Sse(SseDecoder),
     Ndjson(NdjsonDecoder),
 }
 
+fn sse_frame(e: SseEvent) -> Frame {
+    match e.dropped {
+        0 => Frame::Payload(e.data),
+        bytes => Frame::Overlong(bytes),
+    }
+}
+
+fn ndjson_frame(line: Line) -> Frame {
+    match line {
+        Line::Text(payload) => Frame::Payload(payload),
+        Line::Overlong(bytes) => Frame::Overlong(bytes),
+    }
+}
+
 impl Framing {
-    fn push(&mut self, bytes: &[u8]) -> Vec<String> {
+    fn push(&mut self, bytes: &[u8]) -> Vec<Frame> {
         match self {
-            Framing::Sse(d) => d.push(bytes).into_iter().map(|e| e.data).collect(),
-            Framing::Ndjson(d) => d.push(bytes),
+            Framing::Sse(d) => d.push(bytes).into_iter().map(sse_frame).collect(),
+            Framing::Ndjson(d) => d.push(bytes).into_iter().map(ndjson_frame).collect(),
         }
     }
 
-    fn finish(&mut self) -> Vec<String> {
+    fn finish(&mut self) -> Vec<Frame> {
         match self {
-            Framing::Sse(d) => d.finish().into_iter().map(|e| e.data).collect(),
-            Framing::Ndjson(d) => d.finish().into_iter().collect(),
+            Framing::Sse(d) => d.finish().into_iter().map(sse_frame).collect(),
+            Framing::Ndjson(d) => d.finish().into_iter().map(Frame::Payload).collect(),
         }
+    }
+}
+
+/// Why a payload gave no events.
+pub(crate) enum PayloadError {
+    /// Not what the provider documents: the frame is skipped and the stream goes on.
+    Unreadable(String),
+    /// The provider reported an error, or refused: the stream ends with it.
+    Ends(ProviderError),
+}
+
+impl From<ProviderError> for PayloadError {
+    fn from(e: ProviderError) -> Self {
+        PayloadError::Ends(e)
     }
 }
 
@@ -171,17 +208,29 @@ pub(crate) trait Protocol {
         provider: ProviderKind,
         payload: &str,
         out: &mut Vec<StreamEvent>,
-    ) -> Result<(), ProviderError>;
+    ) -> Result<(), PayloadError>;
 }
 
-/// Parses a payload; a payload that is not what the provider documents is its fault, and the
-/// user is told so.
-pub(crate) fn parse<T: DeserializeOwned>(
-    provider: ProviderKind,
-    payload: &str,
-) -> Result<T, ProviderError> {
-    serde_json::from_str(payload).map_err(|e| ProviderError::malformed(provider, &e.to_string()))
+/// Parses a payload. What cannot be read is described by position only: the payload is the
+/// user's answer, which does not belong in a log.
+pub(crate) fn parse<T: DeserializeOwned>(payload: &str) -> Result<T, PayloadError> {
+    crate::json::from_str_lenient(payload).map_err(|e| {
+        let what = match e.classify() {
+            serde_json::error::Category::Data => "unexpected data",
+            serde_json::error::Category::Eof => "cut off",
+            _ => "not JSON",
+        };
+        // Errors found after parsing (a tagged enum's wrong shape) have no position.
+        PayloadError::Unreadable(match e.line() {
+            0 => what.to_string(),
+            line => format!("{what} at line {line} column {}", e.column()),
+        })
+    })
 }
+
+/// At most this many skipped frames are described one by one; a body of nothing but
+/// garbage must not flood the Debug drawer.
+const MAX_NOTES: usize = 10;
 
 pub(crate) struct Decoder<P> {
     provider: ProviderKind,
@@ -196,6 +245,11 @@ pub(crate) struct Decoder<P> {
     last_usage: Option<Usage>,
     /// An error decoded in the same chunk as events: those go out first, the error next call.
     pending: Option<ProviderError>,
+    /// Payloads read, and frames skipped: a body where nothing could be read is not an
+    /// answer that was cut, it is not an answer.
+    read: usize,
+    skipped: usize,
+    surrogates: SurrogateJoiner,
 }
 
 impl<P: Protocol + 'static> Decoder<P> {
@@ -213,41 +267,89 @@ impl<P: Protocol + 'static> Decoder<P> {
             model_sent: false,
             last_usage: None,
             pending: None,
+            read: 0,
+            skipped: 0,
+            surrogates: SurrogateJoiner::default(),
         })
     }
 
-    fn decode(&mut self, payloads: Vec<String>) -> Vec<StreamEvent> {
+    fn decode(&mut self, frames: Vec<Frame>) -> Vec<StreamEvent> {
         let mut out = Vec::new();
-        for payload in payloads {
+        for frame in frames {
             if self.closed {
                 break;
             }
-            if payload.trim().is_empty() {
-                continue;
-            }
+            let payload = match frame {
+                Frame::Payload(p) if p.trim().is_empty() => continue,
+                Frame::Payload(p) => p,
+                Frame::Overlong(bytes) => {
+                    let why = format!(
+                        "{bytes} bytes, over the limit of {} MB",
+                        crate::ndjson::MAX_LINE_BYTES >> 20
+                    );
+                    self.skip(&why, &mut out);
+                    continue;
+                }
+            };
             let mut events = Vec::new();
             let result = self.proto.payload(self.provider, &payload, &mut events);
             events.into_iter().for_each(|e| self.accept(e, &mut out));
-            if let Err(e) = result {
-                self.closed = true;
-                self.pending = Some(e);
+            match result {
+                Ok(()) => self.read += 1,
+                Err(PayloadError::Unreadable(why)) => self.skip(&why, &mut out),
+                Err(PayloadError::Ends(e)) => {
+                    self.closed = true;
+                    self.pending = Some(e);
+                }
             }
         }
         out
     }
 
+    /// One bad frame costs itself only: the user keeps the text before and after it, and
+    /// the Debug drawer says what was skipped.
+    fn skip(&mut self, why: &str, out: &mut Vec<StreamEvent>) {
+        self.skipped += 1;
+        let label = self.provider.label();
+        let note = match self.skipped {
+            n if n < MAX_NOTES => format!("Skipped a frame from {label} Tandem could not read ({why}); the answer went on."),
+            MAX_NOTES => format!("Skipped a frame from {label} Tandem could not read ({why}); further skipped frames are not listed."),
+            _ => return,
+        };
+        out.push(StreamEvent::Note(note));
+    }
+
     fn accept(&mut self, event: StreamEvent, out: &mut Vec<StreamEvent>) {
-        match &event {
-            StreamEvent::Delta(text) if text.is_empty() => return,
+        let event = match event {
+            StreamEvent::Delta(text) => {
+                let text = self.surrogates.join(text);
+                if text.is_empty() {
+                    return;
+                }
+                StreamEvent::Delta(text)
+            }
             // Gemini and Ollama repeat the model name and usage in every chunk.
             StreamEvent::Model(m) if m.is_empty() || self.model_sent => return,
-            StreamEvent::Model(_) => self.model_sent = true,
-            StreamEvent::Usage(u) if self.last_usage == Some(*u) => return,
-            StreamEvent::Usage(u) => self.last_usage = Some(*u),
-            StreamEvent::Finish(_) => self.finished = true,
-            StreamEvent::Done => self.closed = true,
-            StreamEvent::Delta(_) => {}
-        }
+            StreamEvent::Model(m) => {
+                self.model_sent = true;
+                StreamEvent::Model(m)
+            }
+            StreamEvent::Usage(u) if self.last_usage == Some(u) => return,
+            StreamEvent::Usage(u) => {
+                self.last_usage = Some(u);
+                StreamEvent::Usage(u)
+            }
+            StreamEvent::Finish(reason) => {
+                self.finished = true;
+                StreamEvent::Finish(reason)
+            }
+            StreamEvent::Done => {
+                self.closed = true;
+                out.extend(self.surrogates.flush().map(StreamEvent::Delta));
+                StreamEvent::Done
+            }
+            note @ StreamEvent::Note(_) => note,
+        };
         out.push(event);
     }
 }
@@ -260,8 +362,8 @@ impl<P: Protocol + 'static> StreamDecoder for Decoder<P> {
         if self.closed {
             return Ok(vec![]);
         }
-        let payloads = self.framing.push(bytes);
-        let out = self.decode(payloads);
+        let frames = self.framing.push(bytes);
+        let out = self.decode(frames);
         match self.pending.take() {
             Some(e) if out.is_empty() => Err(e),
             pending => {
@@ -280,13 +382,19 @@ impl<P: Protocol + 'static> StreamDecoder for Decoder<P> {
         if self.closed {
             return Ok(vec![]);
         }
-        let payloads = self.framing.finish();
-        let mut out = self.decode(payloads);
+        let frames = self.framing.finish();
+        let mut out = self.decode(frames);
         if let Some(e) = self.pending.take() {
             return Err(e);
         }
         if !self.closed {
             if !self.finished {
+                if self.read == 0 && self.skipped > 0 {
+                    return Err(ProviderError::malformed(
+                        self.provider,
+                        "none of its stream could be read",
+                    ));
+                }
                 return Err(ProviderError::stream_cut(self.provider));
             }
             self.accept(StreamEvent::Done, &mut out);

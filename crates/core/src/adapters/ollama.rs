@@ -10,9 +10,9 @@ use serde_json::{json, Value};
 
 use super::{
     bearer, data_url, json_body, parse, role_name, system_prompt, temperature, turns, Adapter,
-    Decoder, Framing, Protocol,
+    Decoder, Framing, PayloadError, Protocol,
 };
-use crate::errors::{self, ProviderError};
+use crate::errors;
 use crate::http::HttpRequest;
 use crate::ndjson::NdjsonDecoder;
 use crate::provider::{ProviderConfig, ProviderKind};
@@ -81,10 +81,10 @@ impl Protocol for Lines {
         provider: ProviderKind,
         payload: &str,
         out: &mut Vec<StreamEvent>,
-    ) -> Result<(), ProviderError> {
-        let line: Line = parse(provider, payload)?;
+    ) -> Result<(), PayloadError> {
+        let line: Line = parse(payload)?;
         if line.error.is_some() {
-            return Err(errors::stream_error(provider, payload));
+            return Err(errors::stream_error(provider, payload).into());
         }
         out.extend(line.model.map(StreamEvent::Model));
         out.extend(line.message.and_then(|m| m.content).map(StreamEvent::Delta));
@@ -192,6 +192,25 @@ mod tests {
               },
               "stream": true
             }
+        "#]],
+        );
+    }
+
+    #[test]
+    fn a_malformed_line_is_skipped_and_split_surrogates_are_joined() {
+        check_stream(
+            &Ollama,
+            "ollama/malformed_midstream.ndjson",
+            expect![[r#"
+            Model("llama3.2")
+            Delta("héllo")
+            Note("Skipped a frame from Ollama Tandem could not read (not JSON at line 1 column 1); the answer went on.")
+            Delta(" ")
+            Delta("🎉")
+            Finish("stop")
+            Usage(Usage { input: 26, output: 4 })
+            Done
+            END
         "#]],
         );
     }

@@ -13,9 +13,9 @@ use serde_json::{json, Value};
 
 use super::{
     bearer, json_body, parse, role_name, system_prompt, temperature, turns, Adapter, Decoder,
-    Framing, Protocol,
+    Framing, PayloadError, Protocol,
 };
-use crate::errors::{self, ProviderError};
+use crate::errors;
 use crate::http::HttpRequest;
 use crate::provider::{ProviderConfig, ProviderKind};
 use crate::request::UniversalRequest;
@@ -96,14 +96,14 @@ impl Protocol for Chunks {
         provider: ProviderKind,
         payload: &str,
         out: &mut Vec<StreamEvent>,
-    ) -> Result<(), ProviderError> {
+    ) -> Result<(), PayloadError> {
         if payload.trim() == "[DONE]" {
             out.push(StreamEvent::Done);
             return Ok(());
         }
-        let chunk: Chunk = parse(provider, payload)?;
+        let chunk: Chunk = parse(payload)?;
         if chunk.error.is_some() {
-            return Err(errors::stream_error(provider, payload));
+            return Err(errors::stream_error(provider, payload).into());
         }
         out.extend(chunk.model.map(StreamEvent::Model));
         if let Some(choice) = chunk.choices.and_then(|c| c.into_iter().next()) {
@@ -274,6 +274,54 @@ mod tests {
                   }
                 }
             "#]],
+        );
+    }
+
+    #[test]
+    fn a_malformed_frame_is_skipped_and_the_rest_of_the_answer_kept() {
+        check_stream(
+            &OPENAI,
+            "openai/malformed_midstream.sse",
+            expect![[r#"
+            Model("gpt-4o-mini-2024-07-18")
+            Delta("héllo")
+            Note("Skipped a frame from OpenAI Tandem could not read (not JSON at line 1 column 95); the answer went on.")
+            Note("Skipped a frame from OpenAI Tandem could not read (unexpected data at line 1 column 94); the answer went on.")
+            Delta(" 世界")
+            Finish("stop")
+            Done
+            END
+        "#]],
+        );
+    }
+
+    #[test]
+    fn surrogate_halves_split_across_frames_are_joined() {
+        check_stream(
+            &OPENAI,
+            "openai/split_surrogates.sse",
+            expect![[r#"
+            Model("gpt-4o-mini-2024-07-18")
+            Delta("smile ")
+            Delta("😀 and ")
+            Delta("🎉")
+            Finish("stop")
+            Delta("�")
+            Done
+            END
+        "#]],
+        );
+    }
+
+    #[test]
+    fn a_body_with_no_readable_frame_is_unreadable_not_cut() {
+        let mut d = OPENAI.decoder();
+        assert_eq!(d.push(b"data: <html>\n\ndata: {oops\n\n").unwrap().len(), 2);
+        let e = d.finish().unwrap_err();
+        assert_eq!(e.kind, crate::errors::ErrorKind::Provider);
+        assert_eq!(
+            e.message,
+            "OpenAI sent a reply Tandem could not read (none of its stream could be read)."
         );
     }
 }

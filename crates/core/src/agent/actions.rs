@@ -831,12 +831,15 @@ impl Fields<'_> {
     ) -> Result<String, ActionError> {
         match self.obj.get(field) {
             Some(Value::String(s)) => Ok(s.clone()),
-            Some(Value::Number(n)) => {
+            // A whole number has one spelling, so its text is what the model wrote (a zip
+            // code typed as 75001). Any other number would be spelled anew (`9E9` as
+            // `9000000000.0`, `1.50` as `1.5`): text the reply never contained.
+            Some(Value::Number(n)) if n.is_i64() || n.is_u64() => {
                 repairs.push(Repair::QuotedScalar);
                 Ok(n.to_string())
             }
             None | Some(Value::Null) => Err(self.missing(field, hint)),
-            Some(v) => Err(self.invalid(field, "a string", v)),
+            Some(v) => Err(self.invalid(field, "a string in double quotes", v)),
         }
     }
 

@@ -866,6 +866,15 @@ proptest! {
     fn parser_never_panics(reply in ".{0,200}") {
         let _ = parse_action(&reply);
     }
+
+    /// Any text rarely holds a `{`; this alphabet of JSON punctuation, action words and
+    /// quotes reaches the repair code on almost every case (`scripts/fuzz` goes further).
+    #[test]
+    fn repair_never_panics_on_json_like_text(
+        reply in r#"(Sure: )?\{?(["'{}\[\]:, \n\\`]|action|click|type|element|text|True|None|[0-9]|é){0,60}"#,
+    ) {
+        let _ = parse_action(&reply);
+    }
 }
 
 #[test]
@@ -1258,4 +1267,32 @@ fn a_cross_origin_frame_is_merged_once_at_its_iframe_and_its_handles_name_the_fr
         snap("https://elsewhere.example/", vec![el("c.1", "X")], vec![])
     ));
     assert_eq!(top.elements.len(), 2);
+}
+
+/// Found by fuzzing (`scripts/fuzz`, target `extract_object`): `url: 9E9` became the URL
+/// "9000000000.0", a value the reply never contained.
+#[test]
+fn a_number_in_a_text_field_is_never_spelled_anew() {
+    for reply in [
+        "{action:'navigate',url:9E9}",
+        r#"{"action":"type","element":2,"text":1.50}"#,
+        r#"{"action":"select_option","element":2,"option":1e3}"#,
+    ] {
+        let err = parse_action(reply).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("must be a string in double quotes, not a number"),
+            "{reply}: {err}"
+        );
+    }
+    let typed = parse_action(r#"{"action":"type","element":2,"text":75001}"#).unwrap();
+    assert_eq!(
+        typed.action,
+        Action::Type {
+            element: 2,
+            text: "75001".into(),
+            clear: true,
+            submit: false
+        }
+    );
 }

@@ -1,0 +1,120 @@
+//! Helpers the fuzz targets share: cutting one input into network chunks, and running a
+//! stream decoder over chunks into a log that two runs can be compared by.
+
+use tandem_core::stream::{StreamDecoder, StreamEvent};
+
+/// Inputs longer than this are not also decoded byte by byte: that costs one call per byte,
+/// and the cut points already test splits anywhere.
+pub const BYTE_BY_BYTE_MAX: usize = 4096;
+
+/// Takes a chunking plan off the front of `data`: the first byte says how many cut points
+/// follow (0 to 7), each one byte read as a fraction of the body's length. Returns the body
+/// and its chunks, so a target decodes the same bytes whole and cut.
+pub fn chunked(data: &[u8]) -> (&[u8], Vec<&[u8]>) {
+    let Some((&n, rest)) = data.split_first() else {
+        return (data, vec![data]);
+    };
+    let n = usize::from(n % 8).min(rest.len());
+    let (plan, body) = rest.split_at(n);
+    let mut cuts: Vec<usize> = plan
+        .iter()
+        .map(|&b| usize::from(b) * body.len() / 255)
+        .collect();
+    cuts.sort_unstable();
+    let mut chunks = Vec::with_capacity(cuts.len() + 1);
+    let mut start = 0;
+    for cut in cuts {
+        chunks.push(&body[start..cut]);
+        start = cut;
+    }
+    chunks.push(&body[start..]);
+    (body, chunks)
+}
+
+/// One line per event, then `END` or the error that ended the stream, as the worker reads it
+/// (it stops at the first error).
+pub fn run(decoder: &mut dyn StreamDecoder, chunks: &[&[u8]]) -> Vec<String> {
+    let mut log = Vec::new();
+    for i in 0..=chunks.len() {
+        let result = match chunks.get(i) {
+            Some(chunk) => decoder.push(chunk),
+            None => decoder.finish(),
+        };
+        match result {
+            Ok(events) => log.extend(events.iter().map(|e| format!("{e:?}"))),
+            Err(e) => {
+                log.push(format!("ERR {:?}: {}", e.kind, e.message));
+                return log;
+            }
+        }
+    }
+    log.push("END".into());
+    log
+}
+
+/// The rules every decoder keeps whatever the bytes: nothing after the end marker, one end
+/// marker at most, and a stream that reports success has ended with its end marker.
+pub fn check_stream_rules(log: &[String]) {
+    let done = format!("{:?}", StreamEvent::Done);
+    let dones: Vec<usize> = log
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| **l == done)
+        .map(|(i, _)| i)
+        .collect();
+    assert!(dones.len() <= 1, "more than one Done: {log:?}");
+    if let Some(&at) = dones.first() {
+        assert_eq!(log.len(), at + 2, "events after Done: {log:?}");
+    }
+    if log.last().map(String::as_str) == Some("END") {
+        assert_eq!(dones.len(), 1, "a success without its end marker: {log:?}");
+    }
+}
+
+/// Decodes `data`'s body whole, cut as its plan says and byte by byte with fresh decoders
+/// from `make`, asserts the logs are equal and the stream rules hold.
+pub fn check_decoder(make: impl Fn() -> Box<dyn StreamDecoder>, data: &[u8]) {
+    let (body, chunks) = chunked(data);
+    let whole = run(&mut *make(), &[body]);
+    check_stream_rules(&whole);
+    assert_eq!(run(&mut *make(), &chunks), whole, "cut as {chunks:?}");
+    if body.len() <= BYTE_BY_BYTE_MAX {
+        let singles: Vec<&[u8]> = body.chunks(1).collect();
+        assert_eq!(run(&mut *make(), &singles), whole, "byte by byte");
+    }
+}
+
+/// The properties of [`tandem_core::agent::parse_action`] on any reply: no panic; an action
+/// read from `reply` serialises to JSON that reads back as the same action with no repair;
+/// and a repair never invents a field: every field the action carries (except `clear` and
+/// `submit`, which have documented defaults) is named in the reply, and every text value is
+/// in it (unless the reply has escapes, which spell a value differently).
+pub fn check_parse_action(reply: &str) {
+    use tandem_core::agent::actions::parse_action;
+    let Ok(parsed) = parse_action(reply) else {
+        return;
+    };
+    let json = parsed.action.to_json();
+    let again = parse_action(&json.to_string()).expect("an action's own JSON reads back");
+    assert_eq!(again.action, parsed.action, "round trip of {json}");
+    assert!(again.repairs.is_empty(), "its own JSON needed {:?}", again.repairs);
+    if reply.contains('\\') {
+        return;
+    }
+    let lower = reply.to_lowercase();
+    let Some(fields) = json.as_object() else {
+        panic!("an action's JSON is an object: {json}")
+    };
+    for (key, value) in fields {
+        if matches!(key.as_str(), "action" | "clear" | "submit") {
+            continue;
+        }
+        assert!(reply.contains(key.as_str()), "invented field {key} from {reply:?}");
+        if let Some(text) = value.as_str() {
+            assert!(
+                lower.contains(&text.to_lowercase()),
+                "invented {key} value {text:?} from {reply:?}"
+            );
+        }
+    }
+}
