@@ -139,16 +139,14 @@ impl Loop {
         if !needs_leave_approval(&target, current.as_deref(), &texts) {
             return Ok(());
         }
-        ctx.pending = Some(PendingConfirmation {
+        let question = PendingConfirmation {
             action: "open a site".into(),
             target: None,
             reason: leave_question(url),
             secret: false,
             site: None,
-        });
-        self.persist(ctx, session).await;
-        let approved = self.wait_for_confirmation().await;
-        ctx.pending = None;
+        };
+        let approved = self.confirm(ctx, session, question).await;
         if approved {
             Ok(())
         } else {
@@ -199,17 +197,14 @@ impl Loop {
             let mut typed_secret = false;
             if let Some(reason) = needs_confirmation(action, Some(&element), &fresh) {
                 let secret = matches!(reason, ConfirmReason::EntersPassword);
-                ctx.pending = Some(PendingConfirmation {
+                let question = PendingConfirmation {
                     action: action.to_json().to_string(),
                     target: target.clone(),
                     reason: approval_sentence(action, &element, &reason),
                     secret,
                     site: None,
-                });
-                self.secret.borrow_mut().take();
-                self.persist(ctx, session).await;
-                let approved = self.wait_for_confirmation().await;
-                ctx.pending = None;
+                };
+                let approved = self.confirm(ctx, session, question).await;
                 let value = self.secret.borrow_mut().take();
                 if let (true, Some(value), DriverCommand::Type { text, .. }) =
                     (secret, value, &mut command)

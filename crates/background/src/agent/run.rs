@@ -172,16 +172,14 @@ impl Loop {
                     return;
                 }
                 if first && self.approve_plan {
-                    ctx.pending = Some(PendingConfirmation {
+                    let plan = PendingConfirmation {
                         action: "the plan".into(),
                         target: None,
                         reason: format!("Approve the plan before Tandem acts: {}", ctx.plan),
                         secret: false,
                         site: None,
-                    });
-                    self.persist(ctx, session).await;
-                    let approved = self.wait_for_confirmation().await;
-                    ctx.pending = None;
+                    };
+                    let approved = self.confirm(ctx, session, plan).await;
                     if self.stopped(ctx) {
                         return;
                     }
@@ -518,17 +516,14 @@ impl Loop {
         if ctx.sites_allowed.contains(&host) || load_grants().await.allows(&host) {
             return Grant::Given;
         }
-        ctx.pending = Some(PendingConfirmation {
+        let question = PendingConfirmation {
             action: "act on this site".into(),
             target: None,
             reason: site_question(&host),
             secret: false,
             site: Some(host.clone()),
-        });
-        self.always.set(false);
-        self.persist(ctx, session).await;
-        let allowed = self.wait_for_confirmation().await;
-        ctx.pending = None;
+        };
+        let allowed = self.confirm(ctx, session, question).await;
         if self.stop.get() != Stop::No {
             return Grant::Stopped;
         }
@@ -570,7 +565,26 @@ impl Loop {
         answer.filter(|_| self.stop.get() == Stop::No)
     }
 
-    pub(super) async fn wait_for_confirmation(&self) -> bool {
+    /// Shows `pending` (saved first, so a panel opened later sees it too), waits for the
+    /// user's answer and takes it down again; true when approved and the task was not stopped
+    /// meanwhile. The answer's extras (a password typed in the panel, "Always allow") are
+    /// in `secret` and `always` afterwards, cleared before asking.
+    pub(super) async fn confirm(
+        &self,
+        ctx: &mut TaskContext,
+        session: &Session,
+        pending: PendingConfirmation,
+    ) -> bool {
+        ctx.pending = Some(pending);
+        self.secret.borrow_mut().take();
+        self.always.set(false);
+        self.persist(ctx, session).await;
+        let approved = self.wait_for_confirmation().await;
+        ctx.pending = None;
+        approved
+    }
+
+    async fn wait_for_confirmation(&self) -> bool {
         let slot = self.confirm.clone();
         let promise = Promise::new(&mut |resolve, _reject| {
             *slot.borrow_mut() = Some(resolve);
