@@ -375,15 +375,12 @@ pub fn test_connection(
             let request = UniversalRequest {
                 model: cfg.model.clone(),
                 system: None,
-                messages: vec![RequestMessage {
-                    role: Role::User,
-                    content: "Reply with OK.".into(),
-                    images: Vec::new(),
-                }],
+                messages: vec![RequestMessage::text(Role::User, "Reply with OK.")],
                 options: RequestOptions {
                     max_output_tokens: Some(1),
                     ..RequestOptions::default()
                 },
+                tools: Vec::new(),
             };
             let controller = AbortController::new()
                 .map_err(|e| ProviderError::malformed(provider, &js_text(e)))?;

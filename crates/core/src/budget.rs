@@ -394,11 +394,7 @@ pub fn build_request(
         .iter()
         .map(|p| p.id)
         .eq(budget.included_pairs.iter().map(String::as_str)));
-    let text = |m: &ChatMessage| RequestMessage {
-        role: m.role,
-        content: m.content.clone(),
-        images: Vec::new(),
-    };
+    let text = |m: &ChatMessage| RequestMessage::text(m.role, m.content.clone());
     let mut messages: Vec<RequestMessage> = included
         .iter()
         .flat_map(|p| p.messages())
@@ -413,6 +409,7 @@ pub fn build_request(
         system: system.filter(|s| !s.is_empty()).map(str::to_string),
         messages,
         options,
+        tools: Vec::new(),
     }
     .normalized()
 }

@@ -11,6 +11,62 @@ pub struct RequestMessage {
     /// Images attached to this message, as data: URLs (`data:image/png;base64,...`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub images: Vec<String>,
+    /// The tools the model called in this (assistant) turn, in the order it called them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// The results of the previous assistant turn's calls, carried by a user turn (each
+    /// adapter spreads them into its provider's shape: OpenAI and Ollama `role: tool`
+    /// messages, Anthropic `tool_result` blocks, Gemini `functionResponse` parts).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_results: Vec<ToolOutcome>,
+}
+
+impl RequestMessage {
+    /// A plain text turn.
+    pub fn text(role: Role, content: impl Into<String>) -> Self {
+        Self {
+            role,
+            content: content.into(),
+            images: Vec::new(),
+            tool_calls: Vec::new(),
+            tool_results: Vec::new(),
+        }
+    }
+}
+
+/// A tool the model may call, declared the same way to every provider.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// The name the model calls it by: `[A-Za-z0-9_-]{1,64}`, the subset every provider
+    /// accepts (the registry maps it back to the provider's own tool name).
+    pub name: String,
+    pub description: String,
+    /// A JSON Schema object for the arguments.
+    pub parameters: serde_json::Value,
+}
+
+/// One call the model made.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The provider's call id (`call_…`, `toolu_…`); providers without ids (Gemini, Ollama)
+    /// get one made up by the decoder, unique within the answer.
+    pub id: String,
+    pub name: String,
+    /// The arguments as the model wrote them. A model that writes something other than a
+    /// JSON object gets `Value::String(raw text)`, which fails validation with a sentence
+    /// rather than being lost.
+    pub arguments: serde_json::Value,
+}
+
+/// What came of one call, sent back to the model.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolOutcome {
+    pub call_id: String,
+    /// The tool's name as the model called it (Gemini matches responses by name).
+    pub name: String,
+    /// The result text (already capped and fenced by the caller) or the error sentence.
+    pub content: String,
+    pub is_error: bool,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -31,6 +87,9 @@ pub struct UniversalRequest {
     pub system: Option<String>,
     pub messages: Vec<RequestMessage>,
     pub options: RequestOptions,
+    /// The tools offered for this request; empty sends no tool declarations at all.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<ToolSpec>,
 }
 
 impl UniversalRequest {
@@ -48,6 +107,8 @@ impl UniversalRequest {
                     last.content.push_str("\n\n");
                     last.content.push_str(&m.content);
                     last.images.extend(m.images);
+                    last.tool_calls.extend(m.tool_calls);
+                    last.tool_results.extend(m.tool_results);
                 }
                 _ => turns.push(m),
             }
@@ -67,13 +128,10 @@ mod tests {
             system: None,
             messages: turns
                 .iter()
-                .map(|(role, text)| RequestMessage {
-                    role: *role,
-                    content: text.to_string(),
-                    images: vec![],
-                })
+                .map(|(role, text)| RequestMessage::text(*role, *text))
                 .collect(),
             options: RequestOptions::default(),
+            tools: vec![],
         }
     }
 

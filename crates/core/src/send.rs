@@ -208,6 +208,8 @@ pub struct UniversalResponse {
     pub citations: Vec<String>,
     pub finish_reason: Option<String>,
     pub model: Option<String>,
+    /// The tools the model called, in order.
+    pub tool_calls: Vec<crate::request::ToolCall>,
 }
 
 impl UniversalResponse {
@@ -226,6 +228,7 @@ impl UniversalResponse {
             }
             StreamEvent::Finish(reason) => self.finish_reason = Some(reason.clone()),
             StreamEvent::Model(model) => self.model = Some(model.clone()),
+            StreamEvent::ToolCall(call) => self.tool_calls.push(call.clone()),
             StreamEvent::Done | StreamEvent::Note(_) => {}
         }
     }

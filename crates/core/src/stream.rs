@@ -24,6 +24,9 @@ impl Usage {
 pub enum StreamEvent {
     /// Assistant text to append.
     Delta(String),
+    /// A complete tool call: decoders assemble arguments streamed in pieces and emit the
+    /// call once, when its arguments are whole.
+    ToolCall(crate::request::ToolCall),
     /// Token counts reported by the provider (replace our estimates).
     Usage(Usage),
     /// The provider's reason for stopping ("stop", "length", "end_turn", "STOP", ...).

@@ -338,11 +338,7 @@ mod tests {
         let first = conversation();
         let mut next = first.clone();
         for (role, text) in [(Role::Assistant, "Hi."), (Role::User, "And now?")] {
-            next.messages.push(RequestMessage {
-                role,
-                content: text.into(),
-                images: Vec::new(),
-            });
+            next.messages.push(RequestMessage::text(role, text));
         }
         let (a, b) = (body(&first), body(&next));
         // Two breakpoints (Anthropic allows four): the system block and the newest message.

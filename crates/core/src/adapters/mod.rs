@@ -343,6 +343,7 @@ impl<P: Protocol + 'static> Decoder<P> {
                 self.finished = true;
                 StreamEvent::Finish(reason)
             }
+            call @ StreamEvent::ToolCall(_) => call,
             StreamEvent::Done => {
                 self.closed = true;
                 out.extend(self.surrogates.flush().map(StreamEvent::Delta));
@@ -516,9 +517,8 @@ pub(crate) mod testkit {
     /// A multi-turn conversation with a system prompt, an image and both options set.
     pub fn conversation() -> UniversalRequest {
         let msg = |role, content: &str, images: &[&str]| RequestMessage {
-            role,
-            content: content.into(),
             images: images.iter().map(|s| s.to_string()).collect(),
+            ..RequestMessage::text(role, content)
         };
         UniversalRequest {
             model: "test-model".into(),
@@ -537,6 +537,7 @@ pub(crate) mod testkit {
                 max_output_tokens: Some(512),
                 context_window: None,
             },
+            tools: Vec::new(),
         }
     }
 
