@@ -522,6 +522,16 @@ impl DoneInfo {
                 StreamEvent::Usage(u) => self.usage = Some(u),
                 StreamEvent::Finish(r) => self.finish_reason = Some(r),
                 StreamEvent::Model(m) => self.model = Some(m),
+                // Chat requests offer no tools yet, so a call can only come from a confused
+                // model or server: note it for the Debug drawer rather than act on it.
+                StreamEvent::ToolCall(call) => {
+                    let n = format!(
+                        "The model asked for a tool ({}) that was not offered.",
+                        call.name
+                    );
+                    crate::log_warning(&n);
+                    self.notes.push(n);
+                }
                 StreamEvent::Note(n) => {
                     crate::log_warning(&n);
                     self.notes.push(n);
