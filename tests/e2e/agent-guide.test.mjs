@@ -19,7 +19,7 @@ let held = null;
 const NAV = 'ROLE: NAVIGATOR';
 /** The same shop on a second site, for a tab on another host. */
 const OUTLET = 'https://outlet.tandem.test';
-const FENCE = '⟦untrusted page data';
+const FENCE = '⟦untrusted data';
 /** The scripted model, with whatever `navigator` the test set. */
 const model = scriptedModel({ planner, navigator: (turn) => navigator(turn), turns });
 

@@ -273,7 +273,7 @@ test('option texts that carry instructions reach the model only inside the fence
   assert.ok(withInjection.length > 0, 'the option text did reach the model');
   for (const t of withInjection) {
     for (let at = t.indexOf(INJECTION); at >= 0; at = t.indexOf(INJECTION, at + 1)) {
-      assert.ok(t.lastIndexOf('⟦untrusted page data', at) > t.lastIndexOf('⟦/untrusted page data⟧', at), `inside a fence: ${t.slice(Math.max(0, at - 300), at + 80)}`);
+      assert.ok(t.lastIndexOf('⟦untrusted data', at) > t.lastIndexOf('⟦/untrusted data⟧', at), `inside a fence: ${t.slice(Math.max(0, at - 300), at + 80)}`);
     }
   }
 });

@@ -85,7 +85,7 @@ test('the shop task ends with the blue backpack in the cart, step by step', asyn
   assert.equal(state.status, 'done');
   assert.equal(state.version, 1);
   // Every prompt fenced the page.
-  for (const t of turns) assert.match(t, /⟦untrusted page data: element list⟧[\s\S]*⟦\/untrusted page data⟧/);
+  for (const t of turns) assert.match(t, /⟦untrusted data: element list⟧[\s\S]*⟦\/untrusted data⟧/);
 });
 
 test('private by default: page text never reaches storage.local, panels get no transcript, Dismiss forgets the task', async () => {
@@ -132,7 +132,7 @@ test('an injected instruction on the page: Delete is never clicked without the u
   assert.ok(withInjection.length > 0);
   for (const t of withInjection) {
     const at = t.indexOf('ignore your task');
-    assert.ok(t.lastIndexOf('⟦untrusted page data', at) > t.lastIndexOf('⟦/untrusted page data⟧', at), 'inside a fence');
+    assert.ok(t.lastIndexOf('⟦untrusted data', at) > t.lastIndexOf('⟦/untrusted data⟧', at), 'inside a fence');
   }
   const steps = await ui.steps();
   assert.ok(steps.some((s) => /Delete account.*✗ you denied/.test(s)), steps.join('\n'));

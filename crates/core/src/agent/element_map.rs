@@ -146,7 +146,7 @@ impl ElementMap {
         }
     }
 
-    /// The list as the LLM reads it, fenced as untrusted page data and at most `max_chars`
+    /// The list as the LLM reads it, fenced as untrusted data and at most `max_chars`
     /// characters long (the page header is kept even when it alone is longer; for a token
     /// budget, ~4 characters a token): elements in the viewport first (document order), then
     /// those below it, then those above it (nearest first), then a note of how many did not fit.

@@ -134,6 +134,8 @@ impl Turn {
 
         let mut base = intro.to_owned();
         if self.history.iter().any(|m| !m.hidden && m.quote.is_some()) {
+            base.push_str("\n\n");
+            base.push_str(crate::fence::FENCE_RULE);
             base.push_str(PAST_SELECTIONS);
         }
         let mut plan = Plan {
