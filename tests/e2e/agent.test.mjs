@@ -93,7 +93,7 @@ test('private by default: page text never reaches storage.local, panels get no t
   // The panel's view of a task, as any open panel receives it.
   const views = [];
   await panel.exposeFunction('__sawTaskState', (m) => views.push(m));
-  await panel.evaluate(() => chrome.runtime.onMessage.addListener((m) => { if (typeof m === 'string' && m.includes('"taskState"')) window.__sawTaskState(m); }));
+  await panel.evaluate(() => chrome.runtime.onMessage.addListener((m) => { if (typeof m === 'string' && /"task(State|Delta)"/.test(m)) window.__sawTaskState(m); }));
   await startTask('Add the blue backpack to the cart', site.url + '/');
   await waitStatus(/^Done/);
   const local = JSON.stringify(await panel.evaluate(() => chrome.storage.local.get(null)));
@@ -106,6 +106,16 @@ test('private by default: page text never reaches storage.local, panels get no t
   for (const v of views) {
     assert.ok(!/transcript|extracted|"recent"/.test(v), `a panel got only the slim view: ${v.slice(0, 200)}`);
   }
+  // As deltas: each broadcast carries only the steps after the previous one's.
+  const deltas = views.map((v) => JSON.parse(v)).filter((m) => m.type === 'taskDelta').map((m) => m.delta);
+  assert.ok(deltas.length >= 3, `${deltas.length} deltas`);
+  for (let i = 1; i < deltas.length; i++) {
+    if (deltas[i].id !== deltas[i - 1].id) continue;
+    assert.equal(deltas[i].since, deltas[i - 1].since + deltas[i - 1].steps.length, 'no step sent twice, none skipped');
+  }
+  const last = deltas.at(-1);
+  assert.ok(last.since > 0, 'the last broadcast did not resend the timeline');
+  assert.equal(last.status, 'done');
   await ui.button('Dismiss').click();
   await panel.waitForFunction(() => chrome.storage.session.get('agentTask').then((x) => x.agentTask === undefined));
   const after = JSON.stringify([await panel.evaluate(() => chrome.storage.local.get(null)), await panel.evaluate(() => chrome.storage.session.get(null))]);

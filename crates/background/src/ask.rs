@@ -7,6 +7,8 @@ use js_sys::{Array, Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{spawn_local, JsFuture};
 
+use tandem_core::memory::SensitiveField;
+
 use crate::storage::js_text;
 
 /// The context-menu item's id and the command's name (declared in manifest.json).
@@ -16,15 +18,28 @@ const ASK_TITLE: &str = "Ask Tandem";
 // A page-side function for `scripting.executeScript`, which serialises it into the page.
 // It is defined in a module (an extension file): the extension's CSP forbids building one
 // from a string.
-#[wasm_bindgen(inline_js = "
+#[wasm_bindgen(inline_js = r"
 export function selection_reader() {
     return () => {
-        const field = document.activeElement;
-        if (field && (field.tagName === 'TEXTAREA' || field.tagName === 'INPUT')
-            && typeof field.selectionStart === 'number' && field.selectionEnd > field.selectionStart) {
-            return field.value.slice(field.selectionStart, field.selectionEnd);
+        // The focused element, through open shadow roots.
+        let field = document.activeElement;
+        while (field && field.shadowRoot && field.shadowRoot.activeElement) {
+            field = field.shadowRoot.activeElement;
         }
-        return String(getSelection() ?? '');
+        if (field && (field.tagName === 'TEXTAREA' || field.tagName === 'INPUT')) {
+            const type = (field.getAttribute('type') || '').toLowerCase();
+            const auto = (field.getAttribute('autocomplete') || '').toLowerCase();
+            // What is selected in these never leaves the page, not even to be refused later.
+            if (type === 'password' || /\b(current|new)-password\b/.test(auto)) {
+                return { sensitive: 'password' };
+            }
+            if (/\bcc-/.test(auto)) return { sensitive: 'payment' };
+            if (/\bone-time-code\b/.test(auto)) return { sensitive: 'one-time-code' };
+            if (typeof field.selectionStart === 'number' && field.selectionEnd > field.selectionStart) {
+                return { text: field.value.slice(field.selectionStart, field.selectionEnd) };
+            }
+        }
+        return { text: String(getSelection() ?? '') };
     };
 }
 ")]
@@ -117,11 +132,14 @@ pub fn on_menu_clicked(info: JsValue, tab: JsValue) {
     let offered = field("selectionText").and_then(|v| v.as_string());
     let frame = field("frameId").and_then(|v| v.as_f64());
     spawn_local(async move {
-        let text = read_selection(tab_id, frame)
-            .await
-            .filter(|t| !t.trim().is_empty())
-            .or(offered)
-            .unwrap_or_default();
+        let text = match read_selection(tab_id, frame).await {
+            // Chrome's own copy of the selection is not used either.
+            Some(Selected::Sensitive(field)) => {
+                return crate::memory::refuse_selection(tab_id, field).await
+            }
+            Some(Selected::Text(t)) if !t.trim().is_empty() => t,
+            _ => offered.unwrap_or_default(),
+        };
         crate::memory::ask_about(tab_id, &text).await;
     });
 }
@@ -136,8 +154,12 @@ pub fn on_command(command: String, tab: JsValue) {
     };
     spawn_local(async move {
         // Nothing selected: the panel opened, and there is nothing to ask about.
-        if let Some(text) = read_selection(tab_id, None).await {
-            crate::memory::ask_about(tab_id, &text).await;
+        match read_selection(tab_id, None).await {
+            Some(Selected::Text(text)) => crate::memory::ask_about(tab_id, &text).await,
+            Some(Selected::Sensitive(field)) => {
+                crate::memory::refuse_selection(tab_id, field).await
+            }
+            None => {}
         }
     });
 }
@@ -148,10 +170,17 @@ fn tab_id_of(tab: &JsValue) -> Option<i32> {
     (id >= 0.0 && id.fract() == 0.0 && id <= f64::from(i32::MAX)).then_some(id as i32)
 }
 
+/// What the page-side reader found.
+enum Selected {
+    Text(String),
+    /// The selection is inside a field Tandem never reads.
+    Sensitive(SensitiveField),
+}
+
 /// The selection in the tab (in `frame`, else the top frame). The shortcut and the menu grant
 /// `activeTab` for this tab, which is the access `executeScript` needs. `None` when the page
 /// cannot be read (chrome:// pages, the Web Store, a closed tab).
-async fn read_selection(tab_id: i32, frame: Option<f64>) -> Option<String> {
+async fn read_selection(tab_id: i32, frame: Option<f64>) -> Option<Selected> {
     let target = Object::new();
     let _ = Reflect::set(&target, &"tabId".into(), &tab_id.into());
     if let Some(frame) = frame {
@@ -164,5 +193,13 @@ async fn read_selection(tab_id: i32, frame: Option<f64>) -> Option<String> {
         .await
         .ok()?;
     let first = Reflect::get(&results, &0.into()).ok()?;
-    Reflect::get(&first, &"result".into()).ok()?.as_string()
+    let result = Reflect::get(&first, &"result".into()).ok()?;
+    let field = |name: &str| Reflect::get(&result, &name.into()).ok()?.as_string();
+    if let Some(name) = field("sensitive") {
+        // A name this worker does not know is still a field it must not read.
+        return Some(Selected::Sensitive(
+            SensitiveField::from_name(&name).unwrap_or(SensitiveField::Password),
+        ));
+    }
+    field("text").map(Selected::Text)
 }

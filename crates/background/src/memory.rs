@@ -15,7 +15,7 @@ use tandem_core::budget::BudgetError;
 use tandem_core::chat::{incomplete_badge, ChatMessage, Role};
 use tandem_core::errors::ProviderError;
 use tandem_core::memory::{
-    MemoryConfig, MemoryMessage, PendingSelection, SessionKey, SessionMemory, Turn,
+    MemoryConfig, MemoryMessage, PendingSelection, SensitiveField, SessionKey, SessionMemory, Turn,
 };
 use tandem_core::protocol::{PanelToWorker, WorkerToPanel};
 use wasm_bindgen::prelude::*;
@@ -256,15 +256,22 @@ async fn open(port: &Port, request_id: String, tab_id: Option<i32>) {
             .unwrap_or_default();
         let selection = tab_id.and_then(|t| state.selection.take_if(|p| p.is_for(t, now)));
         changed |= selection.is_some();
-        (changed, (messages, selection.map(|p| p.text)))
+        (changed, (messages, selection))
     })
     .await;
+    let (selection, refused) = match selection {
+        Some(PendingSelection {
+            refused: Some(why), ..
+        }) => (None, Some(why)),
+        other => (other.map(|p| p.text), None),
+    };
     let reply = WorkerToPanel::Conversation {
         request_id,
         tab_id,
         domain: target.and_then(|(key, _)| key).map(|k| k.domain),
         messages,
         selection,
+        refused,
     };
     let _ = crate::chat::post(port, &reply);
 }
@@ -407,6 +414,17 @@ pub async fn ask_about(tab_id: i32, text: &str) {
     let Some(pending) = PendingSelection::new(tab_id, text, now_ms()) else {
         return;
     };
+    leave_for_panel(pending).await;
+}
+
+/// "Ask Tandem" on a selection inside a password (or card, or one-time code) field: the
+/// panel says why nothing was asked; the text itself was never read out of the page.
+pub async fn refuse_selection(tab_id: i32, field: SensitiveField) {
+    leave_for_panel(PendingSelection::refused(tab_id, field, now_ms())).await;
+}
+
+async fn leave_for_panel(pending: PendingSelection) {
+    let tab_id = pending.tab_id;
     update(|state| {
         state.selection = Some(pending);
         (true, ())

@@ -480,6 +480,43 @@ pub struct PendingSelection {
     pub text: String,
     /// When it was asked, milliseconds since the epoch.
     pub at: u64,
+    /// Set instead of `text` when the selection lay in a field Tandem never reads (a
+    /// password): the sentence the panel shows rather than asking.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
+}
+
+/// A field whose selected text "Ask Tandem" never reads, as the page-side reader names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SensitiveField {
+    Password,
+    Payment,
+    OneTimeCode,
+}
+
+impl SensitiveField {
+    /// The page-side reader's name for the field; `None` for a name it does not use.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "password" => Some(Self::Password),
+            "payment" => Some(Self::Payment),
+            "one-time-code" => Some(Self::OneTimeCode),
+            _ => None,
+        }
+    }
+
+    /// What the user reads instead of an answer.
+    pub fn refusal(self) -> String {
+        let what = match self {
+            Self::Password => "a password field",
+            Self::Payment => "a payment card field",
+            Self::OneTimeCode => "a one-time code field",
+        };
+        format!(
+            "Tandem does not read text selected inside {what}, so it was not sent to the model. \
+             Select text elsewhere on the page to ask about it."
+        )
+    }
 }
 
 impl PendingSelection {
@@ -494,7 +531,18 @@ impl PendingSelection {
             tab_id,
             text: text.to_owned(),
             at,
+            refused: None,
         })
+    }
+
+    /// A selection in a sensitive field: nothing of it is kept, only why it is not asked.
+    pub fn refused(tab_id: i32, field: SensitiveField, at: u64) -> Self {
+        Self {
+            tab_id,
+            text: String::new(),
+            at,
+            refused: Some(field.refusal()),
+        }
     }
 
     /// Whether the panel showing `tab_id` at `now_ms` should take it.

@@ -135,6 +135,10 @@ pub enum WorkerToPanel {
         domain: Option<String>,
         messages: Vec<ChatMessage>,
         selection: Option<String>,
+        /// Why an "Ask Tandem" selection in this tab was not asked about (it lay in a
+        /// password field): shown instead of an answer.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        refused: Option<String>,
     },
     /// Broadcast (`runtime.sendMessage`, not the Port, which a stopped worker lost): the
     /// conversation of `tab_id` changed outside the panel: a selection to ask about
@@ -214,6 +218,12 @@ pub enum WorkerToPanel {
         state: Option<Box<crate::agent::task::TaskView>>,
         notice: Option<String>,
     },
+    /// What changed since the view a panel holds: broadcast after every change, and the
+    /// answer to a poll that said what it holds. A panel whose copy it does not follow asks
+    /// for the whole view.
+    TaskDelta {
+        delta: Box<crate::agent::task::TaskDelta>,
+    },
 }
 
 impl PanelToWorker {
@@ -253,7 +263,7 @@ impl WorkerToPanel {
             | WorkerToPanel::Debug { request_id, .. }
             | WorkerToPanel::ConnectionResult { request_id, .. } => request_id,
             WorkerToPanel::Changed { request_id, .. } => request_id.as_deref().unwrap_or(""),
-            WorkerToPanel::TaskState { .. } => "",
+            WorkerToPanel::TaskState { .. } | WorkerToPanel::TaskDelta { .. } => "",
         }
     }
 }

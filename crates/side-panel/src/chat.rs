@@ -273,7 +273,7 @@ fn connect() -> Result<Port, String> {
 }
 
 pub(crate) fn receive(message: WorkerToPanel) {
-    if let WorkerToPanel::TaskState { .. } = message {
+    if let WorkerToPanel::TaskState { .. } | WorkerToPanel::TaskDelta { .. } = message {
         crate::task::receive(message);
         return;
     }
@@ -284,9 +284,13 @@ pub(crate) fn receive(message: WorkerToPanel) {
         domain,
         messages,
         selection,
+        refused,
     } = message
     {
         crate::memory::on_conversation(&request_id, tab_id, domain, messages, selection);
+        if let Some(why) = refused {
+            show_error(&why);
+        }
         return;
     }
     if let WorkerToPanel::Changed { tab_id, request_id } = &message {
@@ -376,6 +380,7 @@ pub(crate) fn receive(message: WorkerToPanel) {
         | WorkerToPanel::Conversation { .. }
         | WorkerToPanel::Changed { .. }
         | WorkerToPanel::TaskState { .. }
+        | WorkerToPanel::TaskDelta { .. }
         | WorkerToPanel::Fetch { .. }
         | WorkerToPanel::FetchAbort { .. } => {}
     }

@@ -19,6 +19,15 @@ const POLL_MS: i32 = 2000;
 
 thread_local! {
     static LAST: RefCell<Option<TaskStatus>> = const { RefCell::new(None) };
+    /// The panel's copy of the task, which the worker's deltas bring up to date.
+    static VIEW: RefCell<Option<TaskView>> = const { RefCell::new(None) };
+}
+
+/// A poll that says what this panel holds, so the worker can answer with what it lacks.
+fn get_state() -> TaskCommand {
+    TaskCommand::GetState {
+        have: VIEW.with(|v| v.borrow().as_ref().map(|v| (v.id.clone(), v.steps.len()))),
+    }
 }
 
 pub fn wire() -> Result<(), DomError> {
@@ -83,7 +92,7 @@ pub fn wire() -> Result<(), DomError> {
     }
     listen_broadcasts();
     poll();
-    send(TaskCommand::GetState);
+    send(get_state());
     Ok(())
 }
 
@@ -154,8 +163,9 @@ fn listen_broadcasts() {
             if !crate::chrome::sender_is(&sender, |s, own| s.is_own_worker(own)) {
                 return;
             }
-            if let Some(Ok(m @ WorkerToPanel::TaskState { .. })) =
-                message.as_string().map(|m| WorkerToPanel::from_json(&m))
+            if let Some(Ok(
+                m @ (WorkerToPanel::TaskState { .. } | WorkerToPanel::TaskDelta { .. }),
+            )) = message.as_string().map(|m| WorkerToPanel::from_json(&m))
             {
                 receive(m);
             }
@@ -175,7 +185,7 @@ fn listen_broadcasts() {
 fn poll() {
     let tick = Closure::<dyn FnMut()>::new(|| {
         if LAST.with(|l| *l.borrow()) == Some(TaskStatus::Running) {
-            send(TaskCommand::GetState);
+            send(get_state());
         }
     });
     if let Some(window) = web_sys::window() {
@@ -189,11 +199,35 @@ fn poll() {
 
 /// A `TaskState` from the worker.
 pub fn receive(message: WorkerToPanel) {
-    if let WorkerToPanel::TaskState { state, notice: n } = message {
-        if let Some(n) = n {
-            notice(&n);
+    let shown = match message {
+        WorkerToPanel::TaskState { state, notice: n } => {
+            if let Some(n) = n {
+                notice(&n);
+            }
+            VIEW.with(|v| *v.borrow_mut() = state.map(|s| *s));
+            true
         }
-        if let Err(e) = render(state.as_deref()) {
+        WorkerToPanel::TaskDelta { delta } => {
+            let applied = VIEW.with(|v| {
+                let mut v = v.borrow_mut();
+                match v.as_mut() {
+                    Some(view) => view.apply(*delta).is_ok(),
+                    // No copy yet: a delta from the first step is the whole view.
+                    None => delta.into_view().map(|view| *v = Some(view)).is_ok(),
+                }
+            });
+            if !applied {
+                // Missed a change (opened mid-task, or the worker restarted): the whole view.
+                VIEW.with(|v| v.borrow_mut().take());
+                send(TaskCommand::GetState { have: None });
+            }
+            applied
+        }
+        _ => false,
+    };
+    if shown {
+        let result = VIEW.with(|v| render(v.borrow().as_ref()));
+        if let Err(e) = result {
             crate::chat::show_error(&e.to_string());
         }
     }

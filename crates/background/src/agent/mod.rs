@@ -139,19 +139,30 @@ fn recovery() -> Promise {
 pub fn on_command(port: Port, command: TaskCommand) {
     spawn_local(async move {
         let _ = JsFuture::from(recovery()).await;
+        let have = match &command {
+            TaskCommand::GetState { have } => have.clone(),
+            _ => None,
+        };
         let notice = handle(command).await;
         let (state, reset) = load().await;
         let notice = notice
             .or(reset)
             // Every panel that asks sees why the saved task vanished, until a new one starts.
             .or_else(|| NOTICE.with(|n| n.borrow().clone()));
-        let _ = post(
-            &port,
-            &WorkerToPanel::TaskState {
-                state: state.map(|ctx| Box::new(TaskView::from(&ctx))),
+        let view = state.map(|ctx| TaskView::from(&ctx));
+        let reply = match (view, have) {
+            // A poll from a panel that holds this task: only what it lacks.
+            (Some(view), Some((id, steps))) if notice.is_none() && id == view.id => {
+                WorkerToPanel::TaskDelta {
+                    delta: Box::new(view.delta_since(steps)),
+                }
+            }
+            (view, _) => WorkerToPanel::TaskState {
+                state: view.map(Box::new),
                 notice,
             },
-        );
+        };
+        let _ = post(&port, &reply);
     });
 }
 
@@ -162,7 +173,7 @@ fn running() -> bool {
 /// Carries out `command`; returns a sentence when it was refused.
 async fn handle(command: TaskCommand) -> Option<String> {
     match command {
-        TaskCommand::GetState => None,
+        TaskCommand::GetState { .. } => None,
         TaskCommand::Start { task, tab_id } => {
             NOTICE.with(|n| n.borrow_mut().take());
             let task = task.trim().to_string();

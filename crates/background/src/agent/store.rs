@@ -71,11 +71,37 @@ pub(super) async fn save(ctx: &TaskContext) -> Result<(), AgentError> {
     Ok(())
 }
 
-/// Tells every open panel the task as they show it (`None`: there is none).
+thread_local! {
+    /// The task id and step count of the last broadcast: the next one sends only what came
+    /// after (panels that missed one ask for the whole view).
+    static BROADCAST: std::cell::RefCell<Option<(String, usize)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Tells every open panel what changed in the task as they show it (`None`: there is none).
 pub(super) async fn broadcast(ctx: Option<&TaskContext>) {
-    let message = WorkerToPanel::TaskState {
-        state: ctx.map(|c| Box::new(TaskView::from(c))),
-        notice: None,
+    let message = match ctx.map(TaskView::from) {
+        Some(view) => {
+            let since = BROADCAST.with(|b| {
+                let mut b = b.borrow_mut();
+                let since = match b.as_ref() {
+                    Some((id, n)) if *id == view.id => *n,
+                    _ => 0,
+                };
+                *b = Some((view.id.clone(), view.steps.len()));
+                since
+            });
+            WorkerToPanel::TaskDelta {
+                delta: Box::new(view.delta_since(since)),
+            }
+        }
+        None => {
+            BROADCAST.with(|b| b.borrow_mut().take());
+            WorkerToPanel::TaskState {
+                state: None,
+                notice: None,
+            }
+        }
     };
     if let Ok(p) = runtime_send_message(&JsValue::from_str(&crate::redact::out(&message.to_json())))
     {

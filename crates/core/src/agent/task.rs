@@ -412,6 +412,98 @@ impl From<&TaskContext> for TaskView {
     }
 }
 
+/// What changed in a task since a panel's copy of its [`TaskView`]: the steps the copy lacks
+/// (steps are only ever appended) and the few small fields. After the first full view a
+/// panel gets only these, so a long task does not resend its whole timeline on every save.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskDelta {
+    pub id: String,
+    pub task: String,
+    /// How many steps the copy must already hold for `steps` to follow them.
+    pub since: usize,
+    pub steps: Vec<StepRecord>,
+    pub status: TaskStatus,
+    pub reason: Option<String>,
+    pub plan: String,
+    pub actions_taken: u32,
+    pub max_steps: u32,
+    pub pending: Option<PendingConfirmation>,
+    pub question: Option<String>,
+    pub answer: Option<String>,
+}
+
+/// A delta that does not follow the panel's copy (another task, or steps missed): the panel
+/// asks for the whole view instead.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeltaGap;
+
+impl TaskDelta {
+    /// The whole view, for a panel without a copy: only a delta from the first step is one.
+    pub fn into_view(self) -> Result<TaskView, DeltaGap> {
+        if self.since != 0 {
+            return Err(DeltaGap);
+        }
+        Ok(TaskView {
+            id: self.id,
+            task: self.task,
+            status: self.status,
+            reason: self.reason,
+            plan: self.plan,
+            steps: self.steps,
+            actions_taken: self.actions_taken,
+            max_steps: self.max_steps,
+            pending: self.pending,
+            question: self.question,
+            answer: self.answer,
+        })
+    }
+}
+
+impl TaskView {
+    /// The change from a copy holding the first `since` steps of this task.
+    pub fn delta_since(&self, since: usize) -> TaskDelta {
+        let since = since.min(self.steps.len());
+        TaskDelta {
+            id: self.id.clone(),
+            task: self.task.clone(),
+            since,
+            steps: self.steps[since..].to_vec(),
+            status: self.status,
+            reason: self.reason.clone(),
+            plan: self.plan.clone(),
+            actions_taken: self.actions_taken,
+            max_steps: self.max_steps,
+            pending: self.pending.clone(),
+            question: self.question.clone(),
+            answer: self.answer.clone(),
+        }
+    }
+
+    /// Brings this copy up to date; unchanged when the delta does not follow it. A delta
+    /// from step 0 replaces the copy whatever task it held (a new task, a restarted worker);
+    /// one from a step the copy already holds overwrites from there (steps are only appended,
+    /// so what comes before is the same).
+    pub fn apply(&mut self, delta: TaskDelta) -> Result<(), DeltaGap> {
+        if delta.since > 0 && (delta.id != self.id || delta.since > self.steps.len()) {
+            return Err(DeltaGap);
+        }
+        self.id = delta.id;
+        self.task = delta.task;
+        self.steps.truncate(delta.since);
+        self.steps.extend(delta.steps);
+        self.status = delta.status;
+        self.reason = delta.reason;
+        self.plan = delta.plan;
+        self.actions_taken = delta.actions_taken;
+        self.max_steps = delta.max_steps;
+        self.pending = delta.pending;
+        self.question = delta.question;
+        self.answer = delta.answer;
+        Ok(())
+    }
+}
+
 /// What the user adds to a task from the panel while it runs or is paused.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum UserUpdate {
@@ -493,7 +585,13 @@ pub enum TaskCommand {
         task: String,
         tab_id: Option<i32>,
     },
-    GetState,
+    /// The task as it stands. `have`: the task id and step count of the panel's copy, so the
+    /// answer can be a [`TaskDelta`]; without it the answer is the whole view.
+    #[serde(rename_all = "camelCase")]
+    GetState {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        have: Option<(String, usize)>,
+    },
     Pause,
     Resume,
     Cancel,
@@ -665,6 +763,54 @@ pub fn fingerprint(url: &str, list: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_delta_carries_only_new_steps_and_applies_to_a_copy_it_follows() {
+        let step = |text: &str| StepRecord {
+            kind: StepKind::Plan,
+            action: text.into(),
+            target: None,
+            result: String::new(),
+            ok: true,
+            provider: None,
+            tokens: None,
+        };
+        let mut ctx = TaskContext::new("id-1", "Buy a bag", 10);
+        ctx.record(step("first"));
+        let mut copy = TaskView::from(&ctx);
+        ctx.record(step("second"));
+        ctx.status = TaskStatus::Done;
+        let now = TaskView::from(&ctx);
+        let delta = now.delta_since(copy.steps.len());
+        assert_eq!(delta.steps.len(), 1);
+        assert!(!serde_json::to_string(&delta)
+            .expect("json")
+            .contains("first"));
+        copy.apply(delta.clone()).expect("follows");
+        assert_eq!(copy, now);
+        // Heard twice (a broadcast and a poll): the same copy.
+        copy.apply(delta.clone()).expect("follows");
+        assert_eq!(copy, now);
+        // Steps the copy never got, or another task's later steps: a gap, the copy unchanged.
+        let mut short = TaskView::from(&TaskContext::new("id-1", "Buy a bag", 10));
+        let before = short.clone();
+        assert_eq!(short.apply(delta.clone()), Err(DeltaGap));
+        assert_eq!(short, before);
+        let mut other = TaskView::from(&TaskContext::new("id-2", "x", 10));
+        other.steps.push(now.steps[0].clone());
+        let before = other.clone();
+        assert_eq!(other.apply(delta), Err(DeltaGap));
+        assert_eq!(other, before);
+        // From step 0 it replaces any copy.
+        other.apply(now.delta_since(0)).expect("replaces");
+        assert_eq!(other.steps, now.steps);
+        assert_eq!(other, now);
+        assert_eq!(now.delta_since(0).into_view(), Ok(now.clone()));
+        assert_eq!(now.delta_since(1).into_view(), Err(DeltaGap));
+        // The panel's poll still parses without `have`.
+        let cmd: TaskCommand = serde_json::from_str(r#"{"op":"getState"}"#).expect("parses");
+        assert_eq!(cmd, TaskCommand::GetState { have: None });
+    }
     use super::*;
 
     #[test]

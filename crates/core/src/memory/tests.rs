@@ -976,3 +976,25 @@ fn a_selection_is_asked_alone_with_the_conversation_as_private_notes() {
     );
     assert!(shown.ends_with("User: When did it open?"));
 }
+
+#[test]
+fn a_selection_in_a_password_field_is_refused_with_a_sentence_and_keeps_no_text() {
+    let field = SensitiveField::from_name("password").expect("a known field");
+    let p = PendingSelection::refused(3, field, 1_000);
+    assert_eq!(p.text, "");
+    assert!(p.is_for(3, 1_000));
+    let why = p.refused.clone().expect("a sentence");
+    assert!(why.starts_with("Tandem does not read text selected inside a password field"));
+    assert!(why.ends_with('.'));
+    // Stored in storage.session and read back after a worker restart.
+    let json = serde_json::to_string(&p).expect("serialises");
+    assert_eq!(
+        serde_json::from_str::<PendingSelection>(&json).expect("parses"),
+        p
+    );
+    // A selection stored before refusals existed still reads.
+    let old: PendingSelection =
+        serde_json::from_str(r#"{"tabId":1,"text":"t","at":0}"#).expect("parses");
+    assert_eq!(old.refused, None);
+    assert_eq!(SensitiveField::from_name("username"), None);
+}
