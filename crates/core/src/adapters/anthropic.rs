@@ -17,9 +17,8 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{
-    arguments_object, data_url, header, json_body_keeping, parameters, parse, parse_arguments,
-    role_name, system_prompt, temperature, turns, Adapter, Decoder, Framing, PayloadError,
-    Protocol,
+    arguments_object, data_url, header, json_body, parameters, parse, parse_arguments, role_name,
+    system_prompt, temperature, turns, Adapter, Decoder, Framing, PayloadError, Protocol,
 };
 use crate::errors;
 use crate::http::HttpRequest;
@@ -64,7 +63,7 @@ impl Adapter for Anthropic {
         HttpRequest::post_json(
             format!("{}/messages", cfg.base_url),
             headers,
-            json_body_keeping(
+            json_body(
                 body,
                 [
                     ("messages", Value::Array(messages)),

@@ -13,8 +13,8 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{
-    arguments_object, data_url, header, json_body_keeping, parameters, parse, system_prompt,
-    temperature, turns, Adapter, CallIds, Decoder, Framing, PayloadError, Protocol,
+    arguments_object, data_url, header, json_body, parameters, parse, system_prompt, temperature,
+    turns, Adapter, CallIds, Decoder, Framing, PayloadError, Protocol,
 };
 use crate::chat::Role;
 use crate::errors::{self, ErrorKind, ProviderError};
@@ -55,7 +55,7 @@ pub(crate) fn body(req: &UniversalRequest) -> String {
     let contents: Vec<Value> = turns(req).map(content).collect();
     let declarations: Vec<Value> = req.tools.iter().map(declaration).collect();
     let tools = (!declarations.is_empty()).then(|| json!([{"functionDeclarations": declarations}]));
-    json_body_keeping(
+    json_body(
         json!({
             "systemInstruction": system_prompt(req).map(|s| json!({"parts": [{"text": s}]})),
             "generationConfig": {"temperature": temperature(req), "maxOutputTokens": req.options.max_output_tokens},

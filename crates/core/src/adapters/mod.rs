@@ -125,19 +125,11 @@ pub(crate) fn bearer(key: &str) -> Vec<(String, String)> {
 }
 
 /// The JSON body without unset options: `null`s and empty objects are removed, since some
-/// servers reject `null` where they expect a number.
-pub(crate) fn json_body(body: Value) -> String {
-    json_body_keeping(body, [])
-}
-
-/// [`json_body`], then the `kept` top-level fields added exactly as built (a `null` one is
-/// left out). The conversation and the tool declarations go here: inside them an empty
-/// object means something (a call without arguments, a schema without properties) and so
-/// does OpenAI's `content: null` beside tool calls, so pruning them would change the request.
-pub(crate) fn json_body_keeping<const N: usize>(
-    mut body: Value,
-    kept: [(&str, Value); N],
-) -> String {
+/// servers reject `null` where they expect a number. Then the `kept` top-level fields are
+/// added exactly as built (a `null` one is left out): the conversation and the tool
+/// declarations, inside which an empty object means something (a call without arguments, a
+/// schema without properties) and so does OpenAI's `content: null` beside tool calls.
+pub(crate) fn json_body<const N: usize>(mut body: Value, kept: [(&str, Value); N]) -> String {
     fn prune(v: &mut Value) {
         match v {
             Value::Object(map) => {

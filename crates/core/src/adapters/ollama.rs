@@ -9,9 +9,8 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{
-    arguments_object, bearer, data_url, json_body_keeping, parameters, parse, parse_arguments,
-    role_name, system_prompt, temperature, turns, Adapter, CallIds, Decoder, Framing, PayloadError,
-    Protocol,
+    arguments_object, bearer, data_url, json_body, parameters, parse, parse_arguments, role_name,
+    system_prompt, temperature, turns, Adapter, CallIds, Decoder, Framing, PayloadError, Protocol,
 };
 use crate::errors;
 use crate::http::HttpRequest;
@@ -47,7 +46,7 @@ impl Adapter for Ollama {
                 "num_ctx": req.options.context_window,
             },
         });
-        let body = json_body_keeping(
+        let body = json_body(
             body,
             [
                 ("messages", Value::Array(messages)),

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{
-    arguments_text, bearer, json_body_keeping, parameters, parse, parse_arguments, role_name,
+    arguments_text, bearer, json_body, parameters, parse, parse_arguments, role_name,
     system_prompt, temperature, turns, Adapter, CallIds, Decoder, Framing, PayloadError, Protocol,
 };
 use crate::errors;
@@ -52,7 +52,7 @@ impl Adapter for OpenAi {
         HttpRequest::post_json(
             format!("{}/chat/completions", cfg.base_url),
             bearer(&cfg.api_key),
-            json_body_keeping(
+            json_body(
                 body,
                 [
                     ("messages", Value::Array(messages)),
