@@ -500,3 +500,137 @@ test('fake LanguageModel: download, streaming deltas, overflow, quota, abort, fa
   globalThis.__fakeLanguageModel.availability = 'unavailable';
   await assert.rejects(LanguageModel.create(), { name: 'NotSupportedError' });
 });
+
+// ---------------------------------------------------------------- tool calls
+
+const WEATHER = { name: 'get_weather', arguments: { city: 'Zürich', unit: 'celsius' } };
+
+test('OpenAI tool call: id and name first, arguments in pieces by index, finish tool_calls', async () => {
+  mock.script({ reply: 'Let me check.', toolCalls: [WEATHER, { name: 'list_tabs', arguments: {}, id: 'call_fixed' }] });
+  const events = parseSse(await (await call('openai')).text()).map((e) => json(e.data));
+  assert.equal(events.at(-1), '[DONE]');
+  const deltas = events.slice(0, -1).map((c) => c.choices[0]?.delta).filter(Boolean);
+  assert.equal(deltas.map((d) => d.content ?? '').join(''), 'Let me check.');
+  const pieces = deltas.flatMap((d) => d.tool_calls ?? []);
+  const first = pieces.filter((p) => p.index === 0);
+  assert.match(first[0].id, /^call_/);
+  assert.equal(first[0].type, 'function');
+  assert.deepEqual(first[0].function, { name: 'get_weather', arguments: '' });
+  assert.ok(first.slice(1).every((p) => !p.id && !p.function.name));
+  assert.ok(first.length >= 3, 'arguments split across chunks');
+  assert.deepEqual(JSON.parse(first.map((p) => p.function.arguments).join('')), WEATHER.arguments);
+  const second = pieces.filter((p) => p.index === 1);
+  assert.equal(second[0].id, 'call_fixed');
+  assert.equal(second.map((p) => p.function.arguments).join(''), '{}');
+  assert.equal(events.at(-3).choices[0].finish_reason, 'tool_calls');
+
+  // Without text the first chunk has content null, as OpenAI sends it; non-stream answers
+  // carry the calls whole.
+  mock.script({ toolCall: WEATHER });
+  const only = parseSse(await (await call('openai')).text()).map((e) => json(e.data));
+  assert.equal(only[0].choices[0].delta.content, null);
+  mock.script({ toolCall: WEATHER });
+  const whole = await (await call('openai', { body: { ...CALLS.openai.body, stream: false } })).json();
+  assert.equal(whole.choices[0].message.content, null);
+  assert.equal(whole.choices[0].message.tool_calls[0].function.arguments, JSON.stringify(WEATHER.arguments));
+  assert.equal(whole.choices[0].finish_reason, 'tool_calls');
+});
+
+test('Anthropic tool call: tool_use block, input_json_delta pieces, stop_reason tool_use', async () => {
+  mock.script({ reply: 'Checking.', toolCall: WEATHER });
+  const events = parseSse(await (await call('anthropic')).text());
+  for (const e of events) assert.equal(json(e.data).type, e.event);
+  assert.deepEqual(events.map((e) => e.event), [
+    'message_start', 'content_block_start', 'ping', 'content_block_delta',
+    'content_block_stop',
+    'content_block_start', 'content_block_delta', 'content_block_delta', 'content_block_delta', 'content_block_delta', 'content_block_stop',
+    'message_delta', 'message_stop',
+  ]);
+  const data = events.map((e) => json(e.data));
+  const start = data[5];
+  assert.equal(start.index, 1);
+  assert.equal(start.content_block.type, 'tool_use');
+  assert.match(start.content_block.id, /^toolu_/);
+  assert.equal(start.content_block.name, 'get_weather');
+  assert.deepEqual(start.content_block.input, {});
+  const json_ = data.filter((d) => d.delta?.type === 'input_json_delta').map((d) => d.delta.partial_json);
+  assert.equal(json_[0], '');
+  assert.deepEqual(JSON.parse(json_.join('')), WEATHER.arguments);
+  assert.equal(data.at(-2).delta.stop_reason, 'tool_use');
+
+  // A call alone opens with the tool_use block at index 0.
+  mock.script({ toolCall: WEATHER });
+  const only = parseSse(await (await call('anthropic')).text()).map((e) => json(e.data));
+  const opened = only.filter((d) => d.type === 'content_block_start');
+  assert.deepEqual(opened.map((d) => [d.index, d.content_block.type]), [[0, 'tool_use']]);
+  assert.equal(only.filter((d) => d.type === 'content_block_stop').length, 1);
+});
+
+test('Gemini tool call: functionCall parts whole in the last chunk with STOP; Ollama: tool_calls line then done', async () => {
+  mock.script({ reply: 'Checking.', toolCalls: [WEATHER, { name: 'list_tabs' }] });
+  const chunks = parseSse(await (await call('gemini')).text()).map((e) => json(e.data));
+  const last = chunks.at(-1);
+  assert.deepEqual(last.candidates[0].content.parts, [
+    { functionCall: { name: 'get_weather', args: WEATHER.arguments } },
+    { functionCall: { name: 'list_tabs', args: {} } },
+  ]);
+  assert.equal(last.candidates[0].finishReason, 'STOP');
+  assert.ok(chunks.slice(0, -1).every((c) => !c.candidates[0].finishReason));
+  assert.equal(chunks.slice(0, -1).map((c) => c.candidates[0].content.parts[0].text).join(''), 'Checking.');
+
+  mock.script({ toolCall: WEATHER });
+  const lines = (await (await call('ollama')).text()).trim().split('\n').map((l) => JSON.parse(l));
+  assert.equal(lines.length, 2);
+  assert.deepEqual(lines[0].message.tool_calls, [{ function: { name: 'get_weather', arguments: WEATHER.arguments } }]);
+  assert.equal(lines[0].done, false);
+  assert.equal(lines[1].done, true);
+  assert.equal(lines[1].done_reason, 'stop');
+});
+
+test('a tool call can be cut mid-arguments, and broken arguments are sent as written', async () => {
+  mock.script({ toolCall: WEATHER, cutAfter: 2 });
+  const res = await call('openai');
+  const text = await res.text().catch(() => 'cut');
+  assert.ok(!text.includes('[DONE]') && !text.includes('tool_calls"}'));
+
+  mock.script({ toolCall: { name: 'search', arguments: '{"query": "rust' } });
+  const pieces = parseSse(await (await call('anthropic')).text()).map((e) => json(e.data))
+    .filter((d) => d.delta?.type === 'input_json_delta').map((d) => d.delta.partial_json).join('');
+  assert.equal(pieces, '{"query": "rust');
+});
+
+test('the request log names the declared tools and the results sent back, for every format', async () => {
+  const bodies = {
+    openai: { ...CALLS.openai.body, tools: [{ type: 'function', function: { name: 'get_weather', parameters: {} } }], messages: [
+      { role: 'user', content: 'weather?' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{}' } }] },
+      { role: 'tool', tool_call_id: 'call_1', content: '12°C' },
+    ] },
+    anthropic: { ...CALLS.anthropic.body, tools: [{ name: 'get_weather', input_schema: { type: 'object' } }], messages: [
+      { role: 'user', content: 'weather?' },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: {} }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'no network', is_error: true }] },
+    ] },
+    gemini: { ...CALLS.gemini.body, tools: [{ functionDeclarations: [{ name: 'get_weather' }] }], contents: [
+      { role: 'user', parts: [{ text: 'weather?' }] },
+      { role: 'model', parts: [{ functionCall: { name: 'get_weather', args: {} } }] },
+      { role: 'user', parts: [{ functionResponse: { name: 'get_weather', response: { content: '12°C' } } }] },
+    ] },
+    ollama: { ...CALLS.ollama.body, tools: [{ type: 'function', function: { name: 'get_weather' } }], messages: [
+      { role: 'user', content: 'weather?' },
+      { role: 'assistant', content: '', tool_calls: [{ function: { name: 'get_weather', arguments: {} } }] },
+      { role: 'tool', content: '12°C', tool_name: 'get_weather' },
+    ] },
+  };
+  for (const [provider, body] of Object.entries(bodies)) await (await call(provider, { body })).text();
+  assert.deepEqual(mock.requests.map((r) => [r.provider, r.tools, r.toolResults]), [
+    ['openai', ['get_weather'], [{ id: 'call_1', name: null, content: '12°C', isError: false }]],
+    ['anthropic', ['get_weather'], [{ id: 'toolu_1', name: null, content: 'no network', isError: true }]],
+    ['gemini', ['get_weather'], [{ id: null, name: 'get_weather', content: '12°C', isError: false }]],
+    ['ollama', ['get_weather'], [{ id: null, name: 'get_weather', content: '12°C', isError: false }]],
+  ]);
+  // Plain requests log empty lists, and the body is still recorded as sent.
+  await (await call('openai')).text();
+  assert.deepEqual([mock.requests.at(-1).tools, mock.requests.at(-1).toolResults], [[], []]);
+  assert.deepEqual(mock.requests[0].body, bodies.openai);
+});

@@ -98,24 +98,85 @@ impl UniversalRequest {
     /// the user hides a question but keeps its answer, or when an answer failed. Leading
     /// assistant turns are dropped (an answer without its question misleads more than it
     /// helps) and consecutive turns of one role are joined.
+    ///
+    /// Tool calls and results must also pair up: OpenAI and Anthropic reject a call whose
+    /// result is not in the very next turn, and a result whose call is not in the turn just
+    /// before. A call without its result, or a result without its call (left behind when a
+    /// turn was dropped), is removed, and so is a turn that held nothing else.
     pub fn normalized(mut self) -> Self {
-        let mut turns: Vec<RequestMessage> = Vec::with_capacity(self.messages.len());
-        for m in self.messages.drain(..) {
-            match turns.last_mut() {
-                None if m.role == Role::Assistant => {}
-                Some(last) if last.role == m.role => {
-                    last.content.push_str("\n\n");
-                    last.content.push_str(&m.content);
-                    last.images.extend(m.images);
-                    last.tool_calls.extend(m.tool_calls);
-                    last.tool_results.extend(m.tool_results);
-                }
-                _ => turns.push(m),
-            }
+        let mut turns = join_runs(std::mem::take(&mut self.messages));
+        while pair_tools(&mut turns) {
+            turns = join_runs(turns);
         }
         self.messages = turns;
         self
     }
+}
+
+/// Drops leading assistant turns and joins consecutive turns of one role.
+fn join_runs(messages: Vec<RequestMessage>) -> Vec<RequestMessage> {
+    let mut turns: Vec<RequestMessage> = Vec::with_capacity(messages.len());
+    for m in messages {
+        match turns.last_mut() {
+            None if m.role == Role::Assistant => {}
+            Some(last) if last.role == m.role => {
+                // A turn of tool results alone has no text: no blank lines for it.
+                if !last.content.is_empty() && !m.content.is_empty() {
+                    last.content.push_str("\n\n");
+                }
+                last.content.push_str(&m.content);
+                last.images.extend(m.images);
+                last.tool_calls.extend(m.tool_calls);
+                last.tool_results.extend(m.tool_results);
+            }
+            _ => turns.push(m),
+        }
+    }
+    turns
+}
+
+/// Keeps only the calls answered in the next turn and the results asked for in the turn
+/// before, then removes the turns this left empty. Returns whether any turn was removed
+/// (its neighbours may now need joining).
+fn pair_tools(turns: &mut Vec<RequestMessage>) -> bool {
+    let mut emptied = vec![false; turns.len()];
+    for i in 0..turns.len() {
+        let asked: Vec<String> = match i.checked_sub(1).map(|p| &turns[p]) {
+            Some(prev) if prev.role == Role::Assistant => {
+                prev.tool_calls.iter().map(|c| c.id.clone()).collect()
+            }
+            _ => Vec::new(),
+        };
+        let turn = &mut turns[i];
+        let before = turn.tool_results.len();
+        turn.tool_results.retain(|r| asked.contains(&r.call_id));
+        emptied[i] |= turn.tool_results.len() < before;
+    }
+    for i in 0..turns.len() {
+        let answered: Vec<String> = match turns.get(i + 1) {
+            Some(next) if next.role == Role::User => next
+                .tool_results
+                .iter()
+                .map(|r| r.call_id.clone())
+                .collect(),
+            _ => Vec::new(),
+        };
+        let turn = &mut turns[i];
+        let before = turn.tool_calls.len();
+        turn.tool_calls.retain(|c| answered.contains(&c.id));
+        emptied[i] |= turn.tool_calls.len() < before;
+    }
+    let mut emptied = emptied.into_iter();
+    let before = turns.len();
+    turns.retain(|t| {
+        let lost_tools = emptied.next().unwrap_or(false);
+        let nothing_left = t.content.trim().is_empty()
+            && t.images.is_empty()
+            && t.tool_calls.is_empty()
+            && t.tool_results.is_empty();
+        !(lost_tools && nothing_left)
+    });
+    turns.len() < before
 }
 
 #[cfg(test)]
@@ -158,5 +219,107 @@ mod tests {
                 "{input:?}"
             );
         }
+    }
+
+    fn call(id: &str) -> ToolCall {
+        ToolCall {
+            id: id.into(),
+            name: "look".into(),
+            arguments: serde_json::json!({}),
+        }
+    }
+
+    fn result(id: &str) -> ToolOutcome {
+        ToolOutcome {
+            call_id: id.into(),
+            name: "look".into(),
+            content: format!("seen {id}"),
+            is_error: false,
+        }
+    }
+
+    fn asking(text: &str, ids: &[&str]) -> RequestMessage {
+        RequestMessage {
+            tool_calls: ids.iter().map(|id| call(id)).collect(),
+            ..RequestMessage::text(Role::Assistant, text)
+        }
+    }
+
+    fn answering(text: &str, ids: &[&str]) -> RequestMessage {
+        RequestMessage {
+            tool_results: ids.iter().map(|id| result(id)).collect(),
+            ..RequestMessage::text(Role::User, text)
+        }
+    }
+
+    fn turns(messages: Vec<RequestMessage>) -> Vec<RequestMessage> {
+        UniversalRequest {
+            messages,
+            ..req(&[])
+        }
+        .normalized()
+        .messages
+    }
+
+    #[test]
+    fn a_turn_of_tool_results_alone_is_kept_after_its_calls() {
+        let loop_turns = vec![
+            RequestMessage::text(Role::User, "q"),
+            asking("", &["a", "b"]),
+            answering("", &["a", "b"]),
+            asking("Looking again.", &["c"]),
+            answering("", &["c"]),
+        ];
+        assert_eq!(turns(loop_turns.clone()), loop_turns);
+    }
+
+    #[test]
+    fn results_and_a_follow_up_in_separate_turns_are_joined_without_blank_lines() {
+        let got = turns(vec![
+            RequestMessage::text(Role::User, "q"),
+            asking("", &["a"]),
+            answering("", &["a"]),
+            RequestMessage::text(Role::User, "and then?"),
+        ]);
+        assert_eq!(got.len(), 3);
+        assert_eq!(got[2], answering("and then?", &["a"]));
+    }
+
+    #[test]
+    fn calls_and_results_that_lost_their_partner_are_removed() {
+        // The first question was hidden: its calls went with the leading assistant turn,
+        // so their results, and then the turn they were alone in, go too.
+        let got = turns(vec![
+            asking("", &["a"]),
+            answering("", &["a"]),
+            asking("", &["b"]),
+            answering("", &["b"]),
+            RequestMessage::text(Role::User, "q"),
+        ]);
+        assert_eq!(got, vec![RequestMessage::text(Role::User, "q")]);
+
+        // A call left unanswered (the answer failed midway) keeps its text only; a result
+        // that answers nothing is dropped but the text beside it stays.
+        let got = turns(vec![
+            RequestMessage::text(Role::User, "q"),
+            asking("Checking.", &["a"]),
+            answering("never mind", &["z"]),
+        ]);
+        assert_eq!(
+            got,
+            vec![
+                RequestMessage::text(Role::User, "q"),
+                RequestMessage::text(Role::Assistant, "Checking."),
+                RequestMessage::text(Role::User, "never mind"),
+            ]
+        );
+
+        // A turn of calls only, unanswered, disappears and the user turns around it join.
+        let got = turns(vec![
+            RequestMessage::text(Role::User, "q1"),
+            asking("", &["a"]),
+            RequestMessage::text(Role::User, "q2"),
+        ]);
+        assert_eq!(got, vec![RequestMessage::text(Role::User, "q1\n\nq2")]);
     }
 }

@@ -16,6 +16,11 @@
 //
 // Every generation request consumes at most one scripted behaviour (see script()),
 // so a test can line up "first call fails with 429, second succeeds" precisely.
+//
+// A behaviour may also make the answer a tool call, in each provider's own wire format:
+// `{ toolCall: { name, arguments } }` (or `toolCalls: [...]` for parallel calls), after
+// the `reply` text if one is given. OpenAI and Anthropic stream the arguments as JSON
+// text in pieces (`argPieces`, 3 by default); Gemini and Ollama send each call whole.
 
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
@@ -68,6 +73,7 @@ export async function startMockProvider({
     const rec = await record(req);
     const route = routeOf(req.method, rec.path, rec.headers);
     rec.provider = route?.provider ?? null;
+    Object.assign(rec, toolsOf(rec.provider, rec.body));
     requests.push(rec);
     for (const w of waiters) w(rec);
     // `aborted`: the response never finished (the client left, or cutAfter cut it).
@@ -95,10 +101,12 @@ export async function startMockProvider({
     const kind = b.error ?? (b.status ? STATUS_TO_KIND[b.status] ?? 'generic' : null);
     if (kind) return sendError(ctx, kind, b.status);
 
-    const text = b.reply ?? `You said: ${p.lastUserText(rec.body) ?? ''}`;
+    ctx.calls = toolCallsOf(b);
+    // An answer that calls a tool has no text unless the script gives some.
+    const text = b.reply ?? (ctx.calls.length ? '' : `You said: ${p.lastUserText(rec.body) ?? ''}`);
     ctx.tokens = b.tokens ?? tokenize(text);
-    ctx.usage = { input: promptTokens(rec.body), output: ctx.tokens.length };
-    ctx.finish = b.finish === 'length' ? 'length' : 'stop';
+    ctx.usage = { input: promptTokens(rec.body), output: ctx.tokens.length + ctx.calls.length };
+    ctx.finish = b.finish === 'length' ? 'length' : ctx.calls.length ? 'tool_calls' : 'stop';
     if (!route.stream(rec)) return p.whole(ctx, ctx.tokens.join(''));
     return p.stream(ctx, streamer(ctx));
   }
@@ -116,7 +124,12 @@ export async function startMockProvider({
   return {
     url: `http://127.0.0.1:${actualPort}`,
     port: actualPort,
-    /** Every request in arrival order: {method, path, query, headers, body, provider, status, aborted}. */
+    /**
+     * Every request in arrival order: {method, path, query, headers, body, provider, status,
+     * aborted, tools, toolResults}. `tools` lists the tool names the request declared and
+     * `toolResults` the results it sent back ({id, name, content, isError}; Anthropic gives
+     * no name, OpenAI no name or error flag, Ollama no id), whatever the provider's format.
+     */
     requests,
     /**
      * Queues a one-shot behaviour for the next generation request (or the next one
@@ -125,7 +138,12 @@ export async function startMockProvider({
      * reply, tokens, delayMs, latencyMs, error ('bad_key' | 'unknown_model' |
      * 'rate_limit' | 'server' | 'overloaded' | 'context_overflow'), status, retryAfter,
      * cutAfter, stall, stallAfter, streamError, errorAfter, finish ('stop' | 'length'),
-     * respond (async (res, {cors, signal, cut}) => writes the whole response itself).
+     * respond (async (res, {cors, signal, cut}) => writes the whole response itself),
+     * toolCall ({name, arguments, id?}: the answer calls that tool, after `reply` if set),
+     * toolCalls (several such calls, made in parallel), argPieces (how many pieces the
+     * streamed formats cut the arguments into; 3). With tool calls the finish reason is
+     * the provider's own: tool_calls, tool_use, STOP, stop. The pieces of the calls count
+     * as tokens for cutAfter, stallAfter and errorAfter.
      */
     script(b, { match } = {}) { queue.push({ b, match }); },
     /** Behaviour used when no scripted one matches (object or function, as in script). */
@@ -155,6 +173,56 @@ export async function startMockProvider({
 }
 
 // ---------------------------------------------------------------- plumbing
+
+// The scripted tool calls of a behaviour, whole: [{id, name, arguments, text, pieces}].
+// `arguments` is an object (or a string, to play a model that writes broken JSON); `text`
+// is it as JSON text and `pieces` that text cut in `argPieces` parts for the formats that
+// stream it.
+function toolCallsOf(b) {
+  const list = b.toolCalls ?? (b.toolCall ? [b.toolCall] : []);
+  return list.map((c, i) => {
+    const args = c.arguments ?? {};
+    const text = typeof args === 'string' ? args : JSON.stringify(args);
+    const n = Math.max(1, b.argPieces ?? 3);
+    const size = Math.max(1, Math.ceil(text.length / n));
+    const pieces = [];
+    for (let at = 0; at < text.length; at += size) pieces.push(text.slice(at, at + size));
+    return { id: c.id, name: c.name ?? `tool_${i + 1}`, arguments: args, text, pieces };
+  });
+}
+
+// What a request offered and sent back about tools, in one shape for every provider:
+// the declared tool names, and the results it returned ({id, name, content, isError}).
+function toolsOf(provider, body) {
+  if (!body || typeof body !== 'object') return { tools: [], toolResults: [] };
+  const str = (v) => (typeof v === 'string' ? v : partsText(v));
+  if (provider === 'openai' || provider === 'ollama') {
+    return {
+      tools: (body.tools ?? []).map((t) => t.function?.name ?? t.name),
+      toolResults: (body.messages ?? []).filter((m) => m.role === 'tool')
+        .map((m) => ({ id: m.tool_call_id ?? null, name: m.tool_name ?? m.name ?? null, content: str(m.content), isError: false })),
+    };
+  }
+  if (provider === 'anthropic') {
+    const blocks = (body.messages ?? []).filter((m) => m.role === 'user' && Array.isArray(m.content)).flatMap((m) => m.content);
+    return {
+      tools: (body.tools ?? []).map((t) => t.name),
+      toolResults: blocks.filter((x) => x?.type === 'tool_result')
+        .map((x) => ({ id: x.tool_use_id, name: null, content: str(x.content), isError: x.is_error === true })),
+    };
+  }
+  if (provider === 'gemini') {
+    const parts = (body.contents ?? []).flatMap((c) => c.parts ?? []);
+    return {
+      tools: (body.tools ?? []).flatMap((t) => t.functionDeclarations ?? []).map((d) => d.name),
+      toolResults: parts.filter((x) => x.functionResponse).map(({ functionResponse: r }) => ({
+        id: r.id ?? null, name: r.name, isError: r.response?.error != null,
+        content: str(r.response?.error ?? r.response?.content ?? r.response?.output ?? JSON.stringify(r.response ?? {})),
+      })),
+    };
+  }
+  return { tools: [], toolResults: [] };
+}
 
 async function record(req) {
   const u = new URL(req.url, 'http://mock');
@@ -215,19 +283,21 @@ function cutConnection(res) {
 function streamer(ctx) {
   const { res, b, signal } = ctx;
   const cut = () => cutConnection(res);
-  return async function run({ headers, open = [], piece, errorPiece, close }) {
+  // `tail`: pre-rendered pieces written after the tokens (tool calls), paced like them.
+  return async function run({ headers, open = [], piece, errorPiece, close, tail = [] }) {
     const { tokens } = ctx; // read late: a provider may adjust them before running
+    const total = tokens.length + tail.length;
     res.writeHead(200, { ...CORS, 'cache-control': 'no-cache', ...headers });
     for (const s of open) res.write(s);
     try {
-      for (let i = 0; i < tokens.length; i++) {
+      for (let i = 0; i < total; i++) {
         if (b.cutAfter != null && i >= b.cutAfter) return await cut();
         if (b.stall && i >= (b.stallAfter ?? 2)) return await new Promise((r) => res.once('close', r));
         if (b.streamError && i >= (b.errorAfter ?? 2)) return res.end(errorPiece(b.streamError));
         await sleep(b.delayMs, null, { signal });
-        res.write(piece(tokens[i], i, i === tokens.length - 1));
+        res.write(i < tokens.length ? piece(tokens[i], i, i === tokens.length - 1 && tail.length === 0) : tail[i - tokens.length]);
       }
-      if (b.cutAfter != null && tokens.length <= b.cutAfter) return await cut();
+      if (b.cutAfter != null && total <= b.cutAfter) return await cut();
       if (b.stall) return await new Promise((r) => res.once('close', r));
       if (b.streamError) return res.end(errorPiece(b.streamError));
       res.end(close());
@@ -319,11 +389,15 @@ const openai = {
     send(ctx.res, 200, { object: 'list', data: ['gpt-4o-mini', 'gpt-4o'].map((id) => ({ id, object: 'model', created: 1715367049, owned_by: 'system' })) });
   },
 
+  callId: (c) => c.id ?? `call_${randomUUID().replaceAll('-', '').slice(0, 24)}`,
+
   whole(ctx, text) {
     const { input, output } = ctx.usage;
+    const calls = ctx.calls.map((c) => ({ id: openai.callId(c), type: 'function', function: { name: c.name, arguments: c.text } }));
+    const message = { role: 'assistant', content: calls.length && !text ? null : text, ...(calls.length ? { tool_calls: calls } : {}), refusal: null };
     send(ctx.res, 200, {
       id: `chatcmpl-${randomUUID()}`, object: 'chat.completion', created: now(), model: ctx.model,
-      choices: [{ index: 0, message: { role: 'assistant', content: text, refusal: null }, logprobs: null, finish_reason: ctx.finish }],
+      choices: [{ index: 0, message, logprobs: null, finish_reason: ctx.finish }],
       usage: { prompt_tokens: input, completion_tokens: output, total_tokens: input + output },
       service_tier: 'default', system_fingerprint: 'fp_mock',
     });
@@ -340,9 +414,17 @@ const openai = {
     });
     const choice = (delta, finish = null) => [{ index: 0, delta, logprobs: null, finish_reason: finish }];
     const { input, output } = ctx.usage;
+    // Each call: a first piece with its id, name and empty arguments, then the arguments
+    // in pieces, all keyed by the call's index.
+    const tail = ctx.calls.flatMap((c, index) => [
+      chunk(choice({ tool_calls: [{ index, id: openai.callId(c), type: 'function', function: { name: c.name, arguments: '' } }] })),
+      ...c.pieces.map((arguments_) => chunk(choice({ tool_calls: [{ index, function: { arguments: arguments_ } }] }))),
+    ]);
     return run({
       headers: { 'content-type': 'text/event-stream; charset=utf-8' },
-      open: [chunk(choice({ role: 'assistant', content: '', refusal: null }))],
+      // An answer that opens with a call has `content: null`, as OpenAI sends it.
+      open: [chunk(choice({ role: 'assistant', content: ctx.calls.length && !ctx.tokens.length ? null : '', refusal: null }))],
+      tail,
       piece: (t) => chunk(choice({ content: t })),
       errorPiece: () => sse({ error: { message: 'The server had an error while processing your request. Sorry about that!', type: 'server_error', param: null, code: null } }),
       close: () => chunk(choice({}, ctx.finish))
@@ -389,12 +471,18 @@ const anthropic = {
     send(ctx.res, 200, { data, has_more: false, first_id: data[0].id, last_id: data.at(-1).id });
   },
 
-  stopReason: (finish) => (finish === 'length' ? 'max_tokens' : 'end_turn'),
+  stopReason: (finish) => ({ length: 'max_tokens', tool_calls: 'tool_use' })[finish] ?? 'end_turn',
+
+  callId: (c) => c.id ?? `toolu_01${randomUUID().replaceAll('-', '').slice(0, 22)}`,
+
+  // A call's input as an object (a broken-JSON string cannot be one: it is wrapped).
+  input: (c) => (typeof c.arguments === 'string' ? { raw: c.arguments } : c.arguments),
 
   whole(ctx, text) {
+    const calls = ctx.calls.map((c) => ({ type: 'tool_use', id: anthropic.callId(c), name: c.name, input: anthropic.input(c) }));
     send(ctx.res, 200, {
       id: `msg_mock${randomUUID().replaceAll('-', '')}`, type: 'message', role: 'assistant', model: ctx.model,
-      content: [{ type: 'text', text }], stop_reason: anthropic.stopReason(ctx.finish), stop_sequence: null,
+      content: [...(text || !calls.length ? [{ type: 'text', text }] : []), ...calls], stop_reason: anthropic.stopReason(ctx.finish), stop_sequence: null,
       usage: { input_tokens: ctx.usage.input, output_tokens: ctx.usage.output },
     });
   },
@@ -406,16 +494,30 @@ const anthropic = {
       usage: { input_tokens: ctx.usage.input, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 1 },
     };
     const ev = (type, data) => sse({ type, ...data }, type);
+    // Without text and with calls, the answer opens with its first tool_use block.
+    const textBlock = ctx.tokens.length > 0 || ctx.calls.length === 0;
+    const first = textBlock ? 1 : 0;
+    // Each call: a tool_use block, its input as input_json_delta pieces (the first one
+    // empty, as Anthropic sends it), then its stop. The text block stops first.
+    const tail = ctx.calls.length === 0 ? [] : [
+      ...(textBlock ? [ev('content_block_stop', { index: 0 })] : []),
+      ...ctx.calls.flatMap((c, k) => [
+        ev('content_block_start', { index: first + k, content_block: { type: 'tool_use', id: anthropic.callId(c), name: c.name, input: {} } }),
+        ...['', ...c.pieces].map((partial_json) => ev('content_block_delta', { index: first + k, delta: { type: 'input_json_delta', partial_json } })),
+        ev('content_block_stop', { index: first + k }),
+      ]),
+    ];
     return run({
       headers: { 'content-type': 'text/event-stream; charset=utf-8' },
       open: [
         ev('message_start', { message }),
-        ev('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+        ...(textBlock ? [ev('content_block_start', { index: 0, content_block: { type: 'text', text: '' } })] : []),
         ev('ping', {}),
       ],
+      tail,
       piece: (t) => ev('content_block_delta', { index: 0, delta: { type: 'text_delta', text: t } }),
       errorPiece: () => sse({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }, 'error'),
-      close: () => ev('content_block_stop', { index: 0 })
+      close: () => (ctx.calls.length ? '' : ev('content_block_stop', { index: 0 }))
         + ev('message_delta', { delta: { stop_reason: anthropic.stopReason(ctx.finish), stop_sequence: null }, usage: { output_tokens: ctx.usage.output } })
         + ev('message_stop', {}),
     });
@@ -460,11 +562,14 @@ const gemini = {
 
   finishReason: (finish) => (finish === 'length' ? 'MAX_TOKENS' : 'STOP'),
 
+  // Calls come whole, one functionCall part each, without ids.
+  callParts: (ctx) => ctx.calls.map((c) => ({ functionCall: { name: c.name, args: c.arguments } })),
+
   // usageMetadata rides on every chunk and is cumulative; only the last has the output count.
-  response(ctx, text, { last, outSoFar }) {
+  response(ctx, text, { last, outSoFar, parts }) {
     const { input } = ctx.usage;
     return {
-      candidates: [{ content: { parts: [{ text }], role: 'model' }, ...(last ? { finishReason: gemini.finishReason(ctx.finish) } : {}), index: 0 }],
+      candidates: [{ content: { parts: parts ?? [{ text }], role: 'model' }, ...(last ? { finishReason: gemini.finishReason(ctx.finish) } : {}), index: 0 }],
       usageMetadata: {
         promptTokenCount: input,
         ...(last ? { candidatesTokenCount: outSoFar } : {}),
@@ -478,7 +583,8 @@ const gemini = {
 
   whole(ctx, text) {
     ctx.responseId = randomUUID().replaceAll('-', '').slice(0, 22);
-    send(ctx.res, 200, gemini.response(ctx, text, { last: true, outSoFar: ctx.usage.output }));
+    const parts = [...(text || !ctx.calls.length ? [{ text }] : []), ...gemini.callParts(ctx)];
+    send(ctx.res, 200, gemini.response(ctx, text, { last: true, outSoFar: ctx.usage.output, parts }));
   },
 
   stream(ctx, run) {
@@ -487,10 +593,13 @@ const gemini = {
     const asSse = ctx.rec.query.alt === 'sse';
     const errorBody = { error: { code: 500, message: 'An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting', status: 'INTERNAL' } };
     const frame = (obj, i) => (asSse ? `data: ${JSON.stringify(obj)}\r\n\r\n` : `${i === 0 ? '[' : ',\r\n'}${JSON.stringify(obj)}`);
-    // Zero tokens still needs one chunk to carry finishReason.
-    if (ctx.tokens.length === 0) ctx.tokens = [''];
+    // Zero tokens still needs one chunk to carry finishReason (the calls' chunk does).
+    if (ctx.tokens.length === 0 && ctx.calls.length === 0) ctx.tokens = [''];
+    // All calls in one last chunk, with finishReason and the final usage.
+    const tail = ctx.calls.length === 0 ? [] : [frame(gemini.response(ctx, '', { last: true, outSoFar: ctx.usage.output, parts: gemini.callParts(ctx) }), ctx.tokens.length)];
     return run({
       headers: { 'content-type': asSse ? 'text/event-stream' : 'application/json; charset=UTF-8' },
+      tail,
       piece: (t, i, last) => frame(gemini.response(ctx, t, { last, outSoFar: ctx.usage.output }), i),
       errorPiece: () => (asSse ? `data: ${JSON.stringify(errorBody)}\r\n\r\n` : `,\r\n${JSON.stringify(errorBody)}]`),
       close: () => (asSse ? '' : ']'),
@@ -530,21 +639,27 @@ const ollama = {
     send(ctx.res, 200, { models });
   },
 
-  final(ctx, content) {
+  // Calls come whole in one line, arguments as an object, without ids.
+  callsMessage: (ctx) => ({ role: 'assistant', content: '', tool_calls: ctx.calls.map((c) => ({ function: { name: c.name, arguments: c.arguments } })) }),
+
+  final(ctx, content, { withCalls = false } = {}) {
+    const message = withCalls && ctx.calls.length ? { ...ollama.callsMessage(ctx), content } : { role: 'assistant', content };
     return {
-      model: ctx.model, created_at: new Date().toISOString(), message: { role: 'assistant', content },
-      done_reason: ctx.finish, done: true, total_duration: 1_000_000_000, load_duration: 50_000_000,
+      model: ctx.model, created_at: new Date().toISOString(), message,
+      // Ollama says "stop" for an answer that called tools.
+      done_reason: ctx.finish === 'tool_calls' ? 'stop' : ctx.finish, done: true, total_duration: 1_000_000_000, load_duration: 50_000_000,
       prompt_eval_count: ctx.usage.input, prompt_eval_duration: 100_000_000,
       eval_count: ctx.usage.output, eval_duration: 800_000_000,
     };
   },
 
-  whole(ctx, text) { send(ctx.res, 200, ollama.final(ctx, text)); },
+  whole(ctx, text) { send(ctx.res, 200, ollama.final(ctx, text, { withCalls: true })); },
 
   stream(ctx, run) {
     const line = (o) => `${JSON.stringify(o)}\n`;
     return run({
       headers: { 'content-type': 'application/x-ndjson' },
+      tail: ctx.calls.length ? [line({ model: ctx.model, created_at: new Date().toISOString(), message: ollama.callsMessage(ctx), done: false })] : [],
       piece: (t) => line({ model: ctx.model, created_at: new Date().toISOString(), message: { role: 'assistant', content: t }, done: false }),
       errorPiece: () => line({ error: 'an error was encountered while running the model: unexpected EOF' }),
       close: () => line(ollama.final(ctx, '')),

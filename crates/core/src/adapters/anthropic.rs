@@ -17,13 +17,13 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{
-    data_url, header, json_body, parse, role_name, system_prompt, temperature, turns, Adapter,
-    Decoder, Framing, PayloadError, Protocol,
+    arguments_object, data_url, header, json_body, parameters, parse, parse_arguments, role_name,
+    system_prompt, temperature, turns, Adapter, Decoder, Framing, PayloadError, Protocol,
 };
 use crate::errors;
 use crate::http::HttpRequest;
 use crate::provider::{ProviderConfig, ProviderKind};
-use crate::request::UniversalRequest;
+use crate::request::{RequestMessage, ToolCall, UniversalRequest};
 use crate::sse::SseDecoder;
 use crate::stream::{StreamDecoder, StreamEvent, Usage};
 
@@ -34,30 +34,22 @@ pub struct Anthropic;
 
 impl Adapter for Anthropic {
     fn translate(&self, req: &UniversalRequest, cfg: &ProviderConfig) -> HttpRequest {
-        let mut messages: Vec<Value> = turns(req)
-            .map(|m| {
-                if m.images.is_empty() {
-                    return json!({"role": role_name(m.role), "content": m.content});
-                }
-                // Images first: Anthropic documents that Claude does best with images before text.
-                let images = m.images.iter().map(|url| match data_url(url) {
-                    Some(img) => json!({"type": "image", "source": {"type": "base64", "media_type": img.mime, "data": img.data}}),
-                    None => json!({"type": "image", "source": {"type": "url", "url": url}}),
-                });
-                // Empty text blocks are rejected.
-                let text = (!m.content.is_empty()).then(|| json!({"type": "text", "text": m.content}));
-                json!({"role": role_name(m.role), "content": images.chain(text).collect::<Vec<_>>()})
-            })
-            .collect();
+        let mut messages: Vec<Value> = turns(req).map(message).collect();
         if let Some(last) = messages.last_mut() {
             mark_for_cache(last);
         }
         let system = system_prompt(req)
             .map(|text| json!([{"type": "text", "text": text, "cache_control": ephemeral()}]));
+        // No cache mark of their own: tools come first in Anthropic's cache prefix, so the
+        // system block's mark already covers them.
+        let tools: Vec<Value> = req
+            .tools
+            .iter()
+            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": parameters(t)}))
+            .collect();
         let body = json!({
             "model": req.model,
             "system": system,
-            "messages": messages,
             "max_tokens": req.options.max_output_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
             "temperature": temperature(req),
             "stream": true,
@@ -71,7 +63,13 @@ impl Adapter for Anthropic {
         HttpRequest::post_json(
             format!("{}/messages", cfg.base_url),
             headers,
-            json_body(body),
+            json_body(
+                body,
+                [
+                    ("messages", Value::Array(messages)),
+                    ("tools", (!tools.is_empty()).then_some(tools).into()),
+                ],
+            ),
         )
     }
 
@@ -79,9 +77,34 @@ impl Adapter for Anthropic {
         Decoder::boxed(
             ProviderKind::Anthropic,
             Framing::Sse(SseDecoder::new()),
-            Events { input: 0 },
+            Events::default(),
         )
     }
+}
+
+/// One turn as a Messages API message: plain text stays a string; otherwise content
+/// blocks. A user turn's `tool_result` blocks come first, as the API requires right after
+/// the `tool_use` turn; an assistant turn's `tool_use` blocks follow its text.
+fn message(m: &RequestMessage) -> Value {
+    let role = role_name(m.role);
+    if m.images.is_empty() && m.tool_calls.is_empty() && m.tool_results.is_empty() {
+        return json!({"role": role, "content": m.content});
+    }
+    let results = m.tool_results.iter().map(|r| {
+        json!({"type": "tool_result", "tool_use_id": r.call_id, "content": r.content, "is_error": r.is_error})
+    });
+    // Images first: Anthropic documents that Claude does best with images before text.
+    let images = m.images.iter().map(|url| match data_url(url) {
+        Some(img) => json!({"type": "image", "source": {"type": "base64", "media_type": img.mime, "data": img.data}}),
+        None => json!({"type": "image", "source": {"type": "url", "url": url}}),
+    });
+    // Empty text blocks are rejected.
+    let text = (!m.content.is_empty()).then(|| json!({"type": "text", "text": m.content}));
+    let calls = m.tool_calls.iter().map(
+        |c| json!({"type": "tool_use", "id": c.id, "name": c.name, "input": arguments_object(c)}),
+    );
+    let content: Vec<Value> = results.chain(images).chain(text).chain(calls).collect();
+    json!({"role": role, "content": content})
 }
 
 /// A cache breakpoint: the type with Anthropic's default lifetime (five minutes, refreshed
@@ -107,9 +130,21 @@ fn mark_for_cache(message: &mut Value) {
     }
 }
 
+#[derive(Default)]
 struct Events {
     /// From `message_start`; `message_delta` only reports output tokens.
     input: u32,
+    /// The `tool_use` blocks open, by block index, until their `content_block_stop`.
+    calls: Vec<(u64, PartialCall)>,
+}
+
+/// A `tool_use` block whose input arrives as `input_json_delta` pieces.
+struct PartialCall {
+    id: String,
+    name: String,
+    /// The block start's `input`: what the call takes if no piece follows.
+    start: Value,
+    json: String,
 }
 
 #[derive(Deserialize)]
@@ -118,8 +153,17 @@ enum Event {
     MessageStart {
         message: Started,
     },
+    ContentBlockStart {
+        index: u64,
+        content_block: Block,
+    },
     ContentBlockDelta {
+        #[serde(default)]
+        index: u64,
         delta: BlockDelta,
+    },
+    ContentBlockStop {
+        index: u64,
     },
     MessageDelta {
         delta: MessageDelta,
@@ -127,7 +171,7 @@ enum Event {
     },
     MessageStop,
     Error,
-    /// `ping`, `content_block_start/stop` and event types added later.
+    /// `ping` and event types added later.
     #[serde(other)]
     Other,
 }
@@ -139,10 +183,20 @@ struct Started {
 }
 
 #[derive(Deserialize)]
+struct Block {
+    #[serde(rename = "type")]
+    kind: String,
+    id: Option<String>,
+    name: Option<String>,
+    input: Option<Value>,
+}
+
+#[derive(Deserialize)]
 struct BlockDelta {
     #[serde(rename = "type")]
     kind: String,
     text: Option<String>,
+    partial_json: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -185,8 +239,42 @@ impl Protocol for Events {
                 self.input = message.usage.and_then(|u| u.input()).unwrap_or(0);
                 out.extend(message.model.map(StreamEvent::Model));
             }
-            Event::ContentBlockDelta { delta } if delta.kind == "text_delta" => {
+            Event::ContentBlockStart {
+                index,
+                content_block: b,
+            } if b.kind == "tool_use" => {
+                let call = PartialCall {
+                    id: b.id.unwrap_or_default(),
+                    name: b.name.unwrap_or_default(),
+                    start: b.input.unwrap_or_else(|| json!({})),
+                    json: String::new(),
+                };
+                self.calls.retain(|(i, _)| *i != index);
+                self.calls.push((index, call));
+            }
+            Event::ContentBlockDelta { delta, .. } if delta.kind == "text_delta" => {
                 out.extend(delta.text.map(StreamEvent::Delta));
+            }
+            Event::ContentBlockDelta { index, delta } if delta.kind == "input_json_delta" => {
+                let piece = delta.partial_json.unwrap_or_default();
+                if let Some((_, call)) = self.calls.iter_mut().find(|(i, _)| *i == index) {
+                    call.json.push_str(&piece);
+                }
+            }
+            Event::ContentBlockStop { index } => {
+                if let Some(at) = self.calls.iter().position(|(i, _)| *i == index) {
+                    let (_, call) = self.calls.remove(at);
+                    let arguments = if call.json.trim().is_empty() {
+                        call.start
+                    } else {
+                        parse_arguments(&call.json)
+                    };
+                    out.push(StreamEvent::ToolCall(ToolCall {
+                        id: call.id,
+                        name: call.name,
+                        arguments,
+                    }));
+                }
             }
             Event::MessageDelta { delta, usage } => {
                 out.extend(delta.stop_reason.map(StreamEvent::Finish));
@@ -200,7 +288,7 @@ impl Protocol for Events {
             }
             Event::MessageStop => out.push(StreamEvent::Done),
             Event::Error => return Err(errors::stream_error(provider, payload).into()),
-            Event::ContentBlockDelta { .. } | Event::Other => {}
+            Event::ContentBlockStart { .. } | Event::ContentBlockDelta { .. } | Event::Other => {}
         }
         Ok(())
     }
@@ -211,7 +299,7 @@ mod tests {
     use expect_test::expect;
 
     use super::super::testkit::{
-        check_request, check_stream, check_stream_like, config, conversation,
+        check_request, check_stream, check_stream_like, config, conversation, tool_round_trip,
     };
     use super::*;
     use crate::chat::Role;
@@ -390,5 +478,163 @@ mod tests {
             END
         "#]],
         );
+    }
+
+    #[test]
+    fn tool_use_blocks_become_calls_when_they_stop() {
+        check_stream(
+            &Anthropic,
+            "anthropic/tool-call.sse",
+            expect![[r#"
+                Model("claude-sonnet-4-20250514")
+                Delta("I'll check the weather")
+                Delta(" in Zürich.")
+                ToolCall(ToolCall { id: "toolu_01T1x1fJ34qAmk2tNTrN7Up6", name: "get_weather", arguments: Object {"city": String("Zürich"), "unit": String("celsius")} })
+                ToolCall(ToolCall { id: "toolu_01HbZ6rKq2Vn8sYc4dTf7WgJ", name: "list_tabs", arguments: Object {} })
+                Finish("tool_use")
+                Usage(Usage { input: 412, output: 89 })
+                Done
+                END
+            "#]],
+        );
+    }
+
+    #[test]
+    fn tool_round_trip_request() {
+        check_request(
+            &Anthropic,
+            &tool_round_trip(),
+            &config(ProviderKind::Anthropic, "sk-ant-test"),
+            expect![[r#"
+                POST https://api.anthropic.com/v1/messages
+                content-type: application/json
+                x-api-key: sk-ant-test
+                anthropic-version: 2023-06-01
+                anthropic-dangerous-direct-browser-access: true
+
+                {
+                  "max_tokens": 4096,
+                  "messages": [
+                    {
+                      "content": "Weather in Zürich? And my tabs?",
+                      "role": "user"
+                    },
+                    {
+                      "content": [
+                        {
+                          "text": "Checking.",
+                          "type": "text"
+                        },
+                        {
+                          "id": "call_1",
+                          "input": {
+                            "city": "Zürich"
+                          },
+                          "name": "get_weather",
+                          "type": "tool_use"
+                        },
+                        {
+                          "id": "call_2",
+                          "input": {},
+                          "name": "list_tabs",
+                          "type": "tool_use"
+                        }
+                      ],
+                      "role": "assistant"
+                    },
+                    {
+                      "content": [
+                        {
+                          "content": "12°C, cloudy",
+                          "is_error": false,
+                          "tool_use_id": "call_1",
+                          "type": "tool_result"
+                        },
+                        {
+                          "content": "The tab list is not available.",
+                          "is_error": true,
+                          "tool_use_id": "call_2",
+                          "type": "tool_result"
+                        },
+                        {
+                          "cache_control": {
+                            "type": "ephemeral"
+                          },
+                          "text": "Keep it short.",
+                          "type": "text"
+                        }
+                      ],
+                      "role": "user"
+                    }
+                  ],
+                  "model": "test-model",
+                  "stream": true,
+                  "system": [
+                    {
+                      "cache_control": {
+                        "type": "ephemeral"
+                      },
+                      "text": "You are terse.",
+                      "type": "text"
+                    }
+                  ],
+                  "tools": [
+                    {
+                      "description": "The current weather in a city.",
+                      "input_schema": {
+                        "$schema": "http://json-schema.org/draft-07/schema#",
+                        "additionalProperties": false,
+                        "properties": {
+                          "city": {
+                            "description": "The city name.",
+                            "type": "string"
+                          },
+                          "unit": {
+                            "enum": [
+                              "celsius",
+                              "fahrenheit"
+                            ],
+                            "type": [
+                              "string",
+                              "null"
+                            ]
+                          }
+                        },
+                        "required": [
+                          "city"
+                        ],
+                        "type": "object"
+                      },
+                      "name": "get_weather"
+                    },
+                    {
+                      "description": "The open tabs.",
+                      "input_schema": {
+                        "properties": {},
+                        "type": "object"
+                      },
+                      "name": "list_tabs"
+                    }
+                  ]
+                }
+            "#]],
+        );
+    }
+
+    #[test]
+    fn a_turn_of_results_only_is_all_tool_result_blocks_and_marked_for_cache() {
+        let mut req = tool_round_trip();
+        req.messages[2].content.clear();
+        req.tools.clear();
+        let body = Anthropic
+            .translate(&req, &config(ProviderKind::Anthropic, "k"))
+            .body;
+        let v: Value = serde_json::from_str(&body).unwrap();
+        let last = v["messages"][2]["content"].as_array().unwrap();
+        let kinds: Vec<&str> = last.iter().map(|b| b["type"].as_str().unwrap()).collect();
+        assert_eq!(kinds, ["tool_result", "tool_result"]);
+        assert_eq!(last[1]["cache_control"]["type"], "ephemeral");
+        assert_eq!(last[1]["is_error"], true);
+        assert!(!body.contains("\"tools\""), "{body}");
     }
 }

@@ -46,7 +46,7 @@ impl Adapter for Firebase {
 mod tests {
     use expect_test::expect;
 
-    use super::super::testkit::{check_stream, config, conversation};
+    use super::super::testkit::{check_stream, config, conversation, tool_round_trip};
     use super::*;
 
     #[test]
@@ -57,6 +57,8 @@ mod tests {
         let cfg = config(ProviderKind::Firebase, "AIza-web");
         let http = Firebase.translate(&req, &cfg);
         assert_eq!(http.body, gemini::body(&req));
+        let tools = tool_round_trip();
+        assert_eq!(Firebase.translate(&tools, &cfg).body, gemini::body(&tools));
         let headers: String = http
             .headers
             .iter()

@@ -13,14 +13,14 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{
-    data_url, header, json_body, parse, system_prompt, temperature, turns, Adapter, Decoder,
-    Framing, PayloadError, Protocol,
+    arguments_object, data_url, header, json_body, parameters, parse, system_prompt, temperature,
+    turns, Adapter, CallIds, Decoder, Framing, PayloadError, Protocol,
 };
 use crate::chat::Role;
 use crate::errors::{self, ErrorKind, ProviderError};
 use crate::http::HttpRequest;
 use crate::provider::{ProviderConfig, ProviderKind};
-use crate::request::UniversalRequest;
+use crate::request::{RequestMessage, ToolCall, ToolSpec, UniversalRequest};
 use crate::sse::SseDecoder;
 use crate::stream::{StreamDecoder, StreamEvent, Usage};
 
@@ -52,36 +52,156 @@ pub(crate) fn model_id(req: &UniversalRequest) -> &str {
 
 /// The `GenerateContentRequest` body.
 pub(crate) fn body(req: &UniversalRequest) -> String {
-    let contents: Vec<Value> = turns(req)
-        .map(|m| {
-            let role = if m.role == Role::Assistant {
-                "model"
-            } else {
-                "user"
-            };
-            // Gemini only takes uploaded files by URI, so only data: URLs can be sent inline.
-            let images = m
-                .images
-                .iter()
-                .filter_map(|url| data_url(url))
-                .map(|img| json!({"inline_data": {"mime_type": img.mime, "data": img.data}}));
-            let text =
-                (!m.content.is_empty() || m.images.is_empty()).then(|| json!({"text": m.content}));
-            json!({"role": role, "parts": text.into_iter().chain(images).collect::<Vec<_>>()})
-        })
-        .collect();
-    json_body(json!({
-        "contents": contents,
-        "systemInstruction": system_prompt(req).map(|s| json!({"parts": [{"text": s}]})),
-        "generationConfig": {"temperature": temperature(req), "maxOutputTokens": req.options.max_output_tokens},
-    }))
+    let contents: Vec<Value> = turns(req).map(content).collect();
+    let declarations: Vec<Value> = req.tools.iter().map(declaration).collect();
+    let tools = (!declarations.is_empty()).then(|| json!([{"functionDeclarations": declarations}]));
+    json_body(
+        json!({
+            "systemInstruction": system_prompt(req).map(|s| json!({"parts": [{"text": s}]})),
+            "generationConfig": {"temperature": temperature(req), "maxOutputTokens": req.options.max_output_tokens},
+        }),
+        [
+            ("contents", Value::Array(contents)),
+            ("tools", tools.into()),
+        ],
+    )
+}
+
+/// Gemini 3 refuses a model turn whose function call lacks the thought signature it was
+/// sent with, and a [`crate::request::ToolCall`] does not keep one; this value, which
+/// Google documents for histories without signatures, tells it to skip the check. Only
+/// the first call of a turn carries a signature.
+const NO_SIGNATURE: &str = "skip_thought_signature_validator";
+
+/// One turn as a `Content`: a user turn's `functionResponse` parts first (they answer the
+/// previous model turn), then text and images; a model turn's `functionCall` parts last.
+fn content(m: &RequestMessage) -> Value {
+    let role = if m.role == Role::Assistant {
+        "model"
+    } else {
+        "user"
+    };
+    let results = m.tool_results.iter().map(|r| {
+        // Gemini reads `error` as a failure and the whole object otherwise (`output` is
+        // only its suggested key), so a result goes under `content` and an error under
+        // `error`, where the model can tell them apart.
+        let key = if r.is_error { "error" } else { "content" };
+        json!({"functionResponse": {"name": r.name, "response": {key: r.content}}})
+    });
+    // Gemini only takes uploaded files by URI, so only data: URLs can be sent inline.
+    let images = m
+        .images
+        .iter()
+        .filter_map(|url| data_url(url))
+        .map(|img| json!({"inline_data": {"mime_type": img.mime, "data": img.data}}));
+    let alone = m.images.is_empty() && m.tool_calls.is_empty() && m.tool_results.is_empty();
+    let text = (!m.content.is_empty() || alone).then(|| json!({"text": m.content}));
+    let calls = m.tool_calls.iter().enumerate().map(|(i, c)| {
+        let mut part = json!({"functionCall": {"name": c.name, "args": arguments_object(c)}});
+        if i == 0 {
+            part["thoughtSignature"] = json!(NO_SIGNATURE);
+        }
+        part
+    });
+    let parts: Vec<Value> = results.chain(text).chain(images).chain(calls).collect();
+    json!({"role": role, "parts": parts})
+}
+
+/// A `FunctionDeclaration`. A tool without parameters sends none: Gemini refuses an
+/// object schema with no properties.
+fn declaration(tool: &ToolSpec) -> Value {
+    let params = schema(&parameters(tool));
+    let empty = params
+        .get("properties")
+        .and_then(Value::as_object)
+        .is_none_or(|p| p.is_empty());
+    let mut decl = json!({"name": tool.name, "description": tool.description});
+    if !empty {
+        decl["parameters"] = params;
+    }
+    decl
+}
+
+/// A JSON Schema cut down to the OpenAPI subset Gemini's `Schema` accepts
+/// (<https://ai.google.dev/api/caching#Schema>): it refuses the whole request over one
+/// unknown key (`$schema`, `additionalProperties`, `$ref`...), so only known keys are kept.
+/// `type: [T, "null"]` becomes `type: T, nullable: true`, `const` a one-value enum and
+/// `oneOf` `anyOf`. Formats other than `enum` and `date-time` are dropped (Firebase's proxy
+/// refuses them), and so are enums that are not all strings.
+fn schema(s: &Value) -> Value {
+    let Value::Object(map) = s else {
+        return json!({});
+    };
+    let mut out = serde_json::Map::new();
+    for (key, value) in map {
+        match key.as_str() {
+            "type" => match value {
+                Value::Array(types) => {
+                    let named: Vec<&Value> = types.iter().filter(|t| *t != "null").collect();
+                    if let Some(t) = named.first() {
+                        out.insert("type".into(), (*t).clone());
+                    }
+                    if named.len() < types.len() {
+                        out.insert("nullable".into(), json!(true));
+                    }
+                }
+                t => {
+                    out.insert("type".into(), t.clone());
+                }
+            },
+            "properties" => {
+                let props: serde_json::Map<String, Value> = value
+                    .as_object()
+                    .into_iter()
+                    .flatten()
+                    .map(|(name, p)| (name.clone(), schema(p)))
+                    .collect();
+                out.insert(key.clone(), Value::Object(props));
+            }
+            "items" => {
+                out.insert(key.clone(), schema(value));
+            }
+            "anyOf" | "oneOf" => {
+                let options: Vec<Value> =
+                    value.as_array().into_iter().flatten().map(schema).collect();
+                out.insert("anyOf".into(), Value::Array(options));
+            }
+            "enum"
+                if value
+                    .as_array()
+                    .is_some_and(|v| v.iter().all(Value::is_string)) =>
+            {
+                out.insert(key.clone(), value.clone());
+            }
+            "const" if value.is_string() => {
+                out.insert("enum".into(), json!([value]));
+            }
+            "format" if value == "enum" || value == "date-time" => {
+                out.insert(key.clone(), value.clone());
+            }
+            "title" | "description" | "nullable" | "required" | "minItems" | "maxItems"
+            | "minProperties" | "maxProperties" | "minLength" | "maxLength" | "pattern"
+            | "minimum" | "maximum" | "example" | "default" | "propertyOrdering" => {
+                out.insert(key.clone(), value.clone());
+            }
+            _ => {}
+        }
+    }
+    Value::Object(out)
 }
 
 pub(crate) fn decoder(provider: ProviderKind) -> Box<dyn StreamDecoder> {
-    Decoder::boxed(provider, Framing::Sse(SseDecoder::new()), Responses)
+    Decoder::boxed(
+        provider,
+        Framing::Sse(SseDecoder::new()),
+        Responses::default(),
+    )
 }
 
-struct Responses;
+#[derive(Default)]
+struct Responses {
+    ids: CallIds,
+}
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -106,10 +226,21 @@ struct Content {
 }
 
 #[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct Part {
     text: Option<String>,
     /// Thinking models' thought summaries are not part of the answer.
     thought: Option<bool>,
+    /// Sent whole, never in pieces.
+    function_call: Option<FunctionCall>,
+}
+
+#[derive(Deserialize)]
+struct FunctionCall {
+    /// Newer models number their calls; older ones do not, and get one made up.
+    id: Option<String>,
+    name: Option<String>,
+    args: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -147,11 +278,16 @@ impl Protocol for Responses {
         out.extend(r.model_version.map(StreamEvent::Model));
         if let Some(c) = r.candidates.and_then(|c| c.into_iter().next()) {
             let parts = c.content.and_then(|c| c.parts).unwrap_or_default();
-            let texts = parts
-                .into_iter()
-                .filter(|p| p.thought != Some(true))
-                .filter_map(|p| p.text);
-            out.extend(texts.map(StreamEvent::Delta));
+            for part in parts.into_iter().filter(|p| p.thought != Some(true)) {
+                out.extend(part.text.map(StreamEvent::Delta));
+                if let Some(call) = part.function_call {
+                    out.push(StreamEvent::ToolCall(ToolCall {
+                        id: self.ids.id(call.id),
+                        name: call.name.unwrap_or_default(),
+                        arguments: call.args.unwrap_or_else(|| json!({})),
+                    }));
+                }
+            }
             out.extend(c.finish_reason.map(StreamEvent::Finish));
         }
         if let Some(u) = r.usage_metadata {
@@ -169,7 +305,7 @@ mod tests {
     use expect_test::expect;
 
     use super::super::testkit::{
-        check_request, check_stream, check_stream_like, config, conversation,
+        check_request, check_stream, check_stream_like, config, conversation, tool_round_trip,
     };
     use super::*;
 
@@ -310,5 +446,160 @@ mod tests {
             END
         "#]],
         );
+    }
+
+    #[test]
+    fn function_calls_come_whole_and_get_ids() {
+        check_stream(
+            &Gemini,
+            "gemini/tool-call.sse",
+            expect![[r#"
+                Model("gemini-2.5-flash")
+                Delta("I'll check the weather in Zürich.")
+                Usage(Usage { input: 96, output: 0 })
+                ToolCall(ToolCall { id: "call_1", name: "get_weather", arguments: Object {"city": String("Zürich"), "unit": String("celsius")} })
+                ToolCall(ToolCall { id: "call_2", name: "list_tabs", arguments: Object {} })
+                Finish("STOP")
+                Usage(Usage { input: 96, output: 27 })
+                Done
+                END
+            "#]],
+        );
+    }
+
+    #[test]
+    fn tool_round_trip_request() {
+        check_request(
+            &Gemini,
+            &tool_round_trip(),
+            &config(ProviderKind::Gemini, "AIza-test"),
+            expect![[r#"
+                POST https://generativelanguage.googleapis.com/v1beta/models/test-model:streamGenerateContent?alt=sse
+                content-type: application/json
+                x-goog-api-key: AIza-test
+
+                {
+                  "contents": [
+                    {
+                      "parts": [
+                        {
+                          "text": "Weather in Zürich? And my tabs?"
+                        }
+                      ],
+                      "role": "user"
+                    },
+                    {
+                      "parts": [
+                        {
+                          "text": "Checking."
+                        },
+                        {
+                          "functionCall": {
+                            "args": {
+                              "city": "Zürich"
+                            },
+                            "name": "get_weather"
+                          },
+                          "thoughtSignature": "skip_thought_signature_validator"
+                        },
+                        {
+                          "functionCall": {
+                            "args": {},
+                            "name": "list_tabs"
+                          }
+                        }
+                      ],
+                      "role": "model"
+                    },
+                    {
+                      "parts": [
+                        {
+                          "functionResponse": {
+                            "name": "get_weather",
+                            "response": {
+                              "content": "12°C, cloudy"
+                            }
+                          }
+                        },
+                        {
+                          "functionResponse": {
+                            "name": "list_tabs",
+                            "response": {
+                              "error": "The tab list is not available."
+                            }
+                          }
+                        },
+                        {
+                          "text": "Keep it short."
+                        }
+                      ],
+                      "role": "user"
+                    }
+                  ],
+                  "systemInstruction": {
+                    "parts": [
+                      {
+                        "text": "You are terse."
+                      }
+                    ]
+                  },
+                  "tools": [
+                    {
+                      "functionDeclarations": [
+                        {
+                          "description": "The current weather in a city.",
+                          "name": "get_weather",
+                          "parameters": {
+                            "properties": {
+                              "city": {
+                                "description": "The city name.",
+                                "type": "string"
+                              },
+                              "unit": {
+                                "enum": [
+                                  "celsius",
+                                  "fahrenheit"
+                                ],
+                                "nullable": true,
+                                "type": "string"
+                              }
+                            },
+                            "required": [
+                              "city"
+                            ],
+                            "type": "object"
+                          }
+                        },
+                        {
+                          "description": "The open tabs.",
+                          "name": "list_tabs"
+                        }
+                      ]
+                    }
+                  ]
+                }
+            "#]],
+        );
+    }
+
+    #[test]
+    fn schemas_keep_only_what_gemini_accepts() {
+        let s = schema(&json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "additionalProperties": false,
+            "$defs": {"x": {"type": "string"}},
+            "properties": {
+                "when": {"type": "string", "format": "date-time"},
+                "email": {"type": "string", "format": "email", "minLength": 3},
+                "mode": {"const": "fast"},
+                "count": {"type": "integer", "enum": [1, 2], "minimum": 0},
+                "tags": {"type": "array", "items": {"type": ["string", "null"], "additionalProperties": true}},
+                "either": {"oneOf": [{"type": "string"}, {"type": "number", "$ref": "#/x"}]},
+            },
+            "required": ["when"],
+        }));
+        expect![[r#"{"properties":{"count":{"minimum":0,"type":"integer"},"either":{"anyOf":[{"type":"string"},{"type":"number"}]},"email":{"minLength":3,"type":"string"},"mode":{"enum":["fast"]},"tags":{"items":{"nullable":true,"type":"string"},"type":"array"},"when":{"format":"date-time","type":"string"}},"required":["when"],"type":"object"}"#]]
+        .assert_eq(&s.to_string());
     }
 }

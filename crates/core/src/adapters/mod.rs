@@ -8,7 +8,7 @@
 //! end marker, cut detection, no event lost to an error arriving in the same chunk).
 
 use serde::de::DeserializeOwned;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::chat::Role;
 use crate::errors::{self, ProviderError};
@@ -16,7 +16,7 @@ use crate::http::HttpRequest;
 use crate::json::SurrogateJoiner;
 use crate::ndjson::{Line, NdjsonDecoder};
 use crate::provider::{ProviderConfig, ProviderKind};
-use crate::request::{RequestMessage, UniversalRequest};
+use crate::request::{RequestMessage, ToolCall, ToolSpec, UniversalRequest};
 use crate::sse::{SseDecoder, SseEvent};
 use crate::stream::{StreamDecoder, StreamEvent, Usage};
 
@@ -125,8 +125,11 @@ pub(crate) fn bearer(key: &str) -> Vec<(String, String)> {
 }
 
 /// The JSON body without unset options: `null`s and empty objects are removed, since some
-/// servers reject `null` where they expect a number.
-pub(crate) fn json_body(mut body: Value) -> String {
+/// servers reject `null` where they expect a number. Then the `kept` top-level fields are
+/// added exactly as built (a `null` one is left out): the conversation and the tool
+/// declarations, inside which an empty object means something (a call without arguments, a
+/// schema without properties) and so does OpenAI's `content: null` beside tool calls.
+pub(crate) fn json_body<const N: usize>(mut body: Value, kept: [(&str, Value); N]) -> String {
     fn prune(v: &mut Value) {
         match v {
             Value::Object(map) => {
@@ -138,7 +141,72 @@ pub(crate) fn json_body(mut body: Value) -> String {
         }
     }
     prune(&mut body);
+    if let Value::Object(map) = &mut body {
+        for (key, value) in kept {
+            if !value.is_null() {
+                map.insert(key.to_string(), value);
+            }
+        }
+    }
     body.to_string()
+}
+
+// ---- Tool helpers ----
+
+/// A tool's parameter schema as providers require it: a JSON Schema object. A tool declared
+/// without one takes no arguments.
+pub(crate) fn parameters(tool: &ToolSpec) -> Value {
+    match &tool.parameters {
+        Value::Object(_) => tool.parameters.clone(),
+        _ => json!({"type": "object", "properties": {}}),
+    }
+}
+
+/// A call's arguments as the JSON object Anthropic, Gemini and Ollama require. Arguments
+/// that were never an object (the model wrote broken JSON, kept as text) are sent as an
+/// empty object: the call's error result already told the model what went wrong.
+pub(crate) fn arguments_object(call: &ToolCall) -> Value {
+    match &call.arguments {
+        Value::Object(_) => call.arguments.clone(),
+        _ => json!({}),
+    }
+}
+
+/// A call's arguments as the JSON text OpenAI carries them in: the model's own text when it
+/// was not valid JSON, so the conversation shows exactly what it wrote.
+pub(crate) fn arguments_text(call: &ToolCall) -> String {
+    match &call.arguments {
+        Value::String(raw) => raw.clone(),
+        args => args.to_string(),
+    }
+}
+
+/// Arguments streamed as text, read back. Nothing at all means no arguments (Anthropic and
+/// OpenAI send an empty string for a tool without parameters); text that is not JSON is
+/// kept as it is, so the caller can say what was wrong instead of losing it.
+pub(crate) fn parse_arguments(raw: &str) -> Value {
+    if raw.trim().is_empty() {
+        return json!({});
+    }
+    serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_string()))
+}
+
+/// Call ids for providers that give none (Gemini, Ollama): `call_1`, `call_2`... unique
+/// within one answer, which is all a tool result needs to find its call.
+#[derive(Default)]
+pub(crate) struct CallIds(u32);
+
+impl CallIds {
+    /// The provider's id when it sent one, else the next made-up one.
+    pub(crate) fn id(&mut self, given: Option<String>) -> String {
+        match given.filter(|id| !id.is_empty()) {
+            Some(id) => id,
+            None => {
+                self.0 += 1;
+                format!("call_{}", self.0)
+            }
+        }
+    }
 }
 
 // ---- Stream decoding ----
@@ -538,6 +606,75 @@ pub(crate) mod testkit {
                 context_window: None,
             },
             tools: Vec::new(),
+        }
+    }
+
+    /// A tool round trip: two tools declared (one schema with keys Gemini refuses, one
+    /// without parameters), a question, the assistant's text and two calls, then the user
+    /// turn carrying both results (one an error) and a follow-up.
+    pub fn tool_round_trip() -> UniversalRequest {
+        use crate::request::{ToolOutcome, ToolSpec};
+        let weather = ToolSpec {
+            name: "get_weather".into(),
+            description: "The current weather in a city.".into(),
+            parameters: serde_json::json!({
+                "$schema": "http://json-schema.org/draft-07/schema#",
+                "type": "object",
+                "properties": {
+                    "city": {"type": "string", "description": "The city name."},
+                    "unit": {"type": ["string", "null"], "enum": ["celsius", "fahrenheit"]},
+                },
+                "required": ["city"],
+                "additionalProperties": false,
+            }),
+        };
+        let tabs = ToolSpec {
+            name: "list_tabs".into(),
+            description: "The open tabs.".into(),
+            parameters: serde_json::json!({"type": "object", "properties": {}}),
+        };
+        let calls = vec![
+            ToolCall {
+                id: "call_1".into(),
+                name: "get_weather".into(),
+                arguments: serde_json::json!({"city": "Zürich"}),
+            },
+            ToolCall {
+                id: "call_2".into(),
+                name: "list_tabs".into(),
+                arguments: serde_json::json!({}),
+            },
+        ];
+        let results = vec![
+            ToolOutcome {
+                call_id: "call_1".into(),
+                name: "get_weather".into(),
+                content: "12°C, cloudy".into(),
+                is_error: false,
+            },
+            ToolOutcome {
+                call_id: "call_2".into(),
+                name: "list_tabs".into(),
+                content: "The tab list is not available.".into(),
+                is_error: true,
+            },
+        ];
+        UniversalRequest {
+            model: "test-model".into(),
+            system: Some("You are terse.".into()),
+            messages: vec![
+                RequestMessage::text(Role::User, "Weather in Zürich? And my tabs?"),
+                RequestMessage {
+                    tool_calls: calls,
+                    ..RequestMessage::text(Role::Assistant, "Checking.")
+                },
+                RequestMessage {
+                    tool_results: results,
+                    ..RequestMessage::text(Role::User, "Keep it short.")
+                },
+            ],
+            options: RequestOptions::default(),
+            tools: vec![weather, tabs],
         }
     }
 

@@ -9,14 +9,14 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{
-    bearer, data_url, json_body, parse, role_name, system_prompt, temperature, turns, Adapter,
-    Decoder, Framing, PayloadError, Protocol,
+    arguments_object, bearer, data_url, json_body, parameters, parse, parse_arguments, role_name,
+    system_prompt, temperature, turns, Adapter, CallIds, Decoder, Framing, PayloadError, Protocol,
 };
 use crate::errors;
 use crate::http::HttpRequest;
 use crate::ndjson::NdjsonDecoder;
 use crate::provider::{ProviderConfig, ProviderKind};
-use crate::request::UniversalRequest;
+use crate::request::{RequestMessage, ToolCall, UniversalRequest};
 use crate::stream::{StreamDecoder, StreamEvent, Usage};
 
 pub struct Ollama;
@@ -24,14 +24,21 @@ pub struct Ollama;
 impl Adapter for Ollama {
     fn translate(&self, req: &UniversalRequest, cfg: &ProviderConfig) -> HttpRequest {
         let system = system_prompt(req).map(|s| json!({"role": "system", "content": s}));
-        let messages = system.into_iter().chain(turns(req).map(|m| {
-            // Ollama wants bare base64, without the data: URL head.
-            let images: Vec<&str> = m.images.iter().filter_map(|url| data_url(url)).map(|img| img.data).collect();
-            json!({"role": role_name(m.role), "content": m.content, "images": (!images.is_empty()).then_some(images)})
-        }));
+        let mut messages: Vec<Value> = system.into_iter().collect();
+        turns(req).for_each(|m| push_turn(&mut messages, m));
+        let tools: Vec<Value> = req
+            .tools
+            .iter()
+            .map(|t| {
+                json!({"type": "function", "function": {
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": parameters(t),
+                }})
+            })
+            .collect();
         let body = json!({
             "model": req.model,
-            "messages": messages.collect::<Vec<Value>>(),
             "stream": true,
             "options": {
                 "temperature": temperature(req),
@@ -39,11 +46,18 @@ impl Adapter for Ollama {
                 "num_ctx": req.options.context_window,
             },
         });
+        let body = json_body(
+            body,
+            [
+                ("messages", Value::Array(messages)),
+                ("tools", (!tools.is_empty()).then_some(tools).into()),
+            ],
+        );
         // A key is only needed behind an authenticating proxy or for ollama.com.
         HttpRequest::post_json(
             format!("{}/api/chat", cfg.base_url),
             bearer(&cfg.api_key),
-            json_body(body),
+            body,
         )
     }
 
@@ -51,12 +65,47 @@ impl Adapter for Ollama {
         Decoder::boxed(
             ProviderKind::Ollama,
             Framing::Ndjson(NdjsonDecoder::new()),
-            Lines,
+            Lines::default(),
         )
     }
 }
 
-struct Lines;
+/// One turn in `/api/chat`'s shape: calls ride on the assistant message with their
+/// arguments as an object; each result is a `tool` message named after its tool, before
+/// the user's text.
+fn push_turn(messages: &mut Vec<Value>, m: &RequestMessage) {
+    for r in &m.tool_results {
+        messages.push(json!({"role": "tool", "content": r.content, "tool_name": r.name}));
+    }
+    if !m.tool_results.is_empty() && m.content.is_empty() && m.images.is_empty() {
+        return;
+    }
+    let mut message = json!({"role": role_name(m.role), "content": m.content});
+    // Ollama wants bare base64, without the data: URL head.
+    let images: Vec<&str> = m
+        .images
+        .iter()
+        .filter_map(|url| data_url(url))
+        .map(|img| img.data)
+        .collect();
+    if !images.is_empty() {
+        message["images"] = json!(images);
+    }
+    if !m.tool_calls.is_empty() {
+        let calls: Vec<Value> = m
+            .tool_calls
+            .iter()
+            .map(|c| json!({"function": {"name": c.name, "arguments": arguments_object(c)}}))
+            .collect();
+        message["tool_calls"] = Value::Array(calls);
+    }
+    messages.push(message);
+}
+
+#[derive(Default)]
+struct Lines {
+    ids: CallIds,
+}
 
 #[derive(Deserialize)]
 struct Line {
@@ -73,6 +122,22 @@ struct Line {
 #[derive(Deserialize)]
 struct Message {
     content: Option<String>,
+    /// Whole calls, each in the line that completes it.
+    tool_calls: Option<Vec<Call>>,
+}
+
+#[derive(Deserialize)]
+struct Call {
+    /// Recent versions number calls; older ones do not, and get one made up.
+    id: Option<String>,
+    function: Option<Function>,
+}
+
+#[derive(Deserialize)]
+struct Function {
+    name: Option<String>,
+    /// An object; text is read as JSON in case a server sends it OpenAI's way.
+    arguments: Option<Value>,
 }
 
 impl Protocol for Lines {
@@ -87,7 +152,25 @@ impl Protocol for Lines {
             return Err(errors::stream_error(provider, payload).into());
         }
         out.extend(line.model.map(StreamEvent::Model));
-        out.extend(line.message.and_then(|m| m.content).map(StreamEvent::Delta));
+        if let Some(message) = line.message {
+            out.extend(message.content.map(StreamEvent::Delta));
+            for call in message.tool_calls.into_iter().flatten() {
+                let f = call.function.unwrap_or(Function {
+                    name: None,
+                    arguments: None,
+                });
+                let arguments = match f.arguments {
+                    Some(Value::String(raw)) => parse_arguments(&raw),
+                    Some(Value::Null) | None => json!({}),
+                    Some(args) => args,
+                };
+                out.push(StreamEvent::ToolCall(ToolCall {
+                    id: self.ids.id(call.id),
+                    name: f.name.unwrap_or_default(),
+                    arguments,
+                }));
+            }
+        }
         if line.done {
             out.push(StreamEvent::Finish(
                 line.done_reason.unwrap_or_else(|| "stop".into()),
@@ -104,7 +187,7 @@ mod tests {
     use expect_test::expect;
 
     use super::super::testkit::{
-        check_request, check_stream, check_stream_like, config, conversation,
+        check_request, check_stream, check_stream_like, config, conversation, tool_round_trip,
     };
     use super::*;
 
@@ -212,6 +295,129 @@ mod tests {
             Done
             END
         "#]],
+        );
+    }
+
+    #[test]
+    fn tool_calls_come_whole_and_get_ids() {
+        check_stream(
+            &Ollama,
+            "ollama/tool-call.ndjson",
+            expect![[r#"
+                Model("qwen3")
+                ToolCall(ToolCall { id: "call_1", name: "get_weather", arguments: Object {"city": String("Zürich"), "unit": String("celsius")} })
+                ToolCall(ToolCall { id: "call_2", name: "list_tabs", arguments: Object {} })
+                Finish("stop")
+                Usage(Usage { input: 187, output: 31 })
+                Done
+                END
+            "#]],
+        );
+    }
+
+    #[test]
+    fn tool_round_trip_request() {
+        check_request(
+            &Ollama,
+            &tool_round_trip(),
+            &config(ProviderKind::Ollama, ""),
+            expect![[r#"
+                POST http://localhost:11434/api/chat
+                content-type: application/json
+
+                {
+                  "messages": [
+                    {
+                      "content": "You are terse.",
+                      "role": "system"
+                    },
+                    {
+                      "content": "Weather in Zürich? And my tabs?",
+                      "role": "user"
+                    },
+                    {
+                      "content": "Checking.",
+                      "role": "assistant",
+                      "tool_calls": [
+                        {
+                          "function": {
+                            "arguments": {
+                              "city": "Zürich"
+                            },
+                            "name": "get_weather"
+                          }
+                        },
+                        {
+                          "function": {
+                            "arguments": {},
+                            "name": "list_tabs"
+                          }
+                        }
+                      ]
+                    },
+                    {
+                      "content": "12°C, cloudy",
+                      "role": "tool",
+                      "tool_name": "get_weather"
+                    },
+                    {
+                      "content": "The tab list is not available.",
+                      "role": "tool",
+                      "tool_name": "list_tabs"
+                    },
+                    {
+                      "content": "Keep it short.",
+                      "role": "user"
+                    }
+                  ],
+                  "model": "test-model",
+                  "stream": true,
+                  "tools": [
+                    {
+                      "function": {
+                        "description": "The current weather in a city.",
+                        "name": "get_weather",
+                        "parameters": {
+                          "$schema": "http://json-schema.org/draft-07/schema#",
+                          "additionalProperties": false,
+                          "properties": {
+                            "city": {
+                              "description": "The city name.",
+                              "type": "string"
+                            },
+                            "unit": {
+                              "enum": [
+                                "celsius",
+                                "fahrenheit"
+                              ],
+                              "type": [
+                                "string",
+                                "null"
+                              ]
+                            }
+                          },
+                          "required": [
+                            "city"
+                          ],
+                          "type": "object"
+                        }
+                      },
+                      "type": "function"
+                    },
+                    {
+                      "function": {
+                        "description": "The open tabs.",
+                        "name": "list_tabs",
+                        "parameters": {
+                          "properties": {},
+                          "type": "object"
+                        }
+                      },
+                      "type": "function"
+                    }
+                  ]
+                }
+            "#]],
         );
     }
 }

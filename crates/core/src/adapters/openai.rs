@@ -12,13 +12,13 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{
-    bearer, json_body, parse, role_name, system_prompt, temperature, turns, Adapter, Decoder,
-    Framing, PayloadError, Protocol,
+    arguments_text, bearer, json_body, parameters, parse, parse_arguments, role_name,
+    system_prompt, temperature, turns, Adapter, CallIds, Decoder, Framing, PayloadError, Protocol,
 };
 use crate::errors;
 use crate::http::HttpRequest;
 use crate::provider::{ProviderConfig, ProviderKind};
-use crate::request::UniversalRequest;
+use crate::request::{RequestMessage, ToolCall, UniversalRequest};
 use crate::sse::SseDecoder;
 use crate::stream::{StreamDecoder, StreamEvent, Usage};
 
@@ -29,22 +29,21 @@ pub struct OpenAi(pub ProviderKind);
 impl Adapter for OpenAi {
     fn translate(&self, req: &UniversalRequest, cfg: &ProviderConfig) -> HttpRequest {
         let system = system_prompt(req).map(|s| json!({"role": "system", "content": s}));
-        let messages = system.into_iter().chain(turns(req).map(|m| {
-            let content = if m.images.is_empty() {
-                json!(m.content)
-            } else {
-                let text = json!({"type": "text", "text": m.content});
-                let images = m
-                    .images
-                    .iter()
-                    .map(|url| json!({"type": "image_url", "image_url": {"url": url}}));
-                Value::Array(std::iter::once(text).chain(images).collect())
-            };
-            json!({"role": role_name(m.role), "content": content})
-        }));
+        let mut messages: Vec<Value> = system.into_iter().collect();
+        turns(req).for_each(|m| push_turn(&mut messages, m));
+        let tools: Vec<Value> = req
+            .tools
+            .iter()
+            .map(|t| {
+                json!({"type": "function", "function": {
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": parameters(t),
+                }})
+            })
+            .collect();
         let body = json!({
             "model": req.model,
-            "messages": messages.collect::<Vec<_>>(),
             "stream": true,
             "stream_options": {"include_usage": true},
             "temperature": temperature(req),
@@ -53,16 +52,75 @@ impl Adapter for OpenAi {
         HttpRequest::post_json(
             format!("{}/chat/completions", cfg.base_url),
             bearer(&cfg.api_key),
-            json_body(body),
+            json_body(
+                body,
+                [
+                    ("messages", Value::Array(messages)),
+                    ("tools", (!tools.is_empty()).then_some(tools).into()),
+                ],
+            ),
         )
     }
 
     fn decoder(&self) -> Box<dyn StreamDecoder> {
-        Decoder::boxed(self.0, Framing::Sse(SseDecoder::new()), Chunks)
+        Decoder::boxed(self.0, Framing::Sse(SseDecoder::new()), Chunks::default())
     }
 }
 
-struct Chunks;
+/// One turn in Chat Completions' shape. Tool calls ride on the assistant message; each
+/// result is a `tool` message of its own, which must come right after the calls, so a
+/// user turn's results go before its text.
+fn push_turn(messages: &mut Vec<Value>, m: &RequestMessage) {
+    if !m.tool_calls.is_empty() {
+        let calls: Vec<Value> = m
+            .tool_calls
+            .iter()
+            .map(|c| {
+                json!({"id": c.id, "type": "function", "function": {
+                    "name": c.name,
+                    "arguments": arguments_text(c),
+                }})
+            })
+            .collect();
+        // `null`, not "", is how the API itself writes a turn that only called tools.
+        let content = (!m.content.is_empty()).then(|| json!(m.content));
+        messages.push(json!({"role": role_name(m.role), "content": content, "tool_calls": calls}));
+        return;
+    }
+    for r in &m.tool_results {
+        messages.push(json!({"role": "tool", "tool_call_id": r.call_id, "content": r.content}));
+    }
+    if !m.tool_results.is_empty() && m.content.is_empty() && m.images.is_empty() {
+        return;
+    }
+    let content = if m.images.is_empty() {
+        json!(m.content)
+    } else {
+        let text = json!({"type": "text", "text": m.content});
+        let images = m
+            .images
+            .iter()
+            .map(|url| json!({"type": "image_url", "image_url": {"url": url}}));
+        Value::Array(std::iter::once(text).chain(images).collect())
+    };
+    messages.push(json!({"role": role_name(m.role), "content": content}));
+}
+
+/// Chunk state: the tool calls being assembled, by their `index` in the stream.
+#[derive(Default)]
+struct Chunks {
+    calls: Vec<PartialCall>,
+    /// For the compatible servers that send calls without ids.
+    ids: CallIds,
+}
+
+/// A call whose arguments arrive in pieces.
+struct PartialCall {
+    index: u64,
+    id: String,
+    name: String,
+    arguments: String,
+}
 
 #[derive(Deserialize)]
 struct Chunk {
@@ -82,12 +140,81 @@ struct Choice {
 #[derive(Deserialize)]
 struct Delta {
     content: Option<String>,
+    tool_calls: Option<Vec<CallDelta>>,
+}
+
+/// A piece of a tool call: the first piece has its id and name, later ones only more
+/// argument text. Every piece names its call by `index` (a few compatible servers leave it
+/// out; their pieces then go by id, or to the latest call).
+#[derive(Deserialize)]
+struct CallDelta {
+    index: Option<u64>,
+    id: Option<String>,
+    function: Option<FunctionDelta>,
+}
+
+#[derive(Deserialize)]
+struct FunctionDelta {
+    name: Option<String>,
+    /// Text, but some compatible servers send the arguments as a JSON object in one piece.
+    arguments: Option<Value>,
 }
 
 #[derive(Deserialize)]
 struct ChunkUsage {
     prompt_tokens: Option<u32>,
     completion_tokens: Option<u32>,
+}
+
+impl Chunks {
+    fn add(&mut self, piece: CallDelta) {
+        let index = match (piece.index, &piece.id) {
+            (Some(i), _) => i,
+            (None, Some(id)) => match self.calls.iter().find(|c| &c.id == id) {
+                Some(c) => c.index,
+                None => self.calls.iter().map(|c| c.index + 1).max().unwrap_or(0),
+            },
+            (None, None) => self.calls.last().map_or(0, |c| c.index),
+        };
+        let at = match self.calls.iter().position(|c| c.index == index) {
+            Some(at) => at,
+            None => {
+                self.calls.push(PartialCall {
+                    index,
+                    id: String::new(),
+                    name: String::new(),
+                    arguments: String::new(),
+                });
+                self.calls.len() - 1
+            }
+        };
+        let call = &mut self.calls[at];
+        if let Some(id) = piece.id.filter(|id| !id.is_empty()) {
+            call.id = id;
+        }
+        let Some(f) = piece.function else { return };
+        // The name comes whole in the first piece; servers that repeat it are not doubled.
+        if let Some(name) = f.name.filter(|n| !n.is_empty() && call.name.is_empty()) {
+            call.name = name;
+        }
+        match f.arguments {
+            Some(Value::String(text)) => call.arguments.push_str(&text),
+            Some(Value::Null) | None => {}
+            Some(whole) => call.arguments = whole.to_string(),
+        }
+    }
+
+    /// Emits the assembled calls, in stream order, once.
+    fn flush(&mut self, out: &mut Vec<StreamEvent>) {
+        self.calls.sort_by_key(|c| c.index);
+        out.extend(self.calls.drain(..).map(|c| {
+            StreamEvent::ToolCall(ToolCall {
+                arguments: parse_arguments(&c.arguments),
+                id: self.ids.id(Some(c.id)),
+                name: c.name,
+            })
+        }));
+    }
 }
 
 impl Protocol for Chunks {
@@ -98,6 +225,7 @@ impl Protocol for Chunks {
         out: &mut Vec<StreamEvent>,
     ) -> Result<(), PayloadError> {
         if payload.trim() == "[DONE]" {
+            self.flush(out);
             out.push(StreamEvent::Done);
             return Ok(());
         }
@@ -107,13 +235,19 @@ impl Protocol for Chunks {
         }
         out.extend(chunk.model.map(StreamEvent::Model));
         if let Some(choice) = chunk.choices.and_then(|c| c.into_iter().next()) {
-            out.extend(choice.delta.and_then(|d| d.content).map(StreamEvent::Delta));
-            out.extend(
-                choice
-                    .finish_reason
-                    .filter(|r| !r.is_empty())
-                    .map(StreamEvent::Finish),
-            );
+            if let Some(delta) = choice.delta {
+                out.extend(delta.content.map(StreamEvent::Delta));
+                delta
+                    .tool_calls
+                    .into_iter()
+                    .flatten()
+                    .for_each(|piece| self.add(piece));
+            }
+            if let Some(reason) = choice.finish_reason.filter(|r| !r.is_empty()) {
+                // The calls are whole once the choice has finished, whatever the reason.
+                self.flush(out);
+                out.push(StreamEvent::Finish(reason));
+            }
         }
         if let Some(u) = chunk.usage {
             out.push(Usage::reported(u.prompt_tokens, u.completion_tokens));
@@ -127,7 +261,7 @@ mod tests {
     use expect_test::expect;
 
     use super::super::testkit::{
-        check_request, check_stream, check_stream_like, config, conversation,
+        check_request, check_stream, check_stream_like, config, conversation, tool_round_trip,
     };
     use super::*;
     use crate::request::RequestOptions;
@@ -323,5 +457,181 @@ mod tests {
             e.message,
             "OpenAI sent a reply Tandem could not read (none of its stream could be read)."
         );
+    }
+
+    #[test]
+    fn tool_calls_are_assembled_from_their_pieces() {
+        check_stream(
+            &OPENAI,
+            "openai/tool-call.sse",
+            expect![[r#"
+                Model("gpt-4o-mini-2024-07-18")
+                ToolCall(ToolCall { id: "call_q7Xk2mB9vR4tN1sW8eL3yZ0a", name: "get_weather", arguments: Object {"city": String("Zürich"), "unit": String("celsius")} })
+                ToolCall(ToolCall { id: "call_Hn5cT8pL2wQ6rV0xJ4mK9sB1", name: "list_tabs", arguments: Object {} })
+                Finish("tool_calls")
+                Usage(Usage { input: 84, output: 41 })
+                Done
+                END
+            "#]],
+        );
+    }
+
+    #[test]
+    fn compatible_server_tool_call_with_text_and_broken_arguments() {
+        check_stream(
+            &COMPATIBLE,
+            "openai/tool-call_compatible.sse",
+            expect![[r#"
+                Model("qwen2.5-7b-instruct")
+                Delta("Let me look.")
+                ToolCall(ToolCall { id: "call_8f2d", name: "search", arguments: String("{\"query\": \"rust wasm\"") })
+                Finish("tool_calls")
+                Done
+                END
+            "#]],
+        );
+    }
+
+    #[test]
+    fn tool_round_trip_request() {
+        check_request(
+            &OPENAI,
+            &tool_round_trip(),
+            &config(ProviderKind::OpenAi, "sk-test"),
+            expect![[r#"
+                POST https://api.openai.com/v1/chat/completions
+                content-type: application/json
+                Authorization: Bearer sk-test
+
+                {
+                  "messages": [
+                    {
+                      "content": "You are terse.",
+                      "role": "system"
+                    },
+                    {
+                      "content": "Weather in Zürich? And my tabs?",
+                      "role": "user"
+                    },
+                    {
+                      "content": "Checking.",
+                      "role": "assistant",
+                      "tool_calls": [
+                        {
+                          "function": {
+                            "arguments": "{\"city\":\"Zürich\"}",
+                            "name": "get_weather"
+                          },
+                          "id": "call_1",
+                          "type": "function"
+                        },
+                        {
+                          "function": {
+                            "arguments": "{}",
+                            "name": "list_tabs"
+                          },
+                          "id": "call_2",
+                          "type": "function"
+                        }
+                      ]
+                    },
+                    {
+                      "content": "12°C, cloudy",
+                      "role": "tool",
+                      "tool_call_id": "call_1"
+                    },
+                    {
+                      "content": "The tab list is not available.",
+                      "role": "tool",
+                      "tool_call_id": "call_2"
+                    },
+                    {
+                      "content": "Keep it short.",
+                      "role": "user"
+                    }
+                  ],
+                  "model": "test-model",
+                  "stream": true,
+                  "stream_options": {
+                    "include_usage": true
+                  },
+                  "tools": [
+                    {
+                      "function": {
+                        "description": "The current weather in a city.",
+                        "name": "get_weather",
+                        "parameters": {
+                          "$schema": "http://json-schema.org/draft-07/schema#",
+                          "additionalProperties": false,
+                          "properties": {
+                            "city": {
+                              "description": "The city name.",
+                              "type": "string"
+                            },
+                            "unit": {
+                              "enum": [
+                                "celsius",
+                                "fahrenheit"
+                              ],
+                              "type": [
+                                "string",
+                                "null"
+                              ]
+                            }
+                          },
+                          "required": [
+                            "city"
+                          ],
+                          "type": "object"
+                        }
+                      },
+                      "type": "function"
+                    },
+                    {
+                      "function": {
+                        "description": "The open tabs.",
+                        "name": "list_tabs",
+                        "parameters": {
+                          "properties": {},
+                          "type": "object"
+                        }
+                      },
+                      "type": "function"
+                    }
+                  ]
+                }
+            "#]],
+        );
+    }
+
+    #[test]
+    fn a_turn_of_calls_only_has_null_content_and_results_alone_send_no_user_message() {
+        let mut req = tool_round_trip();
+        req.messages[1].content.clear();
+        req.messages[2].content.clear();
+        let body: Value = serde_json::from_str(
+            &OPENAI
+                .translate(&req, &config(ProviderKind::OpenAi, "k"))
+                .body,
+        )
+        .unwrap();
+        let roles: Vec<&str> = body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["role"].as_str().unwrap())
+            .collect();
+        assert_eq!(roles, ["system", "user", "assistant", "tool", "tool"]);
+        assert_eq!(body["messages"][2]["content"], Value::Null);
+        assert!(body["messages"][2]
+            .as_object()
+            .unwrap()
+            .contains_key("content"));
+        // No tools declared: no tool field at all.
+        req.tools.clear();
+        let body = OPENAI
+            .translate(&req, &config(ProviderKind::OpenAi, "k"))
+            .body;
+        assert!(!body.contains("\"tools\""), "{body}");
     }
 }
