@@ -249,6 +249,9 @@ impl RegisterOutcome {
     }
 }
 
+/// The sentence a sender without an extension id gets.
+pub const NO_ID: &str = "Tandem only accepts tools from extensions, identified by their id.";
+
 /// The sentence a denied provider gets.
 pub const DENIED: &str = "The user has not allowed this extension to give Tandem tools.";
 
@@ -293,6 +296,11 @@ impl Registry {
         tools: Vec<ToolDescriptor>,
     ) -> RegisterOutcome {
         let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
+        if sender_id.is_empty() {
+            // Chrome gives every extension sender an id; without one the sender is not an
+            // extension, and there would be nothing to key the user's decision by.
+            return RegisterOutcome::Refused(NO_ID.to_string());
+        }
         let Some(p) = self.providers.get_mut(sender_id) else {
             if tools.is_empty() {
                 // Nothing to offer: no reason to ask the user anything.
@@ -598,7 +606,8 @@ fn slug(name: &str) -> String {
 }
 
 fn valid_prefix(p: &str) -> bool {
-    !p.is_empty()
+    // Gemini wants function names to start with a letter or '_'; the prefix starts them.
+    p.starts_with(|c: char| c.is_ascii_lowercase())
         && p.len() <= MAX_PREFIX
         && p.chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
@@ -610,7 +619,11 @@ fn valid_prefix(p: &str) -> bool {
 fn pick_prefix(id: &str, name: &str, taken: &BTreeSet<&str>) -> String {
     // Extension ids are 32 letters a–p; ids from elsewhere are reduced to the same alphabet.
     let id_part: String = slug(id).replace('_', "");
-    let base = slug(name);
+    let base = match slug(name) {
+        // `1Password Tools`: a name must start with a letter.
+        b if b.starts_with(|c: char| c.is_ascii_digit()) => slug(&format!("ext {b}")),
+        b => b,
+    };
     let short = |n: usize| -> String { id_part.chars().take(n).collect() };
     let mut candidates = Vec::new();
     if !base.is_empty() {
@@ -878,12 +891,41 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        #[test]
+        fn any_tool_list_gets_valid_unique_names(
+            names in proptest::collection::btree_set("[A-Za-z0-9_.-]{1,64}", 1..40),
+            display in "\\PC{0,80}",
+        ) {
+            let tools: Vec<ToolDescriptor> = names.iter().map(|n| tool(n, None, None)).collect();
+            let mut r = Registry::new();
+            r.register(TABS, &display, tools);
+            r.decide(TABS, true).unwrap();
+            let specs = r.specs();
+            let unique: BTreeSet<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+            proptest::prop_assert_eq!(unique.len(), names.len());
+            for s in &specs {
+                proptest::prop_assert!(s.name.len() <= MAX_MODEL_NAME, "{}", s.name);
+                proptest::prop_assert!(s.name.starts_with(|c: char| c.is_ascii_lowercase()), "{}", s.name);
+                proptest::prop_assert!(
+                    s.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'),
+                    "{}", s.name
+                );
+                let back = r.resolve(&s.name).unwrap();
+                proptest::prop_assert!(names.contains(&back.tool_name));
+            }
+            proptest::prop_assert_eq!(Registry::from_stored(&r.to_stored()), r);
+        }
+    }
+
     #[test]
     fn prefixes_are_readable_and_fall_back_to_the_id() {
         let none = BTreeSet::new();
         assert_eq!(pick_prefix(TABS, "Tandem Tabs", &none), "tandem_tabs");
         assert_eq!(pick_prefix(TABS, "  «Tabs»!! 2 ", &none), "tabs_2");
         assert_eq!(pick_prefix(TABS, "タブ", &none), "ext_aaaabbbb");
+        assert_eq!(pick_prefix(TABS, "1Password", &none), "ext_1password");
+        assert_eq!(pick_prefix("", "", &none), "ext_1");
         assert_eq!(
             pick_prefix(TABS, "The Extraordinarily Long Extension Name", &none),
             "the_extraordinarily_long"
@@ -932,6 +974,10 @@ mod tests {
             "an undecidable provider is asked again"
         );
         assert!(back.provider("zzzz").is_none());
+        assert_eq!(
+            r.clone().register("", "X", tabs()),
+            RegisterOutcome::Refused(NO_ID.into())
+        );
         // The user's Deny survived.
         assert!(back.specs().is_empty());
 
