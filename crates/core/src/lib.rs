@@ -26,3 +26,4 @@ pub mod session;
 pub mod sse;
 pub mod stream;
 pub mod tokens;
+pub mod tools;
