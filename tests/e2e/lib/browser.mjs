@@ -29,8 +29,13 @@ const FAKE_LM_SOURCE = readFile(new URL('./fake-language-model.js', import.meta.
  * loading a temporary copy of `dist` whose background script imports the fake
  * first: evaluating it into a running worker would lose it on every restart, and
  * the event that wakes a stopped worker would reach the real API before the fake.
+ *
+ * `dist` need not be Tandem: a test of another extension passes its own directory (the
+ * tool-provider test loads a fake orchestrator there). `extensionId`: the id `dist` will
+ * have (fixed by its manifest's `key`); give it when an extension in `others` also has a
+ * background.js, so the handles below are `dist`'s and not the first worker to start.
  */
-export async function launchExtension({ dist = path.join(repoRoot, 'dist'), headless = true, fakeLanguageModel, args = [], timeout = 10_000, others = [] } = {}) {
+export async function launchExtension({ dist = path.join(repoRoot, 'dist'), headless = true, fakeLanguageModel, args = [], timeout = 10_000, others = [], extensionId: expectedId } = {}) {
   dist = path.resolve(dist);
   await access(path.join(dist, 'manifest.json')).catch(() => {
     throw new Error(`launchExtension: no manifest.json in ${dist}; build the extension first`);
@@ -68,7 +73,7 @@ export async function launchExtension({ dist = path.join(repoRoot, 'dist'), head
   if (fakeSource) await context.addInitScript({ content: fakeSource });
 
   // Chromium may start the worker before Playwright listens, so look first, then wait.
-  const isExtensionWorker = (w) => w.url().startsWith('chrome-extension://') && /\/background\.js$/.test(new URL(w.url()).pathname);
+  const isExtensionWorker = (w) => w.url().startsWith(expectedId ? `chrome-extension://${expectedId}/` : 'chrome-extension://') && /\/background\.js$/.test(new URL(w.url()).pathname);
   let worker = context.serviceWorkers().find(isExtensionWorker)
     ?? await context.waitForEvent('serviceworker', { predicate: isExtensionWorker, timeout });
   const extensionId = new URL(worker.url()).host;
