@@ -34,6 +34,14 @@ chrome.runtime.onConnect.addListener((port) => {
   port.onDisconnect.addListener(forward(() => worker.on_port_disconnect(port)));
 });
 
+// Tool providers (other extensions) register their tools here; nothing else is served to
+// other extensions. The answer is asynchronous, so the listener returns true.
+chrome.runtime.onMessageExternal.addListener((message, sender, sendResponse) => {
+  ready.then(() => worker.on_external_message(message, sender))
+    .then(sendResponse, (error) => sendResponse({ ok: false, error: String(error?.message ?? error) }));
+  return true;
+});
+
 chrome.tabs.onRemoved.addListener(forward(worker.on_tab_removed));
 chrome.tabs.onUpdated.addListener(forward(worker.on_tab_updated));
 chrome.tabs.onReplaced.addListener(forward(worker.on_tab_replaced));

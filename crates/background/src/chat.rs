@@ -16,7 +16,8 @@ use tandem_core::memory::Turn;
 use tandem_core::protocol::WorkerToPanel;
 use tandem_core::provider::ProviderKind;
 use tandem_core::provider::{ProviderConfig, ProviderSettings, Settings};
-use tandem_core::request::{RequestMessage, RequestOptions, UniversalRequest};
+use tandem_core::request::{RequestMessage, RequestOptions, ToolCall, UniversalRequest};
+use tandem_core::tools::Rounds;
 use tandem_core::send::{Action, RetryPolicy, SendPlan};
 use tandem_core::stream::{StreamDecoder, StreamEvent, Usage};
 use wasm_bindgen::{JsCast, JsValue};
@@ -184,6 +185,11 @@ async fn answer(
         RetryPolicy::with_settings(&settings.budget),
     );
     let adapter = adapter_for(cfg.kind);
+    // Tools of approved providers: a message with tools is a multi-step turn (model → tools
+    // → model …), each round appended after the budgeted history.
+    let tools = crate::tools::specs().await;
+    let mut rounds = Rounds::default();
+    let mut tool_turns: Vec<RequestMessage> = Vec::new();
     loop {
         let options = RequestOptions {
             // Anthropic requires a limit, and rejects one that overflows the window.
@@ -197,7 +203,7 @@ async fn answer(
             context_window: Some(info.context_window),
             temperature: None,
         };
-        let request = build_request(
+        let mut request = build_request(
             plan.budget(),
             &conversation,
             Some(&system),
@@ -205,6 +211,8 @@ async fn answer(
             &cfg.model,
             options,
         );
+        request.tools = tools.clone();
+        request.messages.extend(tool_turns.iter().cloned());
         let http = adapter.translate(&request, &cfg);
         let mut done = DoneInfo::default();
         let outcome = attempt(&http, &cfg, controller, &mut |events| {
@@ -232,8 +240,23 @@ async fn answer(
         }
         post_debug(port, request_id, &cfg, &plan, &http, &done);
         match action {
+            Action::Done if !done.tool_calls.is_empty() => {
+                let calls = std::mem::take(&mut done.tool_calls);
+                let outcomes =
+                    crate::tools::run_round(port, request_id, &calls, &mut rounds, controller)
+                        .await?;
+                tool_turns.push(RequestMessage {
+                    tool_calls: calls,
+                    ..RequestMessage::text(Role::Assistant, std::mem::take(&mut done.text))
+                });
+                tool_turns.push(RequestMessage {
+                    tool_results: outcomes,
+                    ..RequestMessage::text(Role::User, "")
+                });
+            }
             Action::Done => {
-                if let Some(usage) = done.usage {
+                // Usage is matched to the history's pairs; a turn with tool rounds sent more.
+                if let (Some(usage), true) = (done.usage, tool_turns.is_empty()) {
                     TOKENS.with(|cache| cache.borrow_mut().record_usage(plan.budget(), usage));
                 }
                 return Ok(done.into_message(request_id, cfg.kind));
@@ -489,6 +512,10 @@ async fn send(
 #[derive(Default)]
 struct DoneInfo {
     streamed_any: bool,
+    /// The answer's text in this attempt, for the assistant turn a tool round carries.
+    text: String,
+    /// The tools the model called in this attempt.
+    tool_calls: Vec<ToolCall>,
     usage: Option<Usage>,
     finish_reason: Option<String>,
     model: Option<String>,
@@ -509,6 +536,7 @@ impl DoneInfo {
             match event {
                 StreamEvent::Delta(text) => {
                     self.streamed_any = true;
+                    self.text.push_str(&text);
                     let message = WorkerToPanel::Delta {
                         request_id: request_id.to_string(),
                         text,
@@ -522,16 +550,9 @@ impl DoneInfo {
                 StreamEvent::Usage(u) => self.usage = Some(u),
                 StreamEvent::Finish(r) => self.finish_reason = Some(r),
                 StreamEvent::Model(m) => self.model = Some(m),
-                // Chat requests offer no tools yet, so a call can only come from a confused
-                // model or server: note it for the Debug drawer rather than act on it.
-                StreamEvent::ToolCall(call) => {
-                    let n = format!(
-                        "The model asked for a tool ({}) that was not offered.",
-                        call.name
-                    );
-                    crate::log_warning(&n);
-                    self.notes.push(n);
-                }
+                // Run once the stream ends: a call is complete when its event arrives, but
+                // the model may make several.
+                StreamEvent::ToolCall(call) => self.tool_calls.push(call),
                 StreamEvent::Note(n) => {
                     crate::log_warning(&n);
                     self.notes.push(n);

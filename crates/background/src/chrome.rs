@@ -30,7 +30,7 @@ extern "C" {
     pub fn set_panel_behavior(behavior: &JsValue) -> Result<Promise, JsValue>;
 
     #[wasm_bindgen(js_name = setTimeout)]
-    fn set_timeout(handler: &js_sys::Function, ms: i32) -> JsValue;
+    pub fn set_timeout(handler: &js_sys::Function, ms: i32) -> JsValue;
 
     /// The global `fetch`: a service worker has no `window`.
     #[wasm_bindgen(js_name = fetch)]

@@ -13,6 +13,7 @@ mod nano_chat;
 mod redact;
 mod relay;
 mod storage;
+mod tools;
 
 use wasm_bindgen::prelude::*;
 
@@ -30,6 +31,7 @@ pub fn start() {
     }
     memory::start();
     agent::start();
+    tools::start();
 }
 
 #[wasm_bindgen]
@@ -120,6 +122,10 @@ pub fn on_port_message(port: chrome::Port, message: JsValue) {
             settings,
         }) => chat::test_connection(port, request_id, provider, settings),
         Ok(PanelToWorker::Task { command }) => agent::on_command(port, command),
+        Ok(PanelToWorker::Tools { command }) => tools::on_command(command),
+        Ok(PanelToWorker::ToolDecision { call_id, approve }) => {
+            tools::on_decision(call_id, approve)
+        }
         // Position only: serde's message can quote the text of the message.
         Err(e) => log_error(
             "ignored a malformed port message",

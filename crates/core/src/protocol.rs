@@ -119,6 +119,30 @@ pub enum PanelToWorker {
     Task {
         command: crate::agent::task::TaskCommand,
     },
+    /// A change to the tool registry (Settings → Tools, or the approval prompt).
+    Tools { command: ToolsCommand },
+    /// The user's answer to a tool call that waits for them (policy Ask).
+    #[serde(rename_all = "camelCase")]
+    ToolDecision { call_id: String, approve: bool },
+}
+
+/// What the panel asks of the tool registry.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "camelCase")]
+pub enum ToolsCommand {
+    /// Allow or Deny a provider that asked to give tools (remembered).
+    #[serde(rename_all = "camelCase")]
+    Decide { provider_id: String, allow: bool },
+    /// Allow / Ask / Deny for one tool.
+    #[serde(rename_all = "camelCase")]
+    SetPolicy {
+        provider_id: String,
+        tool: String,
+        policy: crate::tools::Policy,
+    },
+    /// Forget a provider and its tools (it is asked about again if it registers again).
+    #[serde(rename_all = "camelCase")]
+    Remove { provider_id: String },
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -224,6 +248,26 @@ pub enum WorkerToPanel {
     TaskDelta {
         delta: Box<crate::agent::task::TaskDelta>,
     },
+    /// The model called a tool during the answer to `request_id`. `question` is set when the
+    /// call waits for the user's Approve / Deny (`ToolDecision`).
+    #[serde(rename_all = "camelCase")]
+    ToolUse {
+        request_id: String,
+        call_id: String,
+        tool: String,
+        provider: String,
+        arguments: String,
+        question: Option<String>,
+    },
+    /// What came of that call, as the model reads it (errors are sentences).
+    #[serde(rename_all = "camelCase")]
+    ToolResult {
+        request_id: String,
+        call_id: String,
+        ok: bool,
+        text: String,
+        duration_ms: u64,
+    },
 }
 
 impl PanelToWorker {
@@ -261,7 +305,9 @@ impl WorkerToPanel {
             | WorkerToPanel::Error { request_id, .. }
             | WorkerToPanel::Status { request_id, .. }
             | WorkerToPanel::Debug { request_id, .. }
-            | WorkerToPanel::ConnectionResult { request_id, .. } => request_id,
+            | WorkerToPanel::ConnectionResult { request_id, .. }
+            | WorkerToPanel::ToolUse { request_id, .. }
+            | WorkerToPanel::ToolResult { request_id, .. } => request_id,
             WorkerToPanel::Changed { request_id, .. } => request_id.as_deref().unwrap_or(""),
             WorkerToPanel::TaskState { .. } | WorkerToPanel::TaskDelta { .. } => "",
         }

@@ -34,7 +34,13 @@ pub struct Annotations {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ProviderMessage {
-    RegisterTools { tools: Vec<ToolDescriptor> },
+    RegisterTools {
+        /// The provider's name, shown to the user beside its extension id (optional in the
+        /// protocol; Tandem shows the id alone without it).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+        tools: Vec<ToolDescriptor>,
+    },
     UnregisterTools,
 }
 
@@ -220,6 +226,7 @@ mod tests {
     #[test]
     fn register_tools_has_the_protocol_shape() {
         let message = ProviderMessage::RegisterTools {
+            name: None,
             tools: vec![ToolDescriptor {
                 name: "tab.list".into(),
                 label: "List tabs".into(),

@@ -91,6 +91,7 @@ impl ToolProvider {
     /// The `REGISTER_TOOLS` message for these tools.
     pub fn register_message(&self) -> ProviderMessage {
         ProviderMessage::RegisterTools {
+            name: Some(self.name.clone()),
             tools: self.tools.iter().map(|t| t.descriptor().clone()).collect(),
         }
     }

@@ -1,0 +1,376 @@
+//! Tools from other extensions, at run time: the one door other extensions may knock on
+//! (`runtime.onMessageExternal`: `REGISTER_TOOLS`, `UNREGISTER_TOOLS`), the registry kept in
+//! `chrome.storage.local` (which the panel reads to show Settings → Tools and the approval
+//! prompt), `ORCHESTRATOR_READY` at every start and after an approval, and running the calls
+//! a model makes during a chat answer (`TOOL_EXECUTE`). What is decided (who may register,
+//! which call runs, what the model reads back) is `tandem_core::tools`; this binds it to
+//! Chrome.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use js_sys::{Object, Promise, Reflect, JSON};
+use serde_json::Value;
+use tandem_core::protocol::{ToolsCommand, WorkerToPanel};
+use tandem_core::request::{ToolCall, ToolOutcome, ToolSpec};
+use tandem_core::tools::{
+    parse_incoming, parse_tool_result, plan_round, Answer, CallPlan, Decision, Failure,
+    Incoming, Outgoing, Registry, Rounds, Run, STORAGE_KEY,
+};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::{future_to_promise, spawn_local, JsFuture};
+use web_sys::AbortController;
+
+use crate::chat::{post, Failure as ChatFailure};
+use crate::chrome::{self, Port};
+
+/// How long a provider has to answer a call.
+const CALL_TIMEOUT_MS: i32 = 30_000;
+/// How long a call waits for the user's Approve / Deny before it counts as declined.
+const DECISION_TIMEOUT_MS: u64 = 10 * 60 * 1_000;
+/// The largest message another extension may send (a registration of 64 tools with their
+/// schemas fits many times over).
+const MAX_MESSAGE_BYTES: usize = 512 * 1024;
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "runtime"], js_name = sendMessage)]
+    fn send_to_extension(extension_id: &str, message: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "local"], js_name = set)]
+    fn storage_local_set(items: &JsValue) -> Result<Promise, JsValue>;
+}
+
+thread_local! {
+    /// The registry as stored; loaded once per worker life, then changed here and saved.
+    static REGISTRY: RefCell<Option<Registry>> = const { RefCell::new(None) };
+    /// Calls waiting for the user: call id → the answer once given.
+    static DECISIONS: RefCell<HashMap<String, Option<bool>>> = RefCell::new(HashMap::new());
+}
+
+/// The registry, read from storage the first time. Unreadable storage reads as empty: no
+/// tools is safe, and every provider is asked again.
+async fn loaded() -> Registry {
+    if let Some(r) = REGISTRY.with(|r| r.borrow().clone()) {
+        return r;
+    }
+    let stored = async {
+        let promise = chrome::storage_local_get(&JsValue::from_str(STORAGE_KEY)).ok()?;
+        let items = JsFuture::from(promise).await.ok()?;
+        let value = Reflect::get(&items, &STORAGE_KEY.into()).ok()?;
+        if value.is_undefined() {
+            return None;
+        }
+        let text = JSON::stringify(&value).ok()?.as_string()?;
+        serde_json::from_str::<Value>(&text).ok()
+    }
+    .await;
+    let registry = stored
+        .map(|v| Registry::from_stored(&v))
+        .unwrap_or_default();
+    // Another call may have loaded (and changed) it while this one waited: keep that one.
+    REGISTRY.with(|r| r.borrow_mut().get_or_insert(registry).clone())
+}
+
+/// Changes the registry and saves it (the panel re-renders from `storage.onChanged`).
+async fn change<T>(f: impl FnOnce(&mut Registry) -> T) -> T {
+    loaded().await;
+    let (out, stored) = REGISTRY.with(|r| {
+        let mut r = r.borrow_mut();
+        let registry = r.get_or_insert_with(Registry::default);
+        let out = f(registry);
+        (out, registry.to_stored())
+    });
+    if let Err(e) = save(&stored).await {
+        crate::log_error("the tool registry could not be saved", &e);
+    }
+    out
+}
+
+async fn save(stored: &Value) -> Result<(), JsValue> {
+    let value = JSON::parse(&stored.to_string())?;
+    let items = Object::new();
+    Reflect::set(&items, &STORAGE_KEY.into(), &value)?;
+    JsFuture::from(storage_local_set(&items)?).await.map(|_| ())
+}
+
+/// At every worker start: every provider Tandem knows is told to register again (the
+/// registrations of a worker that stopped are in storage, but a provider may have changed).
+pub fn start() {
+    spawn_local(async {
+        for id in loaded().await.known_providers() {
+            tell(&id, &Outgoing::OrchestratorReady).await;
+        }
+    });
+}
+
+/// Sends `message` to the extension `id`, not waiting for more than its delivery.
+async fn tell(id: &str, message: &Outgoing) {
+    let Ok(value) = JSON::parse(&message.to_json().to_string()) else {
+        return;
+    };
+    match send_to_extension(id, &value) {
+        // A provider that is not installed any more rejects: nothing to do.
+        Ok(p) => {
+            let _ = JsFuture::from(p).await;
+        }
+        Err(e) => crate::log_error("could not message a tool provider", &e),
+    }
+}
+
+/// `runtime.onMessageExternal`: another extension's message. Answers with the protocol's
+/// `{ok, registered}` / `{ok: false, error}`.
+#[wasm_bindgen]
+pub fn on_external_message(message: JsValue, sender: JsValue) -> Promise {
+    future_to_promise(async move {
+        let answer = external(message, sender).await;
+        JSON::parse(&answer.to_json().to_string())
+    })
+}
+
+async fn external(message: JsValue, sender: JsValue) -> Answer {
+    let sender_id = Reflect::get(&sender, &"id".into())
+        .ok()
+        .and_then(|v| v.as_string())
+        .unwrap_or_default();
+    if sender_id.is_empty() || sender_id == chrome::own_id() {
+        return Answer::refused(tandem_core::tools::registry::NO_ID.to_string());
+    }
+    let text = JSON::stringify(&message)
+        .ok()
+        .and_then(|v| v.as_string())
+        .unwrap_or_default();
+    if text.len() > MAX_MESSAGE_BYTES {
+        return Answer::refused(format!(
+            "The message is larger than Tandem accepts ({} KB at most).",
+            MAX_MESSAGE_BYTES / 1024
+        ));
+    }
+    let Ok(value) = serde_json::from_str::<Value>(&text) else {
+        return Answer::refused("Tandem could not read the message as JSON.");
+    };
+    let incoming = match parse_incoming(&value) {
+        Ok(i) => i,
+        Err(e) => return Answer::from(e),
+    };
+    match incoming {
+        Incoming::RegisterTools(tools) => {
+            let name = display_name(&value);
+            change(|r| r.register(&sender_id, &name, tools).answer()).await
+        }
+        Incoming::UnregisterTools => {
+            change(|r| r.unregister(&sender_id)).await;
+            Answer::registered(Vec::new())
+        }
+    }
+}
+
+/// The name a provider gives itself (`name` beside `type`, optional): shown with its id, so
+/// a provider naming itself like another is told apart by the id the user sees.
+fn display_name(message: &Value) -> String {
+    let name = message
+        .get("name")
+        .and_then(Value::as_str)
+        .map(|n| tandem_core::fence::neutralise(n).replace(['\n', '\t'], " "))
+        .unwrap_or_default();
+    name.trim().chars().take(60).collect()
+}
+
+/// Settings → Tools and the approval prompt.
+pub fn on_command(command: ToolsCommand) {
+    spawn_local(async move {
+        match command {
+            ToolsCommand::Decide { provider_id, allow } => {
+                let decided = change(|r| r.decide(&provider_id, allow)).await;
+                match decided {
+                    // It re-registers, and this time is registered.
+                    Ok(_) if allow => tell(&provider_id, &Outgoing::OrchestratorReady).await,
+                    Ok(_) => {}
+                    Err(e) => crate::log_error("tool provider decision", &e.to_string().into()),
+                }
+            }
+            ToolsCommand::SetPolicy {
+                provider_id,
+                tool,
+                policy,
+            } => {
+                if let Err(e) = change(|r| r.set_policy(&provider_id, &tool, policy)).await {
+                    crate::log_error("tool policy", &e.to_string().into());
+                }
+            }
+            ToolsCommand::Remove { provider_id } => {
+                change(|r| r.remove_provider(&provider_id)).await;
+            }
+        }
+    });
+}
+
+/// The tools the model may call now (allowed providers, tools not set to Deny).
+pub async fn specs() -> Vec<ToolSpec> {
+    loaded().await.specs()
+}
+
+/// The panel's Approve / Deny for a call that waits.
+pub fn on_decision(call_id: String, approve: bool) {
+    DECISIONS.with(|d| {
+        if let Some(slot) = d.borrow_mut().get_mut(&call_id) {
+            *slot = Some(approve);
+        }
+    });
+}
+
+/// Runs one round of the model's calls: each is refused, asked about, or sent to its
+/// provider; the panel sees each call and its result. Returns what the model reads back, one
+/// outcome per call, in order.
+pub async fn run_round(
+    port: &Port,
+    request_id: &str,
+    calls: &[ToolCall],
+    rounds: &mut Rounds,
+    controller: &AbortController,
+) -> Result<Vec<ToolOutcome>, ChatFailure> {
+    let registry = loaded().await;
+    let plans = plan_round(&registry, calls, rounds);
+    let mut outcomes = Vec::with_capacity(calls.len());
+    for (call, plan) in calls.iter().zip(plans) {
+        let started = js_sys::Date::now();
+        let (provider, question, run) = match plan {
+            CallPlan::Reject(outcome) => {
+                show_use(port, request_id, call, "", None);
+                show_result(port, request_id, &outcome, started);
+                outcomes.push(outcome);
+                continue;
+            }
+            CallPlan::Ask { question, run } => (run.provider_name.clone(), Some(question), run),
+            CallPlan::Run(run) => (run.provider_name.clone(), None, run),
+        };
+        show_use(port, request_id, call, &provider, question.clone());
+        let outcome = if question.is_some() {
+            match decision(&call.id, controller).await? {
+                true => execute(&run, controller).await?,
+                false => run.failed(&Failure::DeclinedByUser),
+            }
+        } else {
+            execute(&run, controller).await?
+        };
+        show_result(port, request_id, &outcome, started);
+        outcomes.push(outcome);
+    }
+    Ok(outcomes)
+}
+
+fn show_use(port: &Port, request_id: &str, call: &ToolCall, provider: &str, q: Option<String>) {
+    let arguments = match &call.arguments {
+        Value::String(raw) => raw.clone(),
+        other => other.to_string(),
+    };
+    let _ = post(
+        port,
+        &WorkerToPanel::ToolUse {
+            request_id: request_id.to_string(),
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            provider: provider.to_string(),
+            arguments,
+            question: q,
+        },
+    );
+}
+
+fn show_result(port: &Port, request_id: &str, outcome: &ToolOutcome, started: f64) {
+    let _ = post(
+        port,
+        &WorkerToPanel::ToolResult {
+            request_id: request_id.to_string(),
+            call_id: outcome.call_id.clone(),
+            ok: !outcome.is_error,
+            text: outcome.content.clone(),
+            duration_ms: (js_sys::Date::now() - started).max(0.0) as u64,
+        },
+    );
+}
+
+/// Waits for the user's Approve / Deny; Stop ends the answer, and a question left alone for
+/// ten minutes counts as Deny.
+async fn decision(call_id: &str, controller: &AbortController) -> Result<bool, ChatFailure> {
+    DECISIONS.with(|d| d.borrow_mut().insert(call_id.to_string(), None));
+    let mut waited = 0;
+    let answer = loop {
+        if controller.signal().aborted() {
+            break Err(ChatFailure::Stopped);
+        }
+        if let Some(answer) = DECISIONS.with(|d| d.borrow().get(call_id).copied().flatten()) {
+            break Ok(answer);
+        }
+        if waited >= DECISION_TIMEOUT_MS {
+            break Ok(false);
+        }
+        // Polling keeps this free of a channel type; a tenth of a second is not felt.
+        chrome::sleep(100).await;
+        waited += 100;
+    };
+    DECISIONS.with(|d| d.borrow_mut().remove(call_id));
+    answer
+}
+
+/// Sends `TOOL_EXECUTE` and reads the `ToolResult`, giving up after [`CALL_TIMEOUT_MS`] or
+/// on Stop. A provider that is not installed, or was removed or disabled meanwhile, is
+/// reported to the model as gone.
+async fn execute(run: &Run, controller: &AbortController) -> Result<ToolOutcome, ChatFailure> {
+    let message = JSON::parse(&run.message().to_json().to_string()).unwrap_or(JsValue::NULL);
+    let Ok(sent) = send_to_extension(&run.provider_id, &message) else {
+        return Ok(run.failed(&Failure::ProviderGone));
+    };
+    // The race settles with the provider's answer, or with one of these two markers.
+    let timed_out = JsValue::from(Object::new());
+    let stopped = JsValue::from(Object::new());
+    let timeout = {
+        let marker = timed_out.clone();
+        Promise::new(&mut |resolve, _| {
+            let marker = marker.clone();
+            let resolve_marker = Closure::once_into_js(move || {
+                let _ = resolve.call1(&JsValue::NULL, &marker);
+            });
+            chrome::set_timeout(resolve_marker.unchecked_ref(), CALL_TIMEOUT_MS);
+        })
+    };
+    let abort = {
+        let marker = stopped.clone();
+        let signal = controller.signal();
+        Promise::new(&mut |resolve, _| {
+            let marker = marker.clone();
+            let resolve_marker = Closure::once_into_js(move || {
+                let _ = resolve.call1(&JsValue::NULL, &marker);
+            });
+            let _ = signal.add_event_listener_with_callback("abort", resolve_marker.unchecked_ref());
+        })
+    };
+    let race = Promise::race(&js_sys::Array::of3(&sent, &timeout, &abort));
+    let answer = match JsFuture::from(race).await {
+        Ok(v) => v,
+        // "Could not establish connection. Receiving end does not exist.": not installed, or
+        // turned off.
+        Err(_) => return Ok(run.failed(&Failure::ProviderGone)),
+    };
+    if Object::is(&answer, &stopped) || controller.signal().aborted() {
+        return Err(ChatFailure::Stopped);
+    }
+    if Object::is(&answer, &timed_out) {
+        return Ok(run.failed(&Failure::TimedOut {
+            after_ms: CALL_TIMEOUT_MS as u64,
+        }));
+    }
+    // Removed or turned off while it ran: its answer is not used.
+    let still = loaded().await;
+    let allowed = still
+        .provider(&run.provider_id)
+        .is_some_and(|p| p.decision() == Decision::Allowed);
+    if !allowed {
+        return Ok(run.failed(&Failure::ProviderGone));
+    }
+    let text = JSON::stringify(&answer)
+        .ok()
+        .and_then(|v| v.as_string())
+        .unwrap_or_default();
+    let value = serde_json::from_str::<Value>(&text).unwrap_or(Value::Null);
+    Ok(run.outcome(&parse_tool_result(&value)))
+}
