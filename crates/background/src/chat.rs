@@ -17,9 +17,9 @@ use tandem_core::protocol::WorkerToPanel;
 use tandem_core::provider::ProviderKind;
 use tandem_core::provider::{ProviderConfig, ProviderSettings, Settings};
 use tandem_core::request::{RequestMessage, RequestOptions, ToolCall, UniversalRequest};
-use tandem_core::tools::Rounds;
 use tandem_core::send::{Action, RetryPolicy, SendPlan};
 use tandem_core::stream::{StreamDecoder, StreamEvent, Usage};
+use tandem_core::tools::Rounds;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::{spawn_local, JsFuture};
 use web_sys::{

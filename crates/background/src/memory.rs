@@ -78,6 +78,8 @@ struct InFlight {
     user_id: String,
     answer_id: String,
     text: String,
+    /// The tools called while answering, recorded with the answer.
+    tools: Vec<tandem_core::chat::ToolCard>,
     config: MemoryConfig,
 }
 
@@ -330,6 +332,7 @@ pub async fn prepare(
         user_id: request.id.clone(),
         answer_id,
         text: String::new(),
+        tools: Vec::new(),
         config,
     };
     IN_FLIGHT.with(|f| f.borrow_mut().insert(request_id, flight));
@@ -359,6 +362,40 @@ pub fn observe(message: &WorkerToPanel) {
             });
             return;
         }
+        WorkerToPanel::ToolUse {
+            call_id,
+            tool,
+            provider,
+            arguments,
+            ..
+        } => {
+            IN_FLIGHT.with(|f| {
+                if let Some(x) = f.borrow_mut().get_mut(request_id) {
+                    x.tools.push(tandem_core::chat::ToolCard {
+                        call_id: call_id.clone(),
+                        tool: tool.clone(),
+                        provider: provider.clone(),
+                        arguments: arguments.clone(),
+                        ok: None,
+                        result: String::new(),
+                    });
+                }
+            });
+            return;
+        }
+        WorkerToPanel::ToolResult {
+            call_id, ok, text, ..
+        } => {
+            IN_FLIGHT.with(|f| {
+                if let Some(x) = f.borrow_mut().get_mut(request_id) {
+                    if let Some(card) = x.tools.iter_mut().find(|c| c.call_id == *call_id) {
+                        card.ok = Some(*ok);
+                        card.result = text.clone();
+                    }
+                }
+            });
+            return;
+        }
         WorkerToPanel::Done { .. } => true,
         WorkerToPanel::Stopped { .. } | WorkerToPanel::Error { .. } => false,
         _ => return,
@@ -382,16 +419,18 @@ pub fn observe(message: &WorkerToPanel) {
         if state.sessions.get(&flight.key).is_none() {
             return false;
         }
-        if flight.text.is_empty() && !ended {
+        let nothing = flight.text.is_empty() && flight.tools.is_empty();
+        if nothing && !ended {
             return state.sessions.remove_message(&flight.key, &flight.user_id);
         }
-        if flight.text.is_empty() {
+        if nothing {
             return false;
         }
         let answer = MemoryMessage {
             id: flight.answer_id.clone(),
             answered_by,
             badge: badge.map(str::to_string),
+            tools: flight.tools.clone(),
             ..MemoryMessage::new(Role::Assistant, flight.text.clone(), now_ms())
         };
         state

@@ -14,8 +14,8 @@ use serde_json::Value;
 use tandem_core::protocol::{ToolsCommand, WorkerToPanel};
 use tandem_core::request::{ToolCall, ToolOutcome, ToolSpec};
 use tandem_core::tools::{
-    parse_incoming, parse_tool_result, plan_round, Answer, CallPlan, Decision, Failure,
-    Incoming, Outgoing, Registry, Rounds, Run, STORAGE_KEY,
+    parse_incoming, parse_tool_result, plan_round, Answer, CallPlan, Decision, Failure, Incoming,
+    Outgoing, Registry, Rounds, Run, STORAGE_KEY,
 };
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, spawn_local, JsFuture};
@@ -341,7 +341,8 @@ async fn execute(run: &Run, controller: &AbortController) -> Result<ToolOutcome,
             let resolve_marker = Closure::once_into_js(move || {
                 let _ = resolve.call1(&JsValue::NULL, &marker);
             });
-            let _ = signal.add_event_listener_with_callback("abort", resolve_marker.unchecked_ref());
+            let _ =
+                signal.add_event_listener_with_callback("abort", resolve_marker.unchecked_ref());
         })
     };
     let race = Promise::race(&js_sys::Array::of3(&sent, &timeout, &abort));

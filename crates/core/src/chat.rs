@@ -38,6 +38,26 @@ pub struct ChatMessage {
     /// Why an answer is incomplete ([`incomplete_badge`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub badge: Option<String>,
+    /// The tools the model called while answering, in order: shown as cards with the answer
+    /// and kept with it in session memory.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<ToolCard>,
+}
+
+/// One tool call of an answer, as the user sees it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCard {
+    pub call_id: String,
+    pub tool: String,
+    pub provider: String,
+    pub arguments: String,
+    /// `None` until it ended (a call stopped while it ran stays so).
+    #[serde(default)]
+    pub ok: Option<bool>,
+    /// The result or the error sentence, as the model read it.
+    #[serde(default)]
+    pub result: String,
 }
 
 /// The badge of an answer that ended early: stopped by the user (`None`), its stream cut, or
@@ -62,6 +82,7 @@ impl ChatMessage {
             images: Vec::new(),
             answered_by: None,
             badge: None,
+            tools: Vec::new(),
         }
     }
 }

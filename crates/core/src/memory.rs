@@ -176,6 +176,9 @@ pub struct MemoryMessage {
     /// Why an answer is incomplete ("Stopped", …), so the badge is back when the panel is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub badge: Option<String>,
+    /// The tools called while answering (shown with the answer; the model reads the answer).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<crate::chat::ToolCard>,
 }
 
 impl MemoryMessage {
@@ -189,6 +192,7 @@ impl MemoryMessage {
             quote: None,
             answered_by: None,
             badge: None,
+            tools: Vec::new(),
         }
     }
 
@@ -203,6 +207,7 @@ impl MemoryMessage {
             images: Vec::new(),
             answered_by: self.answered_by.clone(),
             badge: self.badge.clone(),
+            tools: self.tools.clone(),
         }
     }
 
@@ -217,6 +222,7 @@ impl MemoryMessage {
             quote: message.quote.clone(),
             answered_by: message.answered_by.clone(),
             badge: message.badge.clone(),
+            tools: message.tools.clone(),
         }
     }
 
@@ -230,6 +236,7 @@ impl MemoryMessage {
         ChatMessage {
             content,
             quote: None,
+            tools: Vec::new(),
             ..self.to_chat()
         }
     }

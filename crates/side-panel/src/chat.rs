@@ -20,6 +20,8 @@ struct Streaming {
     answer_id: String,
     bubble: HtmlElement,
     text: String,
+    /// The tools called so far, kept with the answer.
+    tools: Vec<tandem_core::chat::ToolCard>,
     /// The user message this answers, so a failed send can be given back to the user.
     user_id: String,
     user_bubble: HtmlElement,
@@ -124,6 +126,7 @@ fn send_text(text: String, quote: Option<String>) -> Result<(), DomError> {
             answer_id: answer_id.clone(),
             bubble,
             text: String::new(),
+            tools: Vec::new(),
             user_id: user.id.clone(),
             user_bubble,
         });
@@ -195,6 +198,9 @@ pub(crate) fn show_conversation(messages: Vec<ChatMessage>) -> Result<(), DomErr
         let bubble = add_bubble(m.role, &m.content)?;
         if let Some(quote) = &m.quote {
             add_quote(&bubble, quote);
+        }
+        for card in &m.tools {
+            crate::tools::show_card(&bubble, card)?;
         }
         if let Some(p) = &m.answered_by {
             add_note(&bubble, "provider", &format!("via {p}"));
@@ -361,6 +367,60 @@ pub(crate) fn receive(message: WorkerToPanel) {
             message,
         } => finish_with_error(&request_id, kind, &message),
         WorkerToPanel::Status { text, .. } => progress(&text),
+        WorkerToPanel::ToolUse {
+            call_id,
+            tool,
+            provider,
+            arguments,
+            question,
+            ..
+        } => STATE.with(|s| {
+            if let Some(st) = s.borrow_mut().streaming.as_mut() {
+                report(crate::tools::show_use(
+                    &st.bubble,
+                    &call_id,
+                    &tool,
+                    &provider,
+                    &arguments,
+                    question.as_deref(),
+                ));
+                st.tools.push(tandem_core::chat::ToolCard {
+                    call_id: call_id.clone(),
+                    tool: tool.clone(),
+                    provider,
+                    arguments,
+                    ok: None,
+                    result: String::new(),
+                });
+            }
+            progress(&if question.is_some() {
+                format!("Waiting for your answer: run {tool}?")
+            } else {
+                format!("Running {tool}…")
+            });
+        }),
+        WorkerToPanel::ToolResult {
+            call_id,
+            ok,
+            text,
+            duration_ms,
+            ..
+        } => STATE.with(|s| {
+            if let Some(st) = s.borrow_mut().streaming.as_mut() {
+                report(crate::tools::show_result(
+                    &st.bubble,
+                    &call_id,
+                    ok,
+                    &text,
+                    Some(duration_ms),
+                ));
+                if let Some(card) = st.tools.iter_mut().find(|c| c.call_id == call_id) {
+                    card.ok = Some(ok);
+                    card.result = text;
+                }
+            }
+            progress("");
+        }),
         WorkerToPanel::Debug { report, .. } => {
             let shown = crate::debug::show(&report, |id| {
                 STATE.with(|s| {
@@ -432,6 +492,7 @@ fn finish(request_id: &str, ended: Ended) {
             id: st.answer_id,
             answered_by,
             badge: badge.map(str::to_string),
+            tools: st.tools,
             ..ChatMessage::new(Role::Assistant, st.text)
         })
     });

@@ -12,6 +12,7 @@ mod memory;
 mod relay;
 mod settings;
 mod task;
+mod tools;
 
 /// Runs when the page loads the wasm. Not in unit tests: they bring their own DOM.
 #[cfg_attr(not(test), wasm_bindgen::prelude::wasm_bindgen(start))]
@@ -22,6 +23,7 @@ pub fn start() {
         .and_then(|()| debug::wire())
         .and_then(|()| memory::wire())
         .and_then(|()| task::wire())
+        .and_then(|()| tools::wire())
     {
         chat::show_error(&format!("Tandem could not start: {e}"));
     }
