@@ -20,7 +20,8 @@ const KEY = 'sk-tools-abcdefgh12345678';
 let browser, mock, panel, strangerDir, stranger, providerId;
 
 before(async () => {
-  mock = await startMockProvider({ delayMs: 5 });
+  // Ollama is configured for extensions (OLLAMA_ORIGINS), as its users must.
+  mock = await startMockProvider({ delayMs: 5, ollamaOrigins: ['chrome-extension://*'] });
   strangerDir = await mkdtemp(path.join(os.tmpdir(), 'tandem-stranger-'));
   await writeFile(path.join(strangerDir, 'manifest.json'), JSON.stringify({
     manifest_version: 3, name: 'Stranger', version: '1.0', background: { service_worker: 'stranger.js' },
@@ -243,3 +244,44 @@ test('the API key reaches no tool provider and no tool card', async () => {
   const stored = JSON.stringify(await registry());
   assert.ok(!stored.includes(KEY));
 });
+
+// Every wire format: the tools are declared in its shape, the call comes back in its shape,
+// the provider runs it, and the result goes back in its shape (the mock reads all four).
+const formats = [
+  { label: 'Anthropic', base: () => `${mock.url}/v1`, model: 'claude-sonnet-4-5' },
+  { label: 'Gemini', base: () => `${mock.url}/v1beta`, model: 'gemini-2.5-flash' },
+  { label: 'Ollama', base: () => mock.url, model: 'llama3.2' },
+  { label: 'OpenAI', base: () => `${mock.url}/v1`, model: 'gpt-4o-mini' },
+];
+for (const f of formats) {
+  test(`a chat on ${f.label} calls a tool and answers from its result`, async () => {
+    const settings = panel.getByRole('region', { name: 'Settings' });
+    if (!(await settings.isVisible())) await panel.getByRole('button', { name: 'Settings' }).click();
+    await panel.getByLabel('Provider', { exact: true }).selectOption({ label: f.label });
+    await panel.getByLabel('Base URL').fill(f.base());
+    await panel.getByLabel('Model', { exact: true }).fill(f.model);
+    await panel.getByLabel('API key').fill(KEY);
+    await panel.getByRole('button', { name: 'Save' }).click();
+    await panel.getByRole('status', { name: 'Settings status' }).filter({ hasText: 'Saved' }).waitFor();
+    const page = await browser.context.newPage();
+    await page.goto(`${SITE}/${f.label.toLowerCase()}`);
+    mock.setDefault({ reply: 'ok' });
+    const probe = mock.waitForRequest((r) => (r.tools ?? []).length > 0);
+    await ask(`which tools on ${f.label}?`);
+    const name = (await probe).tools.find((t) => t.endsWith('tab_list'));
+    assert.ok(name, `declared in ${f.label}'s shape: ${(await probe).tools}`);
+    await idle();
+    mock.reset();
+    mock.script({ reply: 'Let me look.', toolCall: { name, arguments: {} } });
+    mock.setDefault({ reply: `Your ${f.label} tab is open.` });
+    const back = mock.waitForRequest((r) => (r.toolResults ?? []).length > 0, 15000);
+    await ask(`List my tabs via ${f.label}.`);
+    const sent = await back;
+    assert.ok(sent.toolResults[0].content.includes(`${SITE}/${f.label.toLowerCase()}`), sent.toolResults[0].content);
+    await idle();
+    const answer = lastAnswer();
+    await answer.getByText(`Your ${f.label} tab is open.`).waitFor();
+    assert.match(await answer.getByRole('group', { name: `Tool call ${name}` }).getByLabel('Tool result').textContent(), /^Done/);
+    await page.close();
+  });
+}
