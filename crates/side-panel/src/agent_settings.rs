@@ -2,11 +2,9 @@
 //! plan before acting" and the remembered "Sites Tandem may act on". `settings` calls
 //! [`show`] after loading and [`read_form`] on Save.
 
-use js_sys::Reflect;
 use tandem_core::agent::{SiteGrants, SITE_GRANTS_KEY};
 use tandem_core::provider::Settings;
-use wasm_bindgen::closure::Closure;
-use wasm_bindgen::{JsCast, JsValue};
+
 use wasm_bindgen_futures::{spawn_local, JsFuture};
 use web_sys::{HtmlElement, HtmlInputElement, HtmlTextAreaElement};
 
@@ -49,38 +47,14 @@ pub fn read_form(settings: &mut Settings) -> Result<(), String> {
 /// during a task).
 pub fn wire_sites() {
     spawn_local(show_sites());
-    let listener =
-        Closure::<dyn FnMut(JsValue, JsValue)>::new(|changes: JsValue, area: JsValue| {
-            let ours = area.as_string().as_deref() == Some("local")
-                && Reflect::has(&changes, &SITE_GRANTS_KEY.into()).unwrap_or(false);
-            if ours {
-                spawn_local(show_sites());
-            }
-        });
-    let event = Reflect::get(&js_sys::global(), &"chrome".into())
-        .and_then(|c| Reflect::get(&c, &"storage".into()))
-        .and_then(|s| Reflect::get(&s, &"onChanged".into()));
-    match event {
-        Ok(e) if !e.is_undefined() => e
-            .unchecked_into::<chrome::Event>()
-            .add_listener(listener.as_ref().unchecked_ref()),
-        _ => web_sys::console::warn_1(&"Tandem: chrome.storage.onChanged is missing".into()),
-    }
-    listener.forget();
+    chrome::on_local_change(SITE_GRANTS_KEY, || spawn_local(show_sites()));
 }
 
 async fn read_grants() -> Result<SiteGrants, String> {
-    let promise =
-        chrome::storage_local_get(&SITE_GRANTS_KEY.into()).map_err(|e| chrome::js_text(&e))?;
-    let items = JsFuture::from(promise)
-        .await
-        .map_err(|e| chrome::js_text(&e))?;
-    let value = Reflect::get(&items, &SITE_GRANTS_KEY.into()).unwrap_or(JsValue::UNDEFINED);
-    if value.is_undefined() {
-        return Ok(SiteGrants::default());
-    }
-    let json = js_sys::JSON::stringify(&value).map_err(|e| chrome::js_text(&e))?;
-    Ok(SiteGrants::parse(&String::from(json)))
+    Ok(chrome::local_json(SITE_GRANTS_KEY)
+        .await?
+        .map(|json| SiteGrants::parse(&json))
+        .unwrap_or_default())
 }
 
 async fn show_sites() {

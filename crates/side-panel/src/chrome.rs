@@ -39,6 +39,43 @@ extern "C" {
     pub fn permissions_request(permissions: &JsValue) -> Result<Promise, JsValue>;
 }
 
+/// The JSON text stored under `key` in `chrome.storage.local`; `None` when nothing is.
+pub async fn local_json(key: &str) -> Result<Option<String>, String> {
+    let promise = storage_local_get(&key.into()).map_err(|e| js_text(&e))?;
+    let items = wasm_bindgen_futures::JsFuture::from(promise)
+        .await
+        .map_err(|e| js_text(&e))?;
+    let value = js_sys::Reflect::get(&items, &key.into()).unwrap_or(JsValue::UNDEFINED);
+    if value.is_undefined() {
+        return Ok(None);
+    }
+    let json = js_sys::JSON::stringify(&value).map_err(|e| js_text(&e))?;
+    Ok(Some(String::from(json)))
+}
+
+/// Runs `changed` whenever the worker (or anyone) changes `key` in `chrome.storage.local`:
+/// the lists the panel shows from storage redraw themselves this way.
+pub fn on_local_change(key: &'static str, changed: impl Fn() + 'static) {
+    let listener =
+        Closure::<dyn FnMut(JsValue, JsValue)>::new(move |changes: JsValue, area: JsValue| {
+            let ours = area.as_string().as_deref() == Some("local")
+                && js_sys::Reflect::has(&changes, &key.into()).unwrap_or(false);
+            if ours {
+                changed();
+            }
+        });
+    let event = js_sys::Reflect::get(&js_sys::global(), &"chrome".into())
+        .and_then(|c| js_sys::Reflect::get(&c, &"storage".into()))
+        .and_then(|s| js_sys::Reflect::get(&s, &"onChanged".into()));
+    match event {
+        Ok(e) if !e.is_undefined() => e
+            .unchecked_into::<Event>()
+            .add_listener(listener.as_ref().unchecked_ref()),
+        _ => web_sys::console::warn_1(&"Tandem: chrome.storage.onChanged is missing".into()),
+    }
+    listener.forget();
+}
+
 pub fn js_text(value: &JsValue) -> String {
     if let Some(s) = value.as_string() {
         return s;

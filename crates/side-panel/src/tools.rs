@@ -4,12 +4,11 @@
 //! Approve / Deny when the tool is set to Ask). The registry lives in `chrome.storage.local`,
 //! written by the worker; this module renders it and sends the user's choices to the worker.
 
-use js_sys::Reflect;
 use tandem_core::chat::ToolCard;
 use tandem_core::protocol::{PanelToWorker, ToolsCommand};
 use tandem_core::tools::{Decision, Policy, Registry, STORAGE_KEY};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::{spawn_local, JsFuture};
+use wasm_bindgen_futures::spawn_local;
 use web_sys::{HtmlButtonElement, HtmlElement, HtmlSelectElement};
 
 use crate::chrome;
@@ -17,24 +16,7 @@ use crate::dom::{self, DomError};
 
 pub fn wire() -> Result<(), DomError> {
     spawn_local(show());
-    let listener =
-        Closure::<dyn FnMut(JsValue, JsValue)>::new(|changes: JsValue, area: JsValue| {
-            let ours = area.as_string().as_deref() == Some("local")
-                && Reflect::has(&changes, &STORAGE_KEY.into()).unwrap_or(false);
-            if ours {
-                spawn_local(show());
-            }
-        });
-    let event = Reflect::get(&js_sys::global(), &"chrome".into())
-        .and_then(|c| Reflect::get(&c, &"storage".into()))
-        .and_then(|s| Reflect::get(&s, &"onChanged".into()));
-    match event {
-        Ok(e) if !e.is_undefined() => e
-            .unchecked_into::<chrome::Event>()
-            .add_listener(listener.as_ref().unchecked_ref()),
-        _ => web_sys::console::warn_1(&"Tandem: chrome.storage.onChanged is missing".into()),
-    }
-    listener.forget();
+    chrome::on_local_change(STORAGE_KEY, || spawn_local(show()));
     Ok(())
 }
 
@@ -47,18 +29,10 @@ fn send(command: ToolsCommand) {
 }
 
 async fn read() -> Result<Registry, String> {
-    let promise =
-        chrome::storage_local_get(&STORAGE_KEY.into()).map_err(|e| chrome::js_text(&e))?;
-    let items = JsFuture::from(promise)
-        .await
-        .map_err(|e| chrome::js_text(&e))?;
-    let value = Reflect::get(&items, &STORAGE_KEY.into()).unwrap_or(JsValue::UNDEFINED);
-    if value.is_undefined() {
+    let Some(json) = chrome::local_json(STORAGE_KEY).await? else {
         return Ok(Registry::default());
-    }
-    let json = js_sys::JSON::stringify(&value).map_err(|e| chrome::js_text(&e))?;
-    let value: serde_json::Value =
-        serde_json::from_str(&String::from(json)).map_err(|e| e.to_string())?;
+    };
+    let value: serde_json::Value = serde_json::from_str(&json).map_err(|e| e.to_string())?;
     Ok(Registry::from_stored(&value))
 }
 
