@@ -285,3 +285,46 @@ for (const f of formats) {
     await page.close();
   });
 }
+
+// Firebase AI Logic: the worker plans the turn and runs the tools, the panel performs each
+// HTTP exchange (the relay); tool calls and results travel in Gemini's shape.
+test('a chat on Firebase AI Logic calls a tool through the panel relay and answers from its result', async () => {
+  await browser.context.route('https://firebasevertexai.googleapis.com/**', async (route) => {
+    const req = route.request();
+    const url = new URL(req.url());
+    const res = await fetch(`${mock.url}${url.pathname}${url.search}`, { method: 'POST', headers: req.headers(), body: req.postData() });
+    await route.fulfill({ status: res.status, headers: Object.fromEntries(res.headers), body: Buffer.from(await res.arrayBuffer()) }).catch(() => {});
+  });
+  const settings = panel.getByRole('region', { name: 'Settings' });
+  if (!(await settings.isVisible())) await panel.getByRole('button', { name: 'Settings' }).click();
+  await panel.getByLabel('Provider', { exact: true }).selectOption({ label: 'Firebase AI Logic' });
+  await panel.getByLabel('Project ID').fill('tandem-tools');
+  await panel.getByLabel('App ID').fill('1:123:web:tools');
+  await panel.getByLabel('Model', { exact: true }).fill('gemini-2.5-flash');
+  await panel.getByLabel('API key').fill('AIzaFirebaseToolsKey1234');
+  await panel.getByRole('button', { name: 'Save' }).click();
+  await panel.getByRole('status', { name: 'Settings status' }).filter({ hasText: 'Saved' }).waitFor();
+  const page = await browser.context.newPage();
+  await page.goto(`${SITE}/firebase`);
+  mock.setDefault({ reply: 'ok' });
+  const probe = mock.waitForRequest((r) => (r.tools ?? []).length > 0);
+  await ask('which tools on Firebase?');
+  const first = await probe;
+  assert.match(first.path, /^\/v1beta\/projects\/tandem-tools\/models\/gemini-2\.5-flash:streamGenerateContent/);
+  const name = first.tools.find((t) => t.endsWith('tab_list'));
+  assert.ok(name, `declared as functionDeclarations: ${first.tools}`);
+  await idle();
+  mock.reset();
+  mock.script({ toolCall: { name, arguments: {} } });
+  mock.setDefault({ reply: 'Your Firebase tab is open.' });
+  const back = mock.waitForRequest((r) => (r.toolResults ?? []).length > 0, 15000);
+  await ask('List my tabs via Firebase.');
+  const sent = await back;
+  assert.ok(sent.toolResults[0].content.includes(`${SITE}/firebase`), sent.toolResults[0].content);
+  assert.ok(sent.toolResults[0].content.includes('⟦untrusted data'), 'fenced as outside data');
+  await idle();
+  const answer = lastAnswer();
+  await answer.getByText('Your Firebase tab is open.').waitFor();
+  assert.match(await answer.getByRole('group', { name: `Tool call ${name}` }).getByLabel('Tool result').textContent(), /^Done/);
+  await page.close();
+});

@@ -27,7 +27,7 @@ use crate::chrome::{self, Port};
 /// How long a provider has to answer a call.
 const CALL_TIMEOUT_MS: i32 = 30_000;
 /// How long a call waits for the user's Approve / Deny before it counts as declined.
-const DECISION_TIMEOUT_MS: u64 = 10 * 60 * 1_000;
+const DECISION_TIMEOUT_MS: i32 = 10 * 60 * 1_000;
 /// The largest message another extension may send (a registration of 64 tools with their
 /// schemas fits many times over).
 const MAX_MESSAGE_BYTES: usize = 512 * 1024;
@@ -44,7 +44,26 @@ thread_local! {
     /// The registry as stored; loaded once per worker life, then changed here and saved.
     static REGISTRY: RefCell<Option<Registry>> = const { RefCell::new(None) };
     /// Calls waiting for the user: call id → the answer once given.
-    static DECISIONS: RefCell<HashMap<String, Option<bool>>> = RefCell::new(HashMap::new());
+    static DECISIONS: RefCell<HashMap<String, Asked>> = RefCell::new(HashMap::new());
+    /// Calls waiting for a provider's answer, ended early when the user removes or turns off
+    /// that provider meanwhile.
+    static RUNNING: RefCell<Vec<Waiting>> = const { RefCell::new(Vec::new()) };
+    static NEXT_WAIT: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// A call waiting for the user's Approve / Deny.
+struct Asked {
+    /// Ends the wait.
+    fire: js_sys::Function,
+    approve: Option<bool>,
+}
+
+/// A call waiting for its provider's answer.
+struct Waiting {
+    id: u64,
+    provider_id: String,
+    /// Ends the wait as withdrawn.
+    end: js_sys::Function,
 }
 
 /// The registry, read from storage the first time. Unreadable storage reads as empty: no
@@ -71,17 +90,36 @@ async fn loaded() -> Registry {
     REGISTRY.with(|r| r.borrow_mut().get_or_insert(registry).clone())
 }
 
-/// Changes the registry and saves it (the panel re-renders from `storage.onChanged`).
+/// Changes the registry and saves it (the panel re-renders from `storage.onChanged`). A
+/// change that changes nothing (a provider re-registering the same tools at every wake) is
+/// not written: each write wakes every panel's listener.
 async fn change<T>(f: impl FnOnce(&mut Registry) -> T) -> T {
     loaded().await;
-    let (out, stored) = REGISTRY.with(|r| {
+    let (out, before, after, withdrawn) = REGISTRY.with(|r| {
         let mut r = r.borrow_mut();
         let registry = r.get_or_insert_with(Registry::default);
+        let before = registry.to_stored();
         let out = f(registry);
-        (out, registry.to_stored())
+        let withdrawn: Vec<Waiting> = RUNNING.with(|w| {
+            let mut w = w.borrow_mut();
+            let (gone, kept) = w.drain(..).partition(|x: &Waiting| {
+                registry
+                    .provider(&x.provider_id)
+                    .is_none_or(|p| p.decision() != Decision::Allowed)
+            });
+            *w = kept;
+            gone
+        });
+        (out, before, registry.to_stored(), withdrawn)
     });
-    if let Err(e) = save(&stored).await {
-        crate::log_error("the tool registry could not be saved", &e);
+    // Calls to a provider the user just removed or turned off end now, not at their timeout.
+    for waiting in withdrawn {
+        let _ = waiting.end.call0(&JsValue::NULL);
+    }
+    if before != after {
+        if let Err(e) = save(&after).await {
+            crate::log_error("the tool registry could not be saved", &e);
+        }
     }
     out
 }
@@ -211,11 +249,15 @@ pub async fn specs() -> Vec<ToolSpec> {
 
 /// The panel's Approve / Deny for a call that waits.
 pub fn on_decision(call_id: String, approve: bool) {
-    DECISIONS.with(|d| {
-        if let Some(slot) = d.borrow_mut().get_mut(&call_id) {
-            *slot = Some(approve);
-        }
+    let fire = DECISIONS.with(|d| {
+        let mut d = d.borrow_mut();
+        let asked = d.get_mut(&call_id)?;
+        asked.approve = Some(approve);
+        Some(asked.fire.clone())
     });
+    if let Some(fire) = fire {
+        let _ = fire.call0(&JsValue::NULL);
+    }
 }
 
 /// Runs one round of the model's calls: each is refused, asked about, or sent to its
@@ -289,64 +331,100 @@ fn show_result(port: &Port, request_id: &str, outcome: &ToolOutcome, started: f6
     );
 }
 
+/// A promise that settles with a fresh marker object once `arm` calls the function it is
+/// given: the pieces a wait races (a timer, Stop, the user's answer, a removal), each told
+/// apart by its marker.
+fn marker(arm: impl FnOnce(js_sys::Function)) -> (JsValue, Promise) {
+    let marker = JsValue::from(Object::new());
+    let mut arm = Some(arm);
+    let settled = marker.clone();
+    let promise = Promise::new(&mut |resolve, _| {
+        let settled = settled.clone();
+        let fire = Closure::once_into_js(move || {
+            let _ = resolve.call1(&JsValue::NULL, &settled);
+        });
+        if let Some(arm) = arm.take() {
+            arm(fire.unchecked_into());
+        }
+    });
+    (marker, promise)
+}
+
+/// Settles when `ms` have passed.
+fn after(ms: i32) -> (JsValue, Promise) {
+    marker(|fire| {
+        chrome::set_timeout(&fire, ms);
+    })
+}
+
+/// Settles when the answer is stopped (the panel's Stop, the panel closing, a task's Cancel).
+fn on_abort(controller: &AbortController) -> (JsValue, Promise) {
+    let signal = controller.signal();
+    marker(|fire| {
+        let _ = signal.add_event_listener_with_callback("abort", &fire);
+    })
+}
+
 /// Waits for the user's Approve / Deny; Stop ends the answer, and a question left alone for
 /// ten minutes counts as Deny.
 async fn decision(call_id: &str, controller: &AbortController) -> Result<bool, ChatFailure> {
-    DECISIONS.with(|d| d.borrow_mut().insert(call_id.to_string(), None));
-    let mut waited = 0;
-    let answer = loop {
-        if controller.signal().aborted() {
-            break Err(ChatFailure::Stopped);
-        }
-        if let Some(answer) = DECISIONS.with(|d| d.borrow().get(call_id).copied().flatten()) {
-            break Ok(answer);
-        }
-        if waited >= DECISION_TIMEOUT_MS {
-            break Ok(false);
-        }
-        // Polling keeps this free of a channel type; a tenth of a second is not felt.
-        chrome::sleep(100).await;
-        waited += 100;
-    };
-    DECISIONS.with(|d| d.borrow_mut().remove(call_id));
-    answer
+    if controller.signal().aborted() {
+        return Err(ChatFailure::Stopped);
+    }
+    let (_, answered) = marker(|fire| {
+        DECISIONS.with(|d| {
+            d.borrow_mut().insert(
+                call_id.to_string(),
+                Asked {
+                    fire,
+                    approve: None,
+                },
+            )
+        });
+    });
+    let (stopped, stop) = on_abort(controller);
+    let (_, timeout) = after(DECISION_TIMEOUT_MS);
+    let settled = JsFuture::from(Promise::race(&js_sys::Array::of3(
+        &answered, &stop, &timeout,
+    )))
+    .await;
+    let asked = DECISIONS.with(|d| d.borrow_mut().remove(call_id));
+    match settled {
+        Ok(v) if Object::is(&v, &stopped) => Err(ChatFailure::Stopped),
+        // Unanswered (the timer) counts as Deny.
+        _ => Ok(asked.and_then(|a| a.approve).unwrap_or(false)),
+    }
 }
 
-/// Sends `TOOL_EXECUTE` and reads the `ToolResult`, giving up after [`CALL_TIMEOUT_MS`] or
-/// on Stop. A provider that is not installed, or was removed or disabled meanwhile, is
-/// reported to the model as gone.
+/// Sends `TOOL_EXECUTE` and reads the `ToolResult`, giving up after [`CALL_TIMEOUT_MS`], on
+/// Stop, or when the user removes or turns off the provider meanwhile. A provider that is not
+/// installed or is turned off is reported to the model as gone.
 async fn execute(run: &Run, controller: &AbortController) -> Result<ToolOutcome, ChatFailure> {
     let message = JSON::parse(&run.message().to_json().to_string()).unwrap_or(JsValue::NULL);
     let Ok(sent) = send_to_extension(&run.provider_id, &message) else {
         return Ok(run.failed(&Failure::ProviderGone));
     };
-    // The race settles with the provider's answer, or with one of these two markers.
-    let timed_out = JsValue::from(Object::new());
-    let stopped = JsValue::from(Object::new());
-    let timeout = {
-        let marker = timed_out.clone();
-        Promise::new(&mut |resolve, _| {
-            let marker = marker.clone();
-            let resolve_marker = Closure::once_into_js(move || {
-                let _ = resolve.call1(&JsValue::NULL, &marker);
-            });
-            chrome::set_timeout(resolve_marker.unchecked_ref(), CALL_TIMEOUT_MS);
-        })
-    };
-    let abort = {
-        let marker = stopped.clone();
-        let signal = controller.signal();
-        Promise::new(&mut |resolve, _| {
-            let marker = marker.clone();
-            let resolve_marker = Closure::once_into_js(move || {
-                let _ = resolve.call1(&JsValue::NULL, &marker);
-            });
-            let _ =
-                signal.add_event_listener_with_callback("abort", resolve_marker.unchecked_ref());
-        })
-    };
-    let race = Promise::race(&js_sys::Array::of3(&sent, &timeout, &abort));
-    let answer = match JsFuture::from(race).await {
+    // The race settles with the provider's answer, or with one of these markers.
+    let (timed_out, timeout) = after(CALL_TIMEOUT_MS);
+    let (stopped, abort) = on_abort(controller);
+    let wait_id = NEXT_WAIT.with(|n| {
+        n.set(n.get() + 1);
+        n.get()
+    });
+    let (withdrawn, removal) = marker(|end| {
+        RUNNING.with(|w| {
+            w.borrow_mut().push(Waiting {
+                id: wait_id,
+                provider_id: run.provider_id.clone(),
+                end,
+            })
+        });
+    });
+    let race = Promise::race(&js_sys::Array::of4(&sent, &timeout, &abort, &removal));
+    let settled = JsFuture::from(race).await;
+    // This call no longer waits; a removal later must not find it.
+    RUNNING.with(|w| w.borrow_mut().retain(|x| x.id != wait_id));
+    let answer = match settled {
         Ok(v) => v,
         // "Could not establish connection. Receiving end does not exist.": not installed, or
         // turned off.
@@ -354,6 +432,9 @@ async fn execute(run: &Run, controller: &AbortController) -> Result<ToolOutcome,
     };
     if Object::is(&answer, &stopped) || controller.signal().aborted() {
         return Err(ChatFailure::Stopped);
+    }
+    if Object::is(&answer, &withdrawn) {
+        return Ok(run.failed(&Failure::Withdrawn));
     }
     if Object::is(&answer, &timed_out) {
         return Ok(run.failed(&Failure::TimedOut {

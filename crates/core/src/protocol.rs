@@ -175,7 +175,8 @@ pub enum WorkerToPanel {
         #[serde(default)]
         request_id: Option<String>,
     },
-    #[serde(rename_all = "camelCase")]
+    /// A piece of the answer's text (`message_update` of the event list).
+    #[serde(rename = "messageUpdate", rename_all = "camelCase")]
     Delta { request_id: String, text: String },
     /// Drop the text streamed so far for this answer: another provider takes over and
     /// answers again from the start.
@@ -201,7 +202,8 @@ pub enum WorkerToPanel {
         progress: Option<f64>,
         detail: String,
     },
-    #[serde(rename_all = "camelCase")]
+    /// The answer ended normally (`message_complete`).
+    #[serde(rename = "messageComplete", rename_all = "camelCase")]
     Done {
         request_id: String,
         usage: Option<Usage>,

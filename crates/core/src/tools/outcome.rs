@@ -60,6 +60,9 @@ pub enum Failure {
     TimedOut { after_ms: u64 },
     /// The provider could not be reached (disabled, removed, no listener, port closed).
     ProviderGone,
+    /// The user removed or turned off the provider while the call ran: its answer, if it
+    /// ever comes, is not used.
+    Withdrawn,
     /// The user said no to the question.
     DeclinedByUser,
     /// The user's policy for this tool is Deny.
@@ -80,6 +83,9 @@ impl Failure {
             ),
             Failure::ProviderGone => format!(
                 "The tool {tool} from «{provider}» could not be reached: the extension may be disabled, removed or updating."
+            ),
+            Failure::Withdrawn => format!(
+                "The tool {tool} was stopped: the user removed or turned off «{provider}» while it ran."
             ),
             Failure::DeclinedByUser => format!("The user declined to run {tool}."),
             Failure::DeniedByPolicy => {
@@ -190,6 +196,10 @@ mod tests {
             (
                 Failure::DeclinedByUser,
                 "The user declined to run tab.open.",
+            ),
+            (
+                Failure::Withdrawn,
+                "The tool tab.open was stopped: the user removed or turned off «Tandem Tabs» while it ran.",
             ),
             (
                 Failure::DeniedByPolicy,
