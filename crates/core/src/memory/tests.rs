@@ -998,3 +998,20 @@ fn a_selection_in_a_password_field_is_refused_with_a_sentence_and_keeps_no_text(
     assert_eq!(old.refused, None);
     assert_eq!(SensitiveField::from_name("username"), None);
 }
+
+/// A follow-up whose history holds a fenced selection AND pairs distilled for lack of room:
+/// the system prompt explains the fence once, not once per fenced part.
+#[test]
+fn the_fence_rule_is_said_once_when_selections_and_distilled_context_meet() {
+    let mut history = long_chat();
+    history[0] = quoted("u1", "The bridge opened in 1932.", "What is this about?");
+    let (_, plan, shown) = plan_of(history, 600, &MemoryConfig::default());
+    assert!(plan.context.is_some(), "pairs were distilled: {shown}");
+    assert!(plan.system.contains("## Page selections"), "{shown}");
+    assert!(plan.system.contains("## Conversation context"), "{shown}");
+    assert_eq!(
+        plan.system.matches(crate::fence::FENCE_RULE).count(),
+        1,
+        "{shown}"
+    );
+}

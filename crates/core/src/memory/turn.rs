@@ -152,7 +152,14 @@ impl Turn {
                 break;
             }
             let built = build_context(&self.left_out_session(conversation, &left_out), &config);
-            let system = format!("{base}{}", conversation_context(&built.text));
+            // The fence rule is said once: `base` has it already when past selections are
+            // fenced in the history.
+            let context = conversation_context(&built.text);
+            let context = match base.contains(crate::fence::FENCE_RULE) {
+                true => context.replacen(&format!("\n\n{}", crate::fence::FENCE_RULE), "", 1),
+                false => context,
+            };
+            let system = format!("{base}{context}");
             match budget_for(&system) {
                 Ok(budget) => {
                     plan = Plan {
