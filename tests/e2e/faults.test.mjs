@@ -253,9 +253,11 @@ test('a saved setting of the wrong type costs only itself: the saved provider, m
   assert.equal(req.headers.authorization, `Bearer ${KEY}`);
   // The panel reads them field by field too: reopened, its form shows what was saved.
   await panel.reload();
-  if (!(await panel.getByRole('region', { name: 'Settings' }).isVisible())) {
-    await panel.getByRole('button', { name: 'Settings' }).click();
-  }
+  // On load, in one plain sentence and without being asked: Settings open to show it.
+  const notice = panel.getByRole('status', { name: 'Settings status' });
+  await notice.filter({ hasText: 'could not be read' }).waitFor();
+  assert.match(await notice.textContent(), /^Tandem's saved settings could not be read; .*the memory limits were reset\. Your other settings were kept\.$/);
+  assert.doesNotMatch(await notice.textContent(), /invalid type|line \d+ column/);
   assert.equal(await panel.getByLabel('Model', { exact: true }).inputValue(), MODEL);
   assert.equal(await panel.getByLabel('Base URL').inputValue(), `${mock.url}/v1`);
   await saveSettings();

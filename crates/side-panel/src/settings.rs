@@ -5,7 +5,9 @@
 use std::cell::RefCell;
 
 use tandem_core::protocol::PanelToWorker;
-use tandem_core::provider::{mask_key, ProviderConfig, ProviderKind, ProviderSettings, Settings};
+use tandem_core::provider::{
+    mask_key, ProviderConfig, ProviderKind, ProviderSettings, Settings, StoredSettings,
+};
 use tandem_core::session::Preferred;
 use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::{spawn_local, JsFuture};
@@ -46,7 +48,9 @@ pub fn wire() -> Result<(), DomError> {
     dom::on(&test, "click", |_: web_sys::Event| test_connection());
     spawn_local(async {
         match load().await {
-            Ok(settings) => {
+            Ok(stored) => {
+                let notice = stored.notice();
+                let settings = stored.settings;
                 let active = settings.active;
                 SAVED.with(|s| *s.borrow_mut() = settings);
                 if let Some(kind) = active {
@@ -65,6 +69,11 @@ pub fn wire() -> Result<(), DomError> {
                     select.set_value(&SAVED.with(|s| on_device_id(s.borrow().on_device)));
                 }
                 SAVED.with(|s| crate::agent_settings::show(&s.borrow()));
+                // Said at once, where the user will look: the form shows what was kept.
+                if let Some(notice) = notice {
+                    set_open(true);
+                    status(&notice);
+                }
             }
             Err(e) => status(&e),
         }
@@ -293,20 +302,21 @@ fn request_origin(origin: &str) -> Option<js_sys::Promise> {
     chrome::permissions_request(&req).ok()
 }
 
-async fn load() -> Result<Settings, String> {
+/// The saved settings, read field by field (`Settings::from_stored_json`): a damaged part
+/// costs only that part, and the notice says which, in one sentence for the user.
+async fn load() -> Result<StoredSettings, String> {
     let promise = chrome::storage_local_get(&KEY.into()).map_err(|e| chrome::js_text(&e))?;
     let items = JsFuture::from(promise)
         .await
         .map_err(|e| chrome::js_text(&e))?;
     let value = js_sys::Reflect::get(&items, &KEY.into()).unwrap_or(JsValue::UNDEFINED);
-    if value.is_undefined() {
-        return Ok(Settings::default());
+    if value.is_undefined() || value.is_null() {
+        return Ok(StoredSettings::default());
     }
     let json: String = js_sys::JSON::stringify(&value)
         .map(String::from)
         .unwrap_or_default();
-    serde_json::from_str(&json)
-        .map_err(|e| format!("The saved settings are damaged ({e}); save them again."))
+    Ok(Settings::from_stored_json(&json))
 }
 
 async fn store(settings: &Settings) -> Result<(), String> {
