@@ -8,6 +8,7 @@ mod chat;
 mod chrome;
 mod cloud;
 mod memory;
+mod models;
 mod nano;
 mod nano_chat;
 mod redact;
@@ -121,6 +122,11 @@ pub fn on_port_message(port: chrome::Port, message: JsValue) {
             provider,
             settings,
         }) => chat::test_connection(port, request_id, provider, settings),
+        Ok(PanelToWorker::ListModels {
+            request_id,
+            provider,
+            settings,
+        }) => models::list(port, request_id, provider, settings),
         Ok(PanelToWorker::Task { command }) => agent::on_command(port, command),
         Ok(PanelToWorker::Tools { command }) => tools::on_command(command),
         Ok(PanelToWorker::ToolDecision { call_id, approve }) => {

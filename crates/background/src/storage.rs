@@ -53,3 +53,13 @@ pub fn js_text(value: JsValue) -> String {
 }
 
 use wasm_bindgen::JsCast;
+
+/// The API key saved for `provider` (empty when none): Settings' tools use it when the key
+/// field is left empty, so the key never travels back to the panel.
+pub async fn saved_key(provider: tandem_core::provider::ProviderKind) -> String {
+    settings()
+        .await
+        .ok()
+        .and_then(|s| s.providers.get(&provider).map(|p| p.api_key.clone()))
+        .unwrap_or_default()
+}

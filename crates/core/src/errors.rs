@@ -247,6 +247,11 @@ fn classify(
     let kind = kind_of(status, d);
     let code = status.map(|s| format!(" ({s})")).unwrap_or_default();
     let mut message = match (kind, cfg) {
+        // Ollama has no keys: its one 403 is the origin allow-list refusing the extension.
+        (ErrorKind::BadKey, _) if provider == ProviderKind::Ollama => format!(
+            "Ollama refused the request from the extension{code}. Start it with \
+             OLLAMA_ORIGINS=chrome-extension://* (for example `OLLAMA_ORIGINS=chrome-extension://* ollama serve`)."
+        ),
         (ErrorKind::BadKey, Some(c)) if c.api_key.is_empty() => {
             format!("{label} needs an API key{code}. Add it in Settings.")
         }

@@ -115,6 +115,14 @@ pub enum PanelToWorker {
         provider: ProviderKind,
         settings: ProviderSettings,
     },
+    /// Settings' model picker: list what the provider serves, with these settings (an empty
+    /// key means the saved key).
+    #[serde(rename_all = "camelCase")]
+    ListModels {
+        request_id: String,
+        provider: ProviderKind,
+        settings: ProviderSettings,
+    },
     /// The agent: START_TASK, GET_STATE, PAUSE, RESUME, CANCEL, and Approve/Deny.
     Task {
         command: crate::agent::task::TaskCommand,
@@ -237,6 +245,14 @@ pub enum WorkerToPanel {
         ok: bool,
         message: String,
     },
+    /// The answer to `ListModels`: the models (empty on failure) and the sentence to show.
+    #[serde(rename_all = "camelCase")]
+    Models {
+        request_id: String,
+        provider: ProviderKind,
+        models: Vec<crate::model_list::ListedModel>,
+        message: String,
+    },
     /// The agent task as it stands (`None`: no task yet), with a sentence for the user when a
     /// command was refused or stored state was reset. Sent on the Port in answer to a command
     /// and broadcast (`runtime.sendMessage`) after every change.
@@ -308,6 +324,7 @@ impl WorkerToPanel {
             | WorkerToPanel::Status { request_id, .. }
             | WorkerToPanel::Debug { request_id, .. }
             | WorkerToPanel::ConnectionResult { request_id, .. }
+            | WorkerToPanel::Models { request_id, .. }
             | WorkerToPanel::ToolUse { request_id, .. }
             | WorkerToPanel::ToolResult { request_id, .. } => request_id,
             WorkerToPanel::Changed { request_id, .. } => request_id.as_deref().unwrap_or(""),

@@ -313,6 +313,16 @@ pub(crate) fn receive(message: WorkerToPanel) {
         crate::settings::connection_result(request_id, *ok, message);
         return;
     }
+    if let WorkerToPanel::Models {
+        request_id,
+        provider,
+        models,
+        message,
+    } = &message
+    {
+        crate::settings::models_listed(request_id, *provider, models, message);
+        return;
+    }
     match message {
         WorkerToPanel::Fetch {
             fetch_id,
@@ -436,6 +446,7 @@ pub(crate) fn receive(message: WorkerToPanel) {
             }
         }
         WorkerToPanel::ConnectionResult { .. }
+        | WorkerToPanel::Models { .. }
         | WorkerToPanel::NanoStatus { .. }
         | WorkerToPanel::Conversation { .. }
         | WorkerToPanel::Changed { .. }

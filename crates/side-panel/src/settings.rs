@@ -46,6 +46,12 @@ pub fn wire() -> Result<(), DomError> {
     });
     let test: HtmlButtonElement = dom::by_id("test-connection")?;
     dom::on(&test, "click", |_: web_sys::Event| test_connection());
+    let list: HtmlButtonElement = dom::by_id("list-models")?;
+    dom::on(&list, "click", |_: web_sys::Event| list_models(true));
+    // The list comes to the user: the first time the Model field is entered for a provider
+    // and base URL, the models are fetched (once; the button fetches again).
+    let model: HtmlInputElement = dom::by_id("model")?;
+    dom::on(&model, "focus", |_: web_sys::Event| list_models(false));
     spawn_local(async {
         match load().await {
             Ok(stored) => {
@@ -210,6 +216,13 @@ fn fill(kind: ProviderKind) {
         window.set_placeholder(&known.context_window.to_string());
     }
     connection_status("", true);
+    // Another provider's models are not suggestions for this one.
+    LISTED_FOR.with(|l| *l.borrow_mut() = None);
+    PENDING_LIST.with(|p| *p.borrow_mut() = None);
+    models_status("");
+    if let Ok(options) = dom::by_id::<HtmlElement>("model-options") {
+        options.set_text_content(None);
+    }
     if let Some(key) = input("api-key") {
         key.set_value("");
         key.set_placeholder(if kind.key_optional() {
@@ -379,6 +392,99 @@ pub fn connection_result(request_id: &str, ok: bool, message: &str) {
     let current = PENDING_TEST.with(|p| p.borrow().as_deref() == Some(request_id));
     if current {
         connection_status(message, ok);
+    }
+}
+
+thread_local! {
+    /// The listing in flight, and what the shown list is for (provider and base URL).
+    static PENDING_LIST: RefCell<Option<String>> = const { RefCell::new(None) };
+    static LISTED_FOR: RefCell<Option<(ProviderKind, String)>> = const { RefCell::new(None) };
+}
+
+/// Asks the worker for the provider's models, with the form as typed. `again`: also when the
+/// list shown is already for this provider and base URL.
+fn list_models(again: bool) {
+    let Some(provider) = selected_kind() else {
+        return;
+    };
+    let form = form_values();
+    let target = (provider, form.base_url.clone());
+    if !again && LISTED_FOR.with(|l| l.borrow().as_ref() == Some(&target)) {
+        return;
+    }
+    if provider == ProviderKind::Firebase && !again {
+        // Nothing to list there; the button says why if asked.
+        return;
+    }
+    LISTED_FOR.with(|l| *l.borrow_mut() = Some(target));
+    let request_id = dom::fresh_id("m");
+    PENDING_LIST.with(|p| *p.borrow_mut() = Some(request_id.clone()));
+    models_status(&format!("Listing the models of {}…", provider.label()));
+    let message = PanelToWorker::ListModels {
+        request_id,
+        provider,
+        settings: form,
+    };
+    if let Err(e) = crate::chat::post(&message) {
+        models_status(&format!(
+            "Tandem's background worker is not reachable ({e})."
+        ));
+    }
+}
+
+/// The worker's answer: the models become the Model field's suggestions (typing any name
+/// still works), each with its context window where known.
+pub fn models_listed(
+    request_id: &str,
+    provider: ProviderKind,
+    models: &[tandem_core::model_list::ListedModel],
+    message: &str,
+) {
+    let current = PENDING_LIST.with(|p| p.borrow().as_deref() == Some(request_id));
+    if !current || selected_kind() != Some(provider) {
+        return;
+    }
+    if models.is_empty() {
+        // A failure: the next focus may try again (the server may be started meanwhile).
+        LISTED_FOR.with(|l| *l.borrow_mut() = None);
+    }
+    models_status(message);
+    let Ok(options) = dom::by_id::<HtmlElement>("model-options") else {
+        return;
+    };
+    options.set_text_content(None);
+    for model in models {
+        let Ok(option) = dom::create("option", "") else {
+            continue;
+        };
+        dom::set_attr(&option, "value", &model.id);
+        if let Some(window) = model.context_window {
+            dom::set_attr(
+                &option,
+                "label",
+                &format!("{} · {} tokens", model.id, thousands(window)),
+            );
+        }
+        let _ = options.append_child(&option);
+    }
+}
+
+/// `1048576` → `1,048,576`.
+fn thousands(n: u32) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn models_status(text: &str) {
+    if let Ok(line) = dom::by_id::<HtmlElement>("models-status") {
+        line.set_text_content(Some(text));
     }
 }
 

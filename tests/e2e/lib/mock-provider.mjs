@@ -556,7 +556,9 @@ const gemini = {
   },
 
   list(ctx) {
-    const models = ['gemini-2.5-flash', 'gemini-2.5-pro'].map((m) => ({ name: `models/${m}`, displayName: m, supportedGenerationMethods: ['generateContent', 'countTokens'] }));
+    // As the real API lists them: limits included, and models that cannot chat among them.
+    const models = ['gemini-2.5-flash', 'gemini-2.5-pro'].map((m) => ({ name: `models/${m}`, displayName: m, inputTokenLimit: 1048576, outputTokenLimit: 65536, supportedGenerationMethods: ['generateContent', 'countTokens'] }));
+    models.push({ name: 'models/text-embedding-004', displayName: 'Text Embedding 004', inputTokenLimit: 2048, outputTokenLimit: 1, supportedGenerationMethods: ['embedContent'] });
     send(ctx.res, 200, { models });
   },
 
