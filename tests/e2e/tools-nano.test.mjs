@@ -16,7 +16,7 @@ const PROVIDER_DIR = path.join(repoRoot, 'dist-tools', 'tabs');
 const TANDEM_ID = 'bkkhgefimkkanagkjaoehnjcmpolnojf';
 const SITE = 'https://docs.tandem.test';
 
-let browser, mock, panel, site, openName;
+let browser, mock, panel, site, openName, learned;
 
 before(async () => {
   mock = await startMockProvider({ delayMs: 5 });
@@ -94,19 +94,31 @@ async function nanoReplies({ calls = {}, answer }) {
   }, { calls, answer });
 }
 
-test('on Nano, a chat turn calls tab.open: the tab opens, the result goes back on the same session, the answer and the card show', async () => {
-  await policy().selectOption('allow');
+/**
+ * The model-facing name of tab.open, as Nano's session instructions list it: a first message
+ * creates the conversation's session with the tools described (once per file). Resolves with
+ * that session's number and its system prompt.
+ */
+async function learnToolName() {
+  if (learned) return learned;
   await nanoReplies({ answer: 'unused' });
-  // The session of the conversation is created with the tools listed, once.
   await ask('hello device');
+  await lastAnswer().getByText('You said: hello device', { exact: true }).waitFor();
   await idle();
-  assert.equal(await lastAnswer().locator('.text').textContent(), 'You said: hello device');
-  let calls = await fakeCalls();
+  assert.equal(await lastAnswer().locator('.text').textContent(), 'You said: hello device', 'the answer\'s text, not its JSON');
+  const calls = await fakeCalls();
   const creates = calls.filter((c) => c.method === 'create');
-  assert.equal(creates.length, 1);
+  assert.equal(creates.length, 1, 'one session for the conversation');
   const system = creates[0].options.initialPrompts[0].content;
   openName = system.match(/- (\S+tab_open): /)?.[1];
   assert.ok(openName, `the tools are described to Nano: ${system}`);
+  learned = { conversation: calls.find((c) => c.input === 'hello device').session, system };
+  return learned;
+}
+
+test('on Nano, a chat turn calls tab.open: the tab opens, the result goes back on the same session, the answer and the card show', async () => {
+  await policy().selectOption('allow');
+  const { conversation, system } = await learnToolName();
   assert.match(system, /⟦untrusted[^⟧]*⟧[\s\S]*tab_open[\s\S]*⟦\/untrusted/, 'the tool list is fenced as outside data');
 
   const url = `${SITE}/nano-opened`;
@@ -114,7 +126,7 @@ test('on Nano, a chat turn calls tab.open: the tab opens, the result goes back o
     calls: { 'Open the docs on the device.': { tool: openName, arguments: { url } } },
     answer: 'I opened the docs in a new tab for you.',
   });
-  const seen = calls.length;
+  const seen = (await fakeCalls()).length;
   await ask('Open the docs on the device.');
   await until(() => openTabs().includes(url), () => `the tab opened: ${openTabs().join(', ')}`);
   // What the panel shows now is the conversation as the tab's session memory recorded it,
@@ -129,10 +141,9 @@ test('on Nano, a chat turn calls tab.open: the tab opens, the result goes back o
   assert.match(await card.textContent(), /Tandem Tabs/);
   assert.match(await card.getByLabel('Tool result').textContent(), /^Done/);
 
-  calls = (await fakeCalls()).slice(seen).filter((c) => c.method !== 'availability');
+  const calls = (await fakeCalls()).slice(seen).filter((c) => c.method !== 'availability');
   assert.deepEqual(calls.map((c) => c.method), ['promptStreaming', 'promptStreaming'], 'no new session, nothing destroyed');
   const [turn, result] = calls;
-  const conversation = (await fakeCalls()).find((c) => c.input === 'hello device').session;
   assert.equal(turn.session, conversation, 'the conversation\'s session continues');
   assert.equal(result.session, turn.session, 'the result goes back on the same session');
   assert.equal(turn.input, 'Open the docs on the device.');
@@ -145,6 +156,7 @@ test('on Nano, a chat turn calls tab.open: the tab opens, the result goes back o
 });
 
 test('Nano destroyed between the tool call and the answer: the cloud continues from the call and its result, and the tool runs once', async () => {
+  await learnToolName();
   await panel.getByRole('button', { name: 'Clear conversation' }).click();
   await policy().selectOption('ask');
   mock.reset();
