@@ -19,7 +19,6 @@ use tandem_core::provider::{ProviderConfig, ProviderSettings, Settings};
 use tandem_core::request::{RequestMessage, RequestOptions, ToolCall, UniversalRequest};
 use tandem_core::send::{Action, RetryPolicy, SendPlan};
 use tandem_core::stream::{StreamDecoder, StreamEvent, Usage};
-use tandem_core::tools::Rounds;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::{spawn_local, JsFuture};
 use web_sys::{
@@ -156,12 +155,16 @@ async fn answer(
     let settings = load_settings().await?;
     // On-device first: one Nano session per conversation. When it cannot answer, the cloud
     // pipeline below answers from the same visible history, so nothing is lost.
-    match crate::nano_chat::try_answer(port, request_id, messages, &settings, controller).await {
-        NanoOutcome::Answered(done) => return Ok(done),
-        NanoOutcome::Stopped => return Err(Failure::Stopped),
-        NanoOutcome::Failed(e) => return Err(e.into()),
-        NanoOutcome::NotUsed => {}
-    }
+    // A Nano turn that failed after tool calls hands over what it did: the cloud continues
+    // after those rounds (appended below like its own), so no tool runs twice.
+    let handoff =
+        match crate::nano_chat::try_answer(port, request_id, messages, &settings, controller).await
+        {
+            NanoOutcome::Answered(done) => return Ok(done),
+            NanoOutcome::Stopped => return Err(Failure::Stopped),
+            NanoOutcome::Failed(e) => return Err(e.into()),
+            NanoOutcome::NotUsed(handoff) => handoff,
+        };
     let (cfg, info) = settings.active_model().map_err(not_configured)?;
     let conversation = Conversation::from_messages(messages).map_err(ProviderError::from)?;
     // The budget over the visible history; what it leaves out for lack of room goes into the
@@ -188,8 +191,8 @@ async fn answer(
     // Tools of approved providers: a message with tools is a multi-step turn (model → tools
     // → model …), each round appended after the budgeted history.
     let tools = crate::tools::specs().await;
-    let mut rounds = Rounds::default();
-    let mut tool_turns: Vec<RequestMessage> = Vec::new();
+    let mut rounds = handoff.rounds;
+    let mut tool_turns: Vec<RequestMessage> = handoff.tool_turns;
     loop {
         let options = RequestOptions {
             // Anthropic requires a limit, and rejects one that overflows the window.

@@ -3,24 +3,32 @@
 //! message sends only the new turn. When Nano cannot answer (no model, destroyed, quota,
 //! timeout), the caller's cloud pipeline answers from the same visible history: nothing of
 //! the conversation is lost, and the conversation stays on the cloud from then on.
+//!
+//! Tools: Nano has no native tool calling in stable Chrome, so with approved tools the session
+//! is told how to call them (`tandem_core::tools::nano`) and each reply is structured output,
+//! a call or an answer. A call runs through the cloud's door (`tools::run_round`: policy,
+//! schema, Ask, `TOOL_EXECUTE`, the cards), and its fenced result is the next prompt on the
+//! same session, until Nano answers. When Nano fails after some calls, the cloud continues
+//! from them ([`Handoff`]): no tool runs twice.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use tandem_core::chat::{ChatMessage, Role};
 use tandem_core::errors::{ErrorKind, ProviderError};
 use tandem_core::protocol::WorkerToPanel;
 use tandem_core::provider::Settings;
-use tandem_core::request::UniversalRequest;
+use tandem_core::request::{RequestMessage, ToolSpec, UniversalRequest};
 use tandem_core::send::UniversalResponse;
 use tandem_core::session::{
     Availability, CloudTransport, HybridSession, NanoBackend, NanoCreateOptions, Preferred,
     SessionConfig, SessionError, SessionManager, Sleeper, StreamUpdate,
 };
+use tandem_core::tools::{parse_reply, response_constraint, result_turn, NanoReply, Rounds};
 use wasm_bindgen_futures::spawn_local;
 use web_sys::AbortController;
 
-use crate::chat::{post, SYSTEM_PROMPT};
+use crate::chat::{post, Failure, SYSTEM_PROMPT};
 use crate::chrome::{self, Port};
 use crate::nano::{prompt_api_present, BrowserNano};
 
@@ -57,6 +65,8 @@ type Session = HybridSession<BrowserNano, NoCloud, Timer>;
 struct ChatSession {
     session: Session,
     seen: Vec<(Role, String)>,
+    /// The tools its instructions list; other tools need another session.
+    tools: Vec<ToolSpec>,
 }
 
 thread_local! {
@@ -72,8 +82,23 @@ pub enum NanoOutcome {
     Stopped,
     /// On-device only, and Nano could not answer.
     Failed(ProviderError),
-    /// Not for Nano (cloud preferred, no model, or it failed): use the cloud pipeline.
-    NotUsed,
+    /// Not for Nano (cloud preferred, no model, or it failed): use the cloud pipeline,
+    /// continuing from what Nano already did in this turn.
+    NotUsed(Handoff),
+}
+
+/// What a turn Nano gave up on leaves to the cloud: the tool rounds it completed (calls
+/// already run, results already shown), so the cloud continues after them and no tool runs
+/// twice, and the rounds they used, so the turn keeps one limit.
+#[derive(Default)]
+pub struct Handoff {
+    /// Assistant `tool_calls` turns, each followed by the user turn with their `tool_results`.
+    pub tool_turns: Vec<RequestMessage>,
+    pub rounds: Rounds,
+}
+
+fn not_used() -> NanoOutcome {
+    NanoOutcome::NotUsed(Handoff::default())
 }
 
 fn visible(messages: &[ChatMessage]) -> Vec<&ChatMessage> {
@@ -93,7 +118,7 @@ pub async fn try_answer(
     let mode = settings.on_device;
     let visible = visible(messages);
     let Some((request, history)) = visible.split_last() else {
-        return NanoOutcome::NotUsed;
+        return not_used();
     };
     let conversation = visible
         .first()
@@ -101,11 +126,11 @@ pub async fn try_answer(
         .unwrap_or_default();
     let failed_before = ON_CLOUD.with(|c| c.borrow().as_deref() == Some(conversation.as_str()));
     if mode == Preferred::Cloud || (failed_before && mode == Preferred::Auto) {
-        return NanoOutcome::NotUsed;
+        return not_used();
     }
     if !request.images.is_empty() && mode == Preferred::Auto {
         // Chat sessions on the device take text; pictures go to the cloud provider.
-        return NanoOutcome::NotUsed;
+        return not_used();
     }
     let unusable = |why: String| match mode {
         Preferred::Nano => NanoOutcome::Failed(ProviderError::new(
@@ -114,7 +139,7 @@ pub async fn try_answer(
                 "Gemini Nano cannot answer: {why}. Settings → On-device model allows the cloud."
             ),
         )),
-        _ => NanoOutcome::NotUsed,
+        _ => not_used(),
     };
     let availability = match availability(&manager()).await {
         Ok(a) => a,
@@ -127,16 +152,25 @@ pub async fn try_answer(
         ));
     }
 
+    // Tools of approved providers. Nano has no native tool calling: the session is told how
+    // to call them (with the system prompt, once) and each reply is constrained to a call
+    // or an answer.
+    let tools = crate::tools::specs().await;
     let seen: Vec<(Role, String)> = history
         .iter()
         .map(|m| (m.role, m.content.clone()))
         .collect();
     let mut chat = CHAT
         .with(|c| c.borrow_mut().take())
-        .filter(|c| c.seen == seen);
+        .filter(|c| c.seen == seen && c.tools == tools);
     if chat.is_none() {
         let config = SessionConfig {
             system_prompt: SYSTEM_PROMPT.to_string(),
+            schema_instructions: if tools.is_empty() {
+                String::new()
+            } else {
+                tandem_core::tools::instructions(&tools)
+            },
             initial_history: history.iter().map(|m| (*m).clone()).collect(),
             preferred: Preferred::Nano,
             step_timeout_ms: Some(STEP_TIMEOUT_MS),
@@ -144,77 +178,242 @@ pub async fn try_answer(
         };
         let created = manager().create(config).await;
         match created {
-            Ok(session) => chat = Some(ChatSession { session, seen }),
-            Err(e) => return fail_over(port, request_id, mode, &conversation, &e, false),
+            Ok(session) => {
+                chat = Some(ChatSession {
+                    session,
+                    seen,
+                    tools: tools.clone(),
+                })
+            }
+            Err(e) => {
+                return fail_over(
+                    port,
+                    request_id,
+                    mode,
+                    &conversation,
+                    &e,
+                    Handoff::default(),
+                )
+            }
         }
     }
     let Some(mut chat) = chat else {
-        return NanoOutcome::NotUsed;
+        return not_used();
     };
 
-    let streamed = Rc::new(Cell::new(false));
-    let stopped = Rc::new(Cell::new(false));
-    let (s, st) = (streamed.clone(), stopped.clone());
-    let mut on_update = |update: StreamUpdate<'_>| {
-        if st.get() {
+    // The turn: the user's message, then (with tools) each tool result, on the same session,
+    // until Nano answers.
+    let first_record = chat.session.token_log().len();
+    let mut handoff = Handoff::default();
+    let mut prompt = request.content.clone();
+    let mut calls = 0u32;
+    let answer = loop {
+        // With the rounds used up, only an answer fits the constraint.
+        let offered: &[ToolSpec] = if handoff.rounds.exhausted() {
+            &[]
+        } else {
+            &tools
+        };
+        let constraint = (!tools.is_empty()).then(|| response_constraint(offered));
+        let mut relay = Relay::new(port, request_id, controller, constraint.is_some());
+        let result = chat
+            .session
+            .invoke_streaming(&prompt, constraint.as_ref(), &mut |u| relay.update(u))
+            .await;
+        if relay.stopped {
+            // The session saw an answer the user did not keep: start afresh next time.
+            chat.session.destroy();
+            return NanoOutcome::Stopped;
+        }
+        let reply = match result {
+            Ok(reply) => reply,
+            Err(e) => {
+                chat.session.destroy();
+                return fail_over(port, request_id, mode, &conversation, &e, handoff);
+            }
+        };
+        if constraint.is_none() {
+            break reply;
+        }
+        calls += 1;
+        let call = match parse_reply(&reply, call_id(request_id, calls)) {
+            NanoReply::Answer(answer) => break relay.finish(answer),
+            NanoReply::Call(call) => call,
+        };
+        // The same door as the cloud's calls: policy, schema, Ask, TOOL_EXECUTE, the cards.
+        let round = std::slice::from_ref(&call);
+        let run =
+            crate::tools::run_round(port, request_id, round, &mut handoff.rounds, controller).await;
+        let outcomes = match run {
+            Ok(outcomes) => outcomes,
+            Err(Failure::Stopped) => {
+                chat.session.destroy();
+                return NanoOutcome::Stopped;
+            }
+            Err(Failure::Provider(e)) => {
+                chat.session.destroy();
+                return NanoOutcome::Failed(e);
+            }
+        };
+        prompt = outcomes
+            .iter()
+            .map(result_turn)
+            .collect::<Vec<_>>()
+            .join("\n\n");
+        handoff.tool_turns.push(RequestMessage {
+            tool_calls: vec![call],
+            ..RequestMessage::text(Role::Assistant, "")
+        });
+        handoff.tool_turns.push(RequestMessage {
+            tool_results: outcomes,
+            ..RequestMessage::text(Role::User, "")
+        });
+    };
+    chat.seen.push((Role::User, request.content.clone()));
+    chat.seen.push((Role::Assistant, answer));
+    // Every prompt of the turn counts (a turn with tool rounds prompts more than once).
+    let usage = chat
+        .session
+        .token_log()
+        .get(first_record..)
+        .and_then(|log| {
+            (!log.is_empty()).then(|| tandem_core::stream::Usage {
+                input: log.iter().map(|t| t.sent).sum(),
+                output: log.iter().map(|t| t.received).sum(),
+            })
+        });
+    CHAT.with(|c| *c.borrow_mut() = Some(chat));
+    NanoOutcome::Answered(WorkerToPanel::Done {
+        request_id: request_id.to_string(),
+        usage,
+        finish_reason: None,
+        model: Some("gemini-nano".into()),
+        provider: Some(NANO_LABEL.into()),
+    })
+}
+
+/// A call id for Nano, which has none: unique across requests (the panel's Approve / Deny
+/// and the cards are keyed by it) and in the `[A-Za-z0-9_-]` every cloud API accepts, as the
+/// cloud may continue the turn with it.
+fn call_id(request_id: &str, n: u32) -> String {
+    let safe: String = request_id
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .take(40)
+        .collect();
+    format!("nano_{safe}_{n}")
+}
+
+/// Sends one Nano reply to the panel as it streams. Without tools it is the answer itself;
+/// with tools it is JSON, of which only the text of an `{"answer": …}` is shown, as it
+/// grows; a tool call shows as its card instead.
+struct Relay<'a> {
+    port: &'a Port,
+    request_id: &'a str,
+    controller: &'a AbortController,
+    json: bool,
+    /// The reply so far (JSON replies only).
+    raw: String,
+    /// What the panel was sent.
+    posted: String,
+    stopped: bool,
+}
+
+impl<'a> Relay<'a> {
+    fn new(
+        port: &'a Port,
+        request_id: &'a str,
+        controller: &'a AbortController,
+        json: bool,
+    ) -> Self {
+        Self {
+            port,
+            request_id,
+            controller,
+            json,
+            raw: String::new(),
+            posted: String::new(),
+            stopped: false,
+        }
+    }
+
+    fn update(&mut self, update: StreamUpdate<'_>) {
+        if self.stopped {
             return;
         }
-        if controller.signal().aborted() {
+        if self.controller.signal().aborted() {
             // The Prompt API stream cannot be cancelled from here; the user's Stop ends the
             // answer now and the rest is dropped.
-            st.set(true);
+            self.stopped = true;
             let _ = post(
-                port,
+                self.port,
                 &WorkerToPanel::Stopped {
-                    request_id: request_id.to_string(),
+                    request_id: self.request_id.to_string(),
                 },
             );
             return;
         }
-        if let StreamUpdate::Delta(text) = update {
-            s.set(true);
-            let _ = post(
-                port,
-                &WorkerToPanel::Delta {
-                    request_id: request_id.to_string(),
-                    text: text.to_string(),
-                },
-            );
+        match update {
+            StreamUpdate::Delta(text) if !self.json => self.send(text.to_string()),
+            StreamUpdate::Delta(text) => {
+                self.raw.push_str(text);
+                let grown =
+                    tandem_core::tools::nano::partial_answer(&self.raw).and_then(|so_far| {
+                        so_far
+                            .strip_prefix(self.posted.as_str())
+                            .map(str::to_string)
+                    });
+                if let Some(more) = grown {
+                    self.send(more);
+                }
+            }
+            // The session asks again (the reply was not the JSON asked for): what was shown
+            // of the rejected reply goes.
+            StreamUpdate::Restart { .. } => {
+                self.raw.clear();
+                if !std::mem::take(&mut self.posted).is_empty() {
+                    let _ = post(
+                        self.port,
+                        &WorkerToPanel::Restart {
+                            request_id: self.request_id.to_string(),
+                            note: "Gemini Nano's reply was not in the expected form; it answers again."
+                                .to_string(),
+                        },
+                    );
+                }
+            }
         }
-    };
-    let result = chat
-        .session
-        .invoke_streaming(&request.content, None, &mut on_update)
-        .await;
-    if stopped.get() {
-        // The session saw an answer the user did not keep: start afresh next time.
-        chat.session.destroy();
-        return NanoOutcome::Stopped;
     }
-    match result {
-        Ok(answer) => {
-            chat.seen.push((Role::User, request.content.clone()));
-            chat.seen.push((Role::Assistant, answer));
-            let usage = chat
-                .session
-                .token_log()
-                .last()
-                .map(|t| tandem_core::stream::Usage {
-                    input: t.sent,
-                    output: t.received,
-                });
-            CHAT.with(|c| *c.borrow_mut() = Some(chat));
-            NanoOutcome::Answered(WorkerToPanel::Done {
-                request_id: request_id.to_string(),
-                usage,
-                finish_reason: None,
-                model: Some("gemini-nano".into()),
-                provider: Some(NANO_LABEL.into()),
-            })
+
+    fn send(&mut self, text: String) {
+        if text.is_empty() {
+            return;
         }
-        Err(e) => {
-            chat.session.destroy();
-            fail_over(port, request_id, mode, &conversation, &e, streamed.get())
+        self.posted.push_str(&text);
+        let _ = post(
+            self.port,
+            &WorkerToPanel::Delta {
+                request_id: self.request_id.to_string(),
+                text,
+            },
+        );
+    }
+
+    /// The whole answer, once the reply is complete: what did not stream yet (all of it,
+    /// when the reply was not shaped for streaming) is sent now.
+    fn finish(mut self, answer: String) -> String {
+        match answer.strip_prefix(self.posted.as_str()) {
+            Some(rest) => {
+                let rest = rest.to_string();
+                self.send(rest);
+                answer
+            }
+            None => {
+                // Only a reply that is not valid JSON can read differently in full than
+                // in part; the user keeps what they saw.
+                crate::log_warning("Gemini Nano's answer changed after it was shown");
+                self.posted
+            }
         }
     }
 }
@@ -233,14 +432,15 @@ async fn availability(m: &Manager) -> Result<Availability, String> {
         .map_err(|e| e.to_string())
 }
 
-/// Nano failed mid-conversation: tell the panel, and let the cloud answer from the start.
+/// Nano failed mid-conversation: tell the panel, and let the cloud answer from the visible
+/// history and the tool rounds Nano completed (`handoff`).
 fn fail_over(
     port: &Port,
     request_id: &str,
     mode: Preferred,
     conversation: &str,
     e: &SessionError,
-    streamed: bool,
+    handoff: Handoff,
 ) -> NanoOutcome {
     if mode == Preferred::Nano {
         return NanoOutcome::Failed(ProviderError::new(
@@ -252,8 +452,8 @@ fn fail_over(
     let note = format!(
         "The on-device model stopped ({e}); your cloud provider continues this conversation."
     );
-    // Restart also when nothing streamed yet: the panel shows the switch in the answer.
-    let _ = streamed;
+    // Restart also when nothing streamed yet: the panel shows the switch in the answer (the
+    // tool cards of the turn stay).
     let _ = post(
         port,
         &WorkerToPanel::Restart {
@@ -261,7 +461,7 @@ fn fail_over(
             note,
         },
     );
-    NanoOutcome::NotUsed
+    NanoOutcome::NotUsed(handoff)
 }
 
 fn text_options() -> NanoCreateOptions {

@@ -5,7 +5,8 @@
 //   - imported for its side effect first thing in a test-only background.js, which is
 //     the one way that survives service-worker restarts.
 // Tests steer it live through `globalThis.__fakeLanguageModel` (see `cfg` below) and
-// read what the extension asked in `__fakeLanguageModel.calls`.
+// read what the extension asked in `__fakeLanguageModel.calls` (each call of a session
+// names it: `session`, its 1-based number in creation order).
 //
 // Shape follows the current spec (contextUsage / contextWindow / measureContextUsage /
 // contextoverflow) and also the deprecated names extensions still get (inputUsage /
@@ -18,7 +19,9 @@
     reply: null,               // string, or function(lastUserText) → string; null = "You said: …"
     failNext: null,            // DOMException name the next prompt rejects with, once
     calls: [],
+    sessions: [],              // every session created, in order (a test may destroy() one)
   }, globalThis.__fakeLanguageModel));
+  let nextSession = 1;
 
   const tokens = (text) => Math.ceil(String(text).length / 4);
   const wait = (ms, signal) => new Promise((resolve, reject) => {
@@ -45,6 +48,7 @@
     #initial = 0;
     #destroyed = false;
     #options;
+    #id = nextSession++;
     oncontextoverflow = null;
     onquotaoverflow = null;
 
@@ -79,7 +83,9 @@
         }
         cfg.availability = 'available';
       }
-      return new LanguageModel(options, tokens(flatText(options.initialPrompts ?? [])));
+      const session = new LanguageModel(options, tokens(flatText(options.initialPrompts ?? [])));
+      cfg.sessions.push(session);
+      return session;
     }
 
     get contextUsage() { return this.#usage; }
@@ -95,7 +101,7 @@
     // it is left out of the input), as the test may check them; the signal is left out.
     #take(input, method, { responseConstraint, omitResponseConstraintInput } = {}) {
       if (this.#destroyed) throw new DOMException('The model execution session has been destroyed.', 'InvalidStateError');
-      cfg.calls.push({ method, input, options: { responseConstraint, omitResponseConstraintInput } });
+      cfg.calls.push({ method, session: this.#id, input, options: { responseConstraint, omitResponseConstraintInput } });
       const need = tokens(flatText(input));
       if (this.#initial + need > cfg.contextWindow) {
         const e = new DOMException(`The input is too large: ${need} tokens, quota ${cfg.contextWindow}.`, 'QuotaExceededError');
@@ -151,10 +157,11 @@
     async clone() {
       const copy = new LanguageModel(this.#options, this.#initial);
       copy.#usage = this.#usage;
+      cfg.sessions.push(copy);
       return copy;
     }
 
-    destroy() { this.#destroyed = true; cfg.calls.push({ method: 'destroy' }); }
+    destroy() { this.#destroyed = true; cfg.calls.push({ method: 'destroy', session: this.#id }); }
   }
 
   globalThis.LanguageModel = LanguageModel;

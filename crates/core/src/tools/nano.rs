@@ -168,6 +168,64 @@ pub fn parse_reply(text: &str, call_id: impl Into<String>) -> NanoReply {
     }
 }
 
+/// The answer streamed so far, when `partial` (the reply as it arrives) is shaped
+/// `{"answer": "…`: the string decoded up to its last complete character, so the user can
+/// read it as it is written. `None` while it could still become a call, or when the reply
+/// has another shape (code fences, prose): the whole reply is read by [`parse_reply`] once
+/// it is complete. Each result is a prefix of the next one, and of the final answer.
+pub fn partial_answer(partial: &str) -> Option<String> {
+    let rest = partial.trim_start().strip_prefix('{')?.trim_start();
+    let rest = rest.strip_prefix("\"answer\"")?.trim_start();
+    let rest = rest.strip_prefix(':')?.trim_start();
+    let mut chars = rest.strip_prefix('"')?.chars();
+    let mut out = String::new();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => break,
+            '\\' => {
+                // An escape cut by the chunk boundary waits for the next chunk.
+                let Some(e) = chars.next() else { break };
+                let decoded = match e {
+                    'n' => '\n',
+                    't' => '\t',
+                    'r' => '\r',
+                    'b' => '\u{8}',
+                    'f' => '\u{c}',
+                    'u' => {
+                        let Some(unit) = hex4(&mut chars) else { break };
+                        if (0xD800..0xDC00).contains(&unit) {
+                            // A surrogate pair: the low half follows as `\uXXXX`.
+                            if chars.next() != Some('\\') || chars.next() != Some('u') {
+                                break;
+                            }
+                            let Some(low) = hex4(&mut chars) else { break };
+                            let code = 0x10000
+                                + ((unit - 0xD800) << 10)
+                                + (low.wrapping_sub(0xDC00) & 0x3FF);
+                            char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER)
+                        } else {
+                            char::from_u32(unit).unwrap_or(char::REPLACEMENT_CHARACTER)
+                        }
+                    }
+                    other => other,
+                };
+                out.push(decoded);
+            }
+            c => out.push(c),
+        }
+    }
+    Some(out)
+}
+
+/// Four hex digits of a `\u` escape; `None` when the text ends before them.
+fn hex4(chars: &mut impl Iterator<Item = char>) -> Option<u32> {
+    let mut unit = 0;
+    for _ in 0..4 {
+        unit = unit * 16 + chars.next()?.to_digit(16)?;
+    }
+    Some(unit)
+}
+
 /// The JSON object in `text`: all of it, inside Markdown code fences, or from the first `{`
 /// to the last `}`.
 fn json_in(text: &str) -> Option<Value> {
@@ -318,6 +376,41 @@ mod tests {
         ];
         for (text, want) in cases {
             assert_eq!(parse_reply(text, "nano_1"), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn an_answer_streams_as_it_is_written_and_every_prefix_grows_into_the_answer() {
+        let reply = "{ \"answer\" : \"Line 1\\nsaid \\\"hi\\\" \\u00e9 \\ud83c\\udf89 end\"}";
+        let full = match parse_reply(reply, "x") {
+            NanoReply::Answer(a) => a,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(full, "Line 1\nsaid \"hi\" \u{e9} \u{1f389} end");
+        let mut last = String::new();
+        for (i, _) in reply.char_indices().chain([(reply.len(), ' ')]) {
+            let Some(part) = partial_answer(&reply[..i]) else {
+                assert!(i < 14, "an answer reply reads as one from its key on: {i}");
+                continue;
+            };
+            assert!(part.starts_with(&last), "{last:?} then {part:?}");
+            assert!(
+                full.starts_with(&part),
+                "{part:?} is not a prefix of the answer"
+            );
+            last = part;
+        }
+        assert_eq!(last, full);
+        for not_yet in [
+            "",
+            "{",
+            "{\"",
+            "{\"ans",
+            "{\"tool\": \"t\"",
+            "```json\n{\"answer\": \"a",
+            "Sure",
+        ] {
+            assert_eq!(partial_answer(not_yet), None, "{not_yet}");
         }
     }
 
