@@ -67,6 +67,14 @@ beforeEach(() => {
   turns.length = 0;
 });
 
+async function until(cond, what, ms = 5000) {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) assert.fail(what());
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 const openUrls = () => browser.context.pages().map((p) => p.url());
 const docsRequests = (p) => env.sites[DOCS].requests.filter((r) => r.path === p);
 /** The Approve / Deny of a tool call in the task view, named like chat's. */
@@ -93,11 +101,12 @@ test('a task calls tab.open: asked in the task view, Approve runs it, the tab op
   assert.match(system, /- tandem_tabs__tab_open: «Tandem Tabs»: Opens a URL in a new tab\./);
   assert.match(system, /"action":"tool","tool":"<tool name>"/);
 
+  await browser.screenshot(panel, 'agent-tool-question');
   await question.getByRole('button', { name: 'Approve' }).dispatchEvent('click');
   await ui.waitStatus(/^Done/);
 
   // The provider really opened it: a tab shows the page, and the site served it.
-  assert.ok(openUrls().includes(`${DOCS}/guide`), openUrls().join(', '));
+  await until(() => openUrls().includes(`${DOCS}/guide`), () => `${openUrls().join(', ')} ${JSON.stringify(env.sites[DOCS].requests.map((r) => r.path))}`);
   assert.equal(docsRequests('/guide').length, 1);
 
   // The next navigator request carries the provider's answer, inside the fence.
@@ -160,7 +169,7 @@ test('on Gemini Nano the same action runs an allowed tool without asking, and th
   });
   await ui.startTask(tab, 'Open the docs in a new tab, on the device', `${NOTES}/`);
   await ui.waitStatus(/^Done/);
-  assert.ok(openUrls().includes(`${DOCS}/from-nano`), openUrls().join(', '));
+  await until(() => openUrls().includes(`${DOCS}/from-nano`), () => openUrls().join(', '));
   assert.equal(docsRequests('/from-nano').length, 1);
   assert.equal(mock.requests.length, 0, 'nothing went to the cloud');
 
