@@ -26,11 +26,13 @@ let env, browser, panel, tab, ui, mock;
 const turns = [];
 /** The navigator's script for the cloud: call tab.open on `target`, then say done. */
 let target = '';
+/** The arguments of the call: the URL of `target` unless a test wants others. */
+let args = () => ({ url: `${DOCS}/${target}` });
 const navigator = (turn) => {
   if (/Result of the previous step: the tool tandem_tabs__tab_open (answered|failed)/.test(turn)) {
     return { action: 'done', success: true, answer: 'Handled the docs tab.' };
   }
-  return { action: 'tool', tool: OPEN, arguments: { url: `${DOCS}/${target}` } };
+  return { action: 'tool', tool: OPEN, arguments: args() };
 };
 const planner = (turn) => ({ plan: '1. open the docs in a new tab', complete: /navigator says the task is done/.test(turn) });
 
@@ -62,6 +64,7 @@ after(async () => {
   await env?.close();
 });
 beforeEach(() => {
+  args = () => ({ url: `${DOCS}/${target}` });
   mock.reset();
   mock.setDefault(scriptedModel({ planner, navigator, turns }));
   turns.length = 0;
@@ -144,6 +147,33 @@ test('a tool on Ask, denied in the task view: the provider does nothing and the 
   const line = toolLine('docs.tandem.test/declined');
   await line.waitFor();
   assert.match(await line.getByLabel('Tool result').textContent(), /^Failed: The user declined to run tab\.open\./);
+});
+
+test('Cancel while the tool call waits for the user: the task ends, nothing runs, the question goes away', async () => {
+  target = 'guide';
+  const served = docsRequests('/guide').length;
+  await ui.startTask(tab, 'Open the docs guide again', `${NOTES}/`);
+  await runQuestion().waitFor({ timeout: 20_000 });
+  await ui.button('Cancel').dispatchEvent('click');
+  await ui.waitStatus(/^Cancelled/);
+  await runQuestion().waitFor({ state: 'detached' });
+  assert.equal(docsRequests('/guide').length, served, 'the provider was not called');
+  const stored = await ui.stored();
+  assert.equal(stored.pending ?? null, null);
+});
+
+test('arguments that do not fit the tool\'s schema are refused before anyone is asked; the model reads why', async () => {
+  args = () => ({ url: 42 });
+  const before = openUrls().length;
+  await ui.startTask(tab, 'Open something odd in a new tab', `${NOTES}/`);
+  await ui.waitStatus(/^Done/);
+  const told = navigatorTurns().find((t) => /Result of the previous step: the tool/.test(t));
+  assert.ok(told, navigatorTurns().join('\n---\n'));
+  assert.match(told, /Result of the previous step: the tool tandem_tabs__tab_open failed: params\.url: expected string\n/);
+  assert.equal(openUrls().length, before, 'no tab opened');
+  const line = ui.list().getByRole('listitem').filter({ has: panel.getByRole('group', { name: `Tool call ${OPEN}` }) }).filter({ hasText: '{"url":42}' });
+  await line.waitFor();
+  assert.match(await line.getByLabel('Tool result').textContent(), /^Failed: params\.url: expected string/);
 });
 
 test('on Gemini Nano the same action runs an allowed tool without asking, and the result is the next prompt\'s, fenced', async () => {
