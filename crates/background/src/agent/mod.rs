@@ -451,7 +451,7 @@ fn launch(ctx: TaskContext) {
             failovers_seen: 0,
             planner_schema: task::planner_schema(),
             navigator_schema: task::navigator_schema(),
-            controller: None,
+            controller: controller.clone(),
             tool_call,
         };
         looper.run(&mut ctx, controller).await;

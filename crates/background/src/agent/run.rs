@@ -46,7 +46,7 @@ pub(super) struct Loop {
     pub(super) planner_schema: Schema,
     pub(super) navigator_schema: Schema,
     /// The task's controller (Cancel aborts it): a tool call in flight ends with it.
-    pub(super) controller: Option<AbortController>,
+    pub(super) controller: AbortController,
     /// The id of the tool call waiting for the user's Approve / Deny, so Pause can answer it.
     pub(super) tool_call: Rc<RefCell<Option<String>>>,
 }
@@ -69,7 +69,6 @@ pub(super) struct Observed {
 impl Loop {
     pub(super) async fn run(&mut self, ctx: &mut TaskContext, controller: AbortController) {
         let manager = manager();
-        self.controller = Some(controller.clone());
         manager.transport().set_controller(Some(controller));
         let settings = match storage::settings().await {
             Ok(s) => s,
@@ -363,15 +362,13 @@ impl Loop {
         action: &Action,
         call: ToolCall,
     ) -> bool {
-        let Some(controller) = self.controller.clone() else {
-            return false;
-        };
+        let controller = &self.controller;
         let registry = crate::tools::registry().await;
         let (used, outcome) = match plan_call(&registry, &call) {
             CallPlan::Reject(outcome) => (tool_step::tool_use(&call, ""), Ok(outcome)),
             CallPlan::Run(run) => (
                 tool_step::tool_use(&call, &run.provider_name),
-                crate::tools::execute_run(&run, &controller).await,
+                crate::tools::execute_run(&run, controller).await,
             ),
             CallPlan::Ask { question, run } => {
                 let used = tool_step::tool_use(&call, &run.provider_name);
@@ -386,13 +383,13 @@ impl Loop {
                 *self.tool_call.borrow_mut() = Some(call.id.clone());
                 // Shown (saved and broadcast) only once the answer has somewhere to go.
                 let decided =
-                    crate::tools::decide_after(&call.id, &controller, self.persist(ctx, session))
+                    crate::tools::decide_after(&call.id, controller, self.persist(ctx, session))
                         .await;
                 self.tool_call.borrow_mut().take();
                 ctx.pending = None;
                 let outcome = match decided {
                     Ok(true) if self.stop.get() == Stop::No => {
-                        crate::tools::execute_run(&run, &controller).await
+                        crate::tools::execute_run(&run, controller).await
                     }
                     Ok(_) if self.stop.get() == Stop::No => {
                         Ok(run.failed(&Failure::DeclinedByUser))
