@@ -456,3 +456,49 @@ async fn execute(run: &Run, controller: &AbortController) -> Result<ToolOutcome,
     let value = serde_json::from_str::<Value>(&text).unwrap_or(Value::Null);
     Ok(run.outcome(&parse_tool_result(&value)))
 }
+
+// The agent's `tool` action (`crate::agent`) runs its calls through the same registry,
+// question and TOOL_EXECUTE as chat's, with these.
+
+/// The registry as it is now: the agent plans each call against it.
+pub async fn registry() -> Registry {
+    loaded().await
+}
+
+/// Sends `run`'s TOOL_EXECUTE and reads the answer, as a chat call does (30 s limit; the
+/// controller's abort is `Stopped`; a provider gone meanwhile is reported to the model).
+pub async fn execute_run(
+    run: &Run,
+    controller: &AbortController,
+) -> Result<ToolOutcome, ChatFailure> {
+    execute(run, controller).await
+}
+
+/// Waits for the panel's Approve / Deny of `call_id` (`ToolDecision`, as for chat's cards),
+/// after `ask` shows the question: the call is registered before, so an answer that comes
+/// back at once is not lost. The controller's abort is `Stopped`; ten minutes without an
+/// answer count as Deny.
+pub async fn decide_after(
+    call_id: &str,
+    controller: &AbortController,
+    ask: impl std::future::Future<Output = ()>,
+) -> Result<bool, ChatFailure> {
+    DECISIONS.with(|d| d.borrow_mut().insert(call_id.to_string(), None));
+    ask.await;
+    let mut waited = 0;
+    let answer = loop {
+        if controller.signal().aborted() {
+            break Err(ChatFailure::Stopped);
+        }
+        if let Some(answer) = DECISIONS.with(|d| d.borrow().get(call_id).copied().flatten()) {
+            break Ok(answer);
+        }
+        if waited >= DECISION_TIMEOUT_MS {
+            break Ok(false);
+        }
+        chrome::sleep(100).await;
+        waited += 100;
+    };
+    DECISIONS.with(|d| d.borrow_mut().remove(call_id));
+    answer
+}

@@ -5,7 +5,10 @@
 
 use std::cell::RefCell;
 
-use tandem_core::agent::task::{StepKind, TaskCommand, TaskStatus, TaskView};
+use tandem_core::agent::task::{
+    PendingConfirmation, StepKind, StepRecord, TaskCommand, TaskStatus, TaskView,
+};
+use tandem_core::agent::ToolUse;
 use tandem_core::protocol::{PanelToWorker, WorkerToPanel};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
@@ -286,13 +289,14 @@ fn render(state: Option<&TaskView>) -> Result<(), DomError> {
     // pending confirmation is Approve / Deny. Either way the reason is the whole sentence.
     let pending = state.and_then(|s| s.pending.as_ref());
     let site = pending.filter(|p| p.site.is_some());
-    let approval = pending.filter(|p| p.site.is_none());
+    let approval = pending.filter(|p| p.site.is_none() && p.tool.is_none());
     dom::by_id::<HtmlElement>("task-site")?.set_hidden(site.is_none());
     dom::by_id::<HtmlElement>("task-site-text")?.set_text_content(site.map(|p| p.reason.as_str()));
     dom::by_id::<HtmlElement>("task-confirm")?.set_hidden(approval.is_none());
     dom::by_id::<HtmlElement>("task-confirm-text")?
         .set_text_content(approval.map(|p| p.reason.as_str()));
     dom::by_id::<HtmlElement>("task-secret-row")?.set_hidden(!pending.is_some_and(|p| p.secret));
+    render_tool_question(pending.filter(|p| p.tool.is_some()))?;
 
     let question: HtmlElement = dom::by_id("task-question")?;
     let asked = state.and_then(|s| s.question.as_deref());
@@ -303,6 +307,11 @@ fn render(state: Option<&TaskView>) -> Result<(), DomError> {
     list.set_text_content(None);
     for step in state.map(|s| s.steps.as_slice()).unwrap_or_default() {
         let item = dom::create("li", if step.ok { "step" } else { "step failed" })?;
+        if let Some(used) = &step.tool {
+            tool_step(&item, step, used)?;
+            list.append_child(&item).map_err(|_| DomError::NoDocument)?;
+            continue;
+        }
         let mut text = match step.kind {
             StepKind::Plan => format!("Plan: {} ({})", step.action, step.result),
             StepKind::Switch => format!("{}: {}", step.action, step.result),
@@ -332,4 +341,72 @@ fn render(state: Option<&TaskView>) -> Result<(), DomError> {
     answer.set_text_content(Some(&format!("Answer: {text}")));
     answer.set_hidden(text.is_empty());
     Ok(())
+}
+
+/// A tool step of the timeline: the call's card as chat shows it (tool, provider, arguments,
+/// result), then who answered the step and what it cost.
+fn tool_step(item: &HtmlElement, step: &StepRecord, used: &ToolUse) -> Result<(), DomError> {
+    crate::tools::show_use(
+        item,
+        &used.call_id,
+        &used.tool,
+        &used.provider,
+        &used.arguments,
+        None,
+    )?;
+    crate::tools::show_result(item, &used.call_id, step.ok, &step.result, None)?;
+    let mut extra = String::new();
+    if let Some(p) = &step.provider {
+        extra.push_str(&format!(" · {p}"));
+    }
+    if let Some(t) = step.tokens {
+        extra.push_str(&format!(" · {t} tokens"));
+    }
+    if !extra.is_empty() {
+        let line = dom::create("span", "step-meta")?;
+        line.set_text_content(Some(&extra));
+        item.append_child(&line).map_err(|_| DomError::NoDocument)?;
+    }
+    Ok(())
+}
+
+/// A tool call waiting for the user: chat's card with "Run <tool>?" and Approve / Deny (the
+/// answer goes to the worker as `ToolDecision`), right under the task's other questions.
+/// Rebuilt only when another call waits, so a poll does not replace the buttons under the
+/// user's pointer.
+fn render_tool_question(pending: Option<&PendingConfirmation>) -> Result<(), DomError> {
+    let holder = match dom::by_id::<HtmlElement>("task-tool") {
+        Ok(h) => h,
+        Err(_) => {
+            let holder = dom::create("div", "task-tool")?;
+            holder.set_id("task-tool");
+            let confirm: HtmlElement = dom::by_id("task-confirm")?;
+            let parent = confirm.parent_node().ok_or(DomError::NoDocument)?;
+            parent
+                .insert_before(&holder, confirm.next_sibling().as_ref())
+                .map_err(|_| DomError::NoDocument)?;
+            holder
+        }
+    };
+    let Some((p, used)) = pending.and_then(|p| Some((p, p.tool.as_ref()?))) else {
+        holder.set_text_content(None);
+        holder.set_hidden(true);
+        return Ok(());
+    };
+    holder.set_hidden(false);
+    if holder.get_attribute("data-call").as_deref() == Some(used.call_id.as_str())
+        && holder.child_element_count() > 0
+    {
+        return Ok(());
+    }
+    holder.set_text_content(None);
+    dom::set_attr(&holder, "data-call", &used.call_id);
+    crate::tools::show_use(
+        &holder,
+        &used.call_id,
+        &used.tool,
+        &used.provider,
+        &used.arguments,
+        Some(&p.reason),
+    )
 }

@@ -14,23 +14,25 @@ export const SHOP = 'https://shop.tandem.test';
  * as in launchExtension), the panel with Settings pointing at the mock, and a tab to act on.
  * `trust`: the sites start as the user's "Always allow on this site" ones, so tests about
  * something else are not stopped by Tandem's first-action question (agent-sites.test.mjs
- * tests that question with `trust: false`). `close()` ends it all.
+ * tests that question with `trust: false`). `extensionId` and `others` go to launchExtension
+ * (more extensions beside Tandem, a tool provider say); `onDevice` to useMockProvider.
+ * `close()` ends it all.
  */
-export async function startAgentEnv({ routes, key, model, fakeLanguageModel, origin = SHOP, more = {}, trust = true }) {
+export async function startAgentEnv({ routes, key, model, fakeLanguageModel, origin = SHOP, more = {}, trust = true, extensionId, others, onDevice }) {
   const env = { close: async () => {
     await env.browser?.close();
     await env.mock?.close();
   } };
   try {
     env.mock = await startMockProvider({ delayMs: 0 });
-    env.browser = await launchExtension({ fakeLanguageModel });
+    env.browser = await launchExtension({ fakeLanguageModel, extensionId, others });
     env.site = await routeSite(env.browser.context, { origin, routes });
     env.sites = { [origin]: env.site };
     for (const [o, r] of Object.entries(more)) env.sites[o] = await routeSite(env.browser.context, { origin: o, routes: r });
     env.panel = await env.browser.openPanel();
     env.ui = taskUi(env.panel);
     if (trust) await alwaysAllow(env.panel, Object.values(env.sites).map((s) => s.host));
-    await useMockProvider(env.panel, env.mock, { key, model });
+    await useMockProvider(env.panel, env.mock, { key, model, onDevice });
     env.tab = await env.browser.context.newPage();
   } catch (e) {
     await env.close();

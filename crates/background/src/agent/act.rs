@@ -145,6 +145,7 @@ impl Loop {
             reason: leave_question(url),
             secret: false,
             site: None,
+            tool: None,
         };
         let approved = self.confirm(ctx, session, question).await;
         if approved {
@@ -203,6 +204,7 @@ impl Loop {
                     reason: approval_sentence(action, &element, &reason),
                     secret,
                     site: None,
+                    tool: None,
                 };
                 let approved = self.confirm(ctx, session, question).await;
                 let value = self.secret.borrow_mut().take();

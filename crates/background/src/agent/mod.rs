@@ -75,6 +75,8 @@ struct Run {
     /// applies these itself before its next step (a write to storage from here would be
     /// overwritten by the loop's next save).
     inbox: Rc<RefCell<Vec<UserUpdate>>>,
+    /// The tool call waiting for the user's Approve / Deny (`ToolDecision`), if any.
+    tool_call: Rc<RefCell<Option<String>>>,
 }
 
 thread_local! {
@@ -399,6 +401,10 @@ fn signal(stop: Stop) -> bool {
         if let Some(f) = run.ask.borrow_mut().take() {
             let _ = f.call1(&JsValue::NULL, &JsValue::NULL);
         }
+        // A tool call waiting for Approve / Deny is answered "no" likewise; nothing runs.
+        if let Some(call_id) = run.tool_call.borrow().clone() {
+            crate::tools::on_decision(call_id, false);
+        }
         true
     })
 }
@@ -417,6 +423,7 @@ fn launch(ctx: TaskContext) {
     let always = Rc::new(Cell::new(false));
     let ask = Rc::new(RefCell::new(None));
     let inbox = Rc::new(RefCell::new(Vec::new()));
+    let tool_call = Rc::new(RefCell::new(None));
     RUN.with(|r| {
         *r.borrow_mut() = Some(Run {
             stop: stop.clone(),
@@ -426,6 +433,7 @@ fn launch(ctx: TaskContext) {
             always: always.clone(),
             ask: ask.clone(),
             inbox: inbox.clone(),
+            tool_call: tool_call.clone(),
         })
     });
     spawn_local(async move {
@@ -443,6 +451,8 @@ fn launch(ctx: TaskContext) {
             failovers_seen: 0,
             planner_schema: task::planner_schema(),
             navigator_schema: task::navigator_schema(),
+            controller: controller.clone(),
+            tool_call,
         };
         looper.run(&mut ctx, controller).await;
         RUN.with(|r| *r.borrow_mut() = None);

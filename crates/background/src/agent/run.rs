@@ -10,12 +10,15 @@ use tandem_core::agent::task::{
     self, parse_planner, PendingConfirmation, StepKind, StepRecord, TaskContext, TaskStatus,
     UserUpdate, MAP_CHARS,
 };
+use tandem_core::agent::tool_step;
 use tandem_core::agent::{
     explain_script_error, needs_site_grant, page_refusal, parse_action, site_denied, site_question,
     Action, ElementMap, Snapshot, UrlPolicy,
 };
 use tandem_core::errors::ErrorKind;
+use tandem_core::request::{ToolCall, ToolOutcome};
 use tandem_core::session::{CloudConfig, ProviderId, Schema, SessionConfig, SessionError};
+use tandem_core::tools::{plan_call, CallPlan, Failure};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortController;
 
@@ -42,6 +45,10 @@ pub(super) struct Loop {
     /// The answers' JSON shapes, Nano's `responseConstraint`.
     pub(super) planner_schema: Schema,
     pub(super) navigator_schema: Schema,
+    /// The task's controller (Cancel aborts it): a tool call in flight ends with it.
+    pub(super) controller: AbortController,
+    /// The id of the tool call waiting for the user's Approve / Deny, so Pause can answer it.
+    pub(super) tool_call: Rc<RefCell<Option<String>>>,
 }
 
 /// What one observation gives the loop.
@@ -73,9 +80,16 @@ impl Loop {
             Err(e) => return ctx.finish(TaskStatus::Failed, e.to_string()),
         };
         self.approve_plan = settings.agent.approve_plan;
+        // The tools are read once per task: the instructions listing them are sent once per
+        // session, and a resumed session keeps the text it started with.
+        let tools = match &ctx.tools {
+            Some(tools) => tools.clone(),
+            None => ctx.tools.insert(crate::tools::specs().await).clone(),
+        };
+        self.navigator_schema = tool_step::navigator_schema_with(&tools);
         let config = SessionConfig {
             system_prompt: task::system_prompt(),
-            schema_instructions: task::schema_instructions(),
+            schema_instructions: tool_step::schema_instructions_with(&tools),
             preferred: settings.on_device,
             step_timeout_ms: Some(STEP_TIMEOUT_MS),
             temperature: Some(0.0),
@@ -178,6 +192,7 @@ impl Loop {
                         reason: format!("Approve the plan before Tandem acts: {}", ctx.plan),
                         secret: false,
                         site: None,
+                        tool: None,
                     };
                     let approved = self.confirm(ctx, session, plan).await;
                     if self.stopped(ctx) {
@@ -276,6 +291,19 @@ impl Loop {
                 self.await_answer(ctx, session, before).await;
                 continue;
             }
+            if let Some(call) = tool_step::call_of(ctx, &action) {
+                let ok = self.use_tool(ctx, session, before, &action, call).await;
+                if self.stop.get() != Stop::No {
+                    continue; // `stopped` ends the loop with the right status.
+                }
+                if ok {
+                    ctx.consecutive_failures = 0;
+                } else if ctx.failed_step() {
+                    return self.too_many_failures(ctx);
+                }
+                self.persist(ctx, session).await;
+                continue;
+            }
             if needs_site_grant(&action) {
                 match self.site_grant(ctx, session, &observed.snapshot.url).await {
                     Grant::Given => {}
@@ -318,6 +346,76 @@ impl Loop {
                 ctx.consecutive_failures = 0;
             }
             self.persist(ctx, session).await;
+        }
+    }
+
+    /// The `tool` action: the call is planned against the registry as it is now (unknown,
+    /// Deny or invalid arguments are refused without calling the provider), asked about in
+    /// the panel when its policy is Ask, and sent as TOOL_EXECUTE through the same functions
+    /// as chat's calls (30 s limit, Cancel aborts). Whatever comes of it is recorded as the
+    /// step's result, which the next navigator turn hears; true when the tool answered.
+    async fn use_tool(
+        &self,
+        ctx: &mut TaskContext,
+        session: &Session,
+        before: usize,
+        action: &Action,
+        call: ToolCall,
+    ) -> bool {
+        let controller = &self.controller;
+        let registry = crate::tools::registry().await;
+        let (used, outcome) = match plan_call(&registry, &call) {
+            CallPlan::Reject(outcome) => (tool_step::tool_use(&call, ""), Ok(outcome)),
+            CallPlan::Run(run) => (
+                tool_step::tool_use(&call, &run.provider_name),
+                crate::tools::execute_run(&run, controller).await,
+            ),
+            CallPlan::Ask { question, run } => {
+                let used = tool_step::tool_use(&call, &run.provider_name);
+                ctx.pending = Some(PendingConfirmation {
+                    action: action.to_json().to_string(),
+                    target: None,
+                    reason: question,
+                    secret: false,
+                    site: None,
+                    tool: Some(used.clone()),
+                });
+                *self.tool_call.borrow_mut() = Some(call.id.clone());
+                // Shown (saved and broadcast) only once the answer has somewhere to go.
+                let decided =
+                    crate::tools::decide_after(&call.id, controller, self.persist(ctx, session))
+                        .await;
+                self.tool_call.borrow_mut().take();
+                ctx.pending = None;
+                let outcome = match decided {
+                    Ok(true) if self.stop.get() == Stop::No => {
+                        crate::tools::execute_run(&run, controller).await
+                    }
+                    Ok(_) if self.stop.get() == Stop::No => {
+                        Ok(run.failed(&Failure::DeclinedByUser))
+                    }
+                    // Paused or cancelled while asking: nothing ran.
+                    _ => Err(crate::chat::Failure::Stopped),
+                };
+                (used, outcome)
+            }
+        };
+        let (provider, tokens) = answered(session, before);
+        match outcome {
+            Ok(outcome) => {
+                ctx.record_tool(action, used, &outcome, provider, Some(tokens));
+                !outcome.is_error
+            }
+            Err(_) => {
+                let stopped = ToolOutcome {
+                    call_id: call.id.clone(),
+                    name: call.name.clone(),
+                    content: "stopped before the tool answered".into(),
+                    is_error: true,
+                };
+                ctx.record_tool(action, used, &stopped, provider, Some(tokens));
+                false
+            }
         }
     }
 
@@ -437,6 +535,7 @@ impl Loop {
             ok: true,
             provider,
             tokens: Some(tokens),
+            tool: None,
         });
         Ok(done.is_none() || parsed.complete)
     }
@@ -522,6 +621,7 @@ impl Loop {
             reason: site_question(&host),
             secret: false,
             site: Some(host.clone()),
+            tool: None,
         };
         let allowed = self.confirm(ctx, session, question).await;
         if self.stop.get() != Stop::No {

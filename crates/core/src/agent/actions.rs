@@ -31,6 +31,11 @@ pub const ACTION_NAMES: [&str; 13] = [
     "done",
 ];
 
+/// The action that calls a tool another extension gave Tandem (`tandem_core::tools`). Not in
+/// [`ACTION_NAMES`]: it is offered (in the schema and the instructions) only to a task that
+/// has tools, but always read, so a model naming it without tools is told there are none.
+pub const TOOL_ACTION: &str = "tool";
+
 /// Longest `wait` honoured; longer ones are shortened (and reported as a repair).
 pub const MAX_WAIT_MS: u32 = 10_000;
 
@@ -79,6 +84,12 @@ pub enum Action {
         success: bool,
         answer: Option<String>,
     },
+    /// Calls the tool the model knows as `name` (its model-facing name, as listed) with
+    /// `arguments` (a JSON object; checked against the tool's schema before anything runs).
+    Tool {
+        name: String,
+        arguments: Value,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -103,6 +114,7 @@ impl Action {
             Action::Wait { .. } => "wait",
             Action::AskUser { .. } => "ask_user",
             Action::Done { .. } => "done",
+            Action::Tool { .. } => TOOL_ACTION,
         }
     }
 
@@ -200,6 +212,10 @@ impl Action {
                     put("answer", a.as_str().into());
                 }
             }
+            Action::Tool { name, arguments } => {
+                put("tool", name.as_str().into());
+                put("arguments", arguments.clone());
+            }
             Action::Back | Action::CloseTab | Action::ExtractText { element: None } => {}
         }
         Value::Object(m)
@@ -243,6 +259,7 @@ enum ActionName {
     Wait,
     AskUser,
     Done,
+    Tool,
 }
 
 // The navigator's answer as one FLAT object: a derived tagged enum would nest, the shape
@@ -293,14 +310,52 @@ struct FlatAction {
     /// done: the result, or what went wrong.
     #[serde(default)]
     answer: String,
+    /// tool: the name of one of the tools listed.
+    #[serde(default)]
+    tool: String,
+    /// tool: the tool's arguments, matching its parameters.
+    #[serde(default)]
+    arguments: Map<String, Value>,
 }
 
 fn down() -> ScrollDirection {
     ScrollDirection::Down
 }
 
-/// The JSON Schema of an action: one flat object, generated from `FlatAction`.
+/// The JSON Schema of an action: one flat object, generated from `FlatAction`, without the
+/// `tool` action (a task without tools is not told about it).
 pub fn action_schema() -> Value {
+    let mut schema = flat_schema();
+    if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+        props.remove("tool");
+        props.remove("arguments");
+        if let Some(names) = props
+            .get_mut("action")
+            .and_then(|a| a.get_mut("enum"))
+            .and_then(Value::as_array_mut)
+        {
+            names.retain(|n| n != TOOL_ACTION);
+        }
+    }
+    schema
+}
+
+/// The schema of an action for a task that may call `tools` (their model-facing names):
+/// [`action_schema`] plus the `tool` action, its `tool` field limited to those names (Nano
+/// decodes to this, so it cannot name a tool that does not exist) and its `arguments`.
+/// Without tools it is [`action_schema`].
+pub fn action_schema_with_tools(tools: &[String]) -> Value {
+    if tools.is_empty() {
+        return action_schema();
+    }
+    let mut schema = flat_schema();
+    if let Some(tool) = schema.pointer_mut("/properties/tool") {
+        tool["enum"] = tools.iter().map(|t| Value::from(t.as_str())).collect();
+    }
+    schema
+}
+
+fn flat_schema() -> Value {
     let mut schema = crate::session::schema_for::<FlatAction>().json().clone();
     // What a model reads: no Rust type name, and no serde defaults or integer formats, which
     // only restate the types (and every token of it is sent once per task).
@@ -631,7 +686,11 @@ fn from_value(value: &Value, repairs: &mut Vec<Repair>) -> Result<Action, Action
         None => return Err(ActionError::MissingAction),
     };
     let name = canonical_name(raw_name);
-    let Some(&name) = ACTION_NAMES.iter().find(|n| **n == name) else {
+    let Some(&name) = ACTION_NAMES
+        .iter()
+        .chain([&TOOL_ACTION])
+        .find(|n| **n == name)
+    else {
         return Err(ActionError::UnknownAction {
             name: raw_name.to_owned(),
         });
@@ -714,6 +773,16 @@ fn from_value(value: &Value, repairs: &mut Vec<Repair>) -> Result<Action, Action
             }
             Action::AskUser { question }
         }
+        TOOL_ACTION => Action::Tool {
+            name: {
+                let name = f.string("tool", "the name of one of the tools listed", repairs)?;
+                if name.trim().is_empty() {
+                    return Err(f.missing("tool", "the name of one of the tools listed"));
+                }
+                name.trim().to_owned()
+            },
+            arguments: f.arguments(repairs)?,
+        },
         _ => Action::Done {
             success: f
                 .boolean("success", repairs)?
@@ -849,6 +918,25 @@ impl Fields<'_> {
             return Err(self.missing("url", "an absolute http(s) URL"));
         }
         Ok(url.trim().to_owned())
+    }
+
+    /// A tool's arguments: a JSON object. Nothing (or null) is no arguments; an object
+    /// written as a JSON string (`"arguments": "{\"url\": …}"`, which models trained on
+    /// OpenAI's wire format send) is read as that object.
+    fn arguments(&self, repairs: &mut Vec<Repair>) -> Result<Value, ActionError> {
+        let expected = "a JSON object of the tool's arguments";
+        match self.obj.get("arguments") {
+            None | Some(Value::Null) => Ok(Value::Object(Map::new())),
+            Some(v @ Value::Object(_)) => Ok(v.clone()),
+            Some(v @ Value::String(s)) => match serde_json::from_str::<Value>(s) {
+                Ok(o @ Value::Object(_)) => {
+                    repairs.push(Repair::QuotedScalar);
+                    Ok(o)
+                }
+                _ => Err(self.invalid("arguments", expected, v)),
+            },
+            Some(v) => Err(self.invalid("arguments", expected, v)),
+        }
     }
 
     /// A boolean; the strings "true" and "false" are accepted.

@@ -25,9 +25,11 @@ pub mod tabs;
 pub mod task;
 #[cfg(test)]
 mod tests;
+pub mod tool_step;
 
 pub use actions::{
-    action_schema, parse_action, Action, ActionError, ParsedAction, Repair, ScrollTarget,
+    action_schema, action_schema_with_tools, parse_action, Action, ActionError, ParsedAction,
+    Repair, ScrollTarget, TOOL_ACTION,
 };
 pub use element_map::{ElementMap, Entry, LocateError, Rendered, LIST_LEGEND};
 pub use safety::{
@@ -41,3 +43,4 @@ pub use sites::{
     site_denied, site_question, SiteGrants, SITE_GRANTS_KEY,
 };
 pub use snapshot::{frame_of_handle, ActResult, DriverCommand, Element, Snapshot};
+pub use tool_step::ToolUse;

@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 use super::actions::Action;
 use super::element_map::LIST_LEGEND;
 use super::safety::{fence, FENCE_RULE};
+use super::tool_step::ToolUse;
+use crate::request::ToolSpec;
 use crate::session::{Failover, Schema, Transcript};
 
 /// The one storage key holding the task.
@@ -71,6 +73,9 @@ pub struct StepRecord {
     pub ok: bool,
     pub provider: Option<String>,
     pub tokens: Option<u32>,
+    /// A `tool` step's call (tool, provider, arguments), which the panel shows as a card.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<ToolUse>,
 }
 
 /// An action waiting for the user's Approve / Deny.
@@ -89,6 +94,10 @@ pub struct PendingConfirmation {
     /// Deny instead of Approve / Deny.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub site: Option<String>,
+    /// A tool call waiting for the user (its policy is Ask): the panel shows it like chat's
+    /// card, "Run <tool>?" with Approve / Deny, which answer with `ToolDecision`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<ToolUse>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -130,6 +139,11 @@ pub struct TaskContext {
     /// met during it).
     #[serde(default)]
     pub sites_allowed: Vec<String>,
+    /// The tools offered to this task (allowed providers, tools not set to Deny), read once
+    /// at its start: the session's system text lists them, and it is sent once per task.
+    /// `None` until the task first runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<ToolSpec>>,
     /// The session so far, to rebuild it on resume.
     pub transcript: Option<Transcript>,
 }
@@ -158,6 +172,7 @@ impl TaskContext {
             question: None,
             notes: Vec::new(),
             sites_allowed: Vec::new(),
+            tools: None,
             transcript: None,
         }
     }
@@ -254,6 +269,7 @@ impl TaskContext {
             ok: true,
             provider: None,
             tokens: None,
+            tool: None,
         });
         Ok(())
     }
@@ -312,6 +328,7 @@ impl TaskContext {
             ok,
             provider,
             tokens,
+            tool: None,
         });
     }
 
@@ -325,6 +342,7 @@ impl TaskContext {
             ok: true,
             provider: Some(failover.to.label().to_string()),
             tokens: None,
+            tool: None,
         });
     }
 
@@ -774,6 +792,7 @@ mod tests {
             ok: true,
             provider: None,
             tokens: None,
+            tool: None,
         };
         let mut ctx = TaskContext::new("id-1", "Buy a bag", 10);
         ctx.record(step("first"));
@@ -860,6 +879,7 @@ mod tests {
             ok: true,
             provider: None,
             tokens: None,
+            tool: None,
         });
         assert!(!ctx.planner_due());
     }

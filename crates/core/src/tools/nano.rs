@@ -78,7 +78,7 @@ pub fn instructions(specs: &[ToolSpec]) -> String {
 }
 
 /// `- name: description Arguments: url (string, required): the page; active (boolean).`
-fn describe(spec: &ToolSpec) -> String {
+pub(crate) fn describe(spec: &ToolSpec) -> String {
     let description = clip(spec.description.trim(), MAX_TOOL_DESCRIPTION);
     let props = spec.parameters.get("properties").and_then(Value::as_object);
     let required: Vec<&str> = spec
