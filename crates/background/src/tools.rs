@@ -365,35 +365,10 @@ fn on_abort(controller: &AbortController) -> (JsValue, Promise) {
     })
 }
 
-/// Waits for the user's Approve / Deny; Stop ends the answer, and a question left alone for
-/// ten minutes counts as Deny.
+/// Waits for the user's Approve / Deny of a question already shown; Stop ends the answer,
+/// and a question left alone for ten minutes counts as Deny.
 async fn decision(call_id: &str, controller: &AbortController) -> Result<bool, ChatFailure> {
-    if controller.signal().aborted() {
-        return Err(ChatFailure::Stopped);
-    }
-    let (_, answered) = marker(|fire| {
-        DECISIONS.with(|d| {
-            d.borrow_mut().insert(
-                call_id.to_string(),
-                Asked {
-                    fire,
-                    approve: None,
-                },
-            )
-        });
-    });
-    let (stopped, stop) = on_abort(controller);
-    let (_, timeout) = after(DECISION_TIMEOUT_MS);
-    let settled = JsFuture::from(Promise::race(&js_sys::Array::of3(
-        &answered, &stop, &timeout,
-    )))
-    .await;
-    let asked = DECISIONS.with(|d| d.borrow_mut().remove(call_id));
-    match settled {
-        Ok(v) if Object::is(&v, &stopped) => Err(ChatFailure::Stopped),
-        // Unanswered (the timer) counts as Deny.
-        _ => Ok(asked.and_then(|a| a.approve).unwrap_or(false)),
-    }
+    decide_after(call_id, controller, async {}).await
 }
 
 /// Sends `TOOL_EXECUTE` and reads the `ToolResult`, giving up after [`CALL_TIMEOUT_MS`], on
@@ -483,22 +458,29 @@ pub async fn decide_after(
     controller: &AbortController,
     ask: impl std::future::Future<Output = ()>,
 ) -> Result<bool, ChatFailure> {
-    DECISIONS.with(|d| d.borrow_mut().insert(call_id.to_string(), None));
+    if controller.signal().aborted() {
+        return Err(ChatFailure::Stopped);
+    }
+    let (_, answered) = marker(|fire| {
+        DECISIONS.with(|d| {
+            d.borrow_mut().insert(
+                call_id.to_string(),
+                Asked {
+                    fire,
+                    approve: None,
+                },
+            )
+        });
+    });
     ask.await;
-    let mut waited = 0;
-    let answer = loop {
-        if controller.signal().aborted() {
-            break Err(ChatFailure::Stopped);
-        }
-        if let Some(answer) = DECISIONS.with(|d| d.borrow().get(call_id).copied().flatten()) {
-            break Ok(answer);
-        }
-        if waited >= DECISION_TIMEOUT_MS {
-            break Ok(false);
-        }
-        chrome::sleep(100).await;
-        waited += 100;
-    };
-    DECISIONS.with(|d| d.borrow_mut().remove(call_id));
-    answer
+    let (stopped, stop) = on_abort(controller);
+    let (_, timeout) = after(DECISION_TIMEOUT_MS);
+    let race = Promise::race(&js_sys::Array::of3(&answered, &stop, &timeout));
+    let settled = JsFuture::from(race).await;
+    let asked = DECISIONS.with(|d| d.borrow_mut().remove(call_id));
+    match settled {
+        Ok(v) if Object::is(&v, &stopped) => Err(ChatFailure::Stopped),
+        // Unanswered (the timer) counts as Deny.
+        _ => Ok(asked.and_then(|a| a.approve).unwrap_or(false)),
+    }
 }
