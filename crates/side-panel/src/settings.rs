@@ -47,11 +47,8 @@ pub fn wire() -> Result<(), DomError> {
     let test: HtmlButtonElement = dom::by_id("test-connection")?;
     dom::on(&test, "click", |_: web_sys::Event| test_connection());
     let list: HtmlButtonElement = dom::by_id("list-models")?;
-    dom::on(&list, "click", |_: web_sys::Event| list_models(true));
-    // The list comes to the user: the first time the Model field is entered for a provider
-    // and base URL, the models are fetched (once; the button fetches again).
-    let model: HtmlInputElement = dom::by_id("model")?;
-    dom::on(&model, "focus", |_: web_sys::Event| list_models(false));
+    // Only on request: a provider is not contacted because a field was entered.
+    dom::on(&list, "click", |_: web_sys::Event| list_models());
     spawn_local(async {
         match load().await {
             Ok(stored) => {
@@ -217,7 +214,6 @@ fn fill(kind: ProviderKind) {
     }
     connection_status("", true);
     // Another provider's models are not suggestions for this one.
-    LISTED_FOR.with(|l| *l.borrow_mut() = None);
     PENDING_LIST.with(|p| *p.borrow_mut() = None);
     models_status("");
     if let Ok(options) = dom::by_id::<HtmlElement>("model-options") {
@@ -396,27 +392,16 @@ pub fn connection_result(request_id: &str, ok: bool, message: &str) {
 }
 
 thread_local! {
-    /// The listing in flight, and what the shown list is for (provider and base URL).
+    /// The listing in flight: only its answer is shown.
     static PENDING_LIST: RefCell<Option<String>> = const { RefCell::new(None) };
-    static LISTED_FOR: RefCell<Option<(ProviderKind, String)>> = const { RefCell::new(None) };
 }
 
-/// Asks the worker for the provider's models, with the form as typed. `again`: also when the
-/// list shown is already for this provider and base URL.
-fn list_models(again: bool) {
+/// Asks the worker for the provider's models, with the form as typed.
+fn list_models() {
     let Some(provider) = selected_kind() else {
         return;
     };
     let form = form_values();
-    let target = (provider, form.base_url.clone());
-    if !again && LISTED_FOR.with(|l| l.borrow().as_ref() == Some(&target)) {
-        return;
-    }
-    if provider == ProviderKind::Firebase && !again {
-        // Nothing to list there; the button says why if asked.
-        return;
-    }
-    LISTED_FOR.with(|l| *l.borrow_mut() = Some(target));
     let request_id = dom::fresh_id("m");
     PENDING_LIST.with(|p| *p.borrow_mut() = Some(request_id.clone()));
     models_status(&format!("Listing the models of {}…", provider.label()));
@@ -443,10 +428,6 @@ pub fn models_listed(
     let current = PENDING_LIST.with(|p| p.borrow().as_deref() == Some(request_id));
     if !current || selected_kind() != Some(provider) {
         return;
-    }
-    if models.is_empty() {
-        // A failure: the next focus may try again (the server may be started meanwhile).
-        LISTED_FOR.with(|l| *l.borrow_mut() = None);
     }
     models_status(message);
     let Ok(options) = dom::by_id::<HtmlElement>("model-options") else {
