@@ -29,7 +29,31 @@ function act(handle, command) {
   return d ? d.act(handle, command) : { ok: false, error: 'stale-handle', message: 'the page driver is not loaded' };
 }
 function back() { history.back(); return true; }
+// Resolves once the document has had no DOM mutation for `quietMs`, or after `capMs`: a page
+// that renders after its load event (a single-page app fetching its content) gets its time,
+// a static page is done after `quietMs`.
+function quiet(quietMs, capMs) {
+  return new Promise((resolve) => {
+    const start = performance.now();
+    let last = start;
+    const watch = new MutationObserver(() => { last = performance.now(); });
+    try {
+      watch.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+    } catch (_) { resolve(0); return; }
+    const tick = () => {
+      const now = performance.now();
+      if (now - last >= quietMs || now - start >= capMs) {
+        watch.disconnect();
+        resolve(Math.round(now - start));
+      } else {
+        setTimeout(tick, Math.max(10, quietMs - (now - last)));
+      }
+    };
+    setTimeout(tick, quietMs);
+  });
+}
 export function snapshot_fn() { return snapshot; }
+export function quiet_fn() { return quiet; }
 export function act_fn() { return act; }
 export function back_fn() { return back; }
 ")]
@@ -37,6 +61,7 @@ extern "C" {
     fn snapshot_fn() -> Function;
     fn act_fn() -> Function;
     fn back_fn() -> Function;
+    fn quiet_fn() -> Function;
 }
 
 #[wasm_bindgen]
@@ -206,26 +231,56 @@ pub(super) fn is_web(tab: &JsValue) -> bool {
         .is_some_and(|u| u.starts_with("http://") || u.starts_with("https://"))
 }
 
-/// Waits until the tab finished loading (after an action that may navigate).
+/// How long a navigation may take to start after the action that asked for it (a `history.back()`
+/// is queued by the page; `tabs.update` sets `pendingUrl` at once).
+const NAVIGATION_GRACE_MS: f64 = 250.0;
+/// A page is settled when its DOM has been still this long…
+const QUIET_MS: u32 = 100;
+/// …or after this long, for a page that never stops changing (an animation, a ticker).
+const QUIET_CAP_MS: u32 = 2_000;
+/// How often the tab's loading state is read while a navigation is under way.
+const POLL_MS: i32 = 40;
+
+/// Waits until the tab is settled after an action that may navigate: no navigation pending
+/// (`status` complete, no `pendingUrl`), then the document quiet (no DOM mutation for
+/// [`QUIET_MS`], at most [`QUIET_CAP_MS`]). Event-driven, not a fixed wait: a static page is
+/// settled in about `QUIET_MS`, a slow one gets up to [`SETTLE_MS`] to load.
 pub(super) async fn settle(tab: i32) {
-    chrome::sleep(300).await;
-    let mut waited = 0;
-    while waited < SETTLE_MS {
-        let complete = match tabs_get(tab) {
-            Ok(p) => JsFuture::from(p)
-                .await
-                .ok()
-                .and_then(|t| Reflect::get(&t, &"status".into()).ok())
-                .and_then(|s| s.as_string())
-                .is_none_or(|s| s == "complete"),
-            Err(_) => true,
+    let started = js_sys::Date::now();
+    let mut saw_loading = false;
+    loop {
+        let elapsed = js_sys::Date::now() - started;
+        let Some((complete, pending)) = load_state(tab).await else {
+            // The tab is gone; whoever acts next says so.
+            return;
         };
-        if complete {
+        saw_loading |= !complete || pending;
+        if complete && !pending && (saw_loading || elapsed >= NAVIGATION_GRACE_MS) {
+            break;
+        }
+        if elapsed >= f64::from(SETTLE_MS) {
             return;
         }
-        chrome::sleep(200).await;
-        waited += 200;
+        chrome::sleep(POLL_MS).await;
     }
+    // Pages Tandem cannot script (not web pages) have nothing to wait for.
+    let args = Array::of2(&QUIET_MS.into(), &QUIET_CAP_MS.into());
+    let _ = run_in_page(tab, None, &quiet_fn(), &args).await;
+}
+
+/// The tab's loading state: (document complete, a navigation pending), `None` for a tab that
+/// no longer exists.
+async fn load_state(tab: i32) -> Option<(bool, bool)> {
+    let t = JsFuture::from(tabs_get(tab).ok()?).await.ok()?;
+    let complete = Reflect::get(&t, &"status".into())
+        .ok()
+        .and_then(|s| s.as_string())
+        .is_none_or(|s| s == "complete");
+    let pending = Reflect::get(&t, &"pendingUrl".into())
+        .ok()
+        .and_then(|u| u.as_string())
+        .is_some_and(|u| !u.is_empty());
+    Some((complete, pending))
 }
 
 async fn inject(tab: i32) -> Result<(), AgentError> {
