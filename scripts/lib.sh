@@ -44,3 +44,10 @@ need_npm() {
   say "installing npm packages in ${dir#"$ROOT"/}"
   (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
 }
+
+# twiggy, for scripts/bench's "what is big in the wasm" tables.
+need_twiggy() {
+  command -v twiggy >/dev/null && return
+  say "installing twiggy (once)"
+  cargo install twiggy
+}
