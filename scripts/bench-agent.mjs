@@ -91,7 +91,7 @@ try {
 
   const first = log[0];
   const nav = log.find((l) => !l.planner);
-  const list = (nav?.turn.match(/⟦untrusted page data: element list⟧[\s\S]*?⟦\/untrusted page data⟧/) ?? [''])[0];
+  const list = (nav?.turn.match(/⟦untrusted data: element list⟧[\s\S]*?⟦\/untrusted data⟧/) ?? [''])[0];
   const listed = (list.match(/^\[\d+\]/gm) ?? []).length;
   const gaps = [];
   for (let i = 1; i < log.length; i++) {
