@@ -183,9 +183,8 @@ impl ElementMap {
         above.reverse();
 
         let offered: Vec<&Entry> = inside.iter().chain(&below).chain(&above).copied().collect();
-        let names = Names::of(&offered, snapshot);
         let mut body = format!(
-            "page: {}\nurl: {}\nviewport {}x{} at scroll {},{} of {}x{}\n",
+            "page: {}\nurl: {}\nviewport {}x{} at scroll {:.0},{:.0} of {}x{}\n",
             quote(&snapshot.title, NAME_CHARS),
             snapshot.url,
             snapshot.viewport.width,
@@ -210,43 +209,70 @@ impl ElementMap {
             String::new()
         };
         let reserve = NOTE_RESERVE + truncated_note.chars().count() + covered_note.chars().count();
-        let mut used = overhead + body.chars().count();
-        let total = inside.len() + below.len() + above.len();
-        let mut shown = 0;
+        let fixed = overhead + body.chars().count() + reserve;
         let sections = [
             ("", inside),
             ("below the viewport", below),
             ("above the viewport", above),
         ];
-        'sections: for (title, entries) in sections {
-            if entries.is_empty() {
-                continue;
+        // Which lines fit: decided with the names told apart among everything offered (the
+        // longest they can be), then rendered with the names told apart among what is listed
+        // only, so that an element is not given a `near` for a namesake the model never sees.
+        let wide = Names::of(&offered, snapshot);
+        let mut plan = plan_sections(&sections, snapshot, &wide, max_chars.saturating_sub(fixed));
+        let listed: Vec<&Entry> = plan
+            .iter()
+            .flat_map(|(_, shown, _)| shown.clone())
+            .collect();
+        let names = Names::of(&listed, snapshot);
+        let mut text = render_sections(&plan, snapshot, &names);
+        // Told apart among fewer, a line may say more than it did (a `near` instead of a
+        // rank): drop the farthest listed lines until the cap holds again.
+        while fixed + text.chars().count() > max_chars {
+            let Some(last) = plan
+                .iter_mut()
+                .rev()
+                .find(|(_, shown, _)| !shown.is_empty())
+            else {
+                break;
+            };
+            if let Some(entry) = last.1.pop() {
+                last.2.insert(0, entry);
             }
-            if !title.is_empty() {
-                let header = format!("-- {title} --\n");
-                if used + header.chars().count() + reserve > max_chars {
-                    break;
-                }
-                used += header.chars().count();
-                body.push_str(&header);
-            }
-            for entry in entries {
-                let Some(el) = snapshot.elements.get(entry.signature.index) else {
-                    continue;
-                };
-                let line = render_line(entry, el, snapshot, &names);
-                let len = line.chars().count() + 1;
-                if used + len + reserve > max_chars {
-                    break 'sections;
-                }
-                used += len;
-                body.push_str(&line);
-                body.push('\n');
-                shown += 1;
-            }
+            text = render_sections(&plan, snapshot, &names);
         }
-        let omitted = total - shown;
-        if omitted > 0 {
+        body.push_str(&text);
+        let shown = plan.iter().map(|(_, s, _)| s.len()).sum::<usize>();
+        let omitted = plan.iter().map(|(_, _, o)| o.len()).sum::<usize>();
+        // What is not listed is summarised by where it is, so the model knows what scrolling
+        // would show without paying for every line of it; when even that does not fit, one
+        // count (within the reserve kept for it).
+        let lines: Vec<String> = plan
+            .iter()
+            .filter(|(_, _, left)| !left.is_empty())
+            .map(|(title, _, left)| {
+                let place = if title.is_empty() {
+                    "in the viewport"
+                } else {
+                    title
+                };
+                format!(
+                    "… {} more {place}, not listed: {}\n",
+                    left.len(),
+                    summarise(left, snapshot)
+                )
+            })
+            .collect();
+        let with_summary = format!("{body}{}{covered_note}{truncated_note}", lines.concat());
+        // Measured fenced: fencing may change the length (a number that looks like a card).
+        if !lines.is_empty()
+            && safety::fence(FENCE_LABEL, with_summary.trim_end())
+                .chars()
+                .count()
+                <= max_chars
+        {
+            lines.iter().for_each(|l| body.push_str(l));
+        } else if omitted > 0 {
             let _ = writeln!(
                 body,
                 "… {omitted} more elements not shown (size cap); scroll to see others"
@@ -259,6 +285,162 @@ impl ElementMap {
             shown,
             omitted,
         }
+    }
+}
+
+/// One section of the list: its title, the entries listed, the entries left out (nearest
+/// first).
+type Section<'e> = (&'static str, Vec<&'e Entry>, Vec<&'e Entry>);
+
+/// Splits each section into what fits in `room` characters (in order: the viewport first)
+/// and what is left out.
+fn plan_sections<'e>(
+    sections: &[(&'static str, Vec<&'e Entry>)],
+    snapshot: &Snapshot,
+    names: &Names,
+    room: usize,
+) -> Vec<Section<'e>> {
+    let mut used = 0;
+    let mut full = false;
+    sections
+        .iter()
+        .map(|(title, entries)| {
+            let mut shown = Vec::new();
+            let mut left = Vec::new();
+            let header = if title.is_empty() || entries.is_empty() {
+                0
+            } else {
+                format!("-- {title} --\n").chars().count()
+            };
+            // Outside the viewport only the nearest are listed; the rest are summarised.
+            let most = match *title {
+                "" => usize::MAX,
+                "below the viewport" => LISTED_BELOW,
+                _ => LISTED_ABOVE,
+            };
+            for &entry in entries {
+                let fits = !full
+                    && shown.len() < most
+                    && snapshot
+                        .elements
+                        .get(entry.signature.index)
+                        .is_some_and(|el| {
+                            let len = render_line(entry, el, snapshot, names).chars().count() + 1;
+                            let extra = if shown.is_empty() { header } else { 0 };
+                            let room = match title.is_empty() {
+                                true => room,
+                                false => room.saturating_sub(SUMMARY_RESERVE),
+                            };
+                            if used + len + extra <= room {
+                                used += len + extra;
+                                true
+                            } else {
+                                false
+                            }
+                        });
+                if fits {
+                    shown.push(entry);
+                } else {
+                    // Lines are in order of interest: once one does not fit, the rest wait.
+                    full |= shown.len() < most;
+                    left.push(entry);
+                }
+            }
+            (*title, shown, left)
+        })
+        .collect()
+}
+
+fn render_sections(plan: &[Section<'_>], snapshot: &Snapshot, names: &Names) -> String {
+    let mut out = String::new();
+    for (title, shown, _) in plan {
+        if shown.is_empty() {
+            continue;
+        }
+        if !title.is_empty() {
+            let _ = writeln!(out, "-- {title} --");
+        }
+        for entry in shown {
+            if let Some(el) = snapshot.elements.get(entry.signature.index) {
+                out.push_str(&render_line(entry, el, snapshot, names));
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+/// Elements listed below and above the viewport (nearest first) before the rest is summarised:
+/// enough to act without scrolling on an ordinary page, few enough that a long documentation
+/// page costs the model what its viewport costs.
+const LISTED_BELOW: usize = 25;
+const LISTED_ABOVE: usize = 10;
+/// Room the outside sections leave for their summary lines.
+const SUMMARY_RESERVE: usize = 240;
+
+/// Groups shown in a summary line; the rest are counted together.
+const SUMMARY_GROUPS: usize = 4;
+
+/// `23 links, 4 buttons in "Navigation"; 120 links in "API"; 8 more elsewhere`: what is not
+/// listed, by the group it sits in (a landmark, a form, a section heading), largest first.
+fn summarise(left: &[&Entry], snapshot: &Snapshot) -> String {
+    let mut groups: Vec<(Option<&str>, Vec<(&str, usize)>, usize)> = Vec::new();
+    for entry in left {
+        let Some(el) = snapshot.elements.get(entry.signature.index) else {
+            continue;
+        };
+        let group = el.group.as_deref().filter(|g| !g.trim().is_empty());
+        let kind = summary_kind(el);
+        let slot = match groups.iter().position(|(g, _, _)| *g == group) {
+            Some(i) => i,
+            None => {
+                groups.push((group, Vec::new(), 0));
+                groups.len() - 1
+            }
+        };
+        let (_, kinds, total) = &mut groups[slot];
+        *total += 1;
+        match kinds.iter_mut().find(|(k, _)| *k == kind) {
+            Some((_, n)) => *n += 1,
+            None => kinds.push((kind, 1)),
+        }
+    }
+    // Largest first; ties keep page order.
+    groups.sort_by(|a, b| b.2.cmp(&a.2));
+    let mut parts: Vec<String> = Vec::new();
+    let mut rest = 0;
+    for (i, (group, kinds, total)) in groups.iter().enumerate() {
+        if i >= SUMMARY_GROUPS {
+            rest += total;
+            continue;
+        }
+        let counted: Vec<String> = kinds
+            .iter()
+            .map(|(kind, n)| match n {
+                1 => format!("1 {kind}"),
+                n => format!("{n} {kind}s"),
+            })
+            .collect();
+        match group {
+            Some(g) => parts.push(format!("{} in {}", counted.join(", "), quote(g, 30))),
+            None => parts.push(counted.join(", ")),
+        }
+    }
+    if rest > 0 {
+        parts.push(format!("{rest} more elsewhere"));
+    }
+    parts.join("; ")
+}
+
+/// The word a summary counts an element under.
+fn summary_kind(el: &Element) -> &'static str {
+    match el.effective_role() {
+        Some("link") => "link",
+        Some("button") => "button",
+        Some("checkbox" | "radio" | "switch") => "choice",
+        Some("textbox" | "searchbox" | "combobox" | "spinbutton" | "listbox" | "slider") => "field",
+        Some("tab" | "menuitem" | "option" | "treeitem") => "item",
+        _ => "control",
     }
 }
 
@@ -424,13 +606,51 @@ impl Names {
         let unique =
             !el.context.is_empty() && contexts.iter().filter(|c| **c == el.context).count() == 1;
         if unique {
-            format!(" near {}", quote(&el.context, CONTEXT_CHARS))
+            format!(
+                " near {}",
+                quote(shortest_distinct(&el.context, contexts), CONTEXT_CHARS)
+            )
         } else if let Some((rank, of)) = self.ranks.get(&entry.signature.index) {
             format!(" ({} of {of})", ordinal(*rank))
         } else {
             String::new()
         }
     }
+}
+
+/// Namesakes told apart by the first words of their context that no other namesake's context
+/// starts with (two words at least, so the words read as a place): `near "Blue backpack"`
+/// rather than the whole card's text.
+fn shortest_distinct<'c>(context: &'c str, all: &[String]) -> &'c str {
+    let words: Vec<(usize, &str)> = context
+        .split_whitespace()
+        .map(|w| {
+            // Offsets within `context`, so the prefix is a slice of it.
+            let at = w.as_ptr() as usize - context.as_ptr() as usize;
+            (at, w)
+        })
+        .collect();
+    let prefix = |k: usize| -> &'c str {
+        match words.get(k.saturating_sub(1)) {
+            Some((at, w)) => &context[..at + w.len()],
+            None => context,
+        }
+    };
+    let others: Vec<Vec<&str>> = all
+        .iter()
+        .filter(|c| c.as_str() != context)
+        .map(|c| c.split_whitespace().collect())
+        .collect();
+    for k in 2..=words.len() {
+        let mine: Vec<&str> = words.iter().take(k).map(|(_, w)| *w).collect();
+        let clash = others
+            .iter()
+            .any(|o| o.len() >= k && o[..k] == mine[..] || o[..] == mine[..]);
+        if !clash {
+            return prefix(k);
+        }
+    }
+    context
 }
 
 /// What kind of form field a person would call `el`, for naming fields that have no label.
