@@ -28,6 +28,27 @@ function generatedPage() {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Big page</title></head><body><h1>Catalogue</h1><table>${rows.join('')}</table></body></html>`;
 }
 
+// A documentation page as such sites are built: a long sidebar of section links, a table of
+// contents, and a reference whose entries repeat the same "Copy" / "Edit" / "#" links.
+function docsPage() {
+  const nav = [];
+  for (let g = 0; g < 12; g++) {
+    const items = [];
+    for (let i = 0; i < 25; i++) items.push(`<li><a href="/docs/${g}/${i}">Section ${g}.${i} of the guide</a></li>`);
+    nav.push(`<li><details open><summary>Chapter ${g}</summary><ul>${items.join('')}</ul></details></li>`);
+  }
+  const entries = [];
+  for (let i = 0; i < 120; i++) {
+    entries.push(`<section><h2 id="fn${i}">function_${i}(options)<a href="#fn${i}">#</a></h2>` +
+      `<p>Returns the ${i}th value. Options: <code>timeout</code>, <code>retries</code>.</p>` +
+      `<pre><code>client.function_${i}({ timeout: 30 })</code></pre><button type="button">Copy</button> <a href="/edit/${i}">Edit this entry</a></section>`);
+  }
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Reference — Docs</title></head><body>` +
+    `<header><a href="/">Docs</a> <input type="search" aria-label="Search docs"> <a href="/login">Sign in</a></header>` +
+    `<div style="display:flex"><nav aria-label="Navigation" style="width:260px"><ul>${nav.join('')}</ul></nav>` +
+    `<main><h1>API reference</h1>${entries.join('')}</main></div></body></html>`;
+}
+
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const fmt = (xs) => `median ${median(xs).toFixed(0)} ms (min ${Math.min(...xs).toFixed(0)}, max ${Math.max(...xs).toFixed(0)}, n=${xs.length})`;
 
@@ -35,7 +56,7 @@ const mock = await startMockProvider({ delayMs: 0 });
 const browser = await launchExtension({ dist: path.join(repoRoot, 'dist') });
 try {
   // An https site the manifest does not list, as users' sites are, already trusted by the user.
-  const site = await routeSite(browser.context, { routes: { '/big': generatedPage() } });
+  const site = await routeSite(browser.context, { routes: { '/big': generatedPage(), '/docs': docsPage() } });
   const log = [];
   let clicks = 0;
   mock.setDefault((rec) => {
@@ -104,6 +125,20 @@ try {
   console.log(`task start → first model request (inject + snapshot + map + session): ${(first.at - started).toFixed(0)} ms`);
   console.log(`per-step overhead excluding LLM time (navigator answer → next navigator request: locate, act and its watch, settle only when a page loads, persist, observe): ${gaps.length ? fmt(gaps) : 'no steps measured'}`);
   console.log(`task status: ${await panel.getByRole('status', { name: 'Task status' }).textContent()}`);
+
+  // The documentation page: one step, to read what one step sends.
+  await tab.goto(site.url + '/docs');
+  await tab.bringToFront();
+  log.length = 0;
+  clicks = STEPS;
+  await panel.getByRole('textbox', { name: 'Task' }).fill('Find the timeout option of function_3');
+  await panel.getByRole('button', { name: 'Start task' }).dispatchEvent('click');
+  await panel.getByRole('status', { name: 'Task status' }).filter({ hasText: /^(Done|Failed)/ }).waitFor({ timeout: 120_000 });
+  const docsTurn = log.find((l) => !l.planner)?.turn ?? '';
+  const docsList = (docsTurn.match(/⟦untrusted data: element list⟧[\s\S]*?⟦\/untrusted data⟧/) ?? [''])[0];
+  const docsListed = (docsList.match(/^\[\d+\]/gm) ?? []).length;
+  console.log(`documentation page (300 sidebar links, 120 reference entries): element list per step ${docsListed} elements listed, ${docsList.length} chars, ~${tokenize(docsList).length} tokens (word-ish), ~${Math.ceil(docsList.length / 4)} tokens (chars/4)`);
+  for (const line of docsList.split('\n').filter((l) => l.startsWith('…'))) console.log(`  ${line}`);
 } finally {
   await browser.close();
   await mock.close();
