@@ -94,23 +94,23 @@ test('a streamed Markdown answer becomes elements, the code block has a language
   assert.deepEqual(await answer.locator('table tbody td').allTextContents(), ['a.txt', '12', 'b.txt', '345']);
   assert.equal(await answer.locator('table td').nth(1).evaluate((td) => getComputedStyle(td).textAlign), 'right');
 
+  await answer.getByRole('button', { name: 'Copy code' }).click();
+  assert.equal(await clipboard(), 'fn main() {\n    println!("<b>not bold</b>");\n}\n');
+  await answer.getByRole('button', { name: 'Copy answer' }).click();
+  assert.equal(await clipboard(), RICH, 'the answer is copied as its Markdown source');
+  await browser.screenshot(panel, 'markdown-answer');
   const link = answer.getByRole('link', { name: 'the docs' });
   assert.equal(await link.getAttribute('href'), 'https://docs.example.com/start');
   assert.equal(await link.getAttribute('target'), '_blank');
   assert.deepEqual((await link.getAttribute('rel')).split(' ').sort(), ['noopener', 'noreferrer']);
-  // The link really opens a new tab (the page itself is served by the test).
+  // The link really opens a new tab (served by the test). Last: the panel then follows the
+  // new tab and shows that tab's conversation instead.
   await browser.context.route('https://docs.example.com/**', (r) => r.fulfill({ status: 200, contentType: 'text/html', body: '<title>Docs</title>ok' }));
   const [opened] = await Promise.all([browser.context.waitForEvent('page'), link.click()]);
   await opened.waitForLoadState();
   assert.equal(opened.url(), 'https://docs.example.com/start');
   await opened.close();
   await browser.context.unroute('https://docs.example.com/**');
-
-  await answer.getByRole('button', { name: 'Copy code' }).click();
-  assert.equal(await clipboard(), 'fn main() {\n    println!("<b>not bold</b>");\n}\n');
-  await answer.getByRole('button', { name: 'Copy answer' }).click();
-  assert.equal(await clipboard(), RICH, 'the answer is copied as its Markdown source');
-  await browser.screenshot(panel, 'markdown-answer');
 });
 
 test('raw HTML and javascript: links in an answer stay inert text', async () => {
@@ -158,12 +158,18 @@ test('a 500 KB answer: its end is shown and the Message box keeps taking typing'
 });
 
 test('Stop during a fast flood: no new text appears after the click', async () => {
+  // About 400 KB a second in 200-byte pieces: far faster than any model writes, yet few
+  // enough messages that the click is not queued behind them on a 2-core test machine.
   const reply = longMarkdown(4_000_000, 'never-reached');
-  mock.script({ reply, delayMs: 1, batch: 20 });
+  const tokens = reply.match(/[^]{1,200}/g);
+  mock.script({ tokens, delayMs: 1, batch: 2 });
   await ask('flood me');
-  await panel.waitForFunction(() => ([...document.querySelectorAll('article[aria-label="Tandem"]')].at(-1)?.querySelector('.text')?.textContent.length ?? 0) > 2000);
-  await ui.stop().click();
   const length = () => ui.lastAnswer().locator('.text').evaluate((e) => e.textContent.length);
+  await panel.waitForFunction(() => ([...document.querySelectorAll('article[aria-label="Tandem"]')].at(-1)?.querySelector('.text')?.textContent.length ?? 0) > 2000);
+  const before = await length();
+  await new Promise((r) => setTimeout(r, 200));
+  assert.ok((await length()) > before, 'the answer was still growing before Stop');
+  await ui.stop().click();
   const first = await length();
   const samples = [];
   for (let i = 0; i < 10; i++) {
@@ -174,6 +180,7 @@ test('Stop during a fast flood: no new text appears after the click', async () =
   assert.match(await ui.lastAnswer().textContent(), /Stopped$/);
   assert.equal(await ui.lastAnswer().getAttribute('aria-busy'), null);
   assert.ok(!(await ui.lastAnswer().textContent()).includes('never-reached'));
+  assert.equal(await panel.getByRole('button', { name: 'Send' }).isEnabled(), true);
   // The worker aborted the HTTP stream.
   for (let i = 0; i < 50 && !mock.requests.at(-1).aborted; i++) await new Promise((r) => setTimeout(r, 100));
   assert.equal(mock.requests.at(-1).aborted, true);
