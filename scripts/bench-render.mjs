@@ -20,11 +20,15 @@ try {
   await panel.getByRole('status', { name: 'Settings status' }).filter({ hasText: 'Saved' }).waitFor();
   await panel.getByRole('button', { name: 'Settings' }).click();
 
-  for (const size of SIZES) {
+  // Word-sized deltas as providers send them, then the same answers in 2,000-byte pieces:
+  // the difference is what each Port message costs, apart from the rendering.
+  const runs = [...SIZES.map((size) => ({ size, piece: 0 })), ...SIZES.map((size) => ({ size, piece: 2000 }))];
+  for (const { size, piece } of runs) {
     const marker = `end-of-answer-${size}`;
     const reply = longMarkdown(size, marker);
+    const tokens = piece ? reply.match(new RegExp(`[^]{1,${piece}}`, 'g')) : tokenize(reply);
     mock.reset();
-    mock.script({ reply, delayMs: 0, batch: 400 });
+    mock.script({ tokens, delayMs: 0, batch: 400 });
     // The longest gap between two frames while the answer streams.
     await panel.evaluate(() => {
       const w = window;
@@ -51,7 +55,7 @@ try {
     const req = mock.requests.find((r) => r.path === '/v1/chat/completions');
     const lastByte = req?.finishedAt ?? NaN;
     console.log(
-      `${String(size / 1000).padStart(4)} KB answer, ${tokenize(reply).length} deltas: end shown ${shownAt - lastByte} ms after the last byte ` +
+      `${String(size / 1000).padStart(4)} KB answer in ${String(tokens.length).padStart(5)} ${piece ? `${piece}-byte pieces` : 'word-sized deltas'}: end shown ${shownAt - lastByte} ms after the last byte ` +
       `(provider streamed for ${lastByte - req.at} ms; ${shownAt - sentAt} ms from Send); longest frame gap ${gap.toFixed(0)} ms`,
     );
     await panel.getByRole('button', { name: 'Clear conversation' }).click().catch(() => {});

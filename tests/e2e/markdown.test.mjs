@@ -157,12 +157,31 @@ test('a 500 KB answer: its end is shown and the Message box keeps taking typing'
   await ui.message().fill('');
 });
 
+test('a reader who scrolled up stays where they are while the answer streams', async () => {
+  const reply = longMarkdown(30_000, 'end-of-scroll-test');
+  mock.script({ reply, delayMs: 2, batch: 2 });
+  await ask('a long answer to read from the top');
+  const main = panel.locator('main');
+  // Once the answer is taller than the conversation area, the reader goes back up.
+  await panel.waitForFunction(() => {
+    const m = document.querySelector('main');
+    return m.scrollHeight > m.clientHeight * 3;
+  });
+  await main.evaluate((m) => { m.scrollTop = 0; });
+  const height = await main.evaluate((m) => m.scrollHeight);
+  await panel.waitForFunction((h) => document.querySelector('main').scrollHeight > h + 500, height);
+  assert.equal(await main.evaluate((m) => m.scrollTop), 0, 'not pulled down by new text');
+  await idle();
+  assert.equal(await main.evaluate((m) => m.scrollTop), 0, 'not pulled down when it ended');
+});
+
 test('Stop during a fast flood: no new text appears after the click', async () => {
-  // About 400 KB a second in 200-byte pieces: far faster than any model writes, yet few
-  // enough messages that the click is not queued behind them on a 2-core test machine.
+  // Bursts of ten 200-byte deltas every 20 ms (about 100 KB a second, far faster than a
+  // model writes), for longer than the test lasts; the panel keeps up, so the click is not
+  // queued behind the flood on a loaded 2-core test machine, yet deltas do wait in the queue.
   const reply = longMarkdown(4_000_000, 'never-reached');
   const tokens = reply.match(/[^]{1,200}/g);
-  mock.script({ tokens, delayMs: 1, batch: 2 });
+  mock.script({ tokens, delayMs: 20, batch: 10 });
   await ask('flood me');
   const length = () => ui.lastAnswer().locator('.text').evaluate((e) => e.textContent.length);
   await panel.waitForFunction(() => ([...document.querySelectorAll('article[aria-label="Tandem"]')].at(-1)?.querySelector('.text')?.textContent.length ?? 0) > 2000);
