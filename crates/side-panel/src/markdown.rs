@@ -208,3 +208,82 @@ fn flash(button: &Element, text: &str) {
         1500,
     );
 }
+
+#[cfg(all(test, target_arch = "wasm32"))]
+mod tests {
+    use super::*;
+    use wasm_bindgen_test::*;
+
+    wasm_bindgen_test_configure!(run_in_browser);
+
+    fn host() -> HtmlElement {
+        let doc = dom::document().expect("document");
+        let host = dom::create("div", "text md").expect("div");
+        doc.body()
+            .expect("body")
+            .append_child(&host)
+            .expect("append");
+        host
+    }
+
+    #[wasm_bindgen_test]
+    fn markdown_becomes_elements_and_html_stays_text() {
+        let root = host();
+        render_into(
+            &root,
+            "**b** [ok](https://a.example) [no](javascript:alert(1))\n\n<img src=x onerror=alert(1)>\n\n```sh\nls\n```",
+        )
+        .expect("renders");
+        assert_eq!(
+            root.query_selector("strong")
+                .ok()
+                .flatten()
+                .and_then(|e| e.text_content()),
+            Some("b".into())
+        );
+        assert!(root.query_selector("img").ok().flatten().is_none());
+        let links = root.query_selector_all("a").expect("query");
+        assert_eq!(links.length(), 1);
+        let a: Element = links.get(0).expect("a").dyn_into().expect("element");
+        assert_eq!(
+            a.get_attribute("href").as_deref(),
+            Some("https://a.example")
+        );
+        assert_eq!(a.get_attribute("target").as_deref(), Some("_blank"));
+        let text = root.text_content().unwrap_or_default();
+        assert!(text.contains("<img src=x onerror=alert(1)>"), "{text}");
+        assert!(text.contains("no (javascript:alert(1))"), "{text}");
+        let copy = root
+            .query_selector("button[aria-label='Copy code']")
+            .ok()
+            .flatten();
+        assert!(copy.is_some());
+    }
+
+    #[wasm_bindgen_test]
+    fn finished_blocks_are_kept_while_the_tail_is_replaced() {
+        let root = host();
+        let mut live = Live::new(root.clone());
+        live.push("# Title\n\nfirst para");
+        live.render().expect("render");
+        live.push("graph\n\nsecond");
+        live.render().expect("render");
+        let h1 = root.query_selector("h1").ok().flatten().expect("h1");
+        live.push(" one\n\n- a\n- b\n");
+        live.render().expect("render");
+        // The heading finished long ago: it is the same node, untouched.
+        let again = root.query_selector("h1").ok().flatten().expect("h1");
+        assert!(h1.is_same_node(Some(&again)));
+        assert_eq!(
+            root.inner_html(),
+            "<h1>Title</h1><p>first paragraph</p><p>second one</p><ul><li>a</li><li>b</li></ul>"
+        );
+        // Stop keeps what is shown; text not yet shown is dropped.
+        live.push("- c");
+        live.stop();
+        assert_eq!(
+            live.source(),
+            "# Title\n\nfirst paragraph\n\nsecond one\n\n- a\n- b\n"
+        );
+    }
+}
