@@ -22,10 +22,16 @@ try {
 
   // Word-sized deltas as providers send them, then the same answers in 2,000-byte pieces:
   // the difference is what each Port message costs, apart from the rendering.
-  const runs = [...SIZES.map((size) => ({ size, piece: 0 })), ...SIZES.map((size) => ({ size, piece: 2000 }))];
-  for (const { size, piece } of runs) {
+  // Last, the worst shape for incremental rendering: one block that never finishes (lines
+  // joined by single newlines make one paragraph), so every render parses all of it.
+  const runs = [
+    ...SIZES.map((size) => ({ size, piece: 0 })),
+    ...SIZES.map((size) => ({ size, piece: 2000 })),
+    { size: 500_000, piece: 0, oneBlock: true },
+  ];
+  for (const { size, piece, oneBlock } of runs) {
     const marker = `end-of-answer-${size}`;
-    const reply = longMarkdown(size, marker);
+    const reply = oneBlock ? onePara(size, marker) : longMarkdown(size, marker);
     const tokens = piece ? reply.match(new RegExp(`[^]{1,${piece}}`, 'g')) : tokenize(reply);
     mock.reset();
     mock.script({ tokens, delayMs: 0, batch: 400 });
@@ -55,7 +61,7 @@ try {
     const req = mock.requests.find((r) => r.path === '/v1/chat/completions');
     const lastByte = req?.finishedAt ?? NaN;
     console.log(
-      `${String(size / 1000).padStart(4)} KB answer in ${String(tokens.length).padStart(5)} ${piece ? `${piece}-byte pieces` : 'word-sized deltas'}: end shown ${shownAt - lastByte} ms after the last byte ` +
+      `${String(size / 1000).padStart(4)} KB ${oneBlock ? 'one-paragraph answer' : 'answer'} in ${String(tokens.length).padStart(5)} ${piece ? `${piece}-byte pieces` : 'word-sized deltas'}: end shown ${shownAt - lastByte} ms after the last byte ` +
       `(provider streamed for ${lastByte - req.at} ms; ${shownAt - sentAt} ms from Send); longest frame gap ${gap.toFixed(0)} ms`,
     );
     await panel.getByRole('button', { name: 'Clear conversation' }).click().catch(() => {});
@@ -89,4 +95,17 @@ function longMarkdown(bytes, last) {
   }
   parts.push(`That is all: ${last}.`);
   return parts.join('');
+}
+
+/** One paragraph of about `bytes` bytes: lines joined by single newlines. */
+function onePara(bytes, last) {
+  const lines = [];
+  let size = 0;
+  for (let i = 0; size < bytes; i++) {
+    const line = `Line ${i} of a long paragraph with **bold** and \`code\` in it, going on.\n`;
+    lines.push(line);
+    size += line.length;
+  }
+  lines.push(`That is all: ${last}.`);
+  return lines.join('');
 }

@@ -24,6 +24,8 @@ struct Streaming {
     md: Live,
     /// A frame is asked for to show the deltas that arrived.
     frame_pending: bool,
+    /// No render before this time (ms since the epoch): see `on_frame`.
+    not_before: f64,
     /// The tools called so far, kept with the answer.
     tools: Vec<tandem_core::chat::ToolCard>,
     /// The user message this answers, so a failed send can be given back to the user.
@@ -133,6 +135,7 @@ fn send_text(text: String, quote: Option<String>) -> Result<(), DomError> {
             bubble,
             md: Live::new(body),
             frame_pending: false,
+            not_before: 0.0,
             tools: Vec::new(),
             user_id: user.id.clone(),
             user_bubble,
@@ -683,17 +686,42 @@ fn schedule_frame() {
     });
 }
 
+/// Asks for `on_frame` again in `ms`.
+fn schedule_later(ms: f64) {
+    let Some(window) = web_sys::window() else {
+        return;
+    };
+    FRAME.with(|(_, timer)| {
+        let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(
+            timer.as_ref().unchecked_ref(),
+            ms.ceil() as i32,
+        );
+    });
+}
+
 fn on_frame() {
     STATE.with(|s| {
         let mut s = s.borrow_mut();
         let Some(st) = s.streaming.as_mut() else {
             return;
         };
-        if std::mem::replace(&mut st.frame_pending, false) {
-            show_rest(&mut st.md);
-            // Text arrived: whatever the progress line said is over.
-            progress("");
+        if !st.frame_pending {
+            return;
         }
+        // An unfinished block that keeps growing (one long paragraph or list) costs more at
+        // every render. Rendering at most a quarter of the time keeps the whole answer linear
+        // and leaves the rest of the time to typing and scrolling.
+        let now = js_sys::Date::now();
+        if now < st.not_before {
+            schedule_later(st.not_before - now);
+            return;
+        }
+        st.frame_pending = false;
+        show_rest(&mut st.md);
+        let end = js_sys::Date::now();
+        st.not_before = end + 3.0 * (end - now);
+        // Text arrived: whatever the progress line said is over.
+        progress("");
     });
 }
 
