@@ -21,8 +21,11 @@ pub enum Node {
     /// An element with fixed tag and class; attribute values come from the answer but are
     /// only ever set as attributes (`href` only when [`live_url`] accepted it).
     Element {
+        /// The HTML tag.
         tag: &'static str,
+        /// Its class, for the style sheet.
         class: Option<&'static str>,
+        /// Attribute names and values.
         attrs: Vec<(&'static str, String)>,
         children: Vec<Node>,
     },
@@ -110,9 +113,9 @@ fn line_start(source: &str, at: usize) -> usize {
 /// An open element and how it ends.
 struct Open {
     node: Node,
-    /// Elements opened with it by the same tag (a table's wrapper, `thead`'s row): closed
-    /// together.
-    wraps: usize,
+    /// The element under it closes with it: one tag opened both (a table and its scrolling
+    /// wrapper, `thead` and its row).
+    closes_parent: bool,
     /// Text added at its end when it closes (an inert link's destination).
     suffix: Option<String>,
 }
@@ -147,7 +150,7 @@ impl Builder {
     fn open(&mut self, node: Node) {
         self.stack.push(Open {
             node,
-            wraps: 0,
+            closes_parent: false,
             suffix: None,
         });
     }
@@ -156,7 +159,7 @@ impl Builder {
     fn open_inner(&mut self, node: Node) {
         self.stack.push(Open {
             node,
-            wraps: 1,
+            closes_parent: true,
             suffix: None,
         });
     }
@@ -178,7 +181,7 @@ impl Builder {
                 node.push(Node::Text(suffix));
             }
             self.emit(node);
-            if open.wraps == 0 {
+            if !open.closes_parent {
                 return;
             }
         }
@@ -350,7 +353,7 @@ impl Builder {
                     // nothing can run.
                     self.stack.push(Open {
                         node: Node::with_class("span", "link-inert"),
-                        wraps: 0,
+                        closes_parent: false,
                         suffix: Some(format!(" ({href})")),
                     });
                     return;
@@ -396,9 +399,10 @@ fn live_link(href: String) -> Node {
 /// An answer being streamed: its Markdown source, and how much of it is finished.
 ///
 /// Appending is O(delta). [`Stream::update`] parses only the part after the finished blocks:
-/// a top-level block is finished once another top-level block has begun on a complete line
-/// after it (CommonMark never reopens a closed block; the line must be complete because its
-/// end can still change what it is, e.g. `#` then `#tag`). So while blocks keep coming, each
+/// a top-level block is finished once another top-level block has begun after it, on a
+/// complete line followed by another complete line (CommonMark never reopens a closed block;
+/// the lines must be complete because their ends can still change what the new block is,
+/// e.g. `#` then `#tag`, or a table's delimiter line). So while blocks keep coming, each
 /// update costs the unfinished tail, not the answer. The one cross-block feature given up is
 /// a link reference definition written after the blocks that use it: those links stay text.
 #[derive(Debug, Default, Clone)]
@@ -412,11 +416,14 @@ pub struct Stream {
 /// again) and the plan of the unfinished tail (replaces the previous tail).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Update {
+    /// Blocks finished since the last update, in order.
     pub finished: Vec<Node>,
+    /// Everything after them.
     pub tail: Vec<Node>,
 }
 
 impl Stream {
+    /// An empty answer.
     pub fn new() -> Self {
         Self::default()
     }
@@ -444,8 +451,13 @@ impl Stream {
     /// Parses the unfinished part: the blocks that became finished, and the tail's plan.
     pub fn update(&mut self) -> Update {
         let tail = self.source.get(self.finished..).unwrap_or_default();
-        // A block begun on the last line, which has no line end yet, proves nothing.
-        let complete = tail.rfind('\n').map_or(0, |i| i + 1);
+        // A block proves the one before it finished only once its first line and the line
+        // after it are complete: the last line can still change (`#` then `#tag`), and a
+        // table's header line is a table only because of the delimiter line under it.
+        let settled = tail
+            .rfind('\n')
+            .and_then(|last| tail[..last].rfind('\n'))
+            .map_or(0, |i| i + 1);
         let mut blocks = blocks(tail);
         // The last block that began on a complete line, after at least one other block.
         let split = blocks
@@ -453,7 +465,7 @@ impl Stream {
             .enumerate()
             .skip(1)
             .rev()
-            .find(|(_, (start, _))| *start < complete)
+            .find(|(_, (start, _))| *start < settled)
             .map(|(i, (start, _))| (i, *start));
         let Some((index, start)) = split else {
             return Update {
@@ -681,6 +693,25 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// Any answer made of Markdown pieces (link reference definitions aside: see
+        /// `Stream`), cut anywhere, ends on screen as the whole answer parsed at once.
+        #[test]
+        fn any_chunking_ends_as_the_whole_parse(
+            pieces in proptest::collection::vec(proptest::sample::select(vec![
+                "# h", "##", "#", "para", "*em*", "**", "`c`", "```", "```js", "~~~", "    code",
+                "- ", "* ", "1. ", "2) ", "> ", ">", "| a | b |", "|---|---|", "| - |", "---", "===",
+                "<div>", "</div>", "<!--", "-->", "[l](https://x.y)", "![i](x)", "\\", "  ", "\t",
+                "\n", "\n", "\n", "\n\n", "é", "😀", "a", "b",
+            ]), 0..60),
+            size in 1usize..12,
+        ) {
+            let source: String = pieces.concat();
+            let whole = to_markup(&plan(&source));
+            proptest::prop_assert_eq!(stream_in_pieces(&source, size).0, whole, "source {:?}", source);
+        }
+    }
+
     #[test]
     fn streaming_cost_grows_with_the_answer_not_its_square() {
         // 2,000 paragraphs streamed 10 bytes at a time: each update parses about one block.
@@ -709,6 +740,12 @@ mod tests {
             }
         );
         s.push("tag\n\nnext\n");
+        assert_eq!(
+            s.update().finished,
+            vec![],
+            "the line after `next` is not complete yet"
+        );
+        s.push("\n");
         let u = s.update();
         assert_eq!(to_markup(&u.finished), "<p>para\n#tag</p>");
         assert_eq!(to_markup(&u.tail), "<p>next</p>");
@@ -717,11 +754,11 @@ mod tests {
     #[test]
     fn truncate_stays_on_a_character_and_after_finished_blocks() {
         let mut s = Stream::new();
-        s.push("done\n\nnext é\n");
+        s.push("done\n\nnext é\n\n");
         let u = s.update();
         assert_eq!(to_markup(&u.finished), "<p>done</p>");
         assert_eq!(to_markup(&u.tail), "<p>next é</p>");
-        s.truncate(s.source().len() - 2); // inside "é"
+        s.truncate(s.source().len() - 3); // inside "é"
         assert_eq!(s.source(), "done\n\nnext ");
         s.truncate(0);
         assert_eq!(s.source(), "done\n\n");
