@@ -754,6 +754,18 @@ mod tests {
     }
 
     #[test]
+    fn a_table_header_line_waits_for_its_delimiter_line() {
+        // `| - |` over `|---|` is a one-column table interrupting the paragraph; once the
+        // delimiter line reads `|---|---|` it is not, and the paragraph goes on.
+        let source = "| a | b |\n| - |\n|---|---|";
+        assert_eq!(stream_in_pieces(source, 1).0, to_markup(&plan(source)));
+        assert_eq!(
+            to_markup(&plan(source)),
+            "<p>| a | b |\n| - |\n|---|---|</p>"
+        );
+    }
+
+    #[test]
     fn truncate_stays_on_a_character_and_after_finished_blocks() {
         let mut s = Stream::new();
         s.push("done\n\nnext é\n\n");
