@@ -12,6 +12,7 @@ use web_sys::{HtmlButtonElement, HtmlElement, HtmlTextAreaElement, KeyboardEvent
 
 use crate::chrome::{self, Port};
 use crate::dom::{self, DomError};
+use crate::markdown::{self, Live};
 
 /// The answer being streamed.
 struct Streaming {
@@ -19,7 +20,12 @@ struct Streaming {
     /// The id the answer will have in the conversation.
     answer_id: String,
     bubble: HtmlElement,
-    text: String,
+    /// The answer's Markdown and its rendering; deltas are shown once per frame.
+    md: Live,
+    /// A frame is asked for to show the deltas that arrived.
+    frame_pending: bool,
+    /// No render before this time (ms since the epoch): see `on_frame`.
+    not_before: f64,
     /// The tools called so far, kept with the answer.
     tools: Vec<tandem_core::chat::ToolCard>,
     /// The user message this answers, so a failed send can be given back to the user.
@@ -48,6 +54,7 @@ pub fn wire() -> Result<(), DomError> {
     dom::on(&clear, "click", |_: web_sys::Event| {
         report(clear_conversation())
     });
+    markdown::wire()?;
     dom::on(&input, "keydown", |e: KeyboardEvent| {
         // Enter sends; Shift+Enter is a newline; Enter that confirms an IME composition
         // (CJK input) must not send a half-typed message.
@@ -116,6 +123,7 @@ fn send_text(text: String, quote: Option<String>) -> Result<(), DomError> {
     add_hide_toggle(&user_bubble, &user.id);
     let bubble = add_bubble(Role::Assistant, "")?;
     dom::set_attr(&bubble, "aria-busy", "true");
+    let body = text_of(&bubble)?;
     let request_id = dom::fresh_id("r");
     let answer_id = dom::fresh_id("m");
     let messages = STATE.with(|s| {
@@ -125,7 +133,9 @@ fn send_text(text: String, quote: Option<String>) -> Result<(), DomError> {
             request_id: request_id.clone(),
             answer_id: answer_id.clone(),
             bubble,
-            text: String::new(),
+            md: Live::new(body),
+            frame_pending: false,
+            not_before: 0.0,
             tools: Vec::new(),
             user_id: user.id.clone(),
             user_bubble,
@@ -202,6 +212,9 @@ pub(crate) fn show_conversation(messages: Vec<ChatMessage>) -> Result<(), DomErr
         for card in &m.tools {
             crate::tools::show_card(&bubble, card)?;
         }
+        if m.role == Role::Assistant && !m.content.is_empty() {
+            add_copy(&bubble, &m.id);
+        }
         if let Some(p) = &m.answered_by {
             add_note(&bubble, "provider", &format!("via {p}"));
         }
@@ -226,14 +239,18 @@ fn stop_streaming() {
     else {
         return;
     };
-    if post(&PanelToWorker::Stop {
+    // The answer ends here at once: deltas already queued behind the click are dropped
+    // rather than shown, and the worker's Stopped, when it comes, finds nothing to end.
+    let _ = post(&PanelToWorker::Stop {
         request_id: request_id.clone(),
-    })
-    .is_err()
-    {
-        // No worker to tell: end it here so the user is not left waiting.
-        finish_stopped(&request_id);
-    }
+    });
+    STATE.with(|s| {
+        if let Some(st) = s.borrow_mut().streaming.as_mut() {
+            // What is on screen at the click is the answer.
+            st.md.stop();
+        }
+    });
+    finish_stopped(&request_id);
 }
 
 /// Posts on the Port, connecting first when there is none (first use, or after the service
@@ -350,14 +367,18 @@ pub(crate) fn receive(message: WorkerToPanel) {
         return; // A late message for an answer that already ended.
     }
     match message {
-        WorkerToPanel::Delta { text, .. } => STATE.with(|s| {
-            if let Some(st) = s.borrow_mut().streaming.as_mut() {
-                st.text.push_str(&text);
-                set_bubble_text(&st.bubble, &st.text);
-                scroll_to_end();
+        // O(delta): the text is kept, and shown at the next frame with whatever else came.
+        WorkerToPanel::Delta { text, .. } => {
+            let schedule = STATE.with(|s| {
+                let mut s = s.borrow_mut();
+                let st = s.streaming.as_mut()?;
+                st.md.push(&text);
+                Some(!std::mem::replace(&mut st.frame_pending, true))
+            });
+            if schedule == Some(true) {
+                schedule_frame();
             }
-            progress("");
-        }),
+        }
         WorkerToPanel::Done {
             request_id,
             provider,
@@ -365,8 +386,7 @@ pub(crate) fn receive(message: WorkerToPanel) {
         } => finish(&request_id, Ended::Done { provider }),
         WorkerToPanel::Restart { note, .. } => STATE.with(|s| {
             if let Some(st) = s.borrow_mut().streaming.as_mut() {
-                st.text.clear();
-                set_bubble_text(&st.bubble, "");
+                st.md.reset();
                 add_note(&st.bubble, "switch", &note);
             }
         }),
@@ -480,10 +500,15 @@ enum Ended {
 /// Ends the current answer. Text received so far is kept (and sent as context later), with
 /// a badge saying why it is incomplete.
 fn finish(request_id: &str, ended: Ended) {
-    let Some(st) = take_streaming(request_id) else {
+    let Some(mut st) = take_streaming(request_id) else {
         return;
     };
+    show_rest(&mut st.md);
     st.bubble.remove_attribute("aria-busy").ok();
+    let text = st.md.source().to_string();
+    if !text.is_empty() {
+        add_copy(&st.bubble, &st.answer_id);
+    }
     let (answered_by, badge) = match ended {
         Ended::Done { provider } => (provider, None),
         Ended::Early(error) => (None, Some(incomplete_badge(error))),
@@ -493,7 +518,7 @@ fn finish(request_id: &str, ended: Ended) {
     }
     if let Some(label) = badge {
         add_badge(&st.bubble, label);
-        if st.text.is_empty() {
+        if text.is_empty() {
             dom::set_attr(&st.bubble, "data-empty", "true");
         }
     }
@@ -504,7 +529,7 @@ fn finish(request_id: &str, ended: Ended) {
             answered_by,
             badge: badge.map(str::to_string),
             tools: st.tools,
-            ..ChatMessage::new(Role::Assistant, st.text)
+            ..ChatMessage::new(Role::Assistant, text)
         })
     });
     set_streaming_controls(false);
@@ -517,7 +542,7 @@ fn finish_with_error(request_id: &str, kind: ErrorKind, message: &str) {
         s.borrow()
             .streaming
             .as_ref()
-            .is_some_and(|x| !x.text.is_empty())
+            .is_some_and(|x| !x.md.source().is_empty())
     });
     if partial {
         finish(request_id, Ended::Early(Some(kind)));
@@ -586,7 +611,13 @@ fn add_bubble(role: Role, text: &str) -> Result<HtmlElement, DomError> {
     let bubble = dom::create("article", class)?;
     dom::set_attr(&bubble, "aria-label", label);
     let body = dom::create("div", "text")?;
-    body.set_text_content(Some(text));
+    if role == Role::User {
+        // What the user typed is shown as typed.
+        body.set_text_content(Some(text));
+    } else {
+        body.set_class_name("text md");
+        markdown::render_into(&body, text)?;
+    }
     bubble
         .append_child(&body)
         .map_err(|_| DomError::Missing("messages"))?;
@@ -607,10 +638,135 @@ fn scroll_to_end() {
     }
 }
 
-/// Replaces the text of a bubble, leaving its quote, badges and buttons alone.
-fn set_bubble_text(bubble: &HtmlElement, text: &str) {
-    if let Some(body) = bubble.query_selector(".text").ok().flatten() {
-        body.set_text_content(Some(text));
+/// Whether the conversation is scrolled to its end (give or take a line), so new text may
+/// scroll it; someone reading further up is left where they are.
+fn at_bottom() -> bool {
+    dom::document()
+        .ok()
+        .and_then(|d| d.query_selector("main").ok().flatten())
+        .is_none_or(|main| main.scroll_top() + main.client_height() >= main.scroll_height() - 32)
+}
+
+/// The element holding a bubble's text.
+fn text_of(bubble: &HtmlElement) -> Result<HtmlElement, DomError> {
+    bubble
+        .query_selector(".text")
+        .ok()
+        .flatten()
+        .and_then(|e| e.dyn_into::<HtmlElement>().ok())
+        .ok_or(DomError::Missing("messages"))
+}
+
+/// Shows the deltas not shown yet, scrolling along if the user was at the end.
+fn show_rest(md: &mut Live) {
+    if !md.behind() {
+        return;
+    }
+    let follow = at_bottom();
+    if let Err(e) = md.render() {
+        show_error(&e.to_string());
+    }
+    if follow {
+        scroll_to_end();
+    }
+}
+
+/// A callback made once and kept for the panel's life.
+type Callback = Closure<dyn FnMut()>;
+
+thread_local! {
+    /// The frame callbacks, made once: a closure per frame would be garbage per frame.
+    static FRAME: (Callback, Callback) = (
+        Closure::new(on_frame),
+        Closure::new(on_frame),
+    );
+}
+
+/// Asks for a frame to show the deltas. A timer backs up the animation frame, which a
+/// background tab never gets; whichever comes first shows them.
+fn schedule_frame() {
+    let Some(window) = web_sys::window() else {
+        return;
+    };
+    FRAME.with(|(raf, timer)| {
+        let _ = window.request_animation_frame(raf.as_ref().unchecked_ref());
+        let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(
+            timer.as_ref().unchecked_ref(),
+            100,
+        );
+    });
+}
+
+/// Asks for `on_frame` again in `ms`.
+fn schedule_later(ms: f64) {
+    let Some(window) = web_sys::window() else {
+        return;
+    };
+    FRAME.with(|(_, timer)| {
+        let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(
+            timer.as_ref().unchecked_ref(),
+            ms.ceil() as i32,
+        );
+    });
+}
+
+fn on_frame() {
+    STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        let Some(st) = s.streaming.as_mut() else {
+            return;
+        };
+        if !st.frame_pending {
+            return;
+        }
+        // An unfinished block that keeps growing (one long paragraph or list) costs more at
+        // every render. Rendering at most a quarter of the time keeps the whole answer linear
+        // and leaves the rest of the time to typing and scrolling.
+        let now = js_sys::Date::now();
+        if now < st.not_before {
+            schedule_later(st.not_before - now);
+            return;
+        }
+        st.frame_pending = false;
+        show_rest(&mut st.md);
+        let end = js_sys::Date::now();
+        st.not_before = end + 3.0 * (end - now);
+        // Text arrived: whatever the progress line said is over.
+        progress("");
+    });
+}
+
+/// The per-answer "Copy answer" button: puts the answer's Markdown on the clipboard.
+fn add_copy(bubble: &HtmlElement, message_id: &str) {
+    let Ok(button) = dom::create("button", "copy-answer") else {
+        return;
+    };
+    dom::set_attr(&button, "type", "button");
+    dom::set_attr(&button, "aria-label", "Copy answer");
+    button.set_text_content(Some("Copy"));
+    let id = message_id.to_string();
+    let b: web_sys::Element = button.clone().into();
+    dom::on(&button, "click", move |_: web_sys::Event| {
+        let text = STATE.with(|s| {
+            s.borrow()
+                .messages
+                .iter()
+                .find(|m| m.id == id)
+                .map(|m| m.content.clone())
+        });
+        if let Some(text) = text {
+            markdown::copy_text(b.clone(), text);
+        }
+    });
+    // Right under the text: the badge stays the bubble's last words.
+    let after = bubble.query_selector(".text").ok().flatten();
+    match after {
+        Some(text) => {
+            let _ = text.after_with_node_1(&button);
+        }
+        None => {
+            let _ = bubble.append_child(&button);
+        }
     }
 }
 

@@ -8,6 +8,7 @@ mod chat;
 mod chrome;
 mod debug;
 mod dom;
+mod markdown;
 mod memory;
 mod relay;
 mod settings;

@@ -79,6 +79,8 @@ export async function startMockProvider({
     // `aborted`: the response never finished (the client left, or cutAfter cut it).
     const gone = new AbortController();
     res.on('close', () => { rec.status = res.statusCode; if (!res.writableFinished) rec.aborted = true; gone.abort(); });
+    // `finishedAt`: when the last byte of the response was handed to the network (benchmarks).
+    res.on('finish', () => { rec.finishedAt = Date.now(); });
 
     if (req.method === 'OPTIONS') return preflight(req, res, rec, opts);
     if (!route) return send(res, 404, { error: `mock-provider: no route for ${req.method} ${rec.path}` });
@@ -126,7 +128,7 @@ export async function startMockProvider({
     port: actualPort,
     /**
      * Every request in arrival order: {method, path, query, headers, body, provider, status,
-     * aborted, tools, toolResults}. `tools` lists the tool names the request declared and
+     * aborted, finishedAt, tools, toolResults}. `tools` lists the tool names the request declared and
      * `toolResults` the results it sent back ({id, name, content, isError}; Anthropic gives
      * no name, OpenAI no name or error flag, Ollama no id), whatever the provider's format.
      */
@@ -138,6 +140,7 @@ export async function startMockProvider({
      * reply, tokens, delayMs, latencyMs, error ('bad_key' | 'unknown_model' |
      * 'rate_limit' | 'server' | 'overloaded' | 'context_overflow'), status, retryAfter,
      * cutAfter, stall, stallAfter, streamError, errorAfter, finish ('stop' | 'length'),
+     * batch (tokens written back to back between two `delayMs` pauses; 1),
      * respond (async (res, {cors, signal, cut}) => writes the whole response itself),
      * toolCall ({name, arguments, id?}: the answer calls that tool, after `reply` if set),
      * toolCalls (several such calls, made in parallel), argPieces (how many pieces the
@@ -294,7 +297,8 @@ function streamer(ctx) {
         if (b.cutAfter != null && i >= b.cutAfter) return await cut();
         if (b.stall && i >= (b.stallAfter ?? 2)) return await new Promise((r) => res.once('close', r));
         if (b.streamError && i >= (b.errorAfter ?? 2)) return res.end(errorPiece(b.streamError));
-        await sleep(b.delayMs, null, { signal });
+        // `batch`: tokens written back to back between two pauses (a fast flood).
+        if (i % Math.max(1, b.batch ?? 1) === 0) await sleep(b.delayMs, null, { signal });
         res.write(i < tokens.length ? piece(tokens[i], i, i === tokens.length - 1 && tail.length === 0) : tail[i - tokens.length]);
       }
       if (b.cutAfter != null && total <= b.cutAfter) return await cut();

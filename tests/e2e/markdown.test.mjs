@@ -1,0 +1,236 @@
+// Answers are Markdown: streamed into real elements, never into markup the model controls,
+// fast for long answers, and Stop is immediate. Real Chromium, the real dist/, the mock
+// speaking OpenAI's wire format.
+import { test, before, after, beforeEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { launchExtension } from './lib/browser.mjs';
+import { startMockProvider } from './lib/mock-provider.mjs';
+
+const KEY = 'sk-test-markdown-12345678';
+let browser, mock, panel;
+
+before(async () => {
+  mock = await startMockProvider({ delayMs: 20 });
+  browser = await launchExtension();
+  panel = await browser.openPanel();
+  await browser.context.grantPermissions(['clipboard-read', 'clipboard-write']);
+  await panel.getByLabel('Provider', { exact: true }).selectOption({ label: 'OpenAI-compatible' });
+  await panel.getByLabel('Base URL').fill(`${mock.url}/v1`);
+  await panel.getByLabel('Model', { exact: true }).fill('gpt-test');
+  await panel.getByLabel('API key').fill(KEY);
+  await panel.getByRole('button', { name: 'Save' }).click();
+  await panel.getByRole('status', { name: 'Settings status' }).filter({ hasText: 'Saved' }).waitFor();
+  await panel.getByRole('button', { name: 'Settings' }).click();
+});
+after(async () => {
+  await browser?.close();
+  await mock?.close();
+});
+beforeEach(() => mock.reset());
+
+const ui = {
+  message: () => panel.getByRole('textbox', { name: 'Message' }),
+  stop: () => panel.getByRole('button', { name: 'Stop' }),
+  lastAnswer: () => panel.getByRole('article', { name: 'Tandem' }).last(),
+};
+
+async function ask(text) {
+  await ui.message().fill(text);
+  await ui.message().press('Enter');
+}
+
+const idle = () => panel.waitForFunction(() => !document.querySelector('[aria-busy="true"]'), null, { timeout: 120_000 });
+const clipboard = () => panel.evaluate(() => navigator.clipboard.readText());
+
+const RICH = [
+  '# Plan',
+  '',
+  'This is **important** and *subtle*, with `inline code` and ~~old~~ text.',
+  '',
+  '- first item',
+  '- second item',
+  '',
+  '1. one',
+  '2. two',
+  '',
+  '> a quoted line',
+  '',
+  '```rust',
+  'fn main() {',
+  '    println!("<b>not bold</b>");',
+  '}',
+  '```',
+  '',
+  '| Name | Size |',
+  '|------|-----:|',
+  '| a.txt | 12 |',
+  '| b.txt | 345 |',
+  '',
+  'See [the docs](https://docs.example.com/start) for more.',
+].join('\n');
+
+test('a streamed Markdown answer becomes elements, the code block has a language and Copy', async () => {
+  mock.script({ reply: RICH });
+  await ask('show me some markdown');
+  const answer = ui.lastAnswer();
+  // Rendered while it streams, not only at the end.
+  await panel.waitForFunction(() => {
+    const a = [...document.querySelectorAll('article[aria-label="Tandem"]')].at(-1);
+    return a?.getAttribute('aria-busy') === 'true' && a.querySelector('strong') !== null;
+  });
+  await idle();
+  assert.equal(await answer.locator('h1').textContent(), 'Plan');
+  assert.equal(await answer.locator('strong').textContent(), 'important');
+  assert.equal(await answer.locator('em').textContent(), 'subtle');
+  assert.equal(await answer.locator('del').textContent(), 'old');
+  assert.equal(await answer.locator(':not(pre) > code').textContent(), 'inline code');
+  assert.deepEqual(await answer.locator('ul > li').allTextContents(), ['first item', 'second item']);
+  assert.deepEqual(await answer.locator('ol > li').allTextContents(), ['one', 'two']);
+  assert.equal(await answer.locator('blockquote').textContent(), 'a quoted line');
+  assert.equal(await answer.locator('pre code').textContent(), 'fn main() {\n    println!("<b>not bold</b>");\n}\n');
+  assert.equal(await answer.locator('pre b').count(), 0, 'markup inside code stays text');
+  assert.equal(await answer.locator('.code-lang').textContent(), 'rust');
+  assert.deepEqual(await answer.locator('table th').allTextContents(), ['Name', 'Size']);
+  assert.deepEqual(await answer.locator('table tbody td').allTextContents(), ['a.txt', '12', 'b.txt', '345']);
+  assert.equal(await answer.locator('table td').nth(1).evaluate((td) => getComputedStyle(td).textAlign), 'right');
+
+  await answer.getByRole('button', { name: 'Copy code' }).click();
+  assert.equal(await clipboard(), 'fn main() {\n    println!("<b>not bold</b>");\n}\n');
+  await answer.getByRole('button', { name: 'Copy answer' }).click();
+  assert.equal(await clipboard(), RICH, 'the answer is copied as its Markdown source');
+  await browser.screenshot(panel, 'markdown-answer');
+  const link = answer.getByRole('link', { name: 'the docs' });
+  assert.equal(await link.getAttribute('href'), 'https://docs.example.com/start');
+  assert.equal(await link.getAttribute('target'), '_blank');
+  assert.deepEqual((await link.getAttribute('rel')).split(' ').sort(), ['noopener', 'noreferrer']);
+  // The link really opens a new tab (served by the test). Last: the panel then follows the
+  // new tab and shows that tab's conversation instead.
+  await browser.context.route('https://docs.example.com/**', (r) => r.fulfill({ status: 200, contentType: 'text/html', body: '<title>Docs</title>ok' }));
+  const [opened] = await Promise.all([browser.context.waitForEvent('page'), link.click()]);
+  await opened.waitForLoadState();
+  assert.equal(opened.url(), 'https://docs.example.com/start');
+  await opened.close();
+  await browser.context.unroute('https://docs.example.com/**');
+});
+
+test('raw HTML and javascript: links in an answer stay inert text', async () => {
+  const reply = [
+    'Look: <img src=x onerror="document.title=\'pwned\'"> here.',
+    '',
+    '<img src=y onerror="document.title=\'pwned\'">',
+    '',
+    'Click [x](javascript:alert(1)) or [y](data:text/html,<b>hi</b>) or ![pic](javascript:alert(2)).',
+  ].join('\n');
+  mock.script({ reply });
+  await ask('try to break out');
+  await idle();
+  const answer = ui.lastAnswer();
+  assert.equal(await answer.locator('img').count(), 0, 'no img element');
+  assert.equal(await panel.locator('#messages img').count(), 0);
+  assert.equal(await answer.locator('a').count(), 0, 'no live link');
+  assert.equal(await answer.getByRole('link').count(), 0);
+  const text = await answer.locator('.text').textContent();
+  assert.ok(text.includes('<img src=x onerror='), text);
+  assert.ok(text.includes('x (javascript:alert(1))'), text);
+  assert.notEqual(await panel.title(), 'pwned');
+});
+
+test('a 500 KB answer: its end is shown and the Message box keeps taking typing', async () => {
+  const reply = longMarkdown(500_000, 'the-very-last-words');
+  mock.script({ reply, delayMs: 0, batch: 400 });
+  await ask('a very long answer please');
+  // Typed while the answer floods in.
+  await panel.waitForFunction(() => [...document.querySelectorAll('article[aria-label="Tandem"]')].at(-1)?.getAttribute('aria-busy') === 'true');
+  await ui.message().pressSequentially('still typing');
+  assert.equal(await ui.message().inputValue(), 'still typing');
+  await idle();
+  const end = ui.lastAnswer().getByText('the-very-last-words');
+  await end.waitFor({ state: 'visible' });
+  // Visible means on screen: the conversation scrolled to it.
+  const inView = await end.evaluate((el) => {
+    const r = el.getBoundingClientRect();
+    const m = document.querySelector('main').getBoundingClientRect();
+    return r.bottom <= m.bottom + 1 && r.top >= m.top - 1;
+  });
+  assert.equal(inView, true, 'the last words are scrolled into view');
+  assert.equal(await ui.lastAnswer().locator('h2').count(), await countOf(reply, /^## /gm));
+  await ui.message().fill('');
+});
+
+test('a reader who scrolled up stays where they are while the answer streams', async () => {
+  const reply = longMarkdown(30_000, 'end-of-scroll-test');
+  mock.script({ reply, delayMs: 2, batch: 2 });
+  await ask('a long answer to read from the top');
+  const main = panel.locator('main');
+  // Once the answer is taller than the conversation area, the reader goes back up.
+  await panel.waitForFunction(() => {
+    const m = document.querySelector('main');
+    return m.scrollHeight > m.clientHeight * 3;
+  });
+  await main.evaluate((m) => { m.scrollTop = 0; });
+  const height = await main.evaluate((m) => m.scrollHeight);
+  await panel.waitForFunction((h) => document.querySelector('main').scrollHeight > h + 500, height);
+  assert.equal(await main.evaluate((m) => m.scrollTop), 0, 'not pulled down by new text');
+  await idle();
+  assert.equal(await main.evaluate((m) => m.scrollTop), 0, 'not pulled down when it ended');
+});
+
+test('Stop during a fast flood: no new text appears after the click', async () => {
+  // Bursts of ten 200-byte deltas every 20 ms (about 100 KB a second, far faster than a
+  // model writes), for longer than the test lasts; the panel keeps up, so the click is not
+  // queued behind the flood on a loaded 2-core test machine, yet deltas do wait in the queue.
+  const reply = longMarkdown(4_000_000, 'never-reached');
+  const tokens = reply.match(/[^]{1,200}/g);
+  mock.script({ tokens, delayMs: 20, batch: 10 });
+  await ask('flood me');
+  const length = () => ui.lastAnswer().locator('.text').evaluate((e) => e.textContent.length);
+  await panel.waitForFunction(() => ([...document.querySelectorAll('article[aria-label="Tandem"]')].at(-1)?.querySelector('.text')?.textContent.length ?? 0) > 2000);
+  const before = await length();
+  await new Promise((r) => setTimeout(r, 200));
+  assert.ok((await length()) > before, 'the answer was still growing before Stop');
+  await ui.stop().click();
+  const first = await length();
+  const samples = [];
+  for (let i = 0; i < 10; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    samples.push(await length());
+  }
+  assert.deepEqual(samples, Array(10).fill(first), 'the answer did not grow after Stop');
+  assert.match(await ui.lastAnswer().textContent(), /Stopped$/);
+  assert.equal(await ui.lastAnswer().getAttribute('aria-busy'), null);
+  assert.ok(!(await ui.lastAnswer().textContent()).includes('never-reached'));
+  assert.equal(await panel.getByRole('button', { name: 'Send' }).isEnabled(), true);
+  // The worker aborted the HTTP stream.
+  for (let i = 0; i < 50 && !mock.requests.at(-1).aborted; i++) await new Promise((r) => setTimeout(r, 100));
+  assert.equal(mock.requests.at(-1).aborted, true);
+});
+
+function countOf(text, re) {
+  return (text.match(re) ?? []).length;
+}
+
+/** Markdown of about `bytes` bytes, as a model writes it, ending with `last`. */
+function longMarkdown(bytes, last) {
+  const parts = [];
+  let size = 0;
+  for (let i = 0; size < bytes; i++) {
+    const part = [
+      `## Section ${i}`,
+      '',
+      `Paragraph ${i} has **bold words**, *emphasis*, \`code\` and a [link](https://example.com/${i}). It goes on for a while so that it looks like prose a model would write.`,
+      '',
+      `- point ${i}.1 with some words`,
+      `- point ${i}.2 with more words`,
+      '',
+      '```js',
+      `const value${i} = compute(${i});`,
+      '```',
+      '',
+      '',
+    ].join('\n');
+    parts.push(part);
+    size += part.length;
+  }
+  parts.push(`That is all: ${last}.`);
+  return parts.join('');
+}
