@@ -31,7 +31,7 @@ pub enum Script {
     Han,
     Kana,
     Hangul,
-    OtherScript,
+    Other,
     Code,
     DataMarkup,
 }
@@ -47,7 +47,7 @@ impl Script {
             Script::Han => "Han",
             Script::Kana => "Kana",
             Script::Hangul => "Hangul",
-            Script::OtherScript => "other script",
+            Script::Other => "other script",
             Script::Code => "code",
             Script::DataMarkup => "data/markup",
         }
@@ -109,7 +109,7 @@ pub fn script_of(text: &str) -> Script {
             },
         ),
         (hangul, Script::Hangul),
-        (other, Script::OtherScript),
+        (other, Script::Other),
     ];
     let (most, script) = candidates
         .into_iter()
