@@ -133,7 +133,8 @@ try {
   clicks = STEPS;
   await panel.getByRole('textbox', { name: 'Task' }).fill('Find the timeout option of function_3');
   await panel.getByRole('button', { name: 'Start task' }).dispatchEvent('click');
-  await panel.getByRole('status', { name: 'Task status' }).filter({ hasText: /^(Done|Failed)/ }).waitFor({ timeout: 120_000 });
+  // The status still says how the first task ended: wait for this task's first step instead.
+  for (const end = Date.now() + 60_000; !log.some((l) => !l.planner) && Date.now() < end;) await new Promise((r) => setTimeout(r, 100));
   const docsTurn = log.find((l) => !l.planner)?.turn ?? '';
   const docsList = (docsTurn.match(/⟦untrusted data: element list⟧[\s\S]*?⟦\/untrusted data⟧/) ?? [''])[0];
   const docsListed = (docsList.match(/^\[\d+\]/gm) ?? []).length;
