@@ -13,6 +13,7 @@ use crate::models::model_info;
 use crate::provider::{ConfigError, ProviderKind, Settings};
 use crate::request::{RequestOptions, UniversalRequest};
 use crate::send::{Action, RetryPolicy, SendPlan, UniversalResponse};
+use crate::stream::StreamEvent;
 
 use super::transcript::Transcript;
 use super::{ProviderId, StreamUpdate, TokenRecord};
@@ -54,22 +55,81 @@ impl CloudConfig {
     }
 }
 
+/// Why one attempt ended without an answer.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SendFailure {
+    /// The caller aborted the call (Stop, Cancel, the panel went away): not a provider
+    /// error, never retried, and not shown as one.
+    Stopped,
+    Provider(ProviderError),
+}
+
+impl From<ProviderError> for SendFailure {
+    fn from(e: ProviderError) -> Self {
+        SendFailure::Provider(e)
+    }
+}
+
+/// What one attempt looked like on the wire, for the Debug drawer.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AttemptTrace {
+    /// The HTTP request with its credentials redacted; `None` when none was built (the
+    /// settings could not be read, or the transport is not HTTP).
+    pub request: Option<serde_json::Value>,
+    /// Frames the decoder skipped.
+    pub notes: Vec<String>,
+}
+
 /// Sends one request to the provider (in the browser: the adapter's HTTP request, streamed
 /// and folded into a [`UniversalResponse`]).
 // Single-threaded wasm: no `Send` bound is wanted on the returned futures.
 #[allow(async_fn_in_trait)]
 pub trait CloudTransport {
+    /// What aborts one call (in the browser, an `AbortController`); `()` for transports
+    /// that cannot be interrupted.
+    type Abort;
+
     async fn send(&self, req: &UniversalRequest) -> Result<UniversalResponse, ProviderError>;
 
-    /// Like `send`, calling `on_delta` with each piece of text as it arrives.
-    async fn send_streaming(
+    /// Like `send`, handing every [`StreamEvent`] to `on_event` as it arrives; `on_event`
+    /// returns false to abort the call (whoever was reading is gone), which ends it as
+    /// [`SendFailure::Stopped`], as does `abort` firing. The default delivers the whole
+    /// answer at the end, for transports that do not stream.
+    async fn send_events(
         &self,
         req: &UniversalRequest,
-        on_delta: &mut dyn FnMut(&str),
-    ) -> Result<UniversalResponse, ProviderError> {
-        let response = self.send(req).await?;
-        on_delta(&response.content);
-        Ok(response)
+        abort: Option<&Self::Abort>,
+        on_event: &mut dyn FnMut(&StreamEvent) -> bool,
+    ) -> (Result<UniversalResponse, SendFailure>, AttemptTrace) {
+        let _ = abort;
+        let trace = AttemptTrace::default();
+        let response = match self.send(req).await {
+            Ok(r) => r,
+            Err(e) => return (Err(SendFailure::Provider(e)), trace),
+        };
+        let mut events = Vec::new();
+        if let Some(model) = &response.model {
+            events.push(StreamEvent::Model(model.clone()));
+        }
+        if !response.content.is_empty() {
+            events.push(StreamEvent::Delta(response.content.clone()));
+        }
+        events.extend(
+            response
+                .tool_calls
+                .iter()
+                .cloned()
+                .map(StreamEvent::ToolCall),
+        );
+        events.extend(response.usage.map(StreamEvent::Usage));
+        events.extend(response.finish_reason.clone().map(StreamEvent::Finish));
+        events.push(StreamEvent::Done);
+        for event in &events {
+            if !on_event(event) {
+                return (Err(SendFailure::Stopped), trace);
+            }
+        }
+        (Ok(response), trace)
     }
 }
 
@@ -82,6 +142,7 @@ pub trait Sleeper {
 
 /// Why a cloud step failed.
 pub(super) enum CloudFailure {
+    Stopped,
     Provider(ProviderError),
     Budget(BudgetError),
 }
@@ -152,11 +213,12 @@ impl<C: CloudTransport, S: Sleeper> CloudSession<C, S> {
         Ok(self.build(&budget, &conversation))
     }
 
-    /// Runs one step; every attempt is logged in `tokens`.
+    /// Runs one step; every attempt is logged in `tokens`. `abort` ends the call in flight.
     pub(super) async fn send(
         &mut self,
         transcript: &Transcript,
         turn: &str,
+        abort: Option<&C::Abort>,
         mut on_update: Option<&mut (dyn FnMut(StreamUpdate<'_>) + '_)>,
         tokens: &mut Vec<TokenRecord>,
     ) -> Result<String, CloudFailure> {
@@ -170,12 +232,21 @@ impl<C: CloudTransport, S: Sleeper> CloudSession<C, S> {
             let request = self.build(plan.budget(), &conversation);
             let sent = plan.budget().breakdown.total_input;
             self.last_input_tokens = sent;
-            let result = match on_update.as_deref_mut() {
-                Some(f) => {
-                    let mut delta = |d: &str| f(StreamUpdate::Delta(d));
-                    self.transport.send_streaming(&request, &mut delta).await
+            // Text is handed on as it arrives, so a step's answer streams for real.
+            let mut on_event = |event: &StreamEvent| {
+                if let (StreamEvent::Delta(d), Some(f)) = (event, on_update.as_deref_mut()) {
+                    f(StreamUpdate::Delta(d));
                 }
-                None => self.transport.send(&request).await,
+                true
+            };
+            let (result, _trace) = self
+                .transport
+                .send_events(&request, abort, &mut on_event)
+                .await;
+            let result = match result {
+                Ok(r) => Ok(r),
+                Err(SendFailure::Provider(e)) => Err(e),
+                Err(SendFailure::Stopped) => return Err(CloudFailure::Stopped),
             };
             let received = result
                 .as_ref()

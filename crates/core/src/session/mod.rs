@@ -25,7 +25,7 @@ pub mod testing;
 mod tests;
 mod transcript;
 
-pub use cloud::{CloudConfig, CloudSession, CloudTransport, Sleeper};
+pub use cloud::{AttemptTrace, CloudConfig, CloudSession, CloudTransport, SendFailure, Sleeper};
 pub use manager::{choose_provider, Failover, HybridSession, SessionManager};
 pub use nano::{
     Availability, NanoBackend, NanoCreateOptions, NanoError, NanoExpected, NanoMessage, NanoModel,

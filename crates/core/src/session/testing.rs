@@ -224,6 +224,8 @@ impl FakeCloud {
 }
 
 impl CloudTransport for FakeCloud {
+    type Abort = ();
+
     async fn send(&self, req: &UniversalRequest) -> Result<UniversalResponse, ProviderError> {
         let call = self.requests.borrow().len();
         self.requests.borrow_mut().push(req.clone());
