@@ -6,15 +6,18 @@
 use std::rc::Rc;
 
 use crate::budget::{
-    build_request, compute_budget, BudgetError, BudgetSettings, Conversation, TokenCache,
+    after_request_tokens, build_request, compute_budget, BudgetError, BudgetSettings, Conversation,
+    TokenCache,
 };
+use crate::chat::Role;
 use crate::errors::ProviderError;
 use crate::models::model_info;
 use crate::provider::{ConfigError, ProviderKind, Settings};
-use crate::request::{RequestOptions, UniversalRequest};
+use crate::request::{RequestMessage, RequestOptions, UniversalRequest};
 use crate::send::{Action, RetryPolicy, SendPlan, UniversalResponse};
 use crate::stream::StreamEvent;
 
+use super::plan::{AttemptReport, RequestPlanner, TurnHooks};
 use super::transcript::Transcript;
 use super::{ProviderId, StreamUpdate, TokenRecord};
 
@@ -141,7 +144,8 @@ pub trait Sleeper {
 }
 
 /// Why a cloud step failed.
-pub(super) enum CloudFailure {
+#[derive(Clone, Debug, PartialEq)]
+pub enum CloudFailure {
     Stopped,
     Provider(ProviderError),
     Budget(BudgetError),
@@ -265,6 +269,151 @@ impl<C: CloudTransport, S: Sleeper> CloudSession<C, S> {
             }
             if let Some(f) = on_update.as_deref_mut() {
                 f(StreamUpdate::Restart { provider });
+            }
+        }
+    }
+
+    /// Runs one turn with the request `planner` builds, the caller's `hooks` between attempts
+    /// and tool rounds: each round (the model's calls, then their results) is appended to
+    /// `rounds` and counted by the budget, so a turn continued elsewhere (or after a
+    /// failover) resends them rather than running a tool twice. A failure after text was
+    /// streamed is final: the reader already saw part of the answer, and a retry would
+    /// repeat it.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn run_turn(
+        &mut self,
+        transcript: &Transcript,
+        turn: &str,
+        planner: &mut dyn RequestPlanner,
+        hooks: &mut impl TurnHooks,
+        abort: Option<&C::Abort>,
+        rounds: &mut Vec<RequestMessage>,
+        tokens: &mut Vec<TokenRecord>,
+    ) -> Result<UniversalResponse, CloudFailure> {
+        let step = transcript.step();
+        let provider = self.provider();
+        let messages = planner.messages(transcript, turn);
+        let conversation = Conversation::from_messages(&messages).map_err(CloudFailure::Budget)?;
+        let (budget, system) = planner
+            .plan(
+                &conversation,
+                self.system.as_deref(),
+                &self.config,
+                &mut self.cache,
+            )
+            .map_err(CloudFailure::Budget)?;
+        let settings = &self.config.budget;
+        let allowance = settings.assistant_response_allowance;
+        let mut plan = SendPlan::new(budget, RetryPolicy::with_settings(settings));
+        plan.budget_mut()
+            .count_after_request(after_request_tokens(rounds, settings), allowance);
+        loop {
+            let options = planner.options(plan.budget(), &self.config, &self.options);
+            let mut request = build_request(
+                plan.budget(),
+                &conversation,
+                system.as_deref(),
+                planner.images(),
+                &self.config.model,
+                options,
+            );
+            request.tools = planner.tools().to_vec();
+            request.messages.extend(rounds.iter().cloned());
+            let sent = plan.budget().breakdown.total_input;
+            self.last_input_tokens = sent;
+            let mut streamed = false;
+            let mut usage = None;
+            let mut on_event = |event: &StreamEvent| {
+                match event {
+                    StreamEvent::Delta(_) => streamed = true,
+                    StreamEvent::Usage(u) => usage = Some(*u),
+                    _ => {}
+                }
+                hooks.event(event)
+            };
+            let (result, trace) = self
+                .transport
+                .send_events(&request, abort, &mut on_event)
+                .await;
+            let result = match result {
+                Ok(r) => Ok(r),
+                Err(SendFailure::Provider(e)) => Err(e),
+                Err(SendFailure::Stopped) => {
+                    hooks.attempt(&AttemptReport {
+                        provider: self.config.kind,
+                        model: &self.config.model,
+                        plan: &plan,
+                        trace: &trace,
+                        usage,
+                    });
+                    return Err(CloudFailure::Stopped);
+                }
+            };
+            tokens.push(TokenRecord {
+                step,
+                provider,
+                sent,
+                received: result
+                    .as_ref()
+                    .map_or(0, |r| super::message_tokens(&r.content)),
+            });
+            let failed_after_text = result.as_ref().err().filter(|_| streamed).cloned();
+            let mut action = plan.record(result.as_ref().map(|_| ()).map_err(Clone::clone));
+            if let Some(e) = failed_after_text {
+                action = Action::Fail(e);
+            }
+            hooks.attempt(&AttemptReport {
+                provider: self.config.kind,
+                model: &self.config.model,
+                plan: &plan,
+                trace: &trace,
+                usage,
+            });
+            match (action, result) {
+                (Action::Done, Ok(response)) if !response.tool_calls.is_empty() => {
+                    let outcomes =
+                        hooks
+                            .tool_round(&response.tool_calls)
+                            .await
+                            .map_err(|e| match e {
+                                SendFailure::Stopped => CloudFailure::Stopped,
+                                SendFailure::Provider(e) => CloudFailure::Provider(e),
+                            })?;
+                    let round = [
+                        RequestMessage {
+                            tool_calls: response.tool_calls,
+                            ..RequestMessage::text(Role::Assistant, response.content)
+                        },
+                        RequestMessage {
+                            tool_results: outcomes,
+                            ..RequestMessage::text(Role::User, "")
+                        },
+                    ];
+                    plan.budget_mut()
+                        .count_after_request(after_request_tokens(&round, settings), allowance);
+                    rounds.extend(round);
+                }
+                (Action::Done, Ok(response)) => {
+                    hooks.answered(&response, plan.budget(), !rounds.is_empty());
+                    return Ok(response);
+                }
+                (Action::Done, Err(e)) | (Action::Fail(e), _) => {
+                    return Err(CloudFailure::Provider(e))
+                }
+                (Action::RetryAfter { ms }, _) => {
+                    // The wait is shown every second, and a Stop ends it.
+                    let mut left = ms;
+                    while left > 0 {
+                        hooks.retrying_in(self.config.kind, left);
+                        let chunk = left.min(1000);
+                        self.sleeper.sleep(chunk).await;
+                        left -= chunk;
+                        if hooks.stopped() {
+                            return Err(CloudFailure::Stopped);
+                        }
+                    }
+                }
+                (Action::TrimAndRetry, _) => {}
             }
         }
     }
