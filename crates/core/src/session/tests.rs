@@ -1299,3 +1299,61 @@ fn the_default_planner_sends_the_transcript_like_a_step() {
     .unwrap();
     assert_eq!(cloud.requests.borrow()[0], expected);
 }
+
+/// Streams some text, then the connection drops.
+struct CutAfterText {
+    calls: RefCell<usize>,
+}
+
+impl CloudTransport for CutAfterText {
+    type Abort = ();
+
+    async fn send(&self, _: &UniversalRequest) -> Result<UniversalResponse, ProviderError> {
+        unreachable!("run_turn streams")
+    }
+
+    async fn send_events(
+        &self,
+        _: &UniversalRequest,
+        _: Option<&()>,
+        on_event: &mut dyn FnMut(&StreamEvent) -> bool,
+    ) -> (Result<UniversalResponse, SendFailure>, AttemptTrace) {
+        *self.calls.borrow_mut() += 1;
+        on_event(&StreamEvent::Delta("Half an ans".into()));
+        let cut = ProviderError::new(ErrorKind::Overloaded, "the stream was cut");
+        (Err(SendFailure::Provider(cut)), AttemptTrace::default())
+    }
+}
+
+#[test]
+fn a_failure_after_streamed_text_is_final() {
+    let transport = Rc::new(CutAfterText {
+        calls: RefCell::new(0),
+    });
+    let transcript = Transcript::new(&config_for_chat());
+    let mut session = CloudSession::new(
+        Rc::clone(&transport),
+        Rc::new(RecordingSleeper::default()),
+        CloudConfig::new(ProviderKind::OpenAi, "gpt-4o"),
+        &transcript,
+        None,
+    );
+    let mut hooks = Hooks::default();
+    let result = block_on(session.run_turn(
+        &transcript,
+        "",
+        &mut chat_planner(1),
+        &mut hooks,
+        None,
+        &mut Vec::new(),
+        &mut Vec::new(),
+    ));
+    // Overloaded is retried when nothing was shown; here the reader saw half an answer.
+    match result {
+        Err(CloudFailure::Provider(e)) => assert_eq!(e.kind, ErrorKind::Overloaded),
+        other => panic!("expected the provider's failure, got {other:?}"),
+    }
+    assert_eq!(*transport.calls.borrow(), 1, "not sent again");
+    assert_eq!(hooks.deltas, "Half an ans");
+    assert!(hooks.statuses.is_empty());
+}
