@@ -3,11 +3,12 @@
 //! Stop, or the panel going away, aborts the HTTP stream at once.
 
 use std::cell::RefCell;
+use std::rc::Rc;
 
 use js_sys::{Object, Reflect, Uint8Array};
 use tandem_core::adapters::adapter_for;
-use tandem_core::budget::{build_request, Conversation, TokenCache};
-use tandem_core::chat::Role;
+use tandem_core::budget::{Budget, BudgetError, Conversation, TokenCache};
+use tandem_core::chat::{ChatMessage, Role};
 use tandem_core::errors::{
     check_content_type, network_error, redirected, ErrorKind, ProviderError,
 };
@@ -16,9 +17,16 @@ use tandem_core::memory::Turn;
 use tandem_core::protocol::WorkerToPanel;
 use tandem_core::provider::ProviderKind;
 use tandem_core::provider::{ProviderConfig, ProviderSettings, Settings};
-use tandem_core::request::{RequestMessage, RequestOptions, ToolCall, UniversalRequest};
-use tandem_core::send::{Action, RetryPolicy, SendPlan};
+use tandem_core::request::{
+    RequestMessage, RequestOptions, ToolCall, ToolOutcome, ToolSpec, UniversalRequest,
+};
+use tandem_core::send::UniversalResponse;
+use tandem_core::session::{
+    AttemptReport, CloudConfig, CloudFailure, CloudSession, RequestPlanner, SendFailure,
+    Transcript, TurnHooks,
+};
 use tandem_core::stream::{StreamDecoder, StreamEvent, Usage};
+use tandem_core::tools::Rounds;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::{spawn_local, JsFuture};
 use web_sys::{
@@ -27,6 +35,7 @@ use web_sys::{
 };
 
 use crate::chrome::{self, Port};
+use crate::cloud::{BrowserCloud, Timer};
 use crate::nano_chat::NanoOutcome;
 use crate::storage::{self, js_text};
 
@@ -154,9 +163,10 @@ async fn answer(
     let messages = &turn.messages;
     let settings = load_settings().await?;
     // On-device first: one Nano session per conversation. When it cannot answer, the cloud
-    // pipeline below answers from the same visible history, so nothing is lost.
+    // session below answers from the same visible history, so nothing is lost.
     // A Nano turn that failed after tool calls hands over what it did: the cloud continues
-    // after those rounds (appended below like its own), so no tool runs twice.
+    // after those rounds (carried like its own, and counted by the budget), so no tool runs
+    // twice.
     let handoff =
         match crate::nano_chat::try_answer(port, request_id, messages, &settings, controller).await
         {
@@ -165,110 +175,209 @@ async fn answer(
             NanoOutcome::Failed(e) => return Err(e.into()),
             NanoOutcome::NotUsed(handoff) => handoff,
         };
-    let (cfg, info) = settings.active_model().map_err(not_configured)?;
-    let conversation = Conversation::from_messages(messages).map_err(ProviderError::from)?;
-    // The budget over the visible history; what it leaves out for lack of room goes into the
-    // system prompt, distilled (or, for a selected-text question, the history becomes notes).
-    let prepared = TOKENS
-        .with(|cache| {
-            turn.plan(
-                &conversation,
+    let config =
+        CloudConfig::from_settings(&settings, settings.budget.clone()).map_err(not_configured)?;
+    let kind = config.kind;
+    let images = Conversation::from_messages(messages)
+        .map_err(ProviderError::from)?
+        .request
+        .images
+        .clone();
+    let mut planner = ChatPlanner {
+        turn: &turn,
+        settings: &settings,
+        images,
+        // Tools of approved providers: a message with tools is a multi-step turn (model →
+        // tools → model …), each round carried after the request.
+        tools: crate::tools::specs().await,
+    };
+    let mut hooks = ChatHooks {
+        port,
+        request_id,
+        controller,
+        model: config.model.clone(),
+        rounds: handoff.rounds,
+        usage: None,
+    };
+    let mut session = CloudSession::new(
+        Rc::new(BrowserCloud),
+        Rc::new(Timer),
+        config,
+        &Transcript::default(),
+        None,
+    );
+    let mut tool_turns = handoff.tool_turns;
+    let answered = session
+        .run_turn(
+            &Transcript::default(),
+            "",
+            &mut planner,
+            &mut hooks,
+            Some(controller),
+            &mut tool_turns,
+            &mut Vec::new(),
+        )
+        .await;
+    match answered {
+        Ok(response) => Ok(WorkerToPanel::Done {
+            request_id: request_id.to_string(),
+            usage: hooks.usage,
+            finish_reason: response.finish_reason,
+            model: response.model,
+            provider: Some(kind.label().to_string()),
+        }),
+        Err(CloudFailure::Stopped) => Err(Failure::Stopped),
+        Err(CloudFailure::Provider(e)) => Err(e.into()),
+        Err(CloudFailure::Budget(e)) => Err(ProviderError::from(e).into()),
+    }
+}
+
+/// The chat's request: the memory turn's plan (the budget over the visible history, with
+/// what it leaves out distilled into the system prompt, or a selected-text question with the
+/// history as notes), the images of the message, the approved tools, and Anthropic's
+/// required output limit sized to the room left.
+struct ChatPlanner<'a> {
+    turn: &'a Turn,
+    settings: &'a Settings,
+    images: Vec<String>,
+    tools: Vec<ToolSpec>,
+}
+
+impl RequestPlanner for ChatPlanner<'_> {
+    fn messages(&self, _: &Transcript, _: &str) -> Vec<ChatMessage> {
+        self.turn.messages.clone()
+    }
+
+    fn plan(
+        &mut self,
+        conversation: &Conversation<'_>,
+        _: Option<&str>,
+        config: &CloudConfig,
+        _: &mut TokenCache,
+    ) -> Result<(Budget, Option<String>), BudgetError> {
+        // The worker-wide cache: pair counts (and usage calibration) outlive one answer.
+        let prepared = TOKENS.with(|cache| {
+            self.turn.plan(
+                conversation,
                 SYSTEM_PROMPT,
                 conversation.request.images.len(),
-                info.context_window,
-                &settings.budget,
-                &settings.memory,
+                config.context_window,
+                &self.settings.budget,
+                &self.settings.memory,
                 &mut cache.borrow_mut(),
             )
-        })
-        .map_err(ProviderError::from)?;
-    let system = prepared.system;
-    let mut plan = SendPlan::new(
-        prepared.budget,
-        RetryPolicy::with_settings(&settings.budget),
-    );
-    let adapter = adapter_for(cfg.kind);
-    // Tools of approved providers: a message with tools is a multi-step turn (model → tools
-    // → model …), each round appended after the budgeted history.
-    let tools = crate::tools::specs().await;
-    let mut rounds = handoff.rounds;
-    let mut tool_turns: Vec<RequestMessage> = handoff.tool_turns;
-    loop {
-        let options = RequestOptions {
+        })?;
+        Ok((prepared.budget, Some(prepared.system)))
+    }
+
+    fn images(&self) -> &[String] {
+        &self.images
+    }
+
+    fn tools(&self) -> &[ToolSpec] {
+        &self.tools
+    }
+
+    fn options(&self, budget: &Budget, config: &CloudConfig, _: &RequestOptions) -> RequestOptions {
+        RequestOptions {
             // Anthropic requires a limit, and rejects one that overflows the window.
-            max_output_tokens: (cfg.kind == ProviderKind::Anthropic).then(|| {
-                plan.budget()
+            max_output_tokens: (config.kind == ProviderKind::Anthropic).then(|| {
+                budget
                     .breakdown
                     .remaining_for_response
-                    .min(info.max_output)
+                    .min(config.max_output_tokens)
                     .max(1)
             }),
-            context_window: Some(info.context_window),
+            context_window: Some(config.context_window),
             temperature: None,
-        };
-        let mut request = build_request(
-            plan.budget(),
-            &conversation,
-            Some(&system),
-            &conversation.request.images,
-            &cfg.model,
-            options,
-        );
-        request.tools = tools.clone();
-        request.messages.extend(tool_turns.iter().cloned());
-        let http = adapter.translate(&request, &cfg);
-        let mut done = DoneInfo::default();
-        let outcome = attempt(&http, &cfg, controller, &mut |events| {
-            done.relay(port, request_id, events, controller)
-        })
-        .await;
-        let outcome = match outcome {
-            Ok(()) => Ok(()),
-            Err(Failure::Provider(e)) => Err(e),
-            Err(Failure::Stopped) => {
-                post_debug(port, request_id, &cfg, &plan, &http, &done);
-                return Err(Failure::Stopped);
-            }
-        };
-        let failed_after_text = if done.streamed_any {
-            outcome.as_ref().err().cloned()
-        } else {
-            None
-        };
-        let mut action = plan.record(outcome);
-        if let Some(e) = failed_after_text {
-            // The user already saw part of this answer: sending it again would repeat text,
-            // so the failure stands.
-            action = Action::Fail(e);
         }
-        post_debug(port, request_id, &cfg, &plan, &http, &done);
-        match action {
-            Action::Done if !done.tool_calls.is_empty() => {
-                let calls = std::mem::take(&mut done.tool_calls);
-                let outcomes =
-                    crate::tools::run_round(port, request_id, &calls, &mut rounds, controller)
-                        .await?;
-                tool_turns.push(RequestMessage {
-                    tool_calls: calls,
-                    ..RequestMessage::text(Role::Assistant, std::mem::take(&mut done.text))
-                });
-                tool_turns.push(RequestMessage {
-                    tool_results: outcomes,
-                    ..RequestMessage::text(Role::User, "")
-                });
-            }
-            Action::Done => {
-                // Usage is matched to the history's pairs; a turn with tool rounds sent more.
-                if let (Some(usage), true) = (done.usage, tool_turns.is_empty()) {
-                    TOKENS.with(|cache| cache.borrow_mut().record_usage(plan.budget(), usage));
-                }
-                return Ok(done.into_message(request_id, cfg.kind));
-            }
-            Action::RetryAfter { ms } => {
-                wait_before_retry(port, request_id, &cfg, ms, controller).await?
-            }
-            Action::TrimAndRetry => {}
-            Action::Fail(e) => return Err(e.into()),
+    }
+}
+
+/// The panel's side of a cloud turn: deltas as they arrive, a Debug report per attempt,
+/// "X is busy; retrying in N s…", tool rounds, usage for the token cache.
+struct ChatHooks<'a> {
+    port: &'a Port,
+    request_id: &'a str,
+    controller: &'a AbortController,
+    model: String,
+    rounds: Rounds,
+    /// The usage the latest attempt's stream reported, for `Done`.
+    usage: Option<Usage>,
+}
+
+impl TurnHooks for ChatHooks<'_> {
+    fn event(&mut self, event: &StreamEvent) -> bool {
+        let StreamEvent::Delta(text) = event else {
+            return true;
+        };
+        let message = WorkerToPanel::Delta {
+            request_id: self.request_id.to_string(),
+            text: text.clone(),
+        };
+        // The panel closed: the transport stops the download too.
+        post(self.port, &message).is_ok()
+    }
+
+    fn attempt(&mut self, report: &AttemptReport<'_>) {
+        self.usage = report.usage;
+        let report = serde_json::json!({
+            "provider": report.provider.label(),
+            "model": self.model,
+            "budget": report.plan.budget(),
+            "request": report.trace.request,
+            "attempts": report.plan.attempts(),
+            "usage": report.usage,
+            "notes": report.trace.notes,
+        });
+        let _ = post(
+            self.port,
+            &WorkerToPanel::Debug {
+                request_id: self.request_id.to_string(),
+                report,
+            },
+        );
+    }
+
+    fn retrying_in(&mut self, provider: ProviderKind, left_ms: u64) {
+        // Messages on a Port also keep the worker alive during the wait.
+        let text = format!(
+            "{} is busy; retrying in {} s…",
+            provider.label(),
+            left_ms.div_ceil(1000)
+        );
+        let _ = post(
+            self.port,
+            &WorkerToPanel::Status {
+                request_id: self.request_id.to_string(),
+                text,
+            },
+        );
+    }
+
+    fn stopped(&self) -> bool {
+        self.controller.signal().aborted()
+    }
+
+    async fn tool_round(&mut self, calls: &[ToolCall]) -> Result<Vec<ToolOutcome>, SendFailure> {
+        crate::tools::run_round(
+            self.port,
+            self.request_id,
+            calls,
+            &mut self.rounds,
+            self.controller,
+        )
+        .await
+        .map_err(|e| match e {
+            Failure::Stopped => SendFailure::Stopped,
+            Failure::Provider(e) => SendFailure::Provider(e),
+        })
+    }
+
+    fn answered(&mut self, _: &UniversalResponse, budget: &Budget, with_tool_rounds: bool) {
+        // Usage is matched to the history's pairs; a turn with tool rounds sent more.
+        if let (Some(usage), false) = (self.usage, with_tool_rounds) {
+            TOKENS.with(|cache| cache.borrow_mut().record_usage(budget, usage));
         }
     }
 }
@@ -318,65 +427,6 @@ pub(crate) async fn attempt(
         .get_reader()
         .unchecked_into();
     pump(&reader, adapter.decoder(), cfg.kind, controller, sink).await
-}
-
-/// Waits `ms` before a retry, telling the user every second, and keeping the worker alive
-/// (messages on a Port reset its idle timer).
-async fn wait_before_retry(
-    port: &Port,
-    request_id: &str,
-    cfg: &ProviderConfig,
-    ms: u64,
-    controller: &AbortController,
-) -> Result<(), Failure> {
-    let mut left = ms;
-    while left > 0 {
-        let text = format!(
-            "{} is busy; retrying in {} s…",
-            cfg.kind.label(),
-            left.div_ceil(1000)
-        );
-        let _ = post(
-            port,
-            &WorkerToPanel::Status {
-                request_id: request_id.to_string(),
-                text,
-            },
-        );
-        let step = left.min(1000);
-        chrome::sleep(step as i32).await;
-        left -= step;
-        if controller.signal().aborted() {
-            return Err(Failure::Stopped);
-        }
-    }
-    Ok(())
-}
-
-fn post_debug(
-    port: &Port,
-    request_id: &str,
-    cfg: &ProviderConfig,
-    plan: &SendPlan,
-    http: &HttpRequest,
-    done: &DoneInfo,
-) {
-    let report = serde_json::json!({
-        "provider": cfg.kind.label(),
-        "model": cfg.model,
-        "budget": plan.budget(),
-        "request": http.redacted(),
-        "attempts": plan.attempts(),
-        "usage": done.usage,
-        "notes": done.notes,
-    });
-    let _ = post(
-        port,
-        &WorkerToPanel::Debug {
-            request_id: request_id.to_string(),
-            report,
-        },
-    );
 }
 
 /// Settings → "Test connection": a one-token request with the form's values (the saved key
@@ -508,72 +558,6 @@ async fn send(
         Ok(r) => Ok(r.unchecked_into()),
         Err(_) if controller.signal().aborted() => Err(Failure::Stopped),
         Err(e) => Err(network_error(cfg, &js_text(e)).into()),
-    }
-}
-
-/// What the stream said about itself, gathered for the final `Done` message.
-#[derive(Default)]
-struct DoneInfo {
-    streamed_any: bool,
-    /// The answer's text in this attempt, for the assistant turn a tool round carries.
-    text: String,
-    /// The tools the model called in this attempt.
-    tool_calls: Vec<ToolCall>,
-    usage: Option<Usage>,
-    finish_reason: Option<String>,
-    model: Option<String>,
-    /// Frames the decoder skipped, for the Debug drawer.
-    notes: Vec<String>,
-}
-
-impl DoneInfo {
-    /// Sends the deltas on; returns true when the stream's end marker was seen.
-    fn relay(
-        &mut self,
-        port: &Port,
-        request_id: &str,
-        events: Vec<StreamEvent>,
-        controller: &AbortController,
-    ) -> Result<bool, Failure> {
-        for event in events {
-            match event {
-                StreamEvent::Delta(text) => {
-                    self.streamed_any = true;
-                    self.text.push_str(&text);
-                    let message = WorkerToPanel::Delta {
-                        request_id: request_id.to_string(),
-                        text,
-                    };
-                    if post(port, &message).is_err() {
-                        // The panel closed: stop the download too.
-                        controller.abort();
-                        return Err(Failure::Stopped);
-                    }
-                }
-                StreamEvent::Usage(u) => self.usage = Some(u),
-                StreamEvent::Finish(r) => self.finish_reason = Some(r),
-                StreamEvent::Model(m) => self.model = Some(m),
-                // Run once the stream ends: a call is complete when its event arrives, but
-                // the model may make several.
-                StreamEvent::ToolCall(call) => self.tool_calls.push(call),
-                StreamEvent::Note(n) => {
-                    crate::log_warning(&n);
-                    self.notes.push(n);
-                }
-                StreamEvent::Done => return Ok(true),
-            }
-        }
-        Ok(false)
-    }
-
-    fn into_message(self, request_id: &str, provider: ProviderKind) -> WorkerToPanel {
-        WorkerToPanel::Done {
-            request_id: request_id.to_string(),
-            usage: self.usage,
-            finish_reason: self.finish_reason,
-            model: self.model,
-            provider: Some(provider.label().to_string()),
-        }
     }
 }
 

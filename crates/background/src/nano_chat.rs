@@ -41,6 +41,8 @@ const STEP_TIMEOUT_MS: u64 = 60_000;
 struct NoCloud;
 
 impl CloudTransport for NoCloud {
+    type Abort = ();
+
     async fn send(&self, _req: &UniversalRequest) -> Result<UniversalResponse, ProviderError> {
         Err(ProviderError::new(
             ErrorKind::NotConfigured,

@@ -227,8 +227,15 @@ pub struct Breakdown {
     pub user_text: u32,
     pub user_images: u32,
     pub history: u32,
+    /// A turn's tool rounds (the model's calls and their results), sent after the request.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub tool_rounds: u32,
     pub total_input: u32,
     pub remaining_for_response: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// What one send includes, for the request builder and the Debug drawer.
@@ -247,6 +254,27 @@ pub struct Budget {
 }
 
 impl Budget {
+    /// Counts `tokens` more input sent after the request (a turn's tool rounds). Pairs of
+    /// history make room for them, oldest first, until `allowance` is left for the answer
+    /// again (or no pair is left: the provider then says whether it fits).
+    pub fn count_after_request(&mut self, tokens: u32, allowance: u32) {
+        if tokens == 0 {
+            return;
+        }
+        self.breakdown.tool_rounds = self.breakdown.tool_rounds.saturating_add(tokens);
+        self.breakdown.total_input = self.breakdown.total_input.saturating_add(tokens);
+        self.breakdown.remaining_for_response =
+            self.breakdown.remaining_for_response.saturating_sub(tokens);
+        while self.breakdown.remaining_for_response < allowance && !self.included_pairs.is_empty() {
+            let id = self.included_pairs.remove(0);
+            let freed = self.pair_tokens.remove(0);
+            self.excluded.push((id, Reason::NoRoom));
+            self.breakdown.history -= freed;
+            self.breakdown.total_input -= freed;
+            self.breakdown.remaining_for_response += freed;
+        }
+    }
+
     /// Drops the oldest included pair (after a context-overflow answer). `None` when no pair
     /// is left to drop.
     pub fn trim_oldest(&mut self) -> Option<String> {
@@ -369,10 +397,36 @@ pub fn compute_budget(
             user_text,
             user_images,
             history,
+            tool_rounds: 0,
             total_input,
             remaining_for_response: context_limit - total_input,
         },
     })
+}
+
+/// Estimated tokens of messages sent after the request (tool rounds): their text, the calls'
+/// names and arguments and the results, as the budget counts a message.
+pub fn after_request_tokens(messages: &[RequestMessage], settings: &BudgetSettings) -> u32 {
+    let estimator = Estimator::from_override(settings.chars_per_token);
+    messages
+        .iter()
+        .map(|m| {
+            let calls = m.tool_calls.iter().map(|c| {
+                estimator
+                    .count(&c.name)
+                    .saturating_add(estimator.count(&c.arguments.to_string()))
+            });
+            let results = m.tool_results.iter().map(|r| {
+                estimator
+                    .count(&r.name)
+                    .saturating_add(estimator.count(&r.content))
+            });
+            calls
+                .chain(results)
+                .fold(estimator.count(&m.content), u32::saturating_add)
+                .saturating_add(MESSAGE_OVERHEAD)
+        })
+        .fold(0, u32::saturating_add)
 }
 
 /// The request for `budget`: the included pairs oldest first, then the new message with its

@@ -121,6 +121,11 @@ impl SendPlan {
         &self.budget
     }
 
+    /// The budget, to count what a turn adds between attempts (tool rounds).
+    pub fn budget_mut(&mut self) -> &mut Budget {
+        &mut self.budget
+    }
+
     pub fn attempts(&self) -> &[AttemptLog] {
         &self.log
     }

@@ -81,7 +81,7 @@ struct Run {
 
 thread_local! {
     static MANAGER: Rc<Manager> =
-        Rc::new(SessionManager::new(BrowserNano::default(), BrowserCloud::default(), Timer, None));
+        Rc::new(SessionManager::new(BrowserNano::default(), BrowserCloud, Timer, None));
     static RUN: RefCell<Option<Run>> = const { RefCell::new(None) };
     /// The start-up check of the stored task, awaited by every command.
     static RECOVERY: RefCell<Option<Promise>> = const { RefCell::new(None) };

@@ -69,7 +69,6 @@ pub(super) struct Observed {
 impl Loop {
     pub(super) async fn run(&mut self, ctx: &mut TaskContext, controller: AbortController) {
         let manager = manager();
-        manager.transport().set_controller(Some(controller));
         let settings = match storage::settings().await {
             Ok(s) => s,
             Err(e) => return ctx.finish(TaskStatus::Failed, e.to_string()),
@@ -104,11 +103,12 @@ impl Loop {
             Ok(s) => s,
             Err(e) => return ctx.finish(TaskStatus::Failed, e.to_string()),
         };
+        // Cancel aborts the provider's answer in flight.
+        session.set_abort(Some(controller));
         self.steps(ctx, &mut session).await;
         ctx.transcript = Some(session.transcript().clone());
         // Every path ends here: the session never outlives its task.
         session.destroy();
-        manager.transport().set_controller(None);
     }
 
     /// Applies a Pause / Cancel; true when the loop must end.

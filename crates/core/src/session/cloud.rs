@@ -6,14 +6,18 @@
 use std::rc::Rc;
 
 use crate::budget::{
-    build_request, compute_budget, BudgetError, BudgetSettings, Conversation, TokenCache,
+    after_request_tokens, build_request, compute_budget, BudgetError, BudgetSettings, Conversation,
+    TokenCache,
 };
+use crate::chat::Role;
 use crate::errors::ProviderError;
 use crate::models::model_info;
 use crate::provider::{ConfigError, ProviderKind, Settings};
-use crate::request::{RequestOptions, UniversalRequest};
+use crate::request::{RequestMessage, RequestOptions, UniversalRequest};
 use crate::send::{Action, RetryPolicy, SendPlan, UniversalResponse};
+use crate::stream::StreamEvent;
 
+use super::plan::{AttemptReport, RequestPlanner, TurnHooks};
 use super::transcript::Transcript;
 use super::{ProviderId, StreamUpdate, TokenRecord};
 
@@ -54,22 +58,81 @@ impl CloudConfig {
     }
 }
 
+/// Why one attempt ended without an answer.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SendFailure {
+    /// The caller aborted the call (Stop, Cancel, the panel went away): not a provider
+    /// error, never retried, and not shown as one.
+    Stopped,
+    Provider(ProviderError),
+}
+
+impl From<ProviderError> for SendFailure {
+    fn from(e: ProviderError) -> Self {
+        SendFailure::Provider(e)
+    }
+}
+
+/// What one attempt looked like on the wire, for the Debug drawer.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AttemptTrace {
+    /// The HTTP request with its credentials redacted; `None` when none was built (the
+    /// settings could not be read, or the transport is not HTTP).
+    pub request: Option<serde_json::Value>,
+    /// Frames the decoder skipped.
+    pub notes: Vec<String>,
+}
+
 /// Sends one request to the provider (in the browser: the adapter's HTTP request, streamed
 /// and folded into a [`UniversalResponse`]).
 // Single-threaded wasm: no `Send` bound is wanted on the returned futures.
 #[allow(async_fn_in_trait)]
 pub trait CloudTransport {
+    /// What aborts one call (in the browser, an `AbortController`); `()` for transports
+    /// that cannot be interrupted.
+    type Abort;
+
     async fn send(&self, req: &UniversalRequest) -> Result<UniversalResponse, ProviderError>;
 
-    /// Like `send`, calling `on_delta` with each piece of text as it arrives.
-    async fn send_streaming(
+    /// Like `send`, handing every [`StreamEvent`] to `on_event` as it arrives; `on_event`
+    /// returns false to abort the call (whoever was reading is gone), which ends it as
+    /// [`SendFailure::Stopped`], as does `abort` firing. The default delivers the whole
+    /// answer at the end, for transports that do not stream.
+    async fn send_events(
         &self,
         req: &UniversalRequest,
-        on_delta: &mut dyn FnMut(&str),
-    ) -> Result<UniversalResponse, ProviderError> {
-        let response = self.send(req).await?;
-        on_delta(&response.content);
-        Ok(response)
+        abort: Option<&Self::Abort>,
+        on_event: &mut dyn FnMut(&StreamEvent) -> bool,
+    ) -> (Result<UniversalResponse, SendFailure>, AttemptTrace) {
+        let _ = abort;
+        let trace = AttemptTrace::default();
+        let response = match self.send(req).await {
+            Ok(r) => r,
+            Err(e) => return (Err(SendFailure::Provider(e)), trace),
+        };
+        let mut events = Vec::new();
+        if let Some(model) = &response.model {
+            events.push(StreamEvent::Model(model.clone()));
+        }
+        if !response.content.is_empty() {
+            events.push(StreamEvent::Delta(response.content.clone()));
+        }
+        events.extend(
+            response
+                .tool_calls
+                .iter()
+                .cloned()
+                .map(StreamEvent::ToolCall),
+        );
+        events.extend(response.usage.map(StreamEvent::Usage));
+        events.extend(response.finish_reason.clone().map(StreamEvent::Finish));
+        events.push(StreamEvent::Done);
+        for event in &events {
+            if !on_event(event) {
+                return (Err(SendFailure::Stopped), trace);
+            }
+        }
+        (Ok(response), trace)
     }
 }
 
@@ -81,7 +144,9 @@ pub trait Sleeper {
 }
 
 /// Why a cloud step failed.
-pub(super) enum CloudFailure {
+#[derive(Clone, Debug, PartialEq)]
+pub enum CloudFailure {
+    Stopped,
     Provider(ProviderError),
     Budget(BudgetError),
 }
@@ -152,11 +217,12 @@ impl<C: CloudTransport, S: Sleeper> CloudSession<C, S> {
         Ok(self.build(&budget, &conversation))
     }
 
-    /// Runs one step; every attempt is logged in `tokens`.
+    /// Runs one step; every attempt is logged in `tokens`. `abort` ends the call in flight.
     pub(super) async fn send(
         &mut self,
         transcript: &Transcript,
         turn: &str,
+        abort: Option<&C::Abort>,
         mut on_update: Option<&mut (dyn FnMut(StreamUpdate<'_>) + '_)>,
         tokens: &mut Vec<TokenRecord>,
     ) -> Result<String, CloudFailure> {
@@ -170,12 +236,21 @@ impl<C: CloudTransport, S: Sleeper> CloudSession<C, S> {
             let request = self.build(plan.budget(), &conversation);
             let sent = plan.budget().breakdown.total_input;
             self.last_input_tokens = sent;
-            let result = match on_update.as_deref_mut() {
-                Some(f) => {
-                    let mut delta = |d: &str| f(StreamUpdate::Delta(d));
-                    self.transport.send_streaming(&request, &mut delta).await
+            // Text is handed on as it arrives, so a step's answer streams for real.
+            let mut on_event = |event: &StreamEvent| {
+                if let (StreamEvent::Delta(d), Some(f)) = (event, on_update.as_deref_mut()) {
+                    f(StreamUpdate::Delta(d));
                 }
-                None => self.transport.send(&request).await,
+                true
+            };
+            let (result, _trace) = self
+                .transport
+                .send_events(&request, abort, &mut on_event)
+                .await;
+            let result = match result {
+                Ok(r) => Ok(r),
+                Err(SendFailure::Provider(e)) => Err(e),
+                Err(SendFailure::Stopped) => return Err(CloudFailure::Stopped),
             };
             let received = result
                 .as_ref()
@@ -194,6 +269,151 @@ impl<C: CloudTransport, S: Sleeper> CloudSession<C, S> {
             }
             if let Some(f) = on_update.as_deref_mut() {
                 f(StreamUpdate::Restart { provider });
+            }
+        }
+    }
+
+    /// Runs one turn with the request `planner` builds, the caller's `hooks` between attempts
+    /// and tool rounds: each round (the model's calls, then their results) is appended to
+    /// `rounds` and counted by the budget, so a turn continued elsewhere (or after a
+    /// failover) resends them rather than running a tool twice. A failure after text was
+    /// streamed is final: the reader already saw part of the answer, and a retry would
+    /// repeat it.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn run_turn(
+        &mut self,
+        transcript: &Transcript,
+        turn: &str,
+        planner: &mut dyn RequestPlanner,
+        hooks: &mut impl TurnHooks,
+        abort: Option<&C::Abort>,
+        rounds: &mut Vec<RequestMessage>,
+        tokens: &mut Vec<TokenRecord>,
+    ) -> Result<UniversalResponse, CloudFailure> {
+        let step = transcript.step();
+        let provider = self.provider();
+        let messages = planner.messages(transcript, turn);
+        let conversation = Conversation::from_messages(&messages).map_err(CloudFailure::Budget)?;
+        let (budget, system) = planner
+            .plan(
+                &conversation,
+                self.system.as_deref(),
+                &self.config,
+                &mut self.cache,
+            )
+            .map_err(CloudFailure::Budget)?;
+        let settings = &self.config.budget;
+        let allowance = settings.assistant_response_allowance;
+        let mut plan = SendPlan::new(budget, RetryPolicy::with_settings(settings));
+        plan.budget_mut()
+            .count_after_request(after_request_tokens(rounds, settings), allowance);
+        loop {
+            let options = planner.options(plan.budget(), &self.config, &self.options);
+            let mut request = build_request(
+                plan.budget(),
+                &conversation,
+                system.as_deref(),
+                planner.images(),
+                &self.config.model,
+                options,
+            );
+            request.tools = planner.tools().to_vec();
+            request.messages.extend(rounds.iter().cloned());
+            let sent = plan.budget().breakdown.total_input;
+            self.last_input_tokens = sent;
+            let mut streamed = false;
+            let mut usage = None;
+            let mut on_event = |event: &StreamEvent| {
+                match event {
+                    StreamEvent::Delta(_) => streamed = true,
+                    StreamEvent::Usage(u) => usage = Some(*u),
+                    _ => {}
+                }
+                hooks.event(event)
+            };
+            let (result, trace) = self
+                .transport
+                .send_events(&request, abort, &mut on_event)
+                .await;
+            let result = match result {
+                Ok(r) => Ok(r),
+                Err(SendFailure::Provider(e)) => Err(e),
+                Err(SendFailure::Stopped) => {
+                    hooks.attempt(&AttemptReport {
+                        provider: self.config.kind,
+                        model: &self.config.model,
+                        plan: &plan,
+                        trace: &trace,
+                        usage,
+                    });
+                    return Err(CloudFailure::Stopped);
+                }
+            };
+            tokens.push(TokenRecord {
+                step,
+                provider,
+                sent,
+                received: result
+                    .as_ref()
+                    .map_or(0, |r| super::message_tokens(&r.content)),
+            });
+            let failed_after_text = result.as_ref().err().filter(|_| streamed).cloned();
+            let mut action = plan.record(result.as_ref().map(|_| ()).map_err(Clone::clone));
+            if let Some(e) = failed_after_text {
+                action = Action::Fail(e);
+            }
+            hooks.attempt(&AttemptReport {
+                provider: self.config.kind,
+                model: &self.config.model,
+                plan: &plan,
+                trace: &trace,
+                usage,
+            });
+            match (action, result) {
+                (Action::Done, Ok(response)) if !response.tool_calls.is_empty() => {
+                    let outcomes =
+                        hooks
+                            .tool_round(&response.tool_calls)
+                            .await
+                            .map_err(|e| match e {
+                                SendFailure::Stopped => CloudFailure::Stopped,
+                                SendFailure::Provider(e) => CloudFailure::Provider(e),
+                            })?;
+                    let round = [
+                        RequestMessage {
+                            tool_calls: response.tool_calls,
+                            ..RequestMessage::text(Role::Assistant, response.content)
+                        },
+                        RequestMessage {
+                            tool_results: outcomes,
+                            ..RequestMessage::text(Role::User, "")
+                        },
+                    ];
+                    plan.budget_mut()
+                        .count_after_request(after_request_tokens(&round, settings), allowance);
+                    rounds.extend(round);
+                }
+                (Action::Done, Ok(response)) => {
+                    hooks.answered(&response, plan.budget(), !rounds.is_empty());
+                    return Ok(response);
+                }
+                (Action::Done, Err(e)) | (Action::Fail(e), _) => {
+                    return Err(CloudFailure::Provider(e))
+                }
+                (Action::RetryAfter { ms }, _) => {
+                    // The wait is shown every second, and a Stop ends it.
+                    let mut left = ms;
+                    while left > 0 {
+                        hooks.retrying_in(self.config.kind, left);
+                        let chunk = left.min(1000);
+                        self.sleeper.sleep(chunk).await;
+                        left -= chunk;
+                        if hooks.stopped() {
+                            return Err(CloudFailure::Stopped);
+                        }
+                    }
+                }
+                (Action::TrimAndRetry, _) => {}
             }
         }
     }

@@ -163,6 +163,7 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> SessionManager<N, C, S> {
             served: false,
             tokens: Vec::new(),
             failovers: Vec::new(),
+            abort: None,
         };
         let start_on_cloud = match choice {
             ProviderId::Nano => None,
@@ -204,6 +205,8 @@ pub struct HybridSession<N: NanoBackend, C: CloudTransport, S: Sleeper> {
     served: bool,
     tokens: Vec<TokenRecord>,
     failovers: Vec<Failover>,
+    /// Aborts the cloud call in flight (the task's Cancel, the chat turn's Stop).
+    abort: Option<C::Abort>,
 }
 
 /// One switch of a session from Nano to the cloud, for the timeline.
@@ -256,6 +259,12 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
 
     pub fn transcript(&self) -> &Transcript {
         &self.transcript
+    }
+
+    /// What aborts this session's cloud calls from now on (each task, or each chat turn,
+    /// brings its own, so one cannot cancel another's request).
+    pub fn set_abort(&mut self, abort: Option<C::Abort>) {
+        self.abort = abort;
     }
 
     /// Every switch to the cloud so far, oldest first.
@@ -423,6 +432,7 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
                     .send(
                         &self.transcript,
                         turn,
+                        self.abort.as_ref(),
                         on_update.as_deref_mut(),
                         &mut self.tokens,
                     )
@@ -476,6 +486,9 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
                     Some(cloud) => (FailoverReason::of(&error), cloud),
                     None => return Err(SessionError::Nano { step, error }),
                 },
+                Err(Failure::Cloud(CloudFailure::Stopped)) => {
+                    return Err(SessionError::Cancelled { step })
+                }
                 Err(Failure::Cloud(CloudFailure::Provider(error))) => {
                     return Err(SessionError::Cloud { step, error })
                 }

@@ -19,18 +19,22 @@
 mod cloud;
 mod manager;
 mod nano;
+mod plan;
 mod schema;
 pub mod testing;
 #[cfg(test)]
 mod tests;
 mod transcript;
 
-pub use cloud::{CloudConfig, CloudSession, CloudTransport, Sleeper};
+pub use cloud::{
+    AttemptTrace, CloudConfig, CloudFailure, CloudSession, CloudTransport, SendFailure, Sleeper,
+};
 pub use manager::{choose_provider, Failover, HybridSession, SessionManager};
 pub use nano::{
     Availability, NanoBackend, NanoCreateOptions, NanoError, NanoExpected, NanoMessage, NanoModel,
     NanoPromptOptions, NanoSession,
 };
+pub use plan::{AttemptReport, RequestPlanner, TranscriptPlanner, TurnHooks};
 pub use schema::{schema_for, Schema, SchemaError};
 pub use transcript::{Transcript, Turn};
 

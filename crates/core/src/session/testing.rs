@@ -17,7 +17,7 @@ use super::nano::{
 };
 use crate::chat::Role;
 use crate::errors::ProviderError;
-use crate::request::UniversalRequest;
+use crate::request::{ToolCall, UniversalRequest};
 use crate::send::UniversalResponse;
 use crate::stream::Usage;
 
@@ -214,6 +214,8 @@ pub struct FakeCloud {
     /// Every request received, in order.
     pub requests: RefCell<Vec<UniversalRequest>>,
     faults: RefCell<HashMap<usize, Fault<ProviderError>>>,
+    /// Tool calls the answer to a given request makes.
+    calls: RefCell<HashMap<usize, Vec<ToolCall>>>,
 }
 
 impl FakeCloud {
@@ -221,9 +223,16 @@ impl FakeCloud {
     pub fn fault_at(&self, call: usize, fault: Fault<ProviderError>) {
         self.faults.borrow_mut().insert(call, fault);
     }
+
+    /// The answer to request `call` (0-based) also calls these tools.
+    pub fn tools_at(&self, call: usize, calls: Vec<ToolCall>) {
+        self.calls.borrow_mut().insert(call, calls);
+    }
 }
 
 impl CloudTransport for FakeCloud {
+    type Abort = ();
+
     async fn send(&self, req: &UniversalRequest) -> Result<UniversalResponse, ProviderError> {
         let call = self.requests.borrow().len();
         self.requests.borrow_mut().push(req.clone());
@@ -252,6 +261,7 @@ impl CloudTransport for FakeCloud {
             content,
             finish_reason: Some("stop".to_string()),
             model: Some(req.model.clone()),
+            tool_calls: self.calls.borrow_mut().remove(&call).unwrap_or_default(),
             ..UniversalResponse::default()
         })
     }

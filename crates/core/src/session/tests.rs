@@ -895,3 +895,465 @@ fn step_scope_sessions_are_destroyed_on_every_path() {
         (0, 0, 2)
     );
 }
+
+// --- Planned turns (the chat's request through the cloud session) ---
+
+use crate::chat::{ChatMessage, Role};
+use crate::request::{RequestMessage, ToolCall, ToolOutcome, ToolSpec, UniversalRequest};
+use crate::send::UniversalResponse;
+use crate::stream::StreamEvent;
+
+/// The chat's shape of request: its own history, system text, images and tools.
+struct ChatPlanner {
+    history: Vec<ChatMessage>,
+    system: String,
+    images: Vec<String>,
+    tools: Vec<ToolSpec>,
+}
+
+impl RequestPlanner for ChatPlanner {
+    fn messages(&self, _: &Transcript, _: &str) -> Vec<ChatMessage> {
+        self.history.clone()
+    }
+
+    fn plan(
+        &mut self,
+        conversation: &crate::budget::Conversation<'_>,
+        _: Option<&str>,
+        config: &CloudConfig,
+        cache: &mut crate::budget::TokenCache,
+    ) -> Result<(crate::budget::Budget, Option<String>), crate::budget::BudgetError> {
+        let budget = crate::budget::compute_budget(
+            conversation,
+            Some(&self.system),
+            self.images.len(),
+            config.context_window,
+            &config.budget,
+            cache,
+        )?;
+        Ok((budget, Some(self.system.clone())))
+    }
+
+    fn images(&self) -> &[String] {
+        &self.images
+    }
+
+    fn tools(&self) -> &[ToolSpec] {
+        &self.tools
+    }
+}
+
+#[derive(Default)]
+struct Hooks {
+    deltas: String,
+    rounds: Vec<Vec<ToolCall>>,
+    statuses: Vec<(ProviderKind, u64)>,
+    attempts: Vec<crate::budget::Budget>,
+    answered: Vec<bool>,
+    /// Events after which the reader goes away.
+    read_until: Option<usize>,
+    events: usize,
+    stop_in_wait: bool,
+}
+
+impl TurnHooks for Hooks {
+    fn event(&mut self, event: &StreamEvent) -> bool {
+        self.events += 1;
+        if let StreamEvent::Delta(d) = event {
+            self.deltas.push_str(d);
+        }
+        self.read_until.is_none_or(|n| self.events < n)
+    }
+
+    fn attempt(&mut self, report: &AttemptReport<'_>) {
+        self.attempts.push(report.plan.budget().clone());
+    }
+
+    fn retrying_in(&mut self, provider: ProviderKind, left_ms: u64) {
+        self.statuses.push((provider, left_ms));
+    }
+
+    fn stopped(&self) -> bool {
+        self.stop_in_wait
+    }
+
+    async fn tool_round(&mut self, calls: &[ToolCall]) -> Result<Vec<ToolOutcome>, SendFailure> {
+        self.rounds.push(calls.to_vec());
+        Ok(calls
+            .iter()
+            .map(|c| ToolOutcome {
+                call_id: c.id.clone(),
+                name: c.name.clone(),
+                content: "R".repeat(600),
+                is_error: false,
+            })
+            .collect())
+    }
+
+    fn answered(&mut self, _: &UniversalResponse, _: &crate::budget::Budget, rounds: bool) {
+        self.answered.push(rounds);
+    }
+}
+
+fn chat_history(pairs: usize) -> Vec<ChatMessage> {
+    let mut history = Vec::new();
+    for i in 0..pairs {
+        let mut u = ChatMessage::new(Role::User, format!("question {i} {}", "q".repeat(400)));
+        u.id = format!("u{i}");
+        let mut a = ChatMessage::new(Role::Assistant, format!("answer {i} {}", "a".repeat(400)));
+        a.id = format!("a{i}");
+        history.extend([u, a]);
+    }
+    let mut last = ChatMessage::new(Role::User, "What does the page say?");
+    last.id = "last".into();
+    history.push(last);
+    history
+}
+
+fn chat_planner(pairs: usize) -> ChatPlanner {
+    ChatPlanner {
+        history: chat_history(pairs),
+        system: "You are Tandem.".into(),
+        images: vec!["data:image/png;base64,AAAA".into()],
+        tools: vec![ToolSpec {
+            name: "page_read".into(),
+            description: "Reads the page.".into(),
+            parameters: serde_json::json!({"type": "object"}),
+        }],
+    }
+}
+
+fn read_call(id: &str) -> ToolCall {
+    ToolCall {
+        id: id.into(),
+        name: "page_read".into(),
+        arguments: serde_json::json!({}),
+    }
+}
+
+fn cloud_session(
+    window: u32,
+) -> (
+    CloudSession<FakeCloud, RecordingSleeper>,
+    Rc<FakeCloud>,
+    Rc<RecordingSleeper>,
+    Transcript,
+) {
+    let transport = Rc::new(FakeCloud::default());
+    let sleeper = Rc::new(RecordingSleeper::default());
+    let mut config = CloudConfig::new(ProviderKind::OpenAi, "gpt-4o");
+    config.context_window = window;
+    config.budget.assistant_response_allowance = 500;
+    let transcript = Transcript::new(&config_for_chat());
+    let session = CloudSession::new(
+        Rc::clone(&transport),
+        Rc::clone(&sleeper),
+        config,
+        &transcript,
+        None,
+    );
+    (session, transport, sleeper, transcript)
+}
+
+fn config_for_chat() -> SessionConfig {
+    SessionConfig {
+        system_prompt: "unused: the planner brings its own".into(),
+        ..SessionConfig::default()
+    }
+}
+
+#[test]
+fn a_planned_turn_sends_the_planners_request_and_carries_tool_rounds() {
+    let (mut session, cloud, _, transcript) = cloud_session(128_000);
+    cloud.tools_at(0, vec![read_call("c1")]);
+    let mut planner = chat_planner(2);
+    let mut hooks = Hooks::default();
+    let mut rounds = Vec::new();
+    let mut tokens = Vec::new();
+    let answer = block_on(session.run_turn(
+        &transcript,
+        "",
+        &mut planner,
+        &mut hooks,
+        None,
+        &mut rounds,
+        &mut tokens,
+    ))
+    .unwrap();
+
+    let requests = cloud.requests.borrow();
+    assert_eq!(requests.len(), 2, "one tool round, then the answer");
+    let first = &requests[0];
+    assert_eq!(first.system.as_deref(), Some("You are Tandem."));
+    assert_eq!(first.tools.len(), 1);
+    let last = first.messages.last().unwrap();
+    assert_eq!(last.content, "What does the page say?");
+    assert_eq!(last.images, vec!["data:image/png;base64,AAAA".to_string()]);
+    assert_eq!(first.messages.len(), 5, "two pairs and the request");
+
+    // The round follows the request: the model's call, then its result.
+    let second = &requests[1];
+    assert_eq!(second.messages.len(), 7);
+    assert_eq!(second.messages[5].role, Role::Assistant);
+    assert_eq!(second.messages[5].tool_calls, vec![read_call("c1")]);
+    assert_eq!(second.messages[6].role, Role::User);
+    assert_eq!(second.messages[6].tool_results[0].call_id, "c1");
+    assert_eq!(&second.messages[5..], &rounds[..]);
+
+    assert_eq!(hooks.rounds, vec![vec![read_call("c1")]]);
+    assert_eq!(hooks.attempts.len(), 2, "a Debug report per attempt");
+    assert_eq!(hooks.answered, vec![true]);
+    // Both answers streamed: the text before the call and the final one.
+    assert!(hooks.deltas.ends_with(&answer.content));
+    assert!(hooks.deltas.len() > answer.content.len());
+    assert_eq!(tokens.len(), 2);
+}
+
+#[test]
+fn tool_rounds_are_counted_by_the_budget() {
+    // Room for the history and the request, but not also for a 600-character result.
+    let needed = {
+        let (mut session, _, _, transcript) = cloud_session(128_000);
+        let mut hooks = Hooks::default();
+        block_on(session.run_turn(
+            &transcript,
+            "",
+            &mut chat_planner(2),
+            &mut hooks,
+            None,
+            &mut Vec::new(),
+            &mut Vec::new(),
+        ))
+        .unwrap();
+        hooks.attempts[0].breakdown.total_input + 500
+    };
+    let (mut session, cloud, _, transcript) = cloud_session(needed + 50);
+    cloud.tools_at(0, vec![read_call("c1")]);
+    let mut planner = chat_planner(2);
+    let mut hooks = Hooks::default();
+    let mut rounds = Vec::new();
+    block_on(session.run_turn(
+        &transcript,
+        "",
+        &mut planner,
+        &mut hooks,
+        None,
+        &mut rounds,
+        &mut Vec::new(),
+    ))
+    .unwrap();
+    let requests = cloud.requests.borrow();
+    let history = |r: &UniversalRequest| {
+        r.messages
+            .iter()
+            .filter(|m| m.content.starts_with("question"))
+            .count()
+    };
+    assert_eq!(history(&requests[0]), 2);
+    assert_eq!(
+        history(&requests[1]),
+        1,
+        "the oldest pair made room for the tool round"
+    );
+    let after = &hooks.attempts[1];
+    assert!(after.breakdown.tool_rounds > 0);
+    assert!(after.breakdown.remaining_for_response >= 500);
+    assert_eq!(
+        after.breakdown.total_input,
+        after.breakdown.system
+            + after.breakdown.user_text
+            + after.breakdown.user_images
+            + after.breakdown.history
+            + after.breakdown.tool_rounds
+    );
+}
+
+#[test]
+fn rounds_handed_over_are_sent_and_counted_from_the_first_attempt() {
+    let (mut session, cloud, _, transcript) = cloud_session(128_000);
+    let mut rounds = vec![
+        RequestMessage {
+            tool_calls: vec![read_call("n1")],
+            ..RequestMessage::text(Role::Assistant, "")
+        },
+        RequestMessage {
+            tool_results: vec![ToolOutcome {
+                call_id: "n1".into(),
+                name: "page_read".into(),
+                content: "done on device".into(),
+                is_error: false,
+            }],
+            ..RequestMessage::text(Role::User, "")
+        },
+    ];
+    let handed = rounds.clone();
+    let mut hooks = Hooks::default();
+    block_on(session.run_turn(
+        &transcript,
+        "",
+        &mut chat_planner(0),
+        &mut hooks,
+        None,
+        &mut rounds,
+        &mut Vec::new(),
+    ))
+    .unwrap();
+    let requests = cloud.requests.borrow();
+    assert_eq!(requests.len(), 1, "no tool runs again");
+    assert_eq!(&requests[0].messages[1..], &handed[..]);
+    assert!(hooks.attempts[0].breakdown.tool_rounds > 0);
+    assert_eq!(hooks.answered, vec![true]);
+}
+
+#[test]
+fn a_busy_provider_is_retried_with_a_status_every_second() {
+    let (mut session, cloud, sleeper, transcript) = cloud_session(128_000);
+    let busy = ProviderError {
+        retry_after_ms: Some(2_500),
+        ..ProviderError::new(ErrorKind::RateLimited, "busy")
+    };
+    cloud.fault_at(0, Fault::Fail(busy));
+    let mut hooks = Hooks::default();
+    block_on(session.run_turn(
+        &transcript,
+        "",
+        &mut chat_planner(1),
+        &mut hooks,
+        None,
+        &mut Vec::new(),
+        &mut Vec::new(),
+    ))
+    .unwrap();
+    assert_eq!(cloud.requests.borrow().len(), 2);
+    assert_eq!(
+        hooks.statuses,
+        vec![
+            (ProviderKind::OpenAi, 2_500),
+            (ProviderKind::OpenAi, 1_500),
+            (ProviderKind::OpenAi, 500)
+        ]
+    );
+    assert_eq!(*sleeper.waits.borrow(), vec![1_000, 1_000, 500]);
+    assert_eq!(hooks.attempts.len(), 2);
+}
+
+#[test]
+fn stop_during_the_wait_or_the_stream_ends_the_turn_as_stopped() {
+    let (mut session, cloud, _, transcript) = cloud_session(128_000);
+    cloud.fault_at(
+        0,
+        Fault::Fail(ProviderError::new(ErrorKind::Overloaded, "busy")),
+    );
+    let mut hooks = Hooks {
+        stop_in_wait: true,
+        ..Hooks::default()
+    };
+    let waited = block_on(session.run_turn(
+        &transcript,
+        "",
+        &mut chat_planner(1),
+        &mut hooks,
+        None,
+        &mut Vec::new(),
+        &mut Vec::new(),
+    ));
+    assert_eq!(waited.unwrap_err(), CloudFailure::Stopped);
+    assert_eq!(cloud.requests.borrow().len(), 1, "no retry after Stop");
+
+    // The reader goes away after the first event: the call ends, and it is not an error.
+    let mut hooks = Hooks {
+        read_until: Some(1),
+        ..Hooks::default()
+    };
+    let read = block_on(session.run_turn(
+        &transcript,
+        "",
+        &mut chat_planner(1),
+        &mut hooks,
+        None,
+        &mut Vec::new(),
+        &mut Vec::new(),
+    ));
+    assert_eq!(read.unwrap_err(), CloudFailure::Stopped);
+    assert_eq!(cloud.requests.borrow().len(), 2);
+    assert_eq!(
+        hooks.attempts.len(),
+        1,
+        "the stopped attempt is reported too"
+    );
+}
+
+#[test]
+fn the_default_planner_sends_the_transcript_like_a_step() {
+    let (mut session, cloud, _, transcript) = cloud_session(128_000);
+    let expected = session.request_for(&transcript, "next").unwrap();
+    block_on(session.run_turn(
+        &transcript,
+        "next",
+        &mut TranscriptPlanner,
+        &mut Hooks::default(),
+        None,
+        &mut Vec::new(),
+        &mut Vec::new(),
+    ))
+    .unwrap();
+    assert_eq!(cloud.requests.borrow()[0], expected);
+}
+
+/// Streams some text, then the connection drops.
+struct CutAfterText {
+    calls: RefCell<usize>,
+}
+
+impl CloudTransport for CutAfterText {
+    type Abort = ();
+
+    async fn send(&self, _: &UniversalRequest) -> Result<UniversalResponse, ProviderError> {
+        unreachable!("run_turn streams")
+    }
+
+    async fn send_events(
+        &self,
+        _: &UniversalRequest,
+        _: Option<&()>,
+        on_event: &mut dyn FnMut(&StreamEvent) -> bool,
+    ) -> (Result<UniversalResponse, SendFailure>, AttemptTrace) {
+        *self.calls.borrow_mut() += 1;
+        on_event(&StreamEvent::Delta("Half an ans".into()));
+        let cut = ProviderError::new(ErrorKind::Overloaded, "the stream was cut");
+        (Err(SendFailure::Provider(cut)), AttemptTrace::default())
+    }
+}
+
+#[test]
+fn a_failure_after_streamed_text_is_final() {
+    let transport = Rc::new(CutAfterText {
+        calls: RefCell::new(0),
+    });
+    let transcript = Transcript::new(&config_for_chat());
+    let mut session = CloudSession::new(
+        Rc::clone(&transport),
+        Rc::new(RecordingSleeper::default()),
+        CloudConfig::new(ProviderKind::OpenAi, "gpt-4o"),
+        &transcript,
+        None,
+    );
+    let mut hooks = Hooks::default();
+    let result = block_on(session.run_turn(
+        &transcript,
+        "",
+        &mut chat_planner(1),
+        &mut hooks,
+        None,
+        &mut Vec::new(),
+        &mut Vec::new(),
+    ));
+    // Overloaded is retried when nothing was shown; here the reader saw half an answer.
+    match result {
+        Err(CloudFailure::Provider(e)) => assert_eq!(e.kind, ErrorKind::Overloaded),
+        other => panic!("expected the provider's failure, got {other:?}"),
+    }
+    assert_eq!(*transport.calls.borrow(), 1, "not sent again");
+    assert_eq!(hooks.deltas, "Half an ans");
+    assert!(hooks.statuses.is_empty());
+}

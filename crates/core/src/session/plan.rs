@@ -1,0 +1,125 @@
+//! What a cloud turn sends, and what its caller does between attempts.
+//!
+//! A [`RequestPlanner`] builds the request: the agent's default sends the transcript under
+//! the session's system text ([`TranscriptPlanner`]); the chat plans its memory turn
+//! (distilled context, selection mode), attaches images and declares tools. [`TurnHooks`] are
+//! the caller's part of a turn: it hears each stream event as it arrives, shows the retry
+//! wait, runs tool rounds, and gets a report of every attempt for the Debug drawer.
+
+use crate::budget::{compute_budget, Budget, BudgetError, Conversation, TokenCache};
+use crate::chat::ChatMessage;
+use crate::provider::ProviderKind;
+use crate::request::{RequestOptions, ToolCall, ToolOutcome, ToolSpec};
+use crate::send::{SendPlan, UniversalResponse};
+use crate::stream::StreamEvent;
+
+use super::cloud::{AttemptTrace, CloudConfig, SendFailure};
+use super::transcript::Transcript;
+
+/// Builds a cloud turn's request.
+pub trait RequestPlanner {
+    /// The conversation to answer, ending with the request: by default the transcript with
+    /// `turn` as the new request.
+    fn messages(&self, transcript: &Transcript, turn: &str) -> Vec<ChatMessage> {
+        transcript.messages_with(turn)
+    }
+
+    /// The budget over `conversation` and the system text it was made with; `system` is
+    /// the session's own (system prompt and schema instructions).
+    fn plan(
+        &mut self,
+        conversation: &Conversation<'_>,
+        system: Option<&str>,
+        config: &CloudConfig,
+        cache: &mut TokenCache,
+    ) -> Result<(Budget, Option<String>), BudgetError> {
+        let budget = compute_budget(
+            conversation,
+            system,
+            self.images().len(),
+            config.context_window,
+            &config.budget,
+            cache,
+        )?;
+        Ok((budget, system.map(str::to_owned)))
+    }
+
+    /// Images attached to the request (the last user message), as data: URLs.
+    fn images(&self) -> &[String] {
+        &[]
+    }
+
+    /// The tools the model may call.
+    fn tools(&self) -> &[ToolSpec] {
+        &[]
+    }
+
+    /// The request's options for an attempt under `budget`; `base` is the session's.
+    fn options(
+        &self,
+        budget: &Budget,
+        config: &CloudConfig,
+        base: &RequestOptions,
+    ) -> RequestOptions {
+        let _ = (budget, config);
+        base.clone()
+    }
+}
+
+/// The session's own request: the transcript under its system text.
+pub struct TranscriptPlanner;
+
+impl RequestPlanner for TranscriptPlanner {}
+
+/// One attempt of a turn, as the Debug drawer shows it.
+pub struct AttemptReport<'a> {
+    pub provider: ProviderKind,
+    pub model: &'a str,
+    /// The budget and every attempt so far (this one included).
+    pub plan: &'a SendPlan,
+    pub trace: &'a AttemptTrace,
+    pub usage: Option<crate::stream::Usage>,
+}
+
+/// The caller's part of a cloud turn.
+// Single-threaded wasm: no `Send` bound is wanted on the returned futures.
+#[allow(async_fn_in_trait)]
+pub trait TurnHooks {
+    /// Each stream event as it arrives; false aborts the call (nobody reads it any more).
+    fn event(&mut self, event: &StreamEvent) -> bool {
+        let _ = event;
+        true
+    }
+
+    /// After each attempt, answered, failed or stopped.
+    fn attempt(&mut self, report: &AttemptReport<'_>) {
+        let _ = report;
+    }
+
+    /// Called every second of a wait before a retry, with the time left.
+    fn retrying_in(&mut self, provider: ProviderKind, left_ms: u64) {
+        let _ = (provider, left_ms);
+    }
+
+    /// Whether the turn was stopped (checked during waits).
+    fn stopped(&self) -> bool {
+        false
+    }
+
+    /// Runs the model's calls of one round; `Err(SendFailure::Stopped)` ends the turn.
+    async fn tool_round(&mut self, calls: &[ToolCall]) -> Result<Vec<ToolOutcome>, SendFailure> {
+        Err(SendFailure::Provider(crate::errors::ProviderError::new(
+            crate::errors::ErrorKind::Provider,
+            format!(
+                "The model called {} tool(s), but none were offered.",
+                calls.len()
+            ),
+        )))
+    }
+
+    /// The final answer, with the budget it was sent under; `with_tool_rounds` when the
+    /// request carried more than the budgeted history (usage then does not match it).
+    fn answered(&mut self, response: &UniversalResponse, budget: &Budget, with_tool_rounds: bool) {
+        let _ = (response, budget, with_tool_rounds);
+    }
+}
