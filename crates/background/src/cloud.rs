@@ -67,7 +67,8 @@ impl CloudTransport for BrowserCloud {
         let mut response = UniversalResponse::default();
         let notes = &mut trace.notes;
         let mut sink = |events: Vec<StreamEvent>| -> Result<bool, Failure> {
-            for event in &events {
+            // One Delta per chunk, however many frames it held.
+            for event in &tandem_core::stream::coalesce_deltas(events) {
                 response.apply(event);
                 if let StreamEvent::Note(n) = event {
                     crate::log_warning(n);

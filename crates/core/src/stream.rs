@@ -49,3 +49,49 @@ pub trait StreamDecoder {
     /// ended before its end marker.
     fn finish(&mut self) -> Result<Vec<StreamEvent>, ProviderError>;
 }
+
+/// Joins adjacent [`StreamEvent::Delta`]s of one network chunk into one, keeping every other
+/// event where it was: a provider that sends a frame per word would otherwise cost the panel
+/// one Port message per word (each message costs far more to deliver than to draw).
+pub fn coalesce_deltas(events: Vec<StreamEvent>) -> Vec<StreamEvent> {
+    let mut out: Vec<StreamEvent> = Vec::with_capacity(events.len());
+    for event in events {
+        match (out.last_mut(), event) {
+            (Some(StreamEvent::Delta(text)), StreamEvent::Delta(more)) => text.push_str(&more),
+            (_, event) => out.push(event),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod coalesce_tests {
+    use super::*;
+
+    #[test]
+    fn adjacent_deltas_join_and_nothing_else_moves() {
+        let d = |s: &str| StreamEvent::Delta(s.into());
+        let events = vec![
+            StreamEvent::Model("m".into()),
+            d("Hel"),
+            d("lo "),
+            d("wörld"),
+            StreamEvent::Note("skipped".into()),
+            d("!"),
+            StreamEvent::Finish("stop".into()),
+            StreamEvent::Done,
+        ];
+        assert_eq!(
+            coalesce_deltas(events),
+            vec![
+                StreamEvent::Model("m".into()),
+                d("Hello wörld"),
+                StreamEvent::Note("skipped".into()),
+                d("!"),
+                StreamEvent::Finish("stop".into()),
+                StreamEvent::Done,
+            ]
+        );
+        assert_eq!(coalesce_deltas(Vec::new()), Vec::new());
+    }
+}

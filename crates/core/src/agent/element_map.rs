@@ -378,13 +378,17 @@ const LISTED_ABOVE: usize = 10;
 /// Room the outside sections leave for their summary lines.
 const SUMMARY_RESERVE: usize = 240;
 
+/// A group of a summary: its name, how many of each kind, how many in all.
+type SummaryGroup<'s> = (Option<&'s str>, Vec<(&'static str, usize)>, usize);
+
 /// Groups shown in a summary line; the rest are counted together.
 const SUMMARY_GROUPS: usize = 4;
 
 /// `23 links, 4 buttons in "Navigation"; 120 links in "API"; 8 more elsewhere`: what is not
 /// listed, by the group it sits in (a landmark, a form, a section heading), largest first.
 fn summarise(left: &[&Entry], snapshot: &Snapshot) -> String {
-    let mut groups: Vec<(Option<&str>, Vec<(&str, usize)>, usize)> = Vec::new();
+    // (group, count per kind, total)
+    let mut groups: Vec<SummaryGroup<'_>> = Vec::new();
     for entry in left {
         let Some(el) = snapshot.elements.get(entry.signature.index) else {
             continue;
@@ -406,7 +410,7 @@ fn summarise(left: &[&Entry], snapshot: &Snapshot) -> String {
         }
     }
     // Largest first; ties keep page order.
-    groups.sort_by(|a, b| b.2.cmp(&a.2));
+    groups.sort_by_key(|g| std::cmp::Reverse(g.2));
     let mut parts: Vec<String> = Vec::new();
     let mut rest = 0;
     for (i, (group, kinds, total)) in groups.iter().enumerate() {
