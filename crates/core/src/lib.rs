@@ -14,6 +14,7 @@ pub mod errors;
 pub mod fence;
 pub mod http;
 pub mod json;
+pub mod mcp;
 pub mod memory;
 pub mod model_list;
 pub mod models;
