@@ -549,7 +549,7 @@ pub async fn add(request_id: String, name: String, url: String, token: String) {
     let found = probe(&clean, token.as_deref()).await;
     let (tools, problem, server_name, message) = match found {
         Ok((server_name, page, session, _)) => {
-            let message = format!("Saved. {}", found_sentence(&server_name, &page));
+            let message = format!("Added. {}", found_sentence(&server_name, &page));
             SESSIONS.with(|m| m.borrow_mut().insert(id.clone(), session.clone()));
             listen(
                 Server {
@@ -565,7 +565,7 @@ pub async fn add(request_id: String, name: String, url: String, token: String) {
             Vec::new(),
             Some(e.clone()),
             String::new(),
-            format!("Saved, but not usable yet: {e}"),
+            format!("Added, but not usable yet: {e}"),
         ),
     };
     let shown = [name.trim(), server_name.trim()]

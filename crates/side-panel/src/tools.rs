@@ -152,7 +152,7 @@ async fn show_mcp_result() {
     let added = v.get("ok").and_then(|o| o.as_bool()) == Some(true)
         && v.get("message")
             .and_then(|m| m.as_str())
-            .is_some_and(|m| m.starts_with("Saved"));
+            .is_some_and(|m| m.starts_with("Added"));
     if added {
         for id in ["mcp-token", "mcp-name", "mcp-url"] {
             if let Some(f) = field(id) {
