@@ -103,7 +103,8 @@ async function startMcpServer({ name, json = false, token = null }) {
 let browser, mock, panel, sse, plain, panelConsole, workerConsole;
 
 before(async () => {
-  mock = await startMockProvider({ delayMs: 5 });
+  // Ollama is configured for extensions (OLLAMA_ORIGINS), as its users must.
+  mock = await startMockProvider({ delayMs: 5, ollamaOrigins: ['chrome-extension://*'] });
   sse = await startMcpServer({ name: 'Files', token: TOKEN });
   plain = await startMcpServer({ name: 'Notes', json: true });
   browser = await launchExtension({ extensionId: TANDEM_ID });
@@ -267,6 +268,59 @@ test('turned off, a server offers nothing; turned on again, it does', async () =
   await servers().getByRole('button', { name: 'Turn on Notes' }).click();
   await servers().getByRole('button', { name: 'Turn off Notes' }).waitFor();
 });
+
+test('after Tandem\'s worker is stopped, it initializes a new session with each server and a call works', async () => {
+  const before = plain.received.filter((m) => m.rpc === 'initialize').length;
+  await browser.stopServiceWorker();
+  mock.setDefault({ reply: 'ok' });
+  await ask('wake up');
+  await browser.waitForServiceWorker();
+  await idle();
+  mock.reset();
+  const echo = await offeredName('notes__echo');
+  mock.script({ toolCall: { name: echo, arguments: { text: 'after the restart' } } });
+  mock.setDefault({ reply: 'Still here.' });
+  const next = mock.waitForRequest((r) => (r.toolResults ?? []).length > 0, 15000);
+  await ask('Echo again.');
+  const result = (await next).toolResults[0];
+  assert.equal(result.isError, false, result.content);
+  assert.ok(result.content.includes('echo from Notes: after the restart'), result.content);
+  const after = plain.received.filter((m) => m.rpc === 'initialize').length;
+  assert.ok(after > before, `a new session after the restart (${before} → ${after})`);
+  await idle();
+});
+
+// The MCP call does not depend on the model's wire format: each one declares the server's
+// tool in its shape and gets the server's answer back in its shape.
+const formats = [
+  { label: 'Anthropic', base: () => `${mock.url}/v1`, model: 'claude-sonnet-4-5' },
+  { label: 'Gemini', base: () => `${mock.url}/v1beta`, model: 'gemini-2.5-flash' },
+  { label: 'Ollama', base: () => mock.url, model: 'llama3.2' },
+];
+for (const f of formats) {
+  test(`a chat on ${f.label} calls the MCP server's tool and answers from its result`, async () => {
+    const settings = panel.getByRole('region', { name: 'Settings' });
+    if (!(await settings.isVisible())) await panel.getByRole('button', { name: 'Settings' }).click();
+    await panel.getByLabel('Provider', { exact: true }).selectOption({ label: f.label });
+    await panel.getByLabel('Base URL').fill(f.base());
+    await panel.getByLabel('Model', { exact: true }).fill(f.model);
+    await panel.getByLabel('API key').fill(KEY);
+    await panel.getByRole('button', { name: 'Save', exact: true }).click();
+    await panel.getByRole('status', { name: 'Settings status' }).filter({ hasText: 'Saved' }).waitFor();
+    const echo = await offeredName('files__echo');
+    assert.ok(echo, `declared in ${f.label}'s shape`);
+    mock.script({ toolCall: { name: echo, arguments: { text: `via ${f.label}` } } });
+    mock.setDefault({ reply: `Echoed on ${f.label}.` });
+    const next = mock.waitForRequest((r) => (r.toolResults ?? []).length > 0, 15000);
+    await ask(`Echo via ${f.label}.`);
+    const result = (await next).toolResults[0];
+    assert.ok(result.content.includes(`echo from Files: via ${f.label}`), result.content);
+    assert.deepEqual(sse.calls().at(-1).params.arguments, { text: `via ${f.label}` });
+    await idle();
+    await lastAnswer().getByText(`Echoed on ${f.label}.`).waitFor();
+    assert.match(await lastAnswer().getByRole('group', { name: `Tool call ${echo}` }).getByLabel('Tool result').textContent(), /^Done/);
+  });
+}
 
 test('the server stopped mid-call: the turn ends with a sentence, not a hang; Settings shows the problem', async () => {
   const slow = await offeredName('files__slow');
