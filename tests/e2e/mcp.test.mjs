@@ -337,6 +337,13 @@ test('the server stopped mid-call: the turn ends with a sentence, not a hang; Se
   await servers().getByLabel('Problem with My files').waitFor();
 });
 
+test('Settings says whether this browser offers page tools (WebMCP), as the browser itself reports', async () => {
+  const has = await panel.evaluate(() => 'modelContext' in navigator || 'modelContext' in document);
+  const said = await panel.getByLabel('Page tools').textContent();
+  if (has) assert.match(said, /this browser offers them/);
+  else assert.match(said, /not supported by this browser/);
+});
+
 test('Remove forgets the server and its token; the token never reached the console', async () => {
   await servers().getByRole('button', { name: 'Remove server Notes' }).click();
   await servers().getByRole('button', { name: 'Remove server Notes' }).waitFor({ state: 'detached' });

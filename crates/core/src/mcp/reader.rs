@@ -419,4 +419,23 @@ mod tests {
         assert!(stopped);
         assert_eq!(r.finish(), Err(McpError::TooLarge(4)));
     }
+
+    proptest::proptest! {
+        #[test]
+        fn any_body_cut_anywhere_never_panics(
+            body in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400),
+            cut in 0usize..400,
+            sse in proptest::prelude::any::<bool>(),
+        ) {
+            let ct = if sse { "text/event-stream" } else { "application/json" };
+            let mut r = Reader::new(Some(ct), &request()).unwrap();
+            let at = cut.min(body.len());
+            r.push(&body[..at]);
+            r.push(&body[at..]);
+            let _ = r.finish();
+            let mut l = Reader::listening();
+            l.push(&body);
+            let _ = l.take_notifications();
+        }
+    }
 }
