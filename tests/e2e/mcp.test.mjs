@@ -344,6 +344,19 @@ test('Settings says whether this browser offers page tools (WebMCP), as the brow
   else assert.match(said, /not supported by this browser/);
 });
 
+test('in a Chromium started with WebMCP on (--enable-blink-features=WebMCP), Settings says the browser offers page tools', async () => {
+  const flagged = await launchExtension({ extensionId: TANDEM_ID, args: ['--enable-blink-features=WebMCP'] });
+  try {
+    const p = await flagged.openPanel();
+    assert.ok(await p.evaluate(() => 'modelContext' in document), 'the flag exposes document.modelContext');
+    const settings = p.getByRole('region', { name: 'Settings' });
+    if (!(await settings.isVisible())) await p.getByRole('button', { name: 'Settings' }).click();
+    await p.getByLabel('Page tools').filter({ hasText: 'this browser offers them' }).waitFor();
+  } finally {
+    await flagged.close();
+  }
+});
+
 test('Remove forgets the server and its token; the token never reached the console', async () => {
   await servers().getByRole('button', { name: 'Remove server Notes' }).click();
   await servers().getByRole('button', { name: 'Remove server Notes' }).waitFor({ state: 'detached' });
