@@ -7,6 +7,7 @@ mod ask;
 mod chat;
 mod chrome;
 mod cloud;
+mod mcp;
 mod memory;
 mod models;
 mod nano;

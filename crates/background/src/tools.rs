@@ -14,8 +14,8 @@ use serde_json::Value;
 use tandem_core::protocol::{ToolsCommand, WorkerToPanel};
 use tandem_core::request::{ToolCall, ToolOutcome, ToolSpec};
 use tandem_core::tools::{
-    parse_incoming, parse_tool_result, plan_round, Answer, CallPlan, Decision, Failure, Incoming,
-    Outgoing, Registry, Rounds, Run, STORAGE_KEY,
+    parse_incoming, parse_tool_result, plan_round, Answer, CallPlan, Failure, Incoming, Outgoing,
+    Registry, Rounds, Run, STORAGE_KEY,
 };
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, spawn_local, JsFuture};
@@ -93,7 +93,7 @@ async fn loaded() -> Registry {
 /// Changes the registry and saves it (the panel re-renders from `storage.onChanged`). A
 /// change that changes nothing (a provider re-registering the same tools at every wake) is
 /// not written: each write wakes every panel's listener.
-async fn change<T>(f: impl FnOnce(&mut Registry) -> T) -> T {
+pub(crate) async fn change<T>(f: impl FnOnce(&mut Registry) -> T) -> T {
     loaded().await;
     let (out, before, after, withdrawn) = REGISTRY.with(|r| {
         let mut r = r.borrow_mut();
@@ -105,7 +105,7 @@ async fn change<T>(f: impl FnOnce(&mut Registry) -> T) -> T {
             let (gone, kept) = w.drain(..).partition(|x: &Waiting| {
                 registry
                     .provider(&x.provider_id)
-                    .is_none_or(|p| p.decision() != Decision::Allowed)
+                    .is_none_or(|p| !p.usable())
             });
             *w = kept;
             gone
@@ -134,6 +134,7 @@ async fn save(stored: &Value) -> Result<(), JsValue> {
 /// At every worker start: every provider Tandem knows is told to register again (the
 /// registrations of a worker that stopped are in storage, but a provider may have changed).
 pub fn start() {
+    crate::mcp::start();
     spawn_local(async {
         for id in loaded().await.known_providers() {
             tell(&id, &Outgoing::OrchestratorReady).await;
@@ -236,7 +237,32 @@ pub fn on_command(command: ToolsCommand) {
                 }
             }
             ToolsCommand::Remove { provider_id } => {
+                if tandem_core::mcp::is_server_id(&provider_id) {
+                    crate::mcp::forget(&provider_id).await;
+                }
                 change(|r| r.remove_provider(&provider_id)).await;
+            }
+            ToolsCommand::TestMcp {
+                request_id,
+                url,
+                token,
+            } => crate::mcp::test(request_id, url, token).await,
+            ToolsCommand::AddMcp {
+                request_id,
+                name,
+                url,
+                token,
+            } => crate::mcp::add(request_id, name, url, token).await,
+            ToolsCommand::SetMcpEnabled {
+                provider_id,
+                enabled,
+            } => {
+                if !enabled {
+                    crate::mcp::drop_session(&provider_id).await;
+                }
+                if let Err(e) = change(|r| r.set_mcp_enabled(&provider_id, enabled)).await {
+                    crate::log_error("MCP server", &e.to_string().into());
+                }
             }
         }
     });
@@ -375,9 +401,24 @@ async fn decision(call_id: &str, controller: &AbortController) -> Result<bool, C
 /// Stop, or when the user removes or turns off the provider meanwhile. A provider that is not
 /// installed or is turned off is reported to the model as gone.
 async fn execute(run: &Run, controller: &AbortController) -> Result<ToolOutcome, ChatFailure> {
-    let message = JSON::parse(&run.message().to_json().to_string()).unwrap_or(JsValue::NULL);
-    let Ok(sent) = send_to_extension(&run.provider_id, &message) else {
-        return Ok(run.failed(&Failure::ProviderGone));
+    // An MCP server's call is a `tools/call` over HTTP, raced like an extension's answer; its
+    // fetch is ended when the race is decided otherwise (timeout, Stop, removal).
+    let mcp_fetch = tandem_core::mcp::is_server_id(&run.provider_id)
+        .then(AbortController::new)
+        .and_then(Result::ok);
+    let sent = match &mcp_fetch {
+        Some(fetch) => {
+            let (run, fetch) = (run.clone(), fetch.clone());
+            future_to_promise(async move { Ok(crate::mcp::call(run, fetch).await) })
+        }
+        None => {
+            let message =
+                JSON::parse(&run.message().to_json().to_string()).unwrap_or(JsValue::NULL);
+            let Ok(sent) = send_to_extension(&run.provider_id, &message) else {
+                return Ok(run.failed(&Failure::ProviderGone));
+            };
+            sent
+        }
     };
     // The race settles with the provider's answer, or with one of these markers.
     let (timed_out, timeout) = after(CALL_TIMEOUT_MS);
@@ -399,6 +440,9 @@ async fn execute(run: &Run, controller: &AbortController) -> Result<ToolOutcome,
     let settled = JsFuture::from(race).await;
     // This call no longer waits; a removal later must not find it.
     RUNNING.with(|w| w.borrow_mut().retain(|x| x.id != wait_id));
+    if let Some(fetch) = &mcp_fetch {
+        fetch.abort();
+    }
     let answer = match settled {
         Ok(v) => v,
         // "Could not establish connection. Receiving end does not exist.": not installed, or
@@ -418,9 +462,7 @@ async fn execute(run: &Run, controller: &AbortController) -> Result<ToolOutcome,
     }
     // Removed or turned off while it ran: its answer is not used.
     let still = loaded().await;
-    let allowed = still
-        .provider(&run.provider_id)
-        .is_some_and(|p| p.decision() == Decision::Allowed);
+    let allowed = still.provider(&run.provider_id).is_some_and(|p| p.usable());
     if !allowed {
         return Ok(run.failed(&Failure::ProviderGone));
     }

@@ -15,6 +15,7 @@ pub mod fence;
 pub mod http;
 pub mod json;
 pub mod markdown;
+pub mod mcp;
 pub mod memory;
 pub mod model_list;
 pub mod models;

@@ -148,9 +148,32 @@ pub enum ToolsCommand {
         tool: String,
         policy: crate::tools::Policy,
     },
-    /// Forget a provider and its tools (it is asked about again if it registers again).
+    /// Forget a provider and its tools (it is asked about again if it registers again). For
+    /// an MCP server: its session is ended (DELETE) and its token forgotten.
     #[serde(rename_all = "camelCase")]
     Remove { provider_id: String },
+    /// Settings → Tools → Add MCP server → Test: initialize and list the tools, and write
+    /// what came of it under `crate::mcp::TEST_KEY` (tools, or the exact problem).
+    #[serde(rename_all = "camelCase")]
+    TestMcp {
+        request_id: String,
+        url: String,
+        #[serde(default)]
+        token: String,
+    },
+    /// Save: the server becomes a provider (allowed: the user added it), its token kept apart
+    /// from the registry.
+    #[serde(rename_all = "camelCase")]
+    AddMcp {
+        request_id: String,
+        name: String,
+        url: String,
+        #[serde(default)]
+        token: String,
+    },
+    /// Turn an MCP server off (its tools are kept, not offered) or on again.
+    #[serde(rename_all = "camelCase")]
+    SetMcpEnabled { provider_id: String, enabled: bool },
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -17,7 +17,170 @@ use crate::dom::{self, DomError};
 pub fn wire() -> Result<(), DomError> {
     spawn_local(show());
     chrome::on_local_change(STORAGE_KEY, || spawn_local(show()));
+    wire_mcp()?;
+    show_webmcp();
     Ok(())
+}
+
+thread_local! {
+    /// The request id of the last Test / Add this panel sent: only its result is shown.
+    static LAST_MCP: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+/// Settings → Tools → Add MCP server: the form, Test and Add. Host access to the server is
+/// asked for inside the click (Chrome only asks during a user gesture); the token goes to the
+/// worker and the field is emptied once the server is added.
+fn wire_mcp() -> Result<(), DomError> {
+    let open: HtmlButtonElement = dom::by_id("mcp-open")?;
+    let form: HtmlElement = dom::by_id("mcp-form")?;
+    let toggle = open.clone();
+    dom::on(&open, "click", move |_: web_sys::Event| {
+        let show = form.hidden();
+        form.set_hidden(!show);
+        dom::set_attr(
+            &toggle,
+            "aria-expanded",
+            if show { "true" } else { "false" },
+        );
+    });
+    for (button, add) in [("mcp-test", false), ("mcp-add", true)] {
+        let button: HtmlButtonElement = dom::by_id(button)?;
+        dom::on(&button, "click", move |_: web_sys::Event| mcp_submit(add));
+    }
+    chrome::on_local_change(
+        tandem_core::mcp::TEST_KEY,
+        || spawn_local(show_mcp_result()),
+    );
+    Ok(())
+}
+
+fn field(id: &'static str) -> Option<web_sys::HtmlInputElement> {
+    dom::by_id::<web_sys::HtmlInputElement>(id).ok()
+}
+
+fn mcp_status(text: &str) {
+    if let Ok(p) = dom::by_id::<HtmlElement>("mcp-status") {
+        p.set_text_content(Some(text));
+    }
+}
+
+fn mcp_submit(add: bool) {
+    let value = |id| field(id).map(|f| f.value()).unwrap_or_default();
+    let (name, url, token) = (value("mcp-name"), value("mcp-url"), value("mcp-token"));
+    let url = match tandem_core::mcp::check_url(&url) {
+        Ok(u) => u,
+        Err(e) => return mcp_status(&e),
+    };
+    let Some(origin) = web_sys::Url::new(&url)
+        .ok()
+        .map(|u| format!("{}//{}/*", u.protocol(), u.hostname()))
+    else {
+        return mcp_status("The URL could not be read.");
+    };
+    // Asked now, inside the click: Chrome refuses the question outside a user gesture.
+    let asked = chrome::permissions_request(&dom::items(
+        "origins",
+        &js_sys::Array::of1(&origin.clone().into()),
+    ))
+    .ok();
+    let request_id = format!("mcp-{}", js_sys::Date::now() as u64);
+    LAST_MCP.with(|l| *l.borrow_mut() = request_id.clone());
+    mcp_status(if add { "Adding…" } else { "Testing…" });
+    if let Ok(list) = dom::by_id::<HtmlElement>("mcp-test-tools") {
+        list.set_text_content(None);
+        list.set_hidden(true);
+    }
+    spawn_local(async move {
+        let granted = match asked {
+            Some(p) => wasm_bindgen_futures::JsFuture::from(p)
+                .await
+                .map(|v| v.is_truthy())
+                .unwrap_or(false),
+            None => false,
+        };
+        if !granted {
+            return mcp_status(&format!(
+                "Chrome did not allow Tandem to reach {origin}, so Tandem cannot talk to this server."
+            ));
+        }
+        send(if add {
+            ToolsCommand::AddMcp {
+                request_id,
+                name,
+                url,
+                token,
+            }
+        } else {
+            ToolsCommand::TestMcp {
+                request_id,
+                url,
+                token,
+            }
+        });
+    });
+}
+
+/// What the worker found for the last Test / Add: the sentence, and the tools as a list.
+async fn show_mcp_result() {
+    let Ok(Some(json)) = chrome::local_json(tandem_core::mcp::TEST_KEY).await else {
+        return;
+    };
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(&json) else {
+        return;
+    };
+    let id = v.get("requestId").and_then(|i| i.as_str()).unwrap_or("");
+    if LAST_MCP.with(|l| *l.borrow() != id) {
+        return;
+    }
+    mcp_status(v.get("message").and_then(|m| m.as_str()).unwrap_or(""));
+    let tools: Vec<&str> = v
+        .get("tools")
+        .and_then(|t| t.as_array())
+        .map(|t| t.iter().filter_map(|n| n.as_str()).collect())
+        .unwrap_or_default();
+    if let Ok(list) = dom::by_id::<HtmlElement>("mcp-test-tools") {
+        list.set_text_content(None);
+        for t in &tools {
+            if let Ok(li) = dom::create("li", "") {
+                li.set_text_content(Some(t));
+                let _ = list.append_child(&li);
+            }
+        }
+        list.set_hidden(tools.is_empty());
+    }
+    // Added: the form is emptied, the token first.
+    let added = v.get("ok").and_then(|o| o.as_bool()) == Some(true)
+        && v.get("message")
+            .and_then(|m| m.as_str())
+            .is_some_and(|m| m.starts_with("Added"));
+    if added {
+        for id in ["mcp-token", "mcp-name", "mcp-url"] {
+            if let Some(f) = field(id) {
+                f.set_value("");
+            }
+        }
+    }
+}
+
+/// Page tools (WebMCP) need the browser to expose `navigator.modelContext` (or
+/// `document.modelContext` in earlier drafts); Settings says whether this one does.
+fn show_webmcp() {
+    let global = js_sys::global();
+    let has = |object: &str| {
+        js_sys::Reflect::get(&global, &object.into())
+            .ok()
+            .filter(|o| o.is_object())
+            .and_then(|o| js_sys::Reflect::has(&o, &"modelContext".into()).ok())
+            .unwrap_or(false)
+    };
+    let text = if has("navigator") || has("document") {
+        "Page tools (WebMCP): this browser offers them, but Tandem does not list a page's tools yet."
+    } else {
+        "Page tools (WebMCP): not supported by this browser (it has no navigator.modelContext), so pages cannot give Tandem tools here."
+    };
+    if let Ok(p) = dom::by_id::<HtmlElement>("webmcp-status") {
+        p.set_text_content(Some(text));
+    }
 }
 
 fn send(command: ToolsCommand) {
@@ -119,8 +282,33 @@ fn show_settings(registry: &Registry) -> Result<(), DomError> {
             Decision::Denied => " — denied",
             _ => "",
         };
-        title.set_text_content(Some(&format!("{}{state}", who(provider.name(), &id))));
+        match provider.mcp() {
+            Some(server) => {
+                let token = server
+                    .token_hint
+                    .as_deref()
+                    .map(|h| format!(", token {h}"))
+                    .unwrap_or_default();
+                let off = if server.enabled {
+                    ""
+                } else {
+                    " — turned off"
+                };
+                title.set_text_content(Some(&format!(
+                    "MCP server «{}» ({}{token}){off}",
+                    provider.name(),
+                    server.url
+                )));
+            }
+            None => title.set_text_content(Some(&format!("{}{state}", who(provider.name(), &id)))),
+        }
         let _ = item.append_child(&title);
+        if let Some(problem) = provider.mcp().and_then(|m| m.problem.as_deref()) {
+            let p = dom::create("p", "hint error")?;
+            dom::set_attr(&p, "aria-label", &format!("Problem with {name}"));
+            p.set_text_content(Some(problem));
+            let _ = item.append_child(&p);
+        }
         if provider.decision() == Decision::Allowed {
             for tool in provider.tools() {
                 let row = dom::create("div", "row tool-row")?;
@@ -158,10 +346,31 @@ fn show_settings(registry: &Registry) -> Result<(), DomError> {
                 let _ = item.append_child(&row);
             }
         }
+        if let Some(server) = provider.mcp() {
+            let enabled = server.enabled;
+            let turn = dom::create("button", "")?;
+            dom::set_attr(&turn, "type", "button");
+            let what = if enabled { "Turn off" } else { "Turn on" };
+            dom::set_attr(&turn, "aria-label", &format!("{what} {name}"));
+            turn.set_text_content(Some(what));
+            let pid = id.clone();
+            dom::on(&turn, "click", move |_: web_sys::Event| {
+                send(ToolsCommand::SetMcpEnabled {
+                    provider_id: pid.clone(),
+                    enabled: !enabled,
+                })
+            });
+            let _ = item.append_child(&turn);
+        }
         let remove = dom::create("button", "")?;
         dom::set_attr(&remove, "type", "button");
-        dom::set_attr(&remove, "aria-label", &format!("Remove provider {name}"));
-        remove.set_text_content(Some("Remove provider"));
+        let what = if provider.mcp().is_some() {
+            "Remove server"
+        } else {
+            "Remove provider"
+        };
+        dom::set_attr(&remove, "aria-label", &format!("{what} {name}"));
+        remove.set_text_content(Some(what));
         let pid = id.clone();
         dom::on(&remove, "click", move |_: web_sys::Event| {
             send(ToolsCommand::Remove {

@@ -32,7 +32,8 @@ pub use protocol::{
     ResultItem, ToolDescriptor, ToolResult,
 };
 pub use registry::{
-    Decision, Policy, Provider, RegisterOutcome, Registry, RegistryError, Resolved, STORAGE_KEY,
+    Decision, McpServer, Policy, Provider, RegisterOutcome, Registry, RegistryError, Resolved,
+    STORAGE_KEY,
 };
 pub use schema::{check_schema, validate, Invalid, Violation};
 pub use turn::{plan_call, plan_round, round_limit_sentence, CallPlan, Rounds, Run, MAX_ROUNDS};

@@ -98,7 +98,23 @@ impl Decision {
     }
 }
 
-/// One extension that offered tools.
+/// What the registry keeps of an MCP server (`crate::mcp`): where it is, whether the user
+/// turned it off, and what went wrong last. Its Bearer token is not here: the registry is
+/// what the panel renders, and the token is a secret the worker keeps apart.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct McpServer {
+    pub url: String,
+    /// Turned off: its tools are kept but not offered, and no call reaches it.
+    pub enabled: bool,
+    /// The last failure reaching it, as a sentence (shown in Settings), cleared on success.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+    /// The end of its token (`…abcd`), so the user can tell which one was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_hint: Option<String>,
+}
+
+/// One extension (or MCP server) that offered tools.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Provider {
     id: String,
@@ -108,6 +124,8 @@ pub struct Provider {
     tools: Vec<ToolDescriptor>,
     /// Only the policies the user set; the others follow [`Policy::default_for`].
     policies: BTreeMap<String, Policy>,
+    /// Set for an MCP server (ids `mcp:…`); `None` for an extension.
+    mcp: Option<McpServer>,
 }
 
 impl Provider {
@@ -134,6 +152,16 @@ impl Provider {
             .get(&tool.name)
             .copied()
             .unwrap_or_else(|| Policy::default_for(tool))
+    }
+
+    /// The MCP server behind this provider, when it is one.
+    pub fn mcp(&self) -> Option<&McpServer> {
+        self.mcp.as_ref()
+    }
+
+    /// Allowed, and not an MCP server the user turned off.
+    pub fn usable(&self) -> bool {
+        self.decision == Decision::Allowed && self.mcp.as_ref().is_none_or(|m| m.enabled)
     }
 
     /// Whether the user set this tool's policy (a UI may offer "reset to default").
@@ -167,6 +195,9 @@ impl Provider {
             .collect();
         o.insert("tools".into(), Value::Array(tools));
         o.insert("policies".into(), json!(self.policies));
+        if let Some(m) = &self.mcp {
+            o.insert("mcp".into(), json!(m));
+        }
         Value::Object(o)
     }
 
@@ -215,6 +246,13 @@ impl Provider {
                 .to_string(),
             tools,
             policies,
+            // An MCP entry that does not read is dropped with its provider: without its URL
+            // the server cannot be reached, and an id `mcp:…` is never an extension's.
+            mcp: match o.get("mcp") {
+                Some(m) => Some(serde_json::from_value::<McpServer>(m.clone()).ok()?),
+                None if crate::mcp::is_server_id(id) => return None,
+                None => None,
+            },
         })
     }
 }
@@ -301,6 +339,10 @@ impl Registry {
             // extension, and there would be nothing to key the user's decision by.
             return RegisterOutcome::Refused(NO_ID.to_string());
         }
+        if crate::mcp::is_server_id(sender_id) {
+            // Only the worker's MCP client changes a server's tools ([`Registry::set_mcp_tools`]).
+            return RegisterOutcome::Refused(NO_ID.to_string());
+        }
         let Some(p) = self.providers.get_mut(sender_id) else {
             if tools.is_empty() {
                 // Nothing to offer: no reason to ask the user anything.
@@ -317,6 +359,7 @@ impl Registry {
                     prefix,
                     tools,
                     policies: BTreeMap::new(),
+                    mcp: None,
                 },
             );
             return RegisterOutcome::NeedsApproval {
@@ -467,7 +510,7 @@ impl Registry {
     pub fn known_providers(&self) -> Vec<String> {
         self.providers
             .values()
-            .filter(|p| p.decision != Decision::Denied)
+            .filter(|p| p.decision != Decision::Denied && p.mcp.is_none())
             .map(|p| p.id.clone())
             .collect()
     }
@@ -482,9 +525,86 @@ impl Registry {
     }
 
     fn allowed(&self) -> impl Iterator<Item = &Provider> {
-        self.providers
-            .values()
-            .filter(|p| p.decision == Decision::Allowed)
+        self.providers.values().filter(|p| p.usable())
+    }
+
+    /// Adds an MCP server the user added in Settings: adding it is the user's approval, so
+    /// it is allowed at once. `id` is `mcp:<uuid>`.
+    pub fn add_mcp_server(
+        &mut self,
+        id: &str,
+        name: &str,
+        server: McpServer,
+        tools: Vec<ToolDescriptor>,
+    ) {
+        let name = display_name(&server.url, name);
+        let prefix = self.unused_prefix(id, &name);
+        let policies = self
+            .providers
+            .get(id)
+            .map(|p| p.policies.clone())
+            .unwrap_or_default();
+        self.providers.insert(
+            id.to_string(),
+            Provider {
+                id: id.to_string(),
+                name,
+                decision: Decision::Allowed,
+                prefix,
+                tools,
+                policies,
+                mcp: Some(server),
+            },
+        );
+    }
+
+    /// A server's tools as listed again (after `list_changed`, or on reconnecting); the
+    /// user's policies stay. Clears its problem.
+    pub fn set_mcp_tools(
+        &mut self,
+        id: &str,
+        tools: Vec<ToolDescriptor>,
+    ) -> Result<(), RegistryError> {
+        let p = self.mcp_mut(id)?;
+        p.tools = tools;
+        if let Some(m) = &mut p.mcp {
+            m.problem = None;
+        }
+        Ok(())
+    }
+
+    /// Records (or clears) why a server could not be reached.
+    pub fn set_mcp_problem(
+        &mut self,
+        id: &str,
+        problem: Option<String>,
+    ) -> Result<(), RegistryError> {
+        let p = self.mcp_mut(id)?;
+        if let Some(m) = &mut p.mcp {
+            m.problem = problem;
+        }
+        Ok(())
+    }
+
+    /// Turns a server off (its tools are kept, not offered) or on again.
+    pub fn set_mcp_enabled(&mut self, id: &str, enabled: bool) -> Result<(), RegistryError> {
+        let p = self.mcp_mut(id)?;
+        if let Some(m) = &mut p.mcp {
+            m.enabled = enabled;
+        }
+        Ok(())
+    }
+
+    /// Every MCP server, turned off or not.
+    pub fn mcp_servers(&self) -> impl Iterator<Item = &Provider> {
+        self.providers.values().filter(|p| p.mcp.is_some())
+    }
+
+    fn mcp_mut(&mut self, id: &str) -> Result<&mut Provider, RegistryError> {
+        match self.providers.get_mut(id) {
+            Some(p) if p.mcp.is_some() => Ok(p),
+            _ => Err(RegistryError::UnknownProvider(clip(id, 64))),
+        }
     }
 
     fn provider_mut(&mut self, id: &str) -> Result<&mut Provider, RegistryError> {
@@ -1027,5 +1147,69 @@ mod tests {
         // An empty description falls back to the label.
         r.decide(TABS, true).unwrap();
         assert_eq!(r.specs()[0].description, format!("«{TABS}»: L"));
+    }
+
+    #[test]
+    fn an_mcp_server_is_one_more_provider_that_can_be_turned_off() {
+        let mut r = allowed();
+        let id = "mcp:0b9e2c1a-7f00-4b5e-9d5c-1d2e3f4a5b6c";
+        let server = McpServer {
+            url: "http://127.0.0.1:3000/mcp".into(),
+            enabled: true,
+            problem: None,
+            token_hint: Some("…abcd".into()),
+        };
+        r.add_mcp_server(
+            id,
+            "Files",
+            server.clone(),
+            vec![tool("read", Some(true), None)],
+        );
+        let back = r.resolve("files__read").unwrap();
+        assert_eq!(back.provider_id, id);
+        assert_eq!(back.policy, Policy::Allow);
+        assert_eq!(r.specs().len(), 4);
+        // No ORCHESTRATOR_READY for a server, and no extension can register under its id.
+        assert_eq!(r.known_providers(), vec![TABS.to_string()]);
+        assert_eq!(
+            r.register(id, "x", tabs()),
+            RegisterOutcome::Refused(NO_ID.into())
+        );
+        // Policies survive a new tool list; a problem is cleared by a successful listing.
+        r.set_policy(id, "read", Policy::Deny).unwrap();
+        r.set_mcp_problem(id, Some("gone".into())).unwrap();
+        r.set_mcp_tools(
+            id,
+            vec![tool("read", Some(true), None), tool("write", None, None)],
+        )
+        .unwrap();
+        assert_eq!(r.provider(id).unwrap().mcp().unwrap().problem, None);
+        assert_eq!(r.resolve("files__read").unwrap().policy, Policy::Deny);
+        assert_eq!(r.specs().len(), 4, "read is Deny, write is offered");
+        // Turned off: kept, not offered, not resolved.
+        r.set_mcp_enabled(id, false).unwrap();
+        assert_eq!(r.specs().len(), 3);
+        assert!(r.resolve("files__write").is_none());
+        assert_eq!(r.provider(id).unwrap().tools().len(), 2);
+        // The stored shape round-trips and holds no token.
+        let stored = r.to_stored();
+        assert_eq!(
+            stored["providers"][id]["mcp"]["url"],
+            json!("http://127.0.0.1:3000/mcp")
+        );
+        assert!(!stored.to_string().contains("Bearer"));
+        assert_eq!(Registry::from_stored(&stored), r);
+        // A server entry without its URL cannot be reached: dropped.
+        let mut damaged = stored.clone();
+        damaged["providers"][id]["mcp"] = json!({"enabled": true});
+        assert!(Registry::from_stored(&damaged).provider(id).is_none());
+        damaged["providers"][id]
+            .as_object_mut()
+            .unwrap()
+            .remove("mcp");
+        assert!(Registry::from_stored(&damaged).provider(id).is_none());
+        assert!(r.set_mcp_enabled(TABS, false).is_err());
+        assert!(r.remove_provider(id));
+        assert_eq!(r.mcp_servers().count(), 0);
     }
 }

@@ -1,0 +1,618 @@
+//! MCP servers, at run time: the fetches of the Streamable HTTP transport (POST a JSON-RPC
+//! message, read a JSON or event-stream answer; GET the server's own event stream for
+//! `list_changed`; DELETE to end a session), one session per server kept in memory (so a
+//! worker restart, or a server that forgot the session, simply initializes again), and the
+//! Settings commands (Test, Save, turn off, remove). What is sent and how answers read is
+//! `tandem_core::mcp`; the registry the servers' tools live in is `crate::tools`'.
+//!
+//! The Bearer token is a secret like an API key: it is kept in `chrome.storage.local` under
+//! its own key, read here only, never written into the registry the panel renders, and never
+//! logged (log lines here carry sentences, which never quote it).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use js_sys::{Object, Reflect, Uint8Array, JSON};
+use serde_json::{json, Value};
+use tandem_core::mcp::{
+    self, add_page, call_result, check_status, check_url, read_tools, rpc_error_result, token_hint,
+    McpError, Outgoing, Reader, Reply, Session, ToolsPage, TOOLS_CHANGED,
+};
+use tandem_core::tools::{McpServer, Run};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::{spawn_local, JsFuture};
+use web_sys::{AbortController, ReadableStreamDefaultReader, Request, RequestInit, Response};
+
+use crate::chrome;
+
+/// How long Test, Save and a listing may take before they count as unreachable.
+const CONNECT_TIMEOUT_MS: i32 = 15_000;
+/// Pages of `tools/list` read at most (a server paging forever is not followed).
+const MAX_PAGES: usize = 20;
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "local"], js_name = set)]
+    fn storage_local_set(items: &JsValue) -> Result<js_sys::Promise, JsValue>;
+    #[wasm_bindgen(js_namespace = crypto, js_name = randomUUID)]
+    fn random_uuid() -> String;
+}
+
+thread_local! {
+    /// The session with each server (by provider id), as long as this worker lives.
+    static SESSIONS: RefCell<HashMap<String, Session>> = RefCell::new(HashMap::new());
+    /// The open GET stream of each server, to end when it is turned off or removed.
+    static LISTENING: RefCell<HashMap<String, AbortController>> = RefCell::new(HashMap::new());
+}
+
+/// Where a server is and how to authenticate: from the registry and the token store.
+#[derive(Clone)]
+struct Server {
+    id: String,
+    url: String,
+    token: Option<String>,
+}
+
+// --- storage ---------------------------------------------------------------------------
+
+async fn local_get(key: &str) -> Option<Value> {
+    let promise = chrome::storage_local_get(&JsValue::from_str(key)).ok()?;
+    let items = JsFuture::from(promise).await.ok()?;
+    let value = Reflect::get(&items, &key.into()).ok()?;
+    if value.is_undefined() {
+        return None;
+    }
+    serde_json::from_str(&JSON::stringify(&value).ok()?.as_string()?).ok()
+}
+
+async fn local_set(key: &str, value: &Value) {
+    let written = async {
+        let items = Object::new();
+        Reflect::set(&items, &key.into(), &JSON::parse(&value.to_string())?)?;
+        JsFuture::from(storage_local_set(&items)?).await.map(|_| ())
+    }
+    .await;
+    if written.is_err() {
+        // The error could quote the value (a token): only the key is named.
+        crate::log_error("could not save", &JsValue::from_str(key));
+    }
+}
+
+async fn token_of(id: &str) -> Option<String> {
+    local_get(mcp::TOKENS_KEY)
+        .await?
+        .get(id)?
+        .as_str()
+        .map(str::to_string)
+        .filter(|t| !t.is_empty())
+}
+
+async fn set_token(id: &str, token: Option<&str>) {
+    let mut all = local_get(mcp::TOKENS_KEY)
+        .await
+        .filter(Value::is_object)
+        .unwrap_or_else(|| json!({}));
+    if let Some(o) = all.as_object_mut() {
+        match token {
+            Some(t) => o.insert(id.to_string(), json!(t)),
+            None => o.remove(id),
+        };
+    }
+    local_set(mcp::TOKENS_KEY, &all).await;
+}
+
+async fn server(id: &str) -> Option<Server> {
+    let registry = crate::tools::registry().await;
+    let url = registry.provider(id)?.mcp()?.url.clone();
+    Some(Server {
+        id: id.to_string(),
+        url,
+        token: token_of(id).await,
+    })
+}
+
+// --- the transport ---------------------------------------------------------------------
+
+/// Sends one message. Returns the reply (none for a notification) and the session id header.
+async fn post(
+    url: &str,
+    token: Option<&str>,
+    session: &Session,
+    out: &Outgoing,
+    controller: &AbortController,
+) -> Result<(Option<Reply>, Option<String>), McpError> {
+    let response = fetch(
+        "POST",
+        url,
+        &session.headers(token),
+        Some(&out.body),
+        controller,
+    )
+    .await?;
+    let status = response.status();
+    let session_header = response.headers().get("mcp-session-id").ok().flatten();
+    if !(200..300).contains(&status) {
+        let body = text(&response).await;
+        check_status(status, session.id.is_some(), &body)?;
+    }
+    if out.id.is_none() {
+        return Ok((None, session_header));
+    }
+    let content_type = response.headers().get("content-type").ok().flatten();
+    let mut reader = Reader::new(content_type.as_deref(), out)?;
+    read_body(&response, url, |bytes| reader.push(bytes)).await?;
+    Ok((Some(reader.finish()?), session_header))
+}
+
+async fn fetch(
+    method: &str,
+    url: &str,
+    headers: &[(String, String)],
+    body: Option<&str>,
+    controller: &AbortController,
+) -> Result<Response, McpError> {
+    let unreachable = || McpError::Unreachable {
+        url: url.to_string(),
+    };
+    let init = RequestInit::new();
+    init.set_method(method);
+    init.set_signal(Some(&controller.signal()));
+    let h = web_sys::Headers::new().map_err(|_| unreachable())?;
+    for (k, v) in headers {
+        h.append(k, v).map_err(|_| unreachable())?;
+    }
+    init.set_headers(&h);
+    if let Some(b) = body {
+        init.set_body(&JsValue::from_str(b));
+    }
+    let request = Request::new_with_str_and_init(url, &init).map_err(|_| unreachable())?;
+    JsFuture::from(chrome::fetch_with_request(&request))
+        .await
+        .map(|r| r.unchecked_into())
+        .map_err(|_| unreachable())
+}
+
+async fn text(response: &Response) -> String {
+    let Ok(p) = response.text() else {
+        return String::new();
+    };
+    JsFuture::from(p)
+        .await
+        .ok()
+        .and_then(|v| v.as_string())
+        .map(|t| t.chars().take(2_000).collect())
+        .unwrap_or_default()
+}
+
+/// Feeds the body to `push` until it ends or `push` says it has what it needs.
+async fn read_body(
+    response: &Response,
+    url: &str,
+    mut push: impl FnMut(&[u8]) -> bool,
+) -> Result<(), McpError> {
+    let Some(body) = response.body() else {
+        return Ok(());
+    };
+    let reader: ReadableStreamDefaultReader = body.get_reader().unchecked_into();
+    loop {
+        let chunk = JsFuture::from(reader.read())
+            .await
+            .map_err(|_| McpError::Cut {
+                url: url.to_string(),
+            })?;
+        if Reflect::get(&chunk, &"done".into()).map_or(true, |d| d.is_truthy()) {
+            return Ok(());
+        }
+        let bytes = Reflect::get(&chunk, &"value".into())
+            .map(|v| Uint8Array::new(&v).to_vec())
+            .unwrap_or_default();
+        if push(&bytes) {
+            // The response is in; a server may keep the stream open for more.
+            let _ = reader.cancel();
+            return Ok(());
+        }
+    }
+}
+
+/// A controller that aborts after `ms`.
+fn timed(ms: i32) -> Option<AbortController> {
+    let controller = AbortController::new().ok()?;
+    let abort = controller.clone();
+    let timer = Closure::once_into_js(move || abort.abort());
+    chrome::set_timeout(timer.unchecked_ref(), ms);
+    Some(controller)
+}
+
+/// `initialize`, then `notifications/initialized`: a new session.
+async fn connect(
+    url: &str,
+    token: Option<&str>,
+    controller: &AbortController,
+) -> Result<Session, McpError> {
+    let mut session = Session::new();
+    let init = session.initialize();
+    let (reply, header) = post(url, token, &session, &init, controller).await?;
+    let reply = reply.ok_or(McpError::NoResponse {
+        method: "initialize".into(),
+    })?;
+    session.accept_initialize(header.as_deref(), &reply.result)?;
+    let done = session.initialized();
+    post(url, token, &session, &done, controller).await?;
+    Ok(session)
+}
+
+/// Every page of `tools/list` on `session`.
+async fn list_all(
+    url: &str,
+    token: Option<&str>,
+    session: &mut Session,
+    controller: &AbortController,
+) -> Result<ToolsPage, McpError> {
+    let mut all = ToolsPage {
+        tools: Vec::new(),
+        skipped: Vec::new(),
+        next_cursor: None,
+    };
+    for _ in 0..MAX_PAGES {
+        let out = session.list_tools(all.next_cursor.as_deref());
+        let (reply, _) = post(url, token, session, &out, controller).await?;
+        let reply = reply.ok_or(McpError::NoResponse {
+            method: "tools/list".into(),
+        })?;
+        add_page(&mut all, read_tools(&reply.result)?);
+        if all.next_cursor.is_none() {
+            break;
+        }
+    }
+    Ok(all)
+}
+
+/// The session with `server`, initialized now if this worker has none yet.
+async fn session_for(server: &Server, controller: &AbortController) -> Result<Session, McpError> {
+    if let Some(s) = SESSIONS.with(|m| m.borrow().get(&server.id).cloned()) {
+        return Ok(s);
+    }
+    let session = connect(&server.url, server.token.as_deref(), controller).await?;
+    SESSIONS.with(|m| m.borrow_mut().insert(server.id.clone(), session.clone()));
+    listen(server.clone(), session.clone());
+    Ok(session)
+}
+
+/// One request on the server's session; a forgotten session is initialized again and the
+/// request repeated once.
+async fn request(
+    server: &Server,
+    make: impl Fn(&mut Session) -> Outgoing,
+    controller: &AbortController,
+) -> Result<Reply, McpError> {
+    for attempt in 0..2 {
+        session_for(server, controller).await?;
+        // The request id is taken from the stored session, so ids stay unique in it.
+        let Some((session, out)) = SESSIONS.with(|m| {
+            let mut m = m.borrow_mut();
+            let s = m.get_mut(&server.id)?;
+            let out = make(s);
+            Some((s.clone(), out))
+        }) else {
+            continue;
+        };
+        match post(
+            &server.url,
+            server.token.as_deref(),
+            &session,
+            &out,
+            controller,
+        )
+        .await
+        {
+            Err(e) if e.session_expired() && attempt == 0 => {
+                SESSIONS.with(|m| m.borrow_mut().remove(&server.id));
+                stop_listening(&server.id);
+            }
+            Err(e) => return Err(e),
+            Ok((reply, _)) => {
+                let reply = reply.ok_or(McpError::NoResponse {
+                    method: out.method.clone(),
+                })?;
+                if reply.notifications.iter().any(|n| n == TOOLS_CHANGED) {
+                    spawn_local(refresh(server.id.clone()));
+                }
+                return Ok(reply);
+            }
+        }
+    }
+    Err(McpError::SessionExpired)
+}
+
+/// Opens the server's own event stream (GET), where it announces `list_changed`. A server
+/// that offers none (405) is fine: its tools are read again on reconnecting.
+fn listen(server: Server, session: Session) {
+    let Ok(controller) = AbortController::new() else {
+        return;
+    };
+    if let Some(old) =
+        LISTENING.with(|l| l.borrow_mut().insert(server.id.clone(), controller.clone()))
+    {
+        old.abort();
+    }
+    spawn_local(async move {
+        let headers = session.listen_headers(server.token.as_deref());
+        let opened = fetch("GET", &server.url, &headers, None, &controller).await;
+        let Ok(response) = opened else { return };
+        let is_stream = response
+            .headers()
+            .get("content-type")
+            .ok()
+            .flatten()
+            .is_some_and(|t| t.starts_with("text/event-stream"));
+        if !response.ok() || !is_stream {
+            return;
+        }
+        let mut reader = Reader::listening();
+        let id = server.id.clone();
+        let _ = read_body(&response, &server.url, |bytes| {
+            reader.push(bytes);
+            if reader
+                .take_notifications()
+                .iter()
+                .any(|n| n == TOOLS_CHANGED)
+            {
+                spawn_local(refresh(id.clone()));
+            }
+            false
+        })
+        .await;
+    });
+}
+
+fn stop_listening(id: &str) {
+    if let Some(c) = LISTENING.with(|l| l.borrow_mut().remove(id)) {
+        c.abort();
+    }
+}
+
+/// Reads the server's tools again into the registry (after `list_changed`, or on start).
+async fn refresh(id: String) {
+    let Some(server) = server(&id).await else {
+        return;
+    };
+    let Some(controller) = timed(CONNECT_TIMEOUT_MS) else {
+        return;
+    };
+    let listed = async {
+        let mut all = ToolsPage {
+            tools: Vec::new(),
+            skipped: Vec::new(),
+            next_cursor: None,
+        };
+        for _ in 0..MAX_PAGES {
+            let cursor = all.next_cursor.clone();
+            // On the stored session, so its request ids stay unique beside calls in flight.
+            let reply = request(&server, |s| s.list_tools(cursor.as_deref()), &controller).await?;
+            add_page(&mut all, read_tools(&reply.result)?);
+            if all.next_cursor.is_none() {
+                break;
+            }
+        }
+        Ok::<_, McpError>(all)
+    }
+    .await;
+    let result = match listed {
+        Ok(page) => crate::tools::change(|r| r.set_mcp_tools(&id, page.tools)).await,
+        Err(e) => crate::tools::change(|r| r.set_mcp_problem(&id, Some(e.to_string()))).await,
+    };
+    if result.is_err() {
+        crate::log_warning("an MCP server's tools changed, but it is no longer known");
+    }
+}
+
+// --- what the rest of the worker calls -----------------------------------------------
+
+/// At every worker start: each server that is on is connected again and its tools read
+/// (they may have changed while no worker listened).
+pub fn start() {
+    spawn_local(async {
+        let registry = crate::tools::registry().await;
+        for p in registry.mcp_servers() {
+            if p.mcp().is_some_and(|m| m.enabled) {
+                spawn_local(refresh(p.id().to_string()));
+            }
+        }
+    });
+}
+
+/// Runs a `tools/call` for `run` and returns the provider result (`{content, error?}`) the
+/// tool outcome reads. Never fails: a server that cannot be reached is a result with the
+/// sentence as its error, recorded on the server for Settings.
+pub async fn call(run: Run, controller: AbortController) -> JsValue {
+    let value = match server(&run.provider_id).await {
+        None => rpc_error_result(&McpError::NotFound),
+        Some(server) => {
+            let (name, args) = (run.tool_name.clone(), run.params.clone());
+            match request(&server, |s| s.call_tool(&name, &args), &controller).await {
+                Ok(reply) => {
+                    clear_problem(&server.id).await;
+                    call_result(&reply.result)
+                }
+                Err(e) => {
+                    if !controller.signal().aborted() {
+                        let sentence = e.to_string();
+                        let _ =
+                            crate::tools::change(|r| r.set_mcp_problem(&server.id, Some(sentence)))
+                                .await;
+                    }
+                    rpc_error_result(&e)
+                }
+            }
+        }
+    };
+    JSON::parse(&value.to_string()).unwrap_or(JsValue::NULL)
+}
+
+async fn clear_problem(id: &str) {
+    let registry = crate::tools::registry().await;
+    let has = registry
+        .provider(id)
+        .and_then(|p| p.mcp())
+        .is_some_and(|m| m.problem.is_some());
+    if has {
+        let _ = crate::tools::change(|r| r.set_mcp_problem(id, None)).await;
+    }
+}
+
+/// Settings → Test: initialize and list, on a session of its own (ended at once), and write
+/// what came of it for the panel.
+pub async fn test(request_id: String, url: String, token: String) {
+    let token = Some(token.trim()).filter(|t| !t.is_empty());
+    let found = probe(&url, token).await;
+    let (ok, message, tools) = match found {
+        Ok((name, page, session, clean_url)) => {
+            end_session(&clean_url, token, &session).await;
+            (true, found_sentence(&name, &page), names(&page))
+        }
+        Err(e) => (false, e, Vec::new()),
+    };
+    report(&request_id, ok, &message, &tools).await;
+}
+
+/// Initialize and list on a fresh session: the server's name, its tools, the session.
+async fn probe(
+    url: &str,
+    token: Option<&str>,
+) -> Result<(String, ToolsPage, Session, String), String> {
+    let url = check_url(url)?;
+    let controller = timed(CONNECT_TIMEOUT_MS).ok_or("Tandem could not start a request.")?;
+    let mut session = connect(&url, token, &controller)
+        .await
+        .map_err(|e| e.to_string())?;
+    let page = list_all(&url, token, &mut session, &controller)
+        .await
+        .map_err(|e| e.to_string())?;
+    let name = session.server_name.clone().unwrap_or_default();
+    Ok((name, page, session, url))
+}
+
+fn found_sentence(name: &str, page: &ToolsPage) -> String {
+    let who = if name.is_empty() {
+        "the MCP server".to_string()
+    } else {
+        format!("«{name}»")
+    };
+    let n = page.tools.len();
+    let mut s = format!(
+        "Connected to {who}: {n} tool{}{}",
+        if n == 1 { "" } else { "s" },
+        if n == 0 {
+            ".".to_string()
+        } else {
+            format!(
+                ": {}.",
+                page.tools
+                    .iter()
+                    .map(|t| t.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        }
+    );
+    for skipped in &page.skipped {
+        s.push(' ');
+        s.push_str(skipped);
+    }
+    s
+}
+
+fn names(page: &ToolsPage) -> Vec<String> {
+    page.tools.iter().map(|t| t.name.clone()).collect()
+}
+
+async fn report(request_id: &str, ok: bool, message: &str, tools: &[String]) {
+    local_set(
+        mcp::TEST_KEY,
+        &json!({"requestId": request_id, "ok": ok, "message": message, "tools": tools}),
+    )
+    .await;
+}
+
+/// Settings → Save: the server becomes a provider, allowed (the user added it), even when it
+/// cannot be reached right now (the problem is shown with it).
+pub async fn add(request_id: String, name: String, url: String, token: String) {
+    let clean = match check_url(&url) {
+        Ok(u) => u,
+        Err(e) => return report(&request_id, false, &e, &[]).await,
+    };
+    let id = format!("{}{}", mcp::ID_PREFIX, random_uuid());
+    let token = Some(token.trim().to_string()).filter(|t| !t.is_empty());
+    if let Some(t) = &token {
+        set_token(&id, Some(t)).await;
+    }
+    let found = probe(&clean, token.as_deref()).await;
+    let (tools, problem, server_name, message) = match found {
+        Ok((server_name, page, session, _)) => {
+            let message = format!("Added. {}", found_sentence(&server_name, &page));
+            SESSIONS.with(|m| m.borrow_mut().insert(id.clone(), session.clone()));
+            listen(
+                Server {
+                    id: id.clone(),
+                    url: clean.clone(),
+                    token: token.clone(),
+                },
+                session,
+            );
+            (page.tools, None, server_name, message)
+        }
+        Err(e) => (
+            Vec::new(),
+            Some(e.clone()),
+            String::new(),
+            format!("Added, but not usable yet: {e}"),
+        ),
+    };
+    let shown = [name.trim(), server_name.trim()]
+        .into_iter()
+        .find(|n| !n.is_empty())
+        .unwrap_or(clean.as_str())
+        .to_string();
+    let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
+    let server = McpServer {
+        url: clean,
+        enabled: true,
+        problem,
+        token_hint: token.as_deref().and_then(token_hint),
+    };
+    crate::tools::change(|r| r.add_mcp_server(&id, &shown, server, tools)).await;
+    report(&request_id, true, &message, &names).await;
+}
+
+/// Ends the session politely (DELETE); a server that does not support it answers 405.
+async fn end_session(url: &str, token: Option<&str>, session: &Session) {
+    if session.id.is_none() {
+        return;
+    }
+    let Some(controller) = timed(CONNECT_TIMEOUT_MS) else {
+        return;
+    };
+    let _ = fetch(
+        "DELETE",
+        url,
+        &session.listen_headers(token),
+        None,
+        &controller,
+    )
+    .await;
+}
+
+/// Before a server is removed: its stream closed, its session ended, its token forgotten.
+pub async fn forget(id: &str) {
+    drop_session(id).await;
+    set_token(id, None).await;
+}
+
+/// Turned off: no stream, no session (a new one is made when it is turned on and called).
+pub async fn drop_session(id: &str) {
+    stop_listening(id);
+    let session = SESSIONS.with(|m| m.borrow_mut().remove(id));
+    if let (Some(session), Some(server)) = (session, server(id).await) {
+        end_session(&server.url, server.token.as_deref(), &session).await;
+    }
+}

@@ -1,0 +1,48 @@
+//! Why an exchange with an MCP server failed, as sentences for Settings (Test) and for the
+//! model (a call that could not run).
+
+/// A failure talking to an MCP server.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum McpError {
+    /// The fetch itself failed: nothing listening, a wrong address, or (indistinguishable
+    /// from the worker) a server that refuses Tandem's origin.
+    #[error("Tandem could not reach the MCP server at {url}: it is not running, the address is wrong, or it refuses Tandem (CORS, or host access not granted).")]
+    Unreachable { url: String },
+    /// The connection broke while the answer was being read (the server stopped).
+    #[error("The MCP server at {url} stopped answering in the middle of its answer.")]
+    Cut { url: String },
+    #[error("The MCP server answered 401: it needs a token (give it as the Bearer token), or the token given is wrong.")]
+    NeedsToken,
+    #[error("The MCP server answered 403: the token or this client is not allowed.")]
+    Forbidden,
+    /// A 404 to a request that carried a session id: the server forgot the session. Not
+    /// shown: the worker initializes again.
+    #[error("The MCP server no longer knows this session.")]
+    SessionExpired,
+    #[error("Nothing answers at this URL (404): check the path of the MCP endpoint (often /mcp).")]
+    NotFound,
+    #[error("This URL is not an MCP endpoint: it answered with {what}.")]
+    NotMcp { what: String },
+    #[error("The MCP server answered HTTP {status}{detail}.")]
+    Http { status: u16, detail: String },
+    /// A JSON-RPC error object (`message` is the server's words, clipped).
+    #[error("The MCP server refused {method}: {message} (error {code}).")]
+    Rpc {
+        method: String,
+        code: i64,
+        message: String,
+    },
+    #[error("The MCP server ended its answer to {method} without a response.")]
+    NoResponse { method: String },
+    #[error("The MCP server speaks protocol version {0}, which Tandem does not (it speaks 2025-06-18 and 2025-03-26).")]
+    Version(String),
+    #[error("The MCP server's answer is larger than Tandem reads ({0} MB at most).")]
+    TooLarge(usize),
+}
+
+impl McpError {
+    /// Whether the session should be initialized again and the request repeated.
+    pub fn session_expired(&self) -> bool {
+        matches!(self, McpError::SessionExpired)
+    }
+}

@@ -1,0 +1,265 @@
+//! An MCP server's tools as the registry's [`ToolDescriptor`]s, and its `tools/call` results
+//! as the provider result shape ([`crate::tools::parse_tool_result`] reads) the outcome code
+//! fences and caps like any provider's.
+
+use serde_json::{json, Map, Value};
+
+use super::error::McpError;
+use super::session::clip;
+use crate::tools::protocol::{MAX_DESCRIPTION_CHARS, MAX_LABEL_CHARS, MAX_TOOLS};
+use crate::tools::ToolDescriptor;
+
+/// One page of `tools/list`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolsPage {
+    pub tools: Vec<ToolDescriptor>,
+    /// A sentence for each tool left out (its name or schema is not usable).
+    pub skipped: Vec<String>,
+    pub next_cursor: Option<String>,
+}
+
+/// Reads a `tools/list` result. A tool is checked exactly as an extension's is
+/// ([`ToolDescriptor::from_value`]: name shape, schema size, depth and subset); one that
+/// fails is left out with a sentence, the others are kept. Over-long titles and descriptions
+/// are cut rather than refused: an MCP server's author did not write them for Tandem.
+pub fn read_tools(result: &Value) -> Result<ToolsPage, McpError> {
+    let Some(list) = result.get("tools").and_then(Value::as_array) else {
+        return Err(McpError::NotMcp {
+            what: "a tools/list answer without a list of tools".into(),
+        });
+    };
+    let mut page = ToolsPage {
+        tools: Vec::new(),
+        skipped: Vec::new(),
+        next_cursor: result
+            .get("nextCursor")
+            .and_then(Value::as_str)
+            .filter(|c| !c.is_empty())
+            .map(str::to_string),
+    };
+    for (i, t) in list.iter().enumerate() {
+        let name = t.get("name").and_then(Value::as_str).unwrap_or("");
+        let shown = if name.is_empty() {
+            format!("tool {}", i + 1)
+        } else {
+            format!("tool {:?}", clip(name, 64))
+        };
+        match descriptor(t) {
+            Ok(d) if page.tools.iter().any(|k| k.name == d.name) => page
+                .skipped
+                .push(format!("{shown} is listed twice; the first is kept.")),
+            Ok(d) => page.tools.push(d),
+            Err(problem) => page
+                .skipped
+                .push(format!("{shown} is left out: {problem}.")),
+        }
+    }
+    Ok(page)
+}
+
+/// Adds a page to the tools read so far, within the registry's limit of tools per provider.
+pub fn add_page(all: &mut ToolsPage, page: ToolsPage) {
+    for t in page.tools {
+        if all.tools.len() >= MAX_TOOLS {
+            all.skipped.push(format!(
+                "Tandem takes at most {MAX_TOOLS} tools from one server; {:?} and the rest are left out.",
+                t.name
+            ));
+            break;
+        }
+        if !all.tools.iter().any(|k| k.name == t.name) {
+            all.tools.push(t);
+        }
+    }
+    all.skipped.extend(page.skipped);
+    all.next_cursor = page.next_cursor;
+}
+
+fn descriptor(t: &Value) -> Result<ToolDescriptor, String> {
+    let o = t.as_object().ok_or("it is not an object")?;
+    let name = o.get("name").and_then(Value::as_str).unwrap_or("");
+    let label = text(o.get("title"))
+        .or_else(|| text(o.get("annotations").and_then(|a| a.get("title"))))
+        .unwrap_or(name);
+    let description = text(o.get("description")).unwrap_or("");
+    let schema = o
+        .get("inputSchema")
+        .cloned()
+        .unwrap_or_else(|| json!({"type": "object"}));
+    let mut v = Map::new();
+    v.insert("name".into(), json!(name));
+    v.insert("label".into(), json!(clip(label, MAX_LABEL_CHARS)));
+    v.insert(
+        "description".into(),
+        json!(clip(description, MAX_DESCRIPTION_CHARS)),
+    );
+    v.insert("parameters".into(), strip_meta(schema));
+    if let Some(a) = o.get("annotations") {
+        v.insert("annotations".into(), a.clone());
+    }
+    ToolDescriptor::from_value(&Value::Object(v))
+}
+
+/// `$schema` (which schema generators add) says nothing about the arguments; dropped so the
+/// schema the model sees is only what constrains them.
+fn text(v: Option<&Value>) -> Option<&str> {
+    v.and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+}
+
+fn strip_meta(mut schema: Value) -> Value {
+    if let Some(o) = schema.as_object_mut() {
+        o.remove("$schema");
+    }
+    schema
+}
+
+/// A `tools/call` result as a provider result (`{content, error?}`): text items kept,
+/// others named by type (an image becomes "[image omitted]"), `isError` an error whose text
+/// is the content. `structuredContent` is used when there is no content at all.
+pub fn call_result(result: &Value) -> Value {
+    let mut content: Vec<Value> = result
+        .get("content")
+        .and_then(Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .map(|item| match item.get("type").and_then(Value::as_str) {
+                    Some("text") => json!({"type": "text", "text": item.get("text").and_then(Value::as_str).unwrap_or("")}),
+                    // A resource with text is text the tool meant to give.
+                    Some("resource") => match item.pointer("/resource/text").and_then(Value::as_str) {
+                        Some(t) => json!({"type": "text", "text": t}),
+                        None => json!({"type": "resource"}),
+                    },
+                    Some(kind) => json!({"type": kind}),
+                    None => json!({"type": "content"}),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    if content.is_empty() {
+        if let Some(s) = result.get("structuredContent").filter(|s| !s.is_null()) {
+            content.push(json!({"type": "text", "text": s.to_string()}));
+        }
+    }
+    if result.get("isError").and_then(Value::as_bool) == Some(true) {
+        let text: Vec<String> = content
+            .iter()
+            .map(|c| match c.get("text").and_then(Value::as_str) {
+                Some(t) => t.to_string(),
+                None => format!("[{} omitted]", c["type"].as_str().unwrap_or("content")),
+            })
+            .collect();
+        let error = if text.is_empty() {
+            "the tool failed without saying why".to_string()
+        } else {
+            text.join("\n")
+        };
+        return json!({"content": [], "error": error});
+    }
+    json!({"content": content})
+}
+
+/// The provider result for a call that failed before the tool answered: the sentence, as the
+/// error.
+pub fn rpc_error_result(e: &McpError) -> Value {
+    json!({"content": [], "error": e.to_string()})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::{parse_tool_result, Policy};
+
+    #[test]
+    fn tools_become_descriptors_checked_like_an_extensions() {
+        let result = json!({
+            "tools": [
+                {"name": "echo", "description": "Echoes.", "inputSchema": {
+                    "$schema": "http://json-schema.org/draft-07/schema#",
+                    "type": "object", "properties": {"text": {"type": "string"}},
+                    "required": ["text"], "additionalProperties": false},
+                 "annotations": {"readOnlyHint": true}},
+                {"name": "rm", "title": "Remove a file", "inputSchema": {"type": "object"},
+                 "annotations": {"readOnlyHint": true, "destructiveHint": true}},
+                {"name": "no schema"},
+                {"name": "bad", "inputSchema": {"type": "string"}},
+                {"name": "echo", "inputSchema": {"type": "object"}},
+                {"name": "plain", "description": "x".repeat(3000)}
+            ],
+            "nextCursor": "p2"
+        });
+        let page = read_tools(&result).unwrap();
+        let names: Vec<&str> = page.tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["echo", "rm", "plain"]);
+        assert_eq!(page.next_cursor.as_deref(), Some("p2"));
+        assert_eq!(page.skipped.len(), 3, "{:?}", page.skipped);
+        assert!(
+            page.skipped[0].starts_with("tool \"no schema\" is left out: a name may only hold"),
+            "{}",
+            page.skipped[0]
+        );
+        assert!(
+            page.skipped[1].contains("\"type\": \"object\""),
+            "{}",
+            page.skipped[1]
+        );
+        assert_eq!(
+            page.skipped[2],
+            "tool \"echo\" is listed twice; the first is kept."
+        );
+        let echo = &page.tools[0];
+        assert_eq!(echo.label, "echo");
+        assert!(echo.parameters.get("$schema").is_none());
+        assert_eq!(Policy::default_for(echo), Policy::Allow);
+        assert_eq!(page.tools[1].label, "Remove a file");
+        assert_eq!(Policy::default_for(&page.tools[1]), Policy::Ask);
+        assert_eq!(Policy::default_for(&page.tools[2]), Policy::Ask);
+        assert_eq!(page.tools[2].description.chars().count(), 2000);
+        assert!(read_tools(&json!({"resources": []})).is_err());
+    }
+
+    #[test]
+    fn pages_add_up_within_the_limit() {
+        let mut all = read_tools(&json!({"tools": [{"name": "a"}], "nextCursor": "x"})).unwrap();
+        add_page(
+            &mut all,
+            read_tools(&json!({"tools": [{"name": "a"}, {"name": "b"}]})).unwrap(),
+        );
+        let names: Vec<&str> = all.tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["a", "b"]);
+        assert_eq!(all.next_cursor, None);
+        let many: Vec<Value> = (0..70).map(|i| json!({"name": format!("t{i}")})).collect();
+        add_page(&mut all, read_tools(&json!({"tools": many})).unwrap());
+        assert_eq!(all.tools.len(), MAX_TOOLS);
+        assert!(all.skipped.last().unwrap().contains("at most 64"));
+    }
+
+    #[test]
+    fn call_results_keep_text_name_the_rest_and_carry_errors() {
+        let r = call_result(&json!({"content": [
+            {"type": "text", "text": "hello"},
+            {"type": "image", "data": "AAAA", "mimeType": "image/png"},
+            {"type": "resource", "resource": {"uri": "file:///a", "text": "inside"}}
+        ]}));
+        let read = parse_tool_result(&r);
+        assert_eq!(read.text(), "hello\n[image omitted]\ninside");
+        assert_eq!(read.error, None);
+
+        let failed = parse_tool_result(&call_result(
+            &json!({"isError": true, "content": [{"type": "text", "text": "no such file"}]}),
+        ));
+        assert_eq!(failed.error.as_deref(), Some("no such file"));
+        assert_eq!(failed.text(), "");
+        let silent = parse_tool_result(&call_result(&json!({"isError": true})));
+        assert_eq!(
+            silent.error.as_deref(),
+            Some("the tool failed without saying why")
+        );
+        let structured = parse_tool_result(&call_result(&json!({"structuredContent": {"n": 3}})));
+        assert_eq!(structured.text(), r#"{"n":3}"#);
+        let gone = parse_tool_result(&rpc_error_result(&McpError::NeedsToken));
+        assert!(gone.error.unwrap().contains("401"));
+    }
+}

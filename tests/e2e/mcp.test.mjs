@@ -1,0 +1,368 @@
+// MCP servers as tool providers, end to end: the real dist/ in Chromium, REAL MCP servers
+// built here with the official TypeScript SDK (Streamable HTTP on 127.0.0.1: one answering
+// with event streams, one with plain JSON), and a local model server speaking OpenAI's wire
+// format, scripted to call tools. Every claim is checked on what the person sees (the
+// panel), on what the MCP server received, or on what the model received next.
+import { test, before, after, beforeEach } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { launchExtension, collectConsole } from './lib/browser.mjs';
+import { startMockProvider } from './lib/mock-provider.mjs';
+
+const TANDEM_ID = 'bkkhgefimkkanagkjaoehnjcmpolnojf';
+const KEY = 'sk-mcp-abcdefgh12345678';
+const TOKEN = 'mcp-secret-token-7f3kq9wxyz';
+
+/**
+ * A real MCP server (the SDK's low-level Server + StreamableHTTPServerTransport, one pair per
+ * session, as the SDK's examples do), behind a plain `http.createServer`. `json`: answers as
+ * application/json instead of event streams. `token`: the Bearer token it demands.
+ * `received` records every JSON-RPC message with the headers it came with.
+ */
+async function startMcpServer({ name, json = false, token = null }) {
+  const received = [];
+  const sessions = new Map(); // session id → { transport, server }
+  const tools = [
+    { name: 'echo', description: 'Echoes the text back.', annotations: { readOnlyHint: true },
+      inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } },
+    { name: 'write_note', description: 'Writes a note.',
+      inputSchema: { type: 'object', properties: { note: { type: 'string' } }, required: ['note'] } },
+    { name: 'slow', description: 'Takes its time.', annotations: { readOnlyHint: true },
+      inputSchema: { type: 'object', properties: {} } },
+  ];
+  let slowStarted = null;
+  const slowCalled = new Promise((r) => { slowStarted = r; });
+  const handlers = {
+    echo: async ({ text }) => ({ content: [{ type: 'text', text: `echo from ${name}: ${text}` },
+      { type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' }] }),
+    write_note: async () => ({ isError: true, content: [{ type: 'text', text: 'the disk is full' }] }),
+    slow: async () => { slowStarted(); return new Promise(() => {}); },
+    late_tool: async () => ({ content: [{ type: 'text', text: 'late and here' }] }),
+  };
+  const newServer = () => {
+    const server = new Server({ name, version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } });
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
+    server.setRequestHandler(CallToolRequestSchema, async (req) => {
+      const run = handlers[req.params.name];
+      if (!run) return { isError: true, content: [{ type: 'text', text: `no tool ${req.params.name}` }] };
+      return run(req.params.arguments ?? {});
+    });
+    return server;
+  };
+  const httpServer = http.createServer(async (req, res) => {
+    const chunks = [];
+    for await (const c of req) chunks.push(c);
+    const text = Buffer.concat(chunks).toString('utf8');
+    const body = text ? JSON.parse(text) : undefined;
+    received.push({ method: req.method, rpc: body?.method, params: body?.params, headers: req.headers });
+    if (token && req.headers.authorization !== `Bearer ${token}`) {
+      res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"unauthorized"}');
+      return;
+    }
+    const sid = req.headers['mcp-session-id'];
+    let entry = sid ? sessions.get(sid) : undefined;
+    if (!entry && !sid && body?.method === 'initialize') {
+      const transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        enableJsonResponse: json,
+        onsessioninitialized: (id) => sessions.set(id, entry),
+      });
+      entry = { transport, server: newServer() };
+      await entry.server.connect(entry.transport);
+    }
+    if (!entry) {
+      res.writeHead(sid ? 404 : 400, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'no such session' }, id: null }));
+      return;
+    }
+    await entry.transport.handleRequest(req, res, body);
+  });
+  await new Promise((r) => httpServer.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${httpServer.address().port}/mcp`;
+  return {
+    url, received, slowCalled,
+    calls: () => received.filter((m) => m.rpc === 'tools/call'),
+    /** Adds a tool and tells every open session (notifications/tools/list_changed). */
+    async addTool(tool) {
+      tools.push(tool);
+      for (const { server } of sessions.values()) await server.sendToolListChanged().catch(() => {});
+    },
+    /** Forgets every session, as a restarted server would. */
+    forgetSessions() { sessions.clear(); },
+    async close() {
+      httpServer.closeAllConnections();
+      await new Promise((r) => httpServer.close(r));
+    },
+  };
+}
+
+let browser, mock, panel, sse, plain, panelConsole, workerConsole;
+
+before(async () => {
+  // Ollama is configured for extensions (OLLAMA_ORIGINS), as its users must.
+  mock = await startMockProvider({ delayMs: 5, ollamaOrigins: ['chrome-extension://*'] });
+  sse = await startMcpServer({ name: 'Files', token: TOKEN });
+  plain = await startMcpServer({ name: 'Notes', json: true });
+  browser = await launchExtension({ extensionId: TANDEM_ID });
+  workerConsole = collectConsole(browser.serviceWorker);
+  panel = await browser.openPanel();
+  panelConsole = collectConsole(panel);
+  const settings = panel.getByRole('region', { name: 'Settings' });
+  if (!(await settings.isVisible())) await panel.getByRole('button', { name: 'Settings' }).click();
+  await panel.getByLabel('On-device model', { exact: true }).selectOption('cloud');
+  await panel.getByLabel('Provider', { exact: true }).selectOption({ label: 'OpenAI-compatible' });
+  await panel.getByLabel('Base URL').fill(`${mock.url}/v1`);
+  await panel.getByLabel('Model', { exact: true }).fill('gpt-test');
+  await panel.getByLabel('API key').fill(KEY);
+  await panel.getByRole('button', { name: 'Save', exact: true }).click();
+  await panel.getByRole('status').filter({ hasText: 'Saved' }).waitFor();
+});
+
+after(async () => {
+  await browser?.close();
+  await mock?.close();
+  await sse?.close().catch(() => {});
+  await plain?.close().catch(() => {});
+});
+
+beforeEach(() => mock.reset());
+
+const servers = () => panel.getByRole('list', { name: 'Tool providers' });
+const mcpStatus = () => panel.getByRole('status', { name: 'MCP server status' });
+const registry = () => panel.evaluate(() => chrome.storage.local.get('toolRegistry').then((x) => x.toolRegistry ?? { providers: {} }));
+
+async function ask(text) {
+  await panel.getByRole('textbox', { name: 'Message' }).fill(text);
+  await panel.getByRole('textbox', { name: 'Message' }).press('Enter');
+}
+const idle = () => panel.waitForFunction(() => !document.querySelector('[aria-busy="true"]'));
+const lastAnswer = () => panel.getByRole('article', { name: 'Tandem' }).last();
+
+async function fillServer({ name, url, token = '' }) {
+  const form = panel.getByRole('group', { name: 'New MCP server' });
+  if (!(await form.isVisible())) await panel.getByRole('button', { name: 'Add MCP server' }).click();
+  await form.getByLabel('Server name').fill(name);
+  await form.getByLabel('Server URL').fill(url);
+  await form.getByLabel('Bearer token (optional)').fill(token);
+  return form;
+}
+
+/** The model-facing name of `tool`, from what the model was offered. */
+async function offeredName(suffix) {
+  mock.setDefault({ reply: 'Fine.' });
+  const offered = mock.waitForRequest((r) => (r.tools ?? []).some((t) => t.endsWith(suffix)), 10000);
+  await ask('What tools do you have?');
+  const req = await offered;
+  await idle();
+  mock.reset();
+  return req.tools.find((t) => t.endsWith(suffix));
+}
+
+test('Test names the exact problem (401: needs a token; nothing listening), then lists the tools; Add makes the server a provider with per-tool policies', async () => {
+  const form = await fillServer({ name: 'My files', url: sse.url });
+  await form.getByRole('button', { name: 'Test server' }).click();
+  await mcpStatus().filter({ hasText: 'needs a token' }).waitFor();
+
+  await fillServer({ name: 'Nobody', url: 'http://127.0.0.1:9/mcp' });
+  await form.getByRole('button', { name: 'Test server' }).click();
+  await mcpStatus().filter({ hasText: 'could not reach the MCP server at http://127.0.0.1:9/mcp' }).waitFor();
+
+  await fillServer({ name: 'My files', url: sse.url, token: TOKEN });
+  await form.getByRole('button', { name: 'Test server' }).click();
+  await mcpStatus().filter({ hasText: 'Connected to «Files»: 3 tools: echo, write_note, slow.' }).waitFor();
+  const listed = form.getByRole('list', { name: 'Tools the server offers' });
+  assert.deepEqual(await listed.getByRole('listitem').allTextContents(), ['echo', 'write_note', 'slow']);
+  // The test session was initialized with the token and the protocol version, then ended.
+  const init = sse.received.find((m) => m.rpc === 'initialize' && m.headers.authorization);
+  assert.equal(init.params.protocolVersion, '2025-06-18');
+  assert.equal(init.headers.authorization, `Bearer ${TOKEN}`);
+  const later = sse.received.find((m) => m.rpc === 'tools/list');
+  assert.ok(later.headers['mcp-session-id'], 'the session id goes on later requests');
+  assert.equal(later.headers['mcp-protocol-version'], '2025-06-18');
+
+  await form.getByRole('button', { name: 'Add server' }).click();
+  await mcpStatus().filter({ hasText: 'Added. Connected to «Files»' }).waitFor();
+  await servers().getByText(`MCP server «My files» (${sse.url}, token …wxyz)`).waitFor();
+  assert.equal(await servers().getByRole('combobox', { name: 'echo from My files' }).inputValue(), 'allow', 'read-only: Allow');
+  assert.equal(await servers().getByRole('combobox', { name: 'write_note from My files' }).inputValue(), 'ask', 'not read-only: Ask');
+  assert.equal(await form.getByLabel('Bearer token (optional)').inputValue(), '', 'the token field is emptied');
+
+  // The token is nowhere the panel renders, nor in the registry it reads.
+  const html = await panel.evaluate(() => document.documentElement.outerHTML
+    + [...document.querySelectorAll('input, textarea')].map((i) => i.value).join('\n'));
+  assert.ok(!html.includes(TOKEN) && !html.includes('7f3kq9'), 'the token is not in the DOM');
+  assert.ok(!JSON.stringify(await registry()).includes(TOKEN), 'nor in the registry');
+});
+
+test('a chat turn on an event-stream server calls its tool: the server gets the arguments, the model gets the text (image named, fenced)', async () => {
+  const echo = await offeredName('__echo');
+  assert.ok(echo, 'the MCP tool is offered to the model');
+  mock.script({ toolCall: { name: echo, arguments: { text: 'hello there' } } });
+  mock.setDefault({ reply: 'It echoed.' });
+  const next = mock.waitForRequest((r) => (r.toolResults ?? []).length > 0, 15000);
+  await ask('Echo hello there.');
+  const result = (await next).toolResults[0];
+  const call = sse.calls().at(-1);
+  assert.deepEqual(call.params, { name: 'echo', arguments: { text: 'hello there' } });
+  assert.equal(call.headers.authorization, `Bearer ${TOKEN}`);
+  assert.ok(result.content.includes('echo from Files: hello there'), result.content);
+  assert.ok(result.content.includes('[image omitted]'), result.content);
+  assert.ok(result.content.includes('⟦untrusted data'), 'fenced as outside data');
+  await idle();
+  await lastAnswer().getByText('It echoed.').waitFor();
+});
+
+test('an isError result reaches the model as an error, after the user approved the Ask tool', async () => {
+  const write = await offeredName('__write_note');
+  mock.script({ toolCall: { name: write, arguments: { note: 'remember milk' } } });
+  mock.setDefault({ reply: 'The disk is full.' });
+  const next = mock.waitForRequest((r) => (r.toolResults ?? []).length > 0, 15000);
+  await ask('Write a note.');
+  const card = lastAnswer().getByRole('group', { name: `Run ${write}?` });
+  await card.getByRole('button', { name: 'Approve' }).click();
+  const result = (await next).toolResults[0];
+  assert.equal(sse.calls().at(-1).params.arguments.note, 'remember milk');
+  assert.ok(result.content.includes('reported an error') && result.content.includes('the disk is full'), result.content);
+  await idle();
+});
+
+test('a plain-JSON server works the same, and a forgotten session is initialized again', async () => {
+  const form = await fillServer({ name: 'Notes', url: plain.url });
+  await form.getByRole('button', { name: 'Add server' }).click();
+  await servers().getByRole('combobox', { name: 'echo from Notes' }).waitFor();
+  const echo = await offeredName('notes__echo');
+  plain.forgetSessions(); // as a restarted server would: the next request gets 404
+  mock.script({ toolCall: { name: echo, arguments: { text: 'json please' } } });
+  mock.setDefault({ reply: 'Done.' });
+  const next = mock.waitForRequest((r) => (r.toolResults ?? []).length > 0, 15000);
+  await ask('Echo on notes.');
+  const result = (await next).toolResults[0];
+  assert.ok(result.content.includes('echo from Notes: json please'), result.content);
+  const inits = plain.received.filter((m) => m.rpc === 'initialize');
+  assert.ok(inits.length >= 2, `once on Add, again after the 404: ${inits.length}`);
+  await idle();
+});
+
+test('notifications/tools/list_changed adds the new tool mid-session', async () => {
+  await sse.addTool({ name: 'late_tool', description: 'Arrived later.', annotations: { readOnlyHint: true },
+    inputSchema: { type: 'object', properties: {} } });
+  await servers().getByRole('combobox', { name: 'late_tool from My files' }).waitFor({ timeout: 10000 });
+  const late = await offeredName('__late_tool');
+  assert.ok(late);
+});
+
+test('turned off, a server offers nothing; turned on again, it does', async () => {
+  await servers().getByRole('button', { name: 'Turn off Notes' }).click();
+  await servers().getByText(/MCP server «Notes» .* — turned off/).waitFor();
+  mock.setDefault({ reply: 'Fine.' });
+  const offered = mock.waitForRequest(() => true, 10000);
+  await ask('Tools now?');
+  const req = await offered;
+  assert.ok(!(req.tools ?? []).some((t) => t.startsWith('notes__')), req.tools?.join(', '));
+  assert.ok((req.tools ?? []).some((t) => t.endsWith('__echo')), 'the other server still is');
+  await idle();
+  await servers().getByRole('button', { name: 'Turn on Notes' }).click();
+  await servers().getByRole('button', { name: 'Turn off Notes' }).waitFor();
+});
+
+test('after Tandem\'s worker is stopped, it initializes a new session with each server and a call works', async () => {
+  const before = plain.received.filter((m) => m.rpc === 'initialize').length;
+  await browser.stopServiceWorker();
+  mock.setDefault({ reply: 'ok' });
+  await ask('wake up');
+  await browser.waitForServiceWorker();
+  await idle();
+  mock.reset();
+  const echo = await offeredName('notes__echo');
+  mock.script({ toolCall: { name: echo, arguments: { text: 'after the restart' } } });
+  mock.setDefault({ reply: 'Still here.' });
+  const next = mock.waitForRequest((r) => (r.toolResults ?? []).length > 0, 15000);
+  await ask('Echo again.');
+  const result = (await next).toolResults[0];
+  assert.equal(result.isError, false, result.content);
+  assert.ok(result.content.includes('echo from Notes: after the restart'), result.content);
+  const after = plain.received.filter((m) => m.rpc === 'initialize').length;
+  assert.ok(after > before, `a new session after the restart (${before} → ${after})`);
+  await idle();
+});
+
+// The MCP call does not depend on the model's wire format: each one declares the server's
+// tool in its shape and gets the server's answer back in its shape.
+const formats = [
+  { label: 'Anthropic', base: () => `${mock.url}/v1`, model: 'claude-sonnet-4-5' },
+  { label: 'Gemini', base: () => `${mock.url}/v1beta`, model: 'gemini-2.5-flash' },
+  { label: 'Ollama', base: () => mock.url, model: 'llama3.2' },
+];
+for (const f of formats) {
+  test(`a chat on ${f.label} calls the MCP server's tool and answers from its result`, async () => {
+    const settings = panel.getByRole('region', { name: 'Settings' });
+    if (!(await settings.isVisible())) await panel.getByRole('button', { name: 'Settings' }).click();
+    await panel.getByLabel('Provider', { exact: true }).selectOption({ label: f.label });
+    await panel.getByLabel('Base URL').fill(f.base());
+    await panel.getByLabel('Model', { exact: true }).fill(f.model);
+    await panel.getByLabel('API key').fill(KEY);
+    await panel.getByRole('button', { name: 'Save', exact: true }).click();
+    await panel.getByRole('status', { name: 'Settings status' }).filter({ hasText: 'Saved' }).waitFor();
+    const echo = await offeredName('files__echo');
+    assert.ok(echo, `declared in ${f.label}'s shape`);
+    mock.script({ toolCall: { name: echo, arguments: { text: `via ${f.label}` } } });
+    mock.setDefault({ reply: `Echoed on ${f.label}.` });
+    const next = mock.waitForRequest((r) => (r.toolResults ?? []).length > 0, 15000);
+    await ask(`Echo via ${f.label}.`);
+    const result = (await next).toolResults[0];
+    assert.ok(result.content.includes(`echo from Files: via ${f.label}`), result.content);
+    assert.deepEqual(sse.calls().at(-1).params.arguments, { text: `via ${f.label}` });
+    await idle();
+    await lastAnswer().getByText(`Echoed on ${f.label}.`).waitFor();
+    assert.match(await lastAnswer().getByRole('group', { name: `Tool call ${echo}` }).getByLabel('Tool result').textContent(), /^Done/);
+  });
+}
+
+test('the server stopped mid-call: the turn ends with a sentence, not a hang; Settings shows the problem', async () => {
+  const slow = await offeredName('files__slow');
+  mock.script({ toolCall: { name: slow, arguments: {} } });
+  mock.setDefault({ reply: 'The server went away.' });
+  const next = mock.waitForRequest((r) => (r.toolResults ?? []).length > 0, 20000);
+  await ask('Run the slow one.');
+  await sse.slowCalled;
+  await sse.close();
+  const result = (await next).toolResults[0];
+  assert.match(result.content, /stopped answering|could not reach/, result.content);
+  await idle();
+  await lastAnswer().getByText('The server went away.').waitFor();
+  await servers().getByLabel('Problem with My files').waitFor();
+});
+
+test('Settings says whether this browser offers page tools (WebMCP), as the browser itself reports', async () => {
+  const has = await panel.evaluate(() => 'modelContext' in navigator || 'modelContext' in document);
+  const said = await panel.getByLabel('Page tools').textContent();
+  if (has) assert.match(said, /this browser offers them/);
+  else assert.match(said, /not supported by this browser/);
+});
+
+test('in a Chromium started with WebMCP on (--enable-blink-features=WebMCP), Settings says the browser offers page tools', async () => {
+  const flagged = await launchExtension({ extensionId: TANDEM_ID, args: ['--enable-blink-features=WebMCP'] });
+  try {
+    const p = await flagged.openPanel();
+    assert.ok(await p.evaluate(() => 'modelContext' in document), 'the flag exposes document.modelContext');
+    const settings = p.getByRole('region', { name: 'Settings' });
+    if (!(await settings.isVisible())) await p.getByRole('button', { name: 'Settings' }).click();
+    await p.getByLabel('Page tools').filter({ hasText: 'this browser offers them' }).waitFor();
+  } finally {
+    await flagged.close();
+  }
+});
+
+test('Remove forgets the server and its token; the token never reached the console', async () => {
+  await servers().getByRole('button', { name: 'Remove server Notes' }).click();
+  await servers().getByRole('button', { name: 'Remove server Notes' }).waitFor({ state: 'detached' });
+  const tokens = await browser.serviceWorker.evaluate(() => chrome.storage.local.get('mcpTokens').then((x) => x.mcpTokens ?? {}));
+  assert.equal(Object.keys(tokens).length, 1, 'only My files keeps a token');
+  assert.ok(plain.received.some((m) => m.method === 'DELETE'), 'the session was ended');
+  const logged = [...panelConsole.messages, ...workerConsole.messages].map((m) => m.text).join('\n');
+  assert.ok(!logged.includes(TOKEN), 'the token is in no console line');
+});
