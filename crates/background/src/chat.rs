@@ -529,13 +529,29 @@ async fn send(
     controller: &AbortController,
     cfg: &ProviderConfig,
 ) -> Result<Response, Failure> {
+    let request = provider_request(http, controller, cfg)?;
+    match JsFuture::from(chrome::fetch_with_request(&request)).await {
+        Ok(r) => Ok(r.unchecked_into()),
+        Err(_) if controller.signal().aborted() => Err(Failure::Stopped),
+        Err(e) => Err(network_error(cfg, &js_text(e)).into()),
+    }
+}
+
+/// The `fetch` Request for a provider: its headers, its body (none for a GET), the abort
+/// signal, and no redirect followed — the request carries the API key, and following a
+/// redirect would hand the key to whatever host it names (Chrome drops only Authorization on
+/// a cross-origin redirect, not x-api-key or x-goog-api-key).
+pub(crate) fn provider_request(
+    http: &tandem_core::http::HttpRequest,
+    controller: &AbortController,
+    cfg: &ProviderConfig,
+) -> Result<Request, ProviderError> {
     let init = RequestInit::new();
     init.set_method(http.method);
-    // A redirect is not followed: the request carries the API key, and following it would
-    // hand the key to whatever host the redirect names (Chrome drops only Authorization on a
-    // cross-origin redirect, not x-api-key or x-goog-api-key).
     init.set_redirect(RequestRedirect::Manual);
-    init.set_body(&JsValue::from_str(&http.body));
+    if http.method != "GET" {
+        init.set_body(&JsValue::from_str(&http.body));
+    }
     init.set_signal(Some(&controller.signal()));
     let headers =
         web_sys::Headers::new().map_err(|e| ProviderError::malformed(cfg.kind, &js_text(e)))?;
@@ -548,17 +564,12 @@ async fn send(
         })?;
     }
     init.set_headers(&headers);
-    let request = Request::new_with_str_and_init(&http.url, &init).map_err(|e| {
+    Request::new_with_str_and_init(&http.url, &init).map_err(|e| {
         ProviderError::new(
             ErrorKind::NotConfigured,
             format!("Invalid request URL {}: {}", http.url, js_text(e)),
         )
-    })?;
-    match JsFuture::from(chrome::fetch_with_request(&request)).await {
-        Ok(r) => Ok(r.unchecked_into()),
-        Err(_) if controller.signal().aborted() => Err(Failure::Stopped),
-        Err(e) => Err(network_error(cfg, &js_text(e)).into()),
-    }
+    })
 }
 
 #[cfg(all(test, target_arch = "wasm32"))]

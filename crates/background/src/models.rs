@@ -1,7 +1,7 @@
 //! Settings' model picker: one GET to the provider's model list with the form's values (the
 //! saved key when the key field is empty), read by `tandem_core::model_list`. Done in the
-//! worker so the key never has to be in the panel, and like every provider request it follows
-//! no redirect (it carries the key).
+//! worker so the key never has to be in the panel, and it is made like every provider request
+//! (`chat::provider_request`: no redirect followed, since it carries the key).
 
 use tandem_core::errors::{network_error, redirected, ErrorKind, ProviderError};
 use tandem_core::model_list::{list_request, read_list, summary};
@@ -10,7 +10,7 @@ use tandem_core::provider::{ProviderConfig, ProviderKind, ProviderSettings};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::{spawn_local, JsFuture};
-use web_sys::{AbortController, Request, RequestInit, RequestRedirect, Response, ResponseType};
+use web_sys::{AbortController, Response, ResponseType};
 
 use crate::chat::post;
 use crate::chrome::{self, Port};
@@ -61,27 +61,7 @@ async fn models(
     let abort = controller.clone();
     let timer = Closure::once_into_js(move || abort.abort());
     chrome::set_timeout(timer.unchecked_ref(), LIST_TIMEOUT_MS);
-    let init = RequestInit::new();
-    init.set_method(http.method);
-    init.set_redirect(RequestRedirect::Manual);
-    init.set_signal(Some(&controller.signal()));
-    let headers =
-        web_sys::Headers::new().map_err(|e| ProviderError::malformed(provider, &js_text(e)))?;
-    for (k, v) in &http.headers {
-        headers.append(k, v).map_err(|e| {
-            ProviderError::new(
-                ErrorKind::NotConfigured,
-                format!("Invalid header {k}: {}", js_text(e)),
-            )
-        })?;
-    }
-    init.set_headers(&headers);
-    let request = Request::new_with_str_and_init(&http.url, &init).map_err(|e| {
-        ProviderError::new(
-            ErrorKind::NotConfigured,
-            format!("Invalid base URL {}: {}", cfg.base_url, js_text(e)),
-        )
-    })?;
+    let request = crate::chat::provider_request(&http, &controller, &cfg)?;
     let response: Response = match JsFuture::from(chrome::fetch_with_request(&request)).await {
         Ok(r) => r.unchecked_into(),
         Err(_) if controller.signal().aborted() => {

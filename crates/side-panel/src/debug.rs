@@ -205,7 +205,8 @@ pub fn meter(used: u64, limit: u64, counted_by_provider: bool) {
     }
 }
 
-fn group(n: u64) -> String {
+/// `1048576` → `1,048,576`.
+pub(crate) fn group(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {

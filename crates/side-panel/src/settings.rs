@@ -443,24 +443,15 @@ pub fn models_listed(
             dom::set_attr(
                 &option,
                 "label",
-                &format!("{} · {} tokens", model.id, thousands(window)),
+                &format!(
+                    "{} · {} tokens",
+                    model.id,
+                    crate::debug::group(u64::from(window))
+                ),
             );
         }
         let _ = options.append_child(&option);
     }
-}
-
-/// `1048576` → `1,048,576`.
-fn thousands(n: u32) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 fn models_status(text: &str) {
