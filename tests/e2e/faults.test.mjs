@@ -263,3 +263,28 @@ test('a saved setting of the wrong type costs only itself: the saved provider, m
   await saveSettings();
   await nextMessageWorks([]);
 });
+
+test('a provider that goes silent mid-answer: "Still waiting" shows, then the answer is given up with a sentence and what arrived is kept', async () => {
+  // A short limit so the test does not wait a minute (Settings keep it as budget.stallSeconds).
+  await panel.evaluate(async () => {
+    const { settings } = await chrome.storage.local.get('settings');
+    settings.budget = { ...(settings.budget ?? {}), stallSeconds: 6 };
+    await chrome.storage.local.set({ settings });
+  });
+  mock.script({ reply: 'one two three four five six', stall: true, stallAfter: 2 });
+  await ui.message().fill('are you there?');
+  await ui.message().press('Enter');
+  const progress = panel.getByRole('status', { name: 'Progress' });
+  await progress.filter({ hasText: 'Still waiting for OpenAI-compatible… (Stop to give up)' }).waitFor({ timeout: 10000 });
+  await panel.waitForFunction(() => !document.querySelector('[aria-busy="true"]'), null, { timeout: 15000 });
+  await ui.alert().filter({ hasText: 'OpenAI-compatible sent nothing for 6 s, so Tandem stopped waiting' }).waitFor();
+  assert.equal(await answerText(), 'one two', 'what arrived is kept');
+  assert.equal(await panel.locator('#progress').textContent(), '', 'the waiting line is gone');
+  assert.ok(mock.requests.at(-1).aborted, 'the request was aborted, not left open');
+  await panel.evaluate(async () => {
+    const { settings } = await chrome.storage.local.get('settings');
+    delete settings.budget.stallSeconds;
+    await chrome.storage.local.set({ settings });
+  });
+  await nextMessageWorks([]);
+});

@@ -49,10 +49,21 @@ struct Active {
     controller: AbortController,
 }
 
+/// How an answer in flight is doing, for the stall watch: when it last showed a sign of life
+/// (anything posted for it) and whether a tool is running (which has its own limits).
+struct Activity {
+    last: f64,
+    in_tool: bool,
+    /// Set when the watch gave up: the sentence the answer ends with.
+    stalled: Option<String>,
+}
+
 thread_local! {
     /// Token counts per conversation pair, computed once while the worker lives.
     static TOKENS: RefCell<TokenCache> = RefCell::new(TokenCache::new());
     static ACTIVE: RefCell<Vec<Active>> = const { RefCell::new(Vec::new()) };
+    static ACTIVITY: RefCell<std::collections::HashMap<String, Activity>> =
+        RefCell::new(std::collections::HashMap::new());
 }
 
 /// Why a stream ended without a normal `Done`.
@@ -99,18 +110,38 @@ pub fn start(
             controller: controller.clone(),
         })
     });
+    ACTIVITY.with(|a| {
+        a.borrow_mut().insert(
+            request_id.clone(),
+            Activity {
+                last: js_sys::Date::now(),
+                in_tool: false,
+                stalled: None,
+            },
+        )
+    });
+    spawn_local(watch(port.clone(), request_id.clone(), controller.clone()));
     spawn_local(async move {
         let answered = match turn.await {
             Ok(_) if controller.signal().aborted() => Err(Failure::Stopped),
             Ok(turn) => answer(&port, &request_id, turn, &controller).await,
             Err(e) => Err(e.into()),
         };
-        let last = match answered {
-            Ok(done) => done,
-            Err(Failure::Stopped) => WorkerToPanel::Stopped {
+        let stalled = ACTIVITY
+            .with(|a| a.borrow_mut().remove(&request_id))
+            .and_then(|a| a.stalled);
+        let last = match (answered, stalled) {
+            (Ok(done), _) => done,
+            // The watch stopped it: not the user, so say why.
+            (Err(Failure::Stopped), Some(message)) => WorkerToPanel::Error {
+                request_id: request_id.clone(),
+                kind: ErrorKind::Network,
+                message,
+            },
+            (Err(Failure::Stopped), None) => WorkerToPanel::Stopped {
                 request_id: request_id.clone(),
             },
-            Err(Failure::Provider(e)) => WorkerToPanel::Error {
+            (Err(Failure::Provider(e)), _) => WorkerToPanel::Error {
                 request_id: request_id.clone(),
                 kind: e.kind,
                 message: e.message,
@@ -140,7 +171,80 @@ pub fn stop_all_for(port: &Port) {
     });
 }
 
+/// Watches an answer in flight: after a third of the stall limit (at most 20 s) without a sign
+/// of life the user reads that Tandem is still waiting; at the limit the request is aborted
+/// and the answer ends with a sentence, what arrived kept. A running tool is not a stall.
+async fn watch(port: Port, request_id: String, controller: AbortController) {
+    let settings = storage::settings().await.ok();
+    let limit_s = settings
+        .as_ref()
+        .map_or(60, |s| s.budget.stall_seconds)
+        .max(1);
+    let warn_ms = f64::from((limit_s / 3).clamp(1, 20)) * 1000.0;
+    let limit_ms = f64::from(limit_s) * 1000.0;
+    let who = match settings.as_ref() {
+        Some(s) if s.on_device == tandem_core::session::Preferred::Nano => "Gemini Nano",
+        Some(s) => s.active.map_or("the AI provider", |k| k.label()),
+        None => "the AI provider",
+    };
+    let mut warned = false;
+    loop {
+        chrome::sleep(500).await;
+        let Some((idle, in_tool)) = ACTIVITY.with(|a| {
+            a.borrow()
+                .get(&request_id)
+                .map(|x| (js_sys::Date::now() - x.last, x.in_tool))
+        }) else {
+            return; // the answer ended
+        };
+        if in_tool {
+            continue;
+        }
+        if idle >= limit_ms {
+            let message = format!(
+                "{who} sent nothing for {limit_s} s, so Tandem stopped waiting. What arrived is kept; send your message again to retry."
+            );
+            ACTIVITY.with(|a| {
+                if let Some(x) = a.borrow_mut().get_mut(&request_id) {
+                    x.stalled = Some(message);
+                }
+            });
+            controller.abort();
+            return;
+        }
+        let text = match (idle >= warn_ms, warned) {
+            (true, false) => format!("Still waiting for {who}… (Stop to give up)"),
+            // Life again: the line goes.
+            (false, true) => String::new(),
+            _ => continue,
+        };
+        warned = !warned;
+        let status = WorkerToPanel::Status {
+            request_id: request_id.clone(),
+            text,
+        };
+        let _ = post_as(&port, &status, false);
+    }
+}
+
 pub(crate) fn post(port: &Port, message: &WorkerToPanel) -> Result<(), JsValue> {
+    post_as(port, message, true)
+}
+
+/// `touch`: the message is a sign of life of its answer (the watch's own lines are not).
+fn post_as(port: &Port, message: &WorkerToPanel, touch: bool) -> Result<(), JsValue> {
+    if touch {
+        ACTIVITY.with(|a| {
+            if let Some(x) = a.borrow_mut().get_mut(message.request_id()) {
+                x.last = js_sys::Date::now();
+                match message {
+                    WorkerToPanel::ToolUse { .. } => x.in_tool = true,
+                    WorkerToPanel::ToolResult { .. } => x.in_tool = false,
+                    _ => {}
+                }
+            }
+        });
+    }
     // The tab's session records the answer as the panel sees it, whoever answered.
     crate::memory::observe(message);
     // Everything a panel shows passes the one redactor: a provider may echo the key. The one

@@ -30,6 +30,9 @@ pub struct BudgetSettings {
     pub assistant_response_allowance: u32,
     /// How many times a provider's "context too long" may drop the oldest pair and retry.
     pub max_trim_attempts: u32,
+    /// An answer that receives nothing for this long is given up with a sentence (a third of
+    /// it, at most 20 s, and the user is told it is still being waited for).
+    pub stall_seconds: u32,
 }
 
 impl Default for BudgetSettings {
@@ -39,6 +42,7 @@ impl Default for BudgetSettings {
             user_request_allowance: 512,
             assistant_response_allowance: 2_048,
             max_trim_attempts: 3,
+            stall_seconds: 60,
         }
     }
 }
@@ -499,6 +503,7 @@ mod tests {
         user_request_allowance: 20,
         assistant_response_allowance: 50,
         max_trim_attempts: 3,
+        stall_seconds: 60,
     };
 
     fn check(spec: &[&str], limit: u32, images: usize, expect: Expect) {

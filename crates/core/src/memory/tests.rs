@@ -772,6 +772,7 @@ const TURN_SETTINGS: crate::budget::BudgetSettings = crate::budget::BudgetSettin
     user_request_allowance: 20,
     assistant_response_allowance: 50,
     max_trim_attempts: 3,
+    stall_seconds: 60,
 };
 
 fn words(n: usize, word: &str) -> String {

@@ -216,6 +216,7 @@ impl Reader {
             defaults.assistant_response_allowance,
         );
         let max_trim_attempts = number("maxTrimAttempts", defaults.max_trim_attempts);
+        let stall_seconds = number("stallSeconds", defaults.stall_seconds);
         // A rate that overflows f32 (1e39) reads as infinity, which cannot be saved back
         // (JSON has no infinity): only a finite positive rate is a rate.
         let chars_per_token = match obj.get("charsPerToken") {
@@ -233,6 +234,7 @@ impl Reader {
             user_request_allowance,
             assistant_response_allowance,
             max_trim_attempts,
+            stall_seconds,
         }
     }
 }
