@@ -88,6 +88,22 @@ test('the shop task ends with the blue backpack in the cart, step by step', asyn
   for (const t of turns) assert.match(t, /⟦untrusted data: element list⟧[\s\S]*⟦\/untrusted data⟧/);
 });
 
+test('Ctrl+Enter in the Task box starts the task, as the button does', async () => {
+  cart.length = 0;
+  await tab.goto(site.url + '/');
+  await tab.bringToFront();
+  const previous = (await stored())?.id;
+  await ui.task().fill('Add the blue backpack to the cart');
+  await ui.task().press('Control+Enter');
+  for (const t0 = Date.now(); (await stored())?.id === previous && Date.now() - t0 < 5000;) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.notEqual((await stored())?.id, previous, 'a new task started');
+  await waitStatus(/^Done/);
+  assert.deepEqual(cart, ['blue-backpack']);
+  assert.equal(await ui.task().inputValue(), 'Add the blue backpack to the cart', 'no new line was typed into the task');
+});
+
 test('private by default: page text never reaches storage.local, panels get no transcript, Dismiss forgets the task', async () => {
   cart.length = 0;
   // The panel's view of a task, as any open panel receives it.

@@ -133,6 +133,19 @@ test('Stop ends the answer at once and keeps what arrived', async () => {
   assert.equal(mock.requests.at(-1).aborted, true);
 });
 
+test('Esc stops the answer too, with the focus in the Message box', async () => {
+  mock.script({ reply: 'alpha beta gamma delta epsilon zeta eta theta', stall: true, stallAfter: 2 });
+  await ask('another long answer');
+  await panel.waitForFunction(() => [...document.querySelectorAll('article[aria-label="Tandem"]')].at(-1)?.textContent.includes('beta'));
+  await ui.message().press('Escape');
+  await waitIdle();
+  const text = await ui.lastAnswer().textContent();
+  assert.match(text, /^alpha beta/);
+  assert.match(text, /Stopped$/);
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal(mock.requests.at(-1).aborted, true, 'the worker aborted the request');
+});
+
 test('a rejected key gives a human sentence and the text back', async () => {
   mock.script({ error: 'bad_key' });
   await ask('are you there?');

@@ -63,6 +63,16 @@ pub fn wire() -> Result<(), DomError> {
             report(send_message());
         }
     });
+    // Esc stops the answer wherever the focus is in the panel (as Stop does); with no answer
+    // streaming it is left to whatever else uses it.
+    let document: web_sys::EventTarget = dom::document()?.into();
+    dom::on(&document, "keydown", |e: KeyboardEvent| {
+        let streaming = STATE.with(|s| s.borrow().streaming.is_some());
+        if e.key() == "Escape" && !e.is_composing() && streaming {
+            e.prevent_default();
+            stop_streaming();
+        }
+    });
     Ok(())
 }
 

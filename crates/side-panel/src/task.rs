@@ -42,6 +42,17 @@ pub fn wire() -> Result<(), DomError> {
             tab_id: crate::memory::current_tab(),
         }
     })?;
+    // Ctrl+Enter (⌘+Enter) in the Task box starts it, as the button does; a plain Enter is a
+    // new line there, since tasks may take several.
+    let task: HtmlTextAreaElement = dom::by_id("task")?;
+    dom::on(&task, "keydown", |e: web_sys::KeyboardEvent| {
+        if e.key() == "Enter" && (e.ctrl_key() || e.meta_key()) && !e.is_composing() {
+            e.prevent_default();
+            if let Ok(start) = dom::by_id::<HtmlButtonElement>("task-start") {
+                start.click();
+            }
+        }
+    });
     for (id, approve, always) in [
         ("task-site-once", true, false),
         ("task-site-always", true, true),
