@@ -19,7 +19,7 @@ use crate::stream::StreamEvent;
 
 use super::plan::{AttemptReport, RequestPlanner, TurnHooks};
 use super::transcript::Transcript;
-use super::{ProviderId, StreamUpdate, TokenRecord};
+use super::{ProviderId, TokenRecord};
 
 /// The cloud provider a session may use.
 #[derive(Clone, Debug, PartialEq)]
@@ -217,62 +217,6 @@ impl<C: CloudTransport, S: Sleeper> CloudSession<C, S> {
         Ok(self.build(&budget, &conversation))
     }
 
-    /// Runs one step; every attempt is logged in `tokens`. `abort` ends the call in flight.
-    pub(super) async fn send(
-        &mut self,
-        transcript: &Transcript,
-        turn: &str,
-        abort: Option<&C::Abort>,
-        mut on_update: Option<&mut (dyn FnMut(StreamUpdate<'_>) + '_)>,
-        tokens: &mut Vec<TokenRecord>,
-    ) -> Result<String, CloudFailure> {
-        let step = transcript.step();
-        let provider = self.provider();
-        let messages = transcript.messages_with(turn);
-        let conversation = Conversation::from_messages(&messages).map_err(CloudFailure::Budget)?;
-        let budget = self.budget(&conversation).map_err(CloudFailure::Budget)?;
-        let mut plan = SendPlan::new(budget, RetryPolicy::with_settings(&self.config.budget));
-        loop {
-            let request = self.build(plan.budget(), &conversation);
-            let sent = plan.budget().breakdown.total_input;
-            self.last_input_tokens = sent;
-            // Text is handed on as it arrives, so a step's answer streams for real.
-            let mut on_event = |event: &StreamEvent| {
-                if let (StreamEvent::Delta(d), Some(f)) = (event, on_update.as_deref_mut()) {
-                    f(StreamUpdate::Delta(d));
-                }
-                true
-            };
-            let (result, _trace) = self
-                .transport
-                .send_events(&request, abort, &mut on_event)
-                .await;
-            let result = match result {
-                Ok(r) => Ok(r),
-                Err(SendFailure::Provider(e)) => Err(e),
-                Err(SendFailure::Stopped) => return Err(CloudFailure::Stopped),
-            };
-            let received = result
-                .as_ref()
-                .map_or(0, |r| super::message_tokens(&r.content));
-            tokens.push(TokenRecord {
-                step,
-                provider,
-                sent,
-                received,
-            });
-            match plan.record(result.as_ref().map(|_| ()).map_err(Clone::clone)) {
-                Action::Done => return result.map(|r| r.content).map_err(CloudFailure::Provider),
-                Action::RetryAfter { ms } => self.sleeper.sleep(ms).await,
-                Action::TrimAndRetry => {}
-                Action::Fail(e) => return Err(CloudFailure::Provider(e)),
-            }
-            if let Some(f) = on_update.as_deref_mut() {
-                f(StreamUpdate::Restart { provider });
-            }
-        }
-    }
-
     /// Runs one turn with the request `planner` builds, the caller's `hooks` between attempts
     /// and tool rounds: each round (the model's calls, then their results) is appended to
     /// `rounds` and counted by the budget, so a turn continued elsewhere (or after a
@@ -321,6 +265,7 @@ impl<C: CloudTransport, S: Sleeper> CloudSession<C, S> {
             request.messages.extend(rounds.iter().cloned());
             let sent = plan.budget().breakdown.total_input;
             self.last_input_tokens = sent;
+            let rounds_before = rounds.len();
             let mut streamed = false;
             let mut usage = None;
             let mut on_event = |event: &StreamEvent| {
@@ -357,7 +302,11 @@ impl<C: CloudTransport, S: Sleeper> CloudSession<C, S> {
                     .as_ref()
                     .map_or(0, |r| super::message_tokens(&r.content)),
             });
-            let failed_after_text = result.as_ref().err().filter(|_| streamed).cloned();
+            let failed_after_text = result
+                .as_ref()
+                .err()
+                .filter(|_| streamed && !hooks.retry_after_text())
+                .cloned();
             let mut action = plan.record(result.as_ref().map(|_| ()).map_err(Clone::clone));
             if let Some(e) = failed_after_text {
                 action = Action::Fail(e);
@@ -414,6 +363,10 @@ impl<C: CloudTransport, S: Sleeper> CloudSession<C, S> {
                     }
                 }
                 (Action::TrimAndRetry, _) => {}
+            }
+            // Only a retry gets here with text streamed (a tool round's text stays).
+            if streamed && rounds_before == rounds.len() {
+                hooks.restart("");
             }
         }
     }

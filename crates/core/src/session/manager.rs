@@ -4,9 +4,8 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use super::cloud::{CloudConfig, CloudFailure, CloudSession, CloudTransport, Sleeper};
-use super::nano::{
-    Availability, NanoBackend, NanoCreateOptions, NanoError, NanoModel, NanoSession,
-};
+use super::nano::{Availability, NanoBackend, NanoCreateOptions, NanoModel, NanoSession};
+use super::plan::{TranscriptPlanner, TurnHooks};
 use super::schema::Schema;
 use super::transcript::{Transcript, Turn};
 use super::{
@@ -14,6 +13,7 @@ use super::{
     SessionEvent, SessionScope, StreamUpdate, TokenRecord,
 };
 use crate::provider::ProviderKind;
+use crate::stream::StreamEvent;
 
 /// Where a task starts. Nano can run when it is available, or when it is (being) downloaded
 /// and the user allowed Tandem to wait for it.
@@ -219,9 +219,49 @@ pub struct Failover {
     pub reason: FailoverReason,
 }
 
-enum Failure {
-    Nano(NanoError),
-    Cloud(CloudFailure),
+/// Why Gemini Nano could not finish a prompt of a step.
+enum NanoGaveUp {
+    /// The caller's abort.
+    Cancelled,
+    /// Why (for the failover), and the step's error when there is no cloud to go to.
+    Failed(FailoverReason, SessionError),
+}
+
+/// A cloud turn's failure as the session's.
+fn cloud_error(step: usize, e: CloudFailure) -> SessionError {
+    match e {
+        CloudFailure::Stopped => SessionError::Cancelled { step },
+        CloudFailure::Provider(error) => SessionError::Cloud { step, error },
+        CloudFailure::Budget(error) => SessionError::Budget { step, error },
+    }
+}
+
+/// An agent step's side of a cloud turn: text streams to the step's listener, and a retry
+/// after streamed text is allowed (the step's JSON is read only once complete).
+struct StepHooks<'a, 'b> {
+    on_update: Option<&'a mut (dyn FnMut(StreamUpdate<'_>) + 'b)>,
+    provider: ProviderId,
+}
+
+impl TurnHooks for StepHooks<'_, '_> {
+    fn event(&mut self, event: &StreamEvent) -> bool {
+        if let (StreamEvent::Delta(d), Some(f)) = (event, self.on_update.as_deref_mut()) {
+            f(StreamUpdate::Delta(d));
+        }
+        true
+    }
+
+    fn restart(&mut self, _: &str) {
+        if let Some(f) = self.on_update.as_deref_mut() {
+            f(StreamUpdate::Restart {
+                provider: self.provider,
+            });
+        }
+    }
+
+    fn retry_after_text(&self) -> bool {
+        true
+    }
 }
 
 impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
@@ -401,105 +441,180 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
         if self.config.scope == SessionScope::Step && self.served {
             self.renew(step).await?;
         }
-        // Invalid answers from the current provider; the second one in a row ends its turn.
-        let mut invalid = 0u32;
         loop {
             let provider = self.provider().ok_or(SessionError::Destroyed)?;
             self.served = true;
-            let result = match self.active.as_mut() {
-                None => return Err(SessionError::Destroyed),
-                Some(Active::Nano(nano)) => {
-                    let (result, sent) = match on_update.as_deref_mut() {
-                        Some(f) => {
-                            let mut chunk = |d: &str| f(StreamUpdate::Delta(d));
-                            nano.prompt(turn, schema, Some(&mut chunk)).await
-                        }
-                        None => nano.prompt(turn, schema, None).await,
-                    };
-                    let received = result.as_deref().map_or(0, message_tokens);
-                    self.tokens.push(TokenRecord {
-                        step,
-                        provider,
-                        sent,
-                        received,
-                    });
-                    if nano.model().take_overflow() {
-                        self.emit(step, EventKind::ContextOverflow);
-                    }
-                    result.map_err(Failure::Nano)
+            if let ProviderId::Cloud(_) = provider {
+                let reply = self
+                    .prompt_cloud(step, turn, schema, on_update.as_deref_mut())
+                    .await?;
+                return Ok(self.answered(step, turn, reply, provider));
+            }
+            match self
+                .prompt_nano(step, turn, schema, on_update.as_deref_mut())
+                .await
+            {
+                Ok(reply) => return Ok(self.answered(step, turn, reply, provider)),
+                Err(gave_up) => {
+                    let to = self.fail_over(step, gave_up)?;
+                    restart(&mut on_update, to);
                 }
-                Some(Active::Cloud(cloud)) => cloud
-                    .send(
-                        &self.transcript,
-                        turn,
-                        self.abort.as_ref(),
-                        on_update.as_deref_mut(),
-                        &mut self.tokens,
-                    )
-                    .await
-                    .map_err(Failure::Cloud),
+            }
+        }
+    }
+
+    /// Records an answered step in the transcript and tells the listener.
+    fn answered(&mut self, step: usize, turn: &str, reply: String, provider: ProviderId) -> String {
+        // The successful attempt is the last one logged.
+        let (input_tokens, output_tokens) =
+            self.tokens.last().map_or((0, 0), |t| (t.sent, t.received));
+        self.transcript.turns.push(Turn {
+            input: turn.to_string(),
+            reply: reply.clone(),
+            provider,
+        });
+        let answered = EventKind::Answered {
+            input_tokens,
+            output_tokens,
+        };
+        self.emit(step, answered);
+        reply
+    }
+
+    /// Nano gave up on a step: the cloud takes over when that is allowed (the provider it
+    /// switched to), else the step fails.
+    fn fail_over(&mut self, step: usize, gave_up: NanoGaveUp) -> Result<ProviderId, SessionError> {
+        let (reason, error) = match gave_up {
+            NanoGaveUp::Cancelled => return Err(SessionError::Cancelled { step }),
+            NanoGaveUp::Failed(reason, error) => (reason, error),
+        };
+        let cloud = self.failover_target().ok_or(error)?;
+        let to = ProviderId::Cloud(cloud.kind);
+        self.switch_to_cloud(step, cloud, reason);
+        Ok(to)
+    }
+
+    /// One prompt on the Nano model in use, its reply checked against `schema` and asked for
+    /// once more when it is not of that shape.
+    async fn prompt_nano(
+        &mut self,
+        step: usize,
+        input: &str,
+        schema: Option<&Schema>,
+        mut on_update: Option<&mut (dyn FnMut(StreamUpdate<'_>) + '_)>,
+    ) -> Result<String, NanoGaveUp> {
+        let provider = ProviderId::Nano;
+        let mut invalid = 0u32;
+        loop {
+            let Some(Active::Nano(nano)) = self.active.as_mut() else {
+                let error = SessionError::Destroyed;
+                return Err(NanoGaveUp::Failed(FailoverReason::SessionLost, error));
             };
-            let (reason, cloud) = match result {
-                Ok(text) => match schema.map(|s| s.validate(&text)).transpose() {
-                    Ok(clean) => {
-                        let reply = clean.unwrap_or(text);
-                        // The successful attempt is the last one logged.
-                        let (input_tokens, output_tokens) =
-                            self.tokens.last().map_or((0, 0), |t| (t.sent, t.received));
-                        self.transcript.turns.push(Turn {
-                            input: turn.to_string(),
-                            reply: reply.clone(),
+            let (result, sent) = match on_update.as_deref_mut() {
+                Some(f) => {
+                    let mut chunk = |d: &str| f(StreamUpdate::Delta(d));
+                    nano.prompt(input, schema, Some(&mut chunk)).await
+                }
+                None => nano.prompt(input, schema, None).await,
+            };
+            let received = result.as_deref().map_or(0, message_tokens);
+            self.tokens.push(TokenRecord {
+                step,
+                provider,
+                sent,
+                received,
+            });
+            if nano.model().take_overflow() {
+                self.emit(step, EventKind::ContextOverflow);
+            }
+            let text = match result {
+                Ok(text) => text,
+                Err(e) if e.is_abort() => return Err(NanoGaveUp::Cancelled),
+                Err(error) => {
+                    let reason = FailoverReason::of(&error);
+                    return Err(NanoGaveUp::Failed(
+                        reason,
+                        SessionError::Nano { step, error },
+                    ));
+                }
+            };
+            let Some(schema) = schema else {
+                return Ok(text);
+            };
+            match schema.validate(&text) {
+                Ok(clean) => return Ok(clean),
+                Err(e) => {
+                    invalid += 1;
+                    if invalid >= 2 {
+                        let error = SessionError::InvalidOutput {
+                            step,
                             provider,
-                        });
-                        let answered = EventKind::Answered {
-                            input_tokens,
-                            output_tokens,
+                            attempts: invalid,
+                            detail: e.to_string(),
                         };
-                        self.emit(step, answered);
-                        return Ok(reply);
+                        return Err(NanoGaveUp::Failed(FailoverReason::InvalidOutput, error));
                     }
-                    Err(e) => {
-                        invalid += 1;
-                        if invalid < 2 {
-                            restart(&mut on_update, provider);
-                            continue;
-                        }
-                        match (provider, self.failover_target()) {
-                            (ProviderId::Nano, Some(cloud)) => {
-                                (FailoverReason::InvalidOutput, cloud)
-                            }
-                            _ => {
-                                return Err(SessionError::InvalidOutput {
-                                    step,
-                                    provider,
-                                    attempts: invalid,
-                                    detail: e.to_string(),
-                                })
-                            }
-                        }
+                    if let Some(f) = on_update.as_deref_mut() {
+                        f(StreamUpdate::Restart { provider });
                     }
-                },
-                Err(Failure::Nano(e)) if e.is_abort() => {
-                    return Err(SessionError::Cancelled { step })
                 }
-                Err(Failure::Nano(error)) => match self.failover_target() {
-                    Some(cloud) => (FailoverReason::of(&error), cloud),
-                    None => return Err(SessionError::Nano { step, error }),
-                },
-                Err(Failure::Cloud(CloudFailure::Stopped)) => {
-                    return Err(SessionError::Cancelled { step })
-                }
-                Err(Failure::Cloud(CloudFailure::Provider(error))) => {
-                    return Err(SessionError::Cloud { step, error })
-                }
-                Err(Failure::Cloud(CloudFailure::Budget(error))) => {
-                    return Err(SessionError::Budget { step, error })
-                }
+            }
+        }
+    }
+
+    /// One step on the cloud: the transcript under the session's system text through the
+    /// send pipeline (`CloudSession::run_turn`), the reply checked against `schema` and asked
+    /// for once more when it is not of that shape.
+    async fn prompt_cloud(
+        &mut self,
+        step: usize,
+        turn: &str,
+        schema: Option<&Schema>,
+        mut on_update: Option<&mut (dyn FnMut(StreamUpdate<'_>) + '_)>,
+    ) -> Result<String, SessionError> {
+        let mut invalid = 0u32;
+        loop {
+            let Some(Active::Cloud(cloud)) = self.active.as_mut() else {
+                return Err(SessionError::Destroyed);
             };
-            let to = ProviderId::Cloud(cloud.kind);
-            self.switch_to_cloud(step, cloud, reason);
-            invalid = 0;
-            restart(&mut on_update, to);
+            let provider = cloud.provider();
+            let mut hooks = StepHooks {
+                on_update: on_update.as_deref_mut(),
+                provider,
+            };
+            let text = cloud
+                .run_turn(
+                    &self.transcript,
+                    turn,
+                    &mut TranscriptPlanner,
+                    &mut hooks,
+                    self.abort.as_ref(),
+                    &mut Vec::new(),
+                    &mut self.tokens,
+                )
+                .await
+                .map(|r| r.content)
+                .map_err(|e| cloud_error(step, e))?;
+            let Some(schema) = schema else {
+                return Ok(text);
+            };
+            match schema.validate(&text) {
+                Ok(clean) => return Ok(clean),
+                Err(e) => {
+                    invalid += 1;
+                    if invalid >= 2 {
+                        return Err(SessionError::InvalidOutput {
+                            step,
+                            provider,
+                            attempts: invalid,
+                            detail: e.to_string(),
+                        });
+                    }
+                    if let Some(f) = on_update.as_deref_mut() {
+                        f(StreamUpdate::Restart { provider });
+                    }
+                }
+            }
         }
     }
 

@@ -101,6 +101,32 @@ pub trait TurnHooks {
         let _ = (provider, left_ms);
     }
 
+    /// What was streamed of this turn so far is void: the provider answers again (a retry, a
+    /// reply not in the shape asked for, or another provider after a failover); `note` says
+    /// why, for the reader (empty for a plain retry).
+    fn restart(&mut self, note: &str) {
+        let _ = note;
+    }
+
+    /// Whether an attempt that failed after streaming text may be retried. A chat answer's
+    /// reader already saw part of it, and a retry would repeat it, so by default it is final;
+    /// an agent step's JSON is read only once complete.
+    fn retry_after_text(&self) -> bool {
+        false
+    }
+
+    /// Whether the turn may still call tools (Gemini Nano is then constrained to answer).
+    fn rounds_left(&self) -> bool {
+        true
+    }
+
+    /// An id for Gemini Nano's `n`-th tool call of the turn (Nano gives none): unique across
+    /// the caller's turns, in the `[A-Za-z0-9_-]` every cloud API accepts, as the cloud may
+    /// continue the turn with it.
+    fn call_id(&self, n: u32) -> String {
+        format!("nano_call_{n}")
+    }
+
     /// Whether the turn was stopped (checked during waits).
     fn stopped(&self) -> bool {
         false
