@@ -15,6 +15,9 @@ use super::{
 use crate::provider::ProviderKind;
 use crate::stream::StreamEvent;
 
+mod chat_turn;
+pub use chat_turn::NANO_MODEL;
+
 /// Where a task starts. Nano can run when it is available, or when it is (being) downloaded
 /// and the user allowed Tandem to wait for it.
 pub fn choose_provider(

@@ -29,7 +29,7 @@ mod transcript;
 pub use cloud::{
     AttemptTrace, CloudConfig, CloudFailure, CloudSession, CloudTransport, SendFailure, Sleeper,
 };
-pub use manager::{choose_provider, Failover, HybridSession, SessionManager};
+pub use manager::{choose_provider, Failover, HybridSession, SessionManager, NANO_MODEL};
 pub use nano::{
     Availability, NanoBackend, NanoCreateOptions, NanoError, NanoExpected, NanoMessage, NanoModel,
     NanoPromptOptions, NanoSession,
@@ -251,6 +251,9 @@ pub enum SessionError {
     Cloud { step: usize, error: ProviderError },
     #[error("Step {}: {error}", step + 1)]
     Budget { step: usize, error: BudgetError },
+    /// A tool round of a chat turn failed (the sentence is the tool layer's).
+    #[error("{error}")]
+    Tool { step: usize, error: ProviderError },
     #[error("{provider} answered step {} without the JSON asked for, {attempts} times in a row ({detail}).", step + 1)]
     InvalidOutput {
         step: usize,

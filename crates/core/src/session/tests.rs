@@ -955,6 +955,8 @@ struct Hooks {
     read_until: Option<usize>,
     events: usize,
     stop_in_wait: bool,
+    /// Every `restart` note.
+    restarts: Vec<String>,
 }
 
 impl TurnHooks for Hooks {
@@ -976,6 +978,11 @@ impl TurnHooks for Hooks {
 
     fn stopped(&self) -> bool {
         self.stop_in_wait
+    }
+
+    fn restart(&mut self, note: &str) {
+        self.deltas.clear();
+        self.restarts.push(note.to_string());
     }
 
     async fn tool_round(&mut self, calls: &[ToolCall]) -> Result<Vec<ToolOutcome>, SendFailure> {
@@ -1357,4 +1364,126 @@ fn a_failure_after_streamed_text_is_final() {
     assert_eq!(*transport.calls.borrow(), 1, "not sent again");
     assert_eq!(hooks.deltas, "Half an ans");
     assert!(hooks.statuses.is_empty());
+}
+
+/// A chat turn on a session: Nano preferred, tool calls as structured output on one model.
+fn chat_session(m: &Manager) -> HybridSession<FakeNano, FakeCloud, RecordingSleeper> {
+    let config = SessionConfig {
+        preferred: Preferred::Auto,
+        ..config_for_chat()
+    };
+    block_on(m.create(config)).unwrap()
+}
+
+#[test]
+fn a_chat_turn_on_nano_runs_its_tool_calls_on_one_model_and_streams_the_answer() {
+    let (m, _) = manager(Availability::Available, true);
+    let mut session = chat_session(&m);
+    m.nano().fault_at(
+        0,
+        Fault::Reply(r#"{"tool":"page_read","arguments":{}}"#.into()),
+    );
+    m.nano()
+        .fault_at(1, Fault::Reply(r#"{"answer":"It says hello."}"#.into()));
+    let mut hooks = Hooks::default();
+    let answer =
+        block_on(session.run_turn("What does the page say?", &mut chat_planner(0), &mut hooks))
+            .unwrap();
+    assert_eq!(answer.content, "It says hello.");
+    assert_eq!(answer.model.as_deref(), Some(NANO_MODEL));
+    assert_eq!(hooks.deltas, "It says hello.");
+    assert_eq!(hooks.rounds.len(), 1);
+    assert_eq!(hooks.rounds[0][0].name, "page_read");
+    let stats = &m.nano().stats;
+    assert_eq!(stats.created.get(), 1, "one model for the whole turn");
+    let inputs = stats.inputs.borrow();
+    assert_eq!(inputs[0], "What does the page say?");
+    // The tool's result (fenced by the tool layer) is the next prompt.
+    assert!(inputs[1].starts_with("Result of page_read") && inputs[1].contains("RRRR"));
+    assert!(m.transport().requests.borrow().is_empty());
+    assert_eq!(session.transcript().turns.len(), 1);
+}
+
+#[test]
+fn nano_failing_mid_turn_hands_the_tool_rounds_to_the_cloud_which_runs_none_again() {
+    let (m, events) = manager(Availability::Available, true);
+    let mut session = chat_session(&m);
+    m.nano().fault_at(
+        0,
+        Fault::Reply(r#"{"tool":"page_read","arguments":{}}"#.into()),
+    );
+    m.nano().fault_at(
+        1,
+        Fault::Fail(NanoError::new(
+            INVALID_STATE,
+            "The session has been destroyed.",
+        )),
+    );
+    let mut hooks = Hooks::default();
+    let answer =
+        block_on(session.run_turn("What does the page say?", &mut chat_planner(0), &mut hooks))
+            .unwrap();
+    // One tool round only: Nano's, carried to the cloud.
+    assert_eq!(hooks.rounds.len(), 1);
+    let requests = m.transport().requests.borrow();
+    assert_eq!(requests.len(), 1);
+    let carried: Vec<_> = requests[0]
+        .messages
+        .iter()
+        .filter(|m| !m.tool_calls.is_empty() || !m.tool_results.is_empty())
+        .collect();
+    assert_eq!(carried.len(), 2, "{:?}", requests[0].messages);
+    assert_eq!(carried[0].tool_calls[0].name, "page_read");
+    assert!(carried[1].tool_results[0].content.starts_with("RRR"));
+    assert_eq!(answer.model.as_deref(), Some("gpt-4o"));
+    assert_eq!(hooks.restarts.len(), 1);
+    assert!(
+        hooks.restarts[0].contains("OpenAI continues"),
+        "{}",
+        hooks.restarts[0]
+    );
+    assert_eq!(
+        session.provider(),
+        Some(ProviderId::Cloud(ProviderKind::OpenAi))
+    );
+    assert_eq!(m.nano().stats.live(), 0, "the broken model is destroyed");
+    assert!(kinds(&events)
+        .iter()
+        .any(|k| k.starts_with("0:failover-to-OpenAI")));
+    // The next turn stays on the cloud session.
+    drop(requests);
+    block_on(session.run_turn("And now?", &mut chat_planner(0), &mut Hooks::default())).unwrap();
+    assert_eq!(m.transport().requests.borrow().len(), 2);
+    assert_eq!(m.nano().stats.prompts.get(), 2);
+}
+
+#[test]
+fn a_stopped_nano_turn_is_cancelled_and_on_device_only_nano_failures_are_not_hidden() {
+    let (m, _) = manager(Availability::Available, true);
+    let mut session = chat_session(&m);
+    let mut hooks = Hooks {
+        stop_in_wait: true,
+        ..Hooks::default()
+    };
+    let stopped = block_on(session.run_turn("Hi", &mut chat_planner(0), &mut hooks));
+    assert!(
+        matches!(stopped, Err(SessionError::Cancelled { .. })),
+        "{stopped:?}"
+    );
+    assert!(hooks.deltas.is_empty());
+
+    let (m, _) = manager(Availability::Available, true);
+    let config = SessionConfig {
+        preferred: Preferred::Nano,
+        ..config_for_chat()
+    };
+    let mut session = block_on(m.create(config)).unwrap();
+    m.nano()
+        .fault_at(0, Fault::Fail(NanoError::new(QUOTA_EXCEEDED, "Too large.")));
+    let failed = block_on(session.run_turn("Hi", &mut chat_planner(0), &mut Hooks::default()));
+    assert!(
+        matches!(failed, Err(SessionError::Nano { .. })),
+        "{failed:?}"
+    );
+    assert!(m.transport().requests.borrow().is_empty());
 }
