@@ -3,7 +3,6 @@
 //! Stop, or the panel going away, aborts the HTTP stream at once.
 
 use std::cell::RefCell;
-use std::rc::Rc;
 
 use js_sys::{Object, Reflect, Uint8Array};
 use tandem_core::adapters::adapter_for;
@@ -22,8 +21,8 @@ use tandem_core::request::{
 };
 use tandem_core::send::UniversalResponse;
 use tandem_core::session::{
-    AttemptReport, CloudConfig, CloudFailure, CloudSession, RequestPlanner, SendFailure,
-    Transcript, TurnHooks,
+    AttemptReport, CloudConfig, ProviderId, RequestPlanner, SendFailure, SessionError, Transcript,
+    TurnHooks,
 };
 use tandem_core::stream::{StreamDecoder, StreamEvent, Usage};
 use tandem_core::tools::Rounds;
@@ -35,8 +34,7 @@ use web_sys::{
 };
 
 use crate::chrome::{self, Port};
-use crate::cloud::{BrowserCloud, Timer};
-use crate::nano_chat::NanoOutcome;
+use crate::sessions;
 use crate::storage::{self, js_text};
 
 pub(crate) const SYSTEM_PROMPT: &str =
@@ -266,73 +264,106 @@ async fn answer(
 ) -> Result<WorkerToPanel, Failure> {
     let messages = &turn.messages;
     let settings = load_settings().await?;
-    // On-device first: one Nano session per conversation. When it cannot answer, the cloud
-    // session below answers from the same visible history, so nothing is lost.
-    // A Nano turn that failed after tool calls hands over what it did: the cloud continues
-    // after those rounds (carried like its own, and counted by the budget), so no tool runs
-    // twice.
-    let handoff =
-        match crate::nano_chat::try_answer(port, request_id, messages, &settings, controller).await
-        {
-            NanoOutcome::Answered(done) => return Ok(done),
-            NanoOutcome::Stopped => return Err(Failure::Stopped),
-            NanoOutcome::Failed(e) => return Err(e.into()),
-            NanoOutcome::NotUsed(handoff) => handoff,
-        };
-    let config =
-        CloudConfig::from_settings(&settings, settings.budget.clone()).map_err(not_configured)?;
-    let kind = config.kind;
     let images = Conversation::from_messages(messages)
         .map_err(ProviderError::from)?
         .request
         .images
         .clone();
+    // Tools of approved providers: a message with tools is a multi-step turn (model → tools
+    // → model …).
+    let tools = crate::tools::specs().await;
+    // The conversation's session: Nano first, the cloud when Nano cannot answer, mid-turn
+    // with the tool rounds done, so nothing is lost and no tool runs twice.
+    let mut conversation =
+        sessions::Conversation::open(messages, &settings, tools.clone(), SYSTEM_PROMPT).await?;
+    let session = &mut conversation.session;
+    session.set_abort(Some(controller.clone()));
+    let provider_label = |p: Option<ProviderId>| match p {
+        Some(ProviderId::Nano) | None => sessions::NANO_LABEL.to_string(),
+        Some(ProviderId::Cloud(kind)) => kind.label().to_string(),
+    };
+    let _ = post(
+        port,
+        &WorkerToPanel::Start {
+            request_id: request_id.to_string(),
+            provider: provider_label(session.provider()),
+        },
+    );
+    let model = CloudConfig::from_settings(&settings, settings.budget.clone())
+        .map(|c| c.model)
+        .unwrap_or_default();
     let mut planner = ChatPlanner {
         turn: &turn,
         settings: &settings,
         images,
-        // Tools of approved providers: a message with tools is a multi-step turn (model →
-        // tools → model …), each round carried after the request.
-        tools: crate::tools::specs().await,
+        tools,
     };
     let mut hooks = ChatHooks {
         port,
         request_id,
         controller,
-        model: config.model.clone(),
-        rounds: handoff.rounds,
+        model,
+        rounds: Rounds::default(),
         usage: None,
     };
-    let mut session = CloudSession::new(
-        Rc::new(BrowserCloud),
-        Rc::new(Timer),
-        config,
-        &Transcript::default(),
-        None,
-    );
-    let mut tool_turns = handoff.tool_turns;
-    let answered = session
-        .run_turn(
-            &Transcript::default(),
-            "",
-            &mut planner,
-            &mut hooks,
-            Some(controller),
-            &mut tool_turns,
-            &mut Vec::new(),
-        )
-        .await;
+    let request = sessions::visible(messages)
+        .last()
+        .map(|m| m.content.clone())
+        .unwrap_or_default();
+    let first_record = session.token_log().len();
+    let answered = session.run_turn(&request, &mut planner, &mut hooks).await;
+    let provider = session.provider();
+    // Nano reports no usage: every prompt of the turn counts (tool rounds prompt more than
+    // once).
+    let nano_usage = || {
+        let log = session.token_log().get(first_record..).unwrap_or_default();
+        let log: Vec<_> = log
+            .iter()
+            .filter(|t| t.provider == ProviderId::Nano)
+            .collect();
+        (!log.is_empty()).then(|| Usage {
+            input: log.iter().map(|t| t.sent).sum(),
+            output: log.iter().map(|t| t.received).sum(),
+        })
+    };
+    let usage = hooks.usage.or_else(nano_usage);
     match answered {
-        Ok(response) => Ok(WorkerToPanel::Done {
-            request_id: request_id.to_string(),
-            usage: hooks.usage,
-            finish_reason: response.finish_reason,
-            model: response.model,
-            provider: Some(kind.label().to_string()),
-        }),
-        Err(CloudFailure::Stopped) => Err(Failure::Stopped),
-        Err(CloudFailure::Provider(e)) => Err(e.into()),
-        Err(CloudFailure::Budget(e)) => Err(ProviderError::from(e).into()),
+        Ok(response) => {
+            // A stopped or failed turn's session is dropped: it saw what the user did not
+            // keep, or it is broken.
+            conversation.keep(&request, &response.content);
+            Ok(WorkerToPanel::Done {
+                request_id: request_id.to_string(),
+                usage,
+                finish_reason: response.finish_reason,
+                model: response.model,
+                provider: Some(provider_label(provider)),
+            })
+        }
+        Err(e) => Err(chat_failure(e)),
+    }
+}
+
+/// A session's failure as the chat says it: no step numbers, the provider's own sentence.
+fn chat_failure(e: SessionError) -> Failure {
+    match e {
+        SessionError::Cancelled { .. } => Failure::Stopped,
+        SessionError::Cloud { error, .. } | SessionError::Tool { error, .. } => error.into(),
+        SessionError::Budget { error, .. } => ProviderError::from(error).into(),
+        SessionError::Nano { error, .. } => ProviderError::new(
+            ErrorKind::Provider,
+            format!(
+                "Gemini Nano could not answer ({}): {}",
+                error.name, error.message
+            ),
+        )
+        .into(),
+        SessionError::InvalidOutput { .. } => ProviderError::new(
+            ErrorKind::Provider,
+            "Gemini Nano's replies were not in the form asked for, twice in a row. Send again, or let Settings → On-device model allow the cloud.",
+        )
+        .into(),
+        e => ProviderError::new(ErrorKind::Provider, e.to_string()).into(),
     }
 }
 
@@ -461,6 +492,29 @@ impl TurnHooks for ChatHooks<'_> {
 
     fn stopped(&self) -> bool {
         self.controller.signal().aborted()
+    }
+
+    fn restart(&mut self, note: &str) {
+        let message = WorkerToPanel::Restart {
+            request_id: self.request_id.to_string(),
+            note: note.to_string(),
+        };
+        let _ = post(self.port, &message);
+    }
+
+    fn rounds_left(&self) -> bool {
+        !self.rounds.exhausted()
+    }
+
+    fn call_id(&self, n: u32) -> String {
+        // Unique across requests (the panel's Approve / Deny and the cards are keyed by it).
+        let safe: String = self
+            .request_id
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .take(40)
+            .collect();
+        format!("nano_{safe}_{n}")
     }
 
     async fn tool_round(&mut self, calls: &[ToolCall]) -> Result<Vec<ToolOutcome>, SendFailure> {

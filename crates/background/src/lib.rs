@@ -11,9 +11,10 @@ mod mcp;
 mod memory;
 mod models;
 mod nano;
-mod nano_chat;
+mod nano_status;
 mod redact;
 mod relay;
+mod sessions;
 mod storage;
 mod tools;
 
@@ -113,10 +114,10 @@ pub fn on_port_message(port: chrome::Port, message: JsValue) {
         ) => memory::on_panel_message(port, message),
         Ok(PanelToWorker::Stop { request_id }) => chat::stop(&request_id),
         Ok(PanelToWorker::NanoStatus { request_id }) => {
-            nano_chat::report_status(port, request_id, false)
+            nano_status::report_status(port, request_id, false)
         }
         Ok(PanelToWorker::DownloadNano { request_id }) => {
-            nano_chat::report_status(port, request_id, true)
+            nano_status::report_status(port, request_id, true)
         }
         Ok(PanelToWorker::TestConnection {
             request_id,

@@ -206,6 +206,12 @@ pub enum WorkerToPanel {
         #[serde(default)]
         request_id: Option<String>,
     },
+    /// An answer begins (`message_start`): who answers it first.
+    #[serde(rename = "messageStart", rename_all = "camelCase")]
+    Start {
+        request_id: String,
+        provider: String,
+    },
     /// A piece of the answer's text (`message_update` of the event list).
     #[serde(rename = "messageUpdate", rename_all = "camelCase")]
     Delta { request_id: String, text: String },
@@ -331,6 +337,7 @@ impl WorkerToPanel {
     pub fn request_id(&self) -> &str {
         match self {
             WorkerToPanel::Delta { request_id, .. }
+            | WorkerToPanel::Start { request_id, .. }
             | WorkerToPanel::Done { request_id, .. }
             | WorkerToPanel::Stopped { request_id }
             | WorkerToPanel::Conversation { request_id, .. }

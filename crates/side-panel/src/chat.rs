@@ -407,6 +407,8 @@ pub(crate) fn receive(message: WorkerToPanel) {
             message,
         } => finish_with_error(&request_id, kind, &message),
         WorkerToPanel::Status { text, .. } => progress(&text),
+        // Who answers, until the answer ends (a failover says so in the answer).
+        WorkerToPanel::Start { provider, .. } => progress(&format!("{provider} is answering…")),
         WorkerToPanel::ToolUse {
             call_id,
             tool,

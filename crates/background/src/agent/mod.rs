@@ -20,22 +20,17 @@ use js_sys::{Function, Promise, Reflect};
 use tandem_core::agent::task::{self, TaskCommand, TaskContext, TaskStatus, TaskView, UserUpdate};
 use tandem_core::agent::UrlPolicy;
 use tandem_core::protocol::WorkerToPanel;
-use tandem_core::session::{HybridSession, SessionManager};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{spawn_local, JsFuture};
 use web_sys::AbortController;
 
 use crate::chat::post;
 use crate::chrome::Port;
-use crate::cloud::{BrowserCloud, Timer};
-use crate::nano::BrowserNano;
+use crate::sessions::{manager, Session, STEP_TIMEOUT_MS};
 use crate::storage;
 use page::{allowed, canonical_host, get_tab, is_web, target_tab};
 use run::Loop;
 use store::{broadcast, forget, load, save};
-
-/// How long one model step may take on Nano before it counts as failed.
-const STEP_TIMEOUT_MS: u64 = 60_000;
 
 #[derive(Debug, thiserror::Error)]
 enum AgentError {
@@ -48,9 +43,6 @@ enum AgentError {
     #[error("saving the task failed ({0})")]
     Storage(String),
 }
-
-type Manager = SessionManager<BrowserNano, BrowserCloud, Timer>;
-type Session = HybridSession<BrowserNano, BrowserCloud, Timer>;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Stop {
@@ -80,8 +72,6 @@ struct Run {
 }
 
 thread_local! {
-    static MANAGER: Rc<Manager> =
-        Rc::new(SessionManager::new(BrowserNano::default(), BrowserCloud, Timer, None));
     static RUN: RefCell<Option<Run>> = const { RefCell::new(None) };
     /// The start-up check of the stored task, awaited by every command.
     static RECOVERY: RefCell<Option<Promise>> = const { RefCell::new(None) };
@@ -460,8 +450,4 @@ fn launch(ctx: TaskContext) {
         looper.take_updates(&mut ctx);
         let _ = save(&ctx).await;
     });
-}
-
-fn manager() -> Rc<Manager> {
-    MANAGER.with(Rc::clone)
 }

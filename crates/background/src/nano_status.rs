@@ -1,0 +1,108 @@
+//! Gemini Nano for Settings: what the on-device model can do here, and its download (the
+//! user's click is the consent), with progress. Chat on Nano is the conversation's session
+//! (`chat_session`).
+
+use std::rc::Rc;
+
+use tandem_core::protocol::WorkerToPanel;
+use tandem_core::session::{Availability, NanoBackend, NanoCreateOptions, SessionConfig};
+use wasm_bindgen_futures::spawn_local;
+
+use crate::chat::post;
+use crate::chrome::Port;
+use crate::nano::{prompt_api_present, BrowserNano};
+
+pub async fn availability(nano: &BrowserNano) -> Result<Availability, String> {
+    if !prompt_api_present() {
+        return Err("this browser has no Prompt API".to_string());
+    }
+    nano.availability(&text_options())
+        .await
+        .map_err(|e| e.to_string())
+}
+
+fn text_options() -> NanoCreateOptions {
+    NanoCreateOptions::for_session(&SessionConfig::default(), Vec::new())
+}
+
+pub fn availability_word(a: Availability) -> &'static str {
+    match a {
+        Availability::Available => "available",
+        Availability::Downloadable => "downloadable",
+        Availability::Downloading => "downloading",
+        Availability::Unavailable => "unavailable",
+    }
+}
+
+/// Answers Settings' question "what can Nano do?"; with `download`, starts the model
+/// download (the user's click is the consent) and reports its progress until it is there.
+pub fn report_status(port: Port, request_id: String, download: bool) {
+    spawn_local(async move {
+        let send = |availability: &str, progress: Option<f64>, detail: String| {
+            let _ = post(
+                &port,
+                &WorkerToPanel::NanoStatus {
+                    request_id: request_id.clone(),
+                    availability: availability.to_string(),
+                    progress,
+                    detail,
+                },
+            );
+        };
+        let m = crate::sessions::manager();
+        let availability = match availability(m.nano()).await {
+            Ok(a) => a,
+            Err(why) => return send("unavailable", None, why),
+        };
+        let detail = match availability {
+            Availability::Available => match crate::nano::params().await {
+                Some(p) => format!(
+                    "ready on this device (top-K up to {}, temperature up to {})",
+                    p.get("maxTopK").and_then(|v| v.as_f64()).unwrap_or(0.0),
+                    p.get("maxTemperature")
+                        .and_then(|v| v.as_f64())
+                        .unwrap_or(0.0)
+                ),
+                None => "ready on this device".to_string(),
+            },
+            Availability::Downloadable => "the model can be downloaded (about 2 GB)".to_string(),
+            Availability::Downloading => "the model is downloading".to_string(),
+            Availability::Unavailable => "this device or browser cannot run it".to_string(),
+        };
+        let wants_download = download
+            && matches!(
+                availability,
+                Availability::Downloadable | Availability::Downloading
+            );
+        if !wants_download {
+            return send(availability_word(availability), None, detail);
+        }
+        let progress_port = port.clone();
+        let progress_id = request_id.clone();
+        let on_progress: Rc<dyn Fn(f64)> = Rc::new(move |loaded: f64| {
+            let _ = post(
+                &progress_port,
+                &WorkerToPanel::NanoStatus {
+                    request_id: progress_id.clone(),
+                    availability: "downloading".into(),
+                    progress: Some(loaded.clamp(0.0, 1.0)),
+                    detail: format!(
+                        "downloading the model: {:.0}%",
+                        loaded.clamp(0.0, 1.0) * 100.0
+                    ),
+                },
+            );
+        });
+        *m.nano().on_progress.borrow_mut() = Some(on_progress);
+        let created = m.nano().create(&text_options()).await;
+        *m.nano().on_progress.borrow_mut() = None;
+        match created {
+            Ok(model) => {
+                // The download was the point; sessions are created per conversation.
+                tandem_core::session::NanoModel::destroy(&model);
+                send("available", Some(1.0), "ready on this device".into());
+            }
+            Err(e) => send("unavailable", None, format!("the download failed: {e}")),
+        }
+    });
+}
