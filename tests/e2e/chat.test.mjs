@@ -74,6 +74,13 @@ test('settings are stored, and the key is never shown back', async () => {
 });
 
 test('an answer streams in, token by token, then completes', async () => {
+  // Every text the progress line shows, in order.
+  await panel.evaluate(() => {
+    const line = document.querySelector('#progress');
+    window.progressSeen = [];
+    new MutationObserver(() => window.progressSeen.push(line.textContent))
+      .observe(line, { childList: true, characterData: true, subtree: true });
+  });
   await ask('Tell me about streaming in small pieces please');
   const answer = ui.lastAnswer();
   // Seen while still streaming: some text, not all of it.
@@ -83,6 +90,8 @@ test('an answer streams in, token by token, then completes', async () => {
   });
   const partial = await answer.locator('.text').textContent();
   assert.ok(partial.length < 'You said: Tell me about streaming in small pieces please'.length, `partial: ${partial}`);
+  // message_start: until the text comes, the panel says who answers (the provider, not Nano).
+  assert.deepEqual(await panel.evaluate(() => window.progressSeen), ['OpenAI-compatible is answering…', '']);
   await waitIdle();
   assert.equal(await answer.locator('.text').textContent(), 'You said: Tell me about streaming in small pieces please');
   assert.equal(await ui.send().isEnabled(), true);
