@@ -127,7 +127,11 @@ mod tests {
     fn the_note_says_who_answered_and_the_tokens_used() {
         let usage = |input, output| Some(Usage { input, output });
         assert_eq!(answer_note("OpenAI", None), "via OpenAI");
-        assert_eq!(answer_note("OpenAI", usage(0, 0)), "via OpenAI", "nothing reported");
+        assert_eq!(
+            answer_note("OpenAI", usage(0, 0)),
+            "via OpenAI",
+            "nothing reported"
+        );
         assert_eq!(answer_note("OpenAI", usage(1, 0)), "via OpenAI · 1 token");
         assert_eq!(
             answer_note("Anthropic", usage(1_000, 234)),
@@ -147,7 +151,10 @@ mod tests {
             serde_json::from_str(r#"{"role":"assistant","content":"hi"}"#).expect("parses");
         assert_eq!(m.usage, None);
         let with = ChatMessage {
-            usage: Some(Usage { input: 3, output: 4 }),
+            usage: Some(Usage {
+                input: 3,
+                output: 4,
+            }),
             ..ChatMessage::new(Role::Assistant, "hi")
         };
         let json = serde_json::to_string(&with).expect("serialises");

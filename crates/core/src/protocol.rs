@@ -416,7 +416,10 @@ mod tests {
             replaces: None,
         };
         let json = m.to_json();
-        assert!(!json.contains("replaces"), "a new question says nothing of it: {json}");
+        assert!(
+            !json.contains("replaces"),
+            "a new question says nothing of it: {json}"
+        );
         assert!(
             json.contains("\"type\":\"send\"") && json.contains("\"requestId\":\"r1\""),
             "{json}"

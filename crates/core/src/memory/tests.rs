@@ -777,12 +777,19 @@ fn regenerating_or_editing_replaces_the_newest_question_and_its_answer() {
         "an older question cannot be replaced"
     );
     assert!(!memory.take_back_turn(&key, "a2"), "nor an answer");
-    assert!(!memory.take_back_turn(&key, ""), "an empty id names nothing");
+    assert!(
+        !memory.take_back_turn(&key, ""),
+        "an empty id names nothing"
+    );
     assert!(!memory.take_back_turn(&SessionKey::new("other.org", 7), "u2"));
     assert_eq!(ids(&memory), ["u1", "a1", "u2", "a2"], "nothing changed");
 
     assert!(memory.take_back_turn(&key, "u2"));
-    assert_eq!(ids(&memory), ["u1", "a1"], "the question and its answer are gone");
+    assert_eq!(
+        ids(&memory),
+        ["u1", "a1"],
+        "the question and its answer are gone"
+    );
     // The question sent in their place: the next context never holds "first".
     memory.record_message(&key, message("u3", User, "two"), &config);
     memory.record_message(&key, message("a3", Assistant, "second"), &config);
