@@ -114,6 +114,7 @@ test('Regenerate asks the same question again and the fresh answer replaces the 
   assert.equal(sent.at(-1), 'What do cats eat?');
   assert.ok(!sent.some((c) => c.includes('first')), `the old answer is not sent: ${JSON.stringify(sent)}`);
   assert.equal(await conversation().getByRole('button', { name: 'Regenerate' }).count(), 1, 'still one, on the new answer');
+  await browser.screenshot(panel, 'chat-actions-regenerated');
 
   const followUp = contents(await chat('And dogs?'));
   assert.ok(followUp.some((c) => c.includes('second')), `the new answer is context: ${JSON.stringify(followUp)}`);
