@@ -133,7 +133,7 @@ pub fn start(
             // The watch stopped it: not the user, so say why.
             (Err(Failure::Stopped), Some(message)) => WorkerToPanel::Error {
                 request_id: request_id.clone(),
-                kind: ErrorKind::Network,
+                kind: ErrorKind::Stalled,
                 message,
             },
             (Err(Failure::Stopped), None) => WorkerToPanel::Stopped {

@@ -86,13 +86,15 @@ pub fn on_port_message(port: chrome::Port, message: JsValue) {
             messages,
             tab_id,
             answer_id,
+            replaces,
         }) => {
             // Images stay out of session memory; they rejoin the request they came with.
             let images = messages
                 .last()
                 .map(|m| m.images.clone())
                 .unwrap_or_default();
-            let prepared = memory::prepare(request_id.clone(), tab_id, answer_id, messages);
+            let prepared =
+                memory::prepare(request_id.clone(), tab_id, answer_id, messages, replaces);
             let turn = async move {
                 let mut turn = prepared.await?;
                 if let Some(last) = turn

@@ -299,11 +299,14 @@ async fn forget_all() {
 /// (the last of `messages`) is recorded in the tab's session, and the session is the
 /// history: the panel's copy may be out of date, and must never carry a conversation to
 /// another site. For other pages the panel's conversation is the history, and nothing is kept.
+/// `replaces` (Regenerate, Edit & resend): the newest question, taken back out of the session
+/// with its answer before this one is recorded, so the old pair is never sent again.
 pub async fn prepare(
     request_id: String,
     tab_id: Option<i32>,
     answer_id: String,
     messages: Vec<ChatMessage>,
+    replaces: Option<String>,
 ) -> Result<Turn, ProviderError> {
     let now = now_ms();
     let Some((Some(key), url)) = key_of(tab_id).await else {
@@ -320,6 +323,9 @@ pub async fn prepare(
     let config = memory_config().await;
     let history = update(|state| {
         state.sessions.on_navigate(key.tab_id, &url);
+        if let Some(id) = &replaces {
+            state.sessions.take_back_turn(&key, id);
+        }
         let session =
             state
                 .sessions
@@ -401,10 +407,12 @@ pub fn observe(message: &WorkerToPanel) {
         _ => return,
     };
     // What the panel shows under the answer, kept with it for when the panel opens again.
-    let (answered_by, badge) = match message {
-        WorkerToPanel::Done { provider, .. } => (provider.clone(), None),
-        WorkerToPanel::Error { kind, .. } => (None, Some(incomplete_badge(Some(*kind)))),
-        _ => (None, Some(incomplete_badge(None))),
+    let (answered_by, badge, usage) = match message {
+        WorkerToPanel::Done {
+            provider, usage, ..
+        } => (provider.clone(), None, *usage),
+        WorkerToPanel::Error { kind, .. } => (None, Some(incomplete_badge(Some(*kind))), None),
+        _ => (None, Some(incomplete_badge(None)), None),
     };
     let Some(flight) = IN_FLIGHT.with(|f| f.borrow_mut().remove(request_id)) else {
         return;
@@ -430,6 +438,7 @@ pub fn observe(message: &WorkerToPanel) {
             id: flight.answer_id.clone(),
             answered_by,
             badge: badge.map(str::to_string),
+            usage,
             tools: flight.tools.clone(),
             ..MemoryMessage::new(Role::Assistant, flight.text.clone(), now_ms())
         };

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::errors::ErrorKind;
+use crate::stream::Usage;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -38,6 +39,9 @@ pub struct ChatMessage {
     /// Why an answer is incomplete ([`incomplete_badge`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub badge: Option<String>,
+    /// The tokens an answer used, when its provider reported them (shown with "via …").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
     /// The tools the model called while answering, in order: shown as cards with the answer
     /// and kept with it in session memory.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -82,7 +86,78 @@ impl ChatMessage {
             images: Vec::new(),
             answered_by: None,
             badge: None,
+            usage: None,
             tools: Vec::new(),
         }
+    }
+}
+
+/// The tokens an answer used, as a person reads them: input and output together
+/// (`1234` → "1,234 tokens"). `None` when the provider reported nothing.
+pub fn tokens_used(usage: Option<Usage>) -> Option<String> {
+    let total = usage.map(|u| u64::from(u.input) + u64::from(u.output))?;
+    if total == 0 {
+        return None;
+    }
+    let digits = total.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    Some(format!("{out} token{}", if total == 1 { "" } else { "s" }))
+}
+
+/// The line under a finished answer: who answered and, when reported, the tokens used
+/// ("via OpenAI · 1,234 tokens").
+pub fn answer_note(provider: &str, usage: Option<Usage>) -> String {
+    match tokens_used(usage) {
+        Some(tokens) => format!("via {provider} · {tokens}"),
+        None => format!("via {provider}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_note_says_who_answered_and_the_tokens_used() {
+        let usage = |input, output| Some(Usage { input, output });
+        assert_eq!(answer_note("OpenAI", None), "via OpenAI");
+        assert_eq!(
+            answer_note("OpenAI", usage(0, 0)),
+            "via OpenAI",
+            "nothing reported"
+        );
+        assert_eq!(answer_note("OpenAI", usage(1, 0)), "via OpenAI · 1 token");
+        assert_eq!(
+            answer_note("Anthropic", usage(1_000, 234)),
+            "via Anthropic · 1,234 tokens"
+        );
+        assert_eq!(
+            tokens_used(usage(u32::MAX, u32::MAX)).as_deref(),
+            Some("8,589,934,590 tokens"),
+            "no overflow"
+        );
+        assert_eq!(tokens_used(usage(999, 0)).as_deref(), Some("999 tokens"));
+    }
+
+    #[test]
+    fn older_messages_without_usage_still_parse() {
+        let m: ChatMessage =
+            serde_json::from_str(r#"{"role":"assistant","content":"hi"}"#).expect("parses");
+        assert_eq!(m.usage, None);
+        let with = ChatMessage {
+            usage: Some(Usage {
+                input: 3,
+                output: 4,
+            }),
+            ..ChatMessage::new(Role::Assistant, "hi")
+        };
+        let json = serde_json::to_string(&with).expect("serialises");
+        assert!(json.contains(r#""usage":{"input":3,"output":4}"#), "{json}");
     }
 }

@@ -25,6 +25,9 @@ pub enum ErrorKind {
     Network,
     /// The stream ended before the provider's end marker.
     StreamCut,
+    /// The provider sent nothing for the stall limit (`budget.stallSeconds`), so Tandem
+    /// stopped waiting: the panel gives the question's text back to retry with.
+    Stalled,
     /// An `error` payload inside the stream, or any other provider answer.
     Provider,
     /// The call is made by the side panel (Firebase AI Logic) and no panel is open, or it

@@ -176,6 +176,9 @@ pub struct MemoryMessage {
     /// Why an answer is incomplete ("Stopped", …), so the badge is back when the panel is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub badge: Option<String>,
+    /// The tokens an answer used, as its provider reported them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<crate::stream::Usage>,
     /// The tools called while answering (shown with the answer; the model reads the answer).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<crate::chat::ToolCard>,
@@ -192,6 +195,7 @@ impl MemoryMessage {
             quote: None,
             answered_by: None,
             badge: None,
+            usage: None,
             tools: Vec::new(),
         }
     }
@@ -207,6 +211,7 @@ impl MemoryMessage {
             images: Vec::new(),
             answered_by: self.answered_by.clone(),
             badge: self.badge.clone(),
+            usage: self.usage,
             tools: self.tools.clone(),
         }
     }
@@ -222,6 +227,7 @@ impl MemoryMessage {
             quote: message.quote.clone(),
             answered_by: message.answered_by.clone(),
             badge: message.badge.clone(),
+            usage: message.usage,
             tools: message.tools.clone(),
         }
     }
@@ -376,6 +382,26 @@ impl SessionMemory {
             self.sessions.remove(key);
         }
         removed
+    }
+
+    /// Regenerate / Edit & resend: takes the newest question `id` and everything after it
+    /// (its answer) back out of the session of `key`, so the question sent in their place is
+    /// answered without them. Only the newest question can be replaced: when `id` is not the
+    /// session's last user message nothing changes and the result is `false`. A session left
+    /// empty is forgotten (recording the new question starts it again).
+    pub fn take_back_turn(&mut self, key: &SessionKey, id: &str) -> bool {
+        let Some(session) = self.sessions.get_mut(key) else {
+            return false;
+        };
+        let newest = session.messages.iter().rposition(|m| m.role == Role::User);
+        let Some(at) = newest.filter(|&i| !id.is_empty() && session.messages[i].id == id) else {
+            return false;
+        };
+        session.messages.truncate(at);
+        if session.messages.is_empty() {
+            self.sessions.remove(key);
+        }
+        true
     }
 
     fn message_mut(&mut self, key: &SessionKey, id: &str) -> Option<&mut MemoryMessage> {

@@ -62,6 +62,11 @@ pub enum PanelToWorker {
         tab_id: Option<i32>,
         #[serde(default)]
         answer_id: String,
+        /// Regenerate or Edit & resend: the id of the newest question, which this send
+        /// replaces together with its answer (in the tab's session too), so the old pair is
+        /// never sent again. `None` (and absent in older messages) for a new question.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        replaces: Option<String>,
     },
     /// The panel now shows `tab_id`: answer with its conversation (and take the selection
     /// waiting to be asked about in it, if any).
@@ -415,8 +420,13 @@ mod tests {
             messages: vec![ChatMessage::new(Role::User, "hi")],
             tab_id: Some(7),
             answer_id: "m2".into(),
+            replaces: None,
         };
         let json = m.to_json();
+        assert!(
+            !json.contains("replaces"),
+            "a new question says nothing of it: {json}"
+        );
         assert!(
             json.contains("\"type\":\"send\"") && json.contains("\"requestId\":\"r1\""),
             "{json}"
@@ -427,8 +437,22 @@ mod tests {
         let old = r#"{"type":"send","requestId":"r1","messages":[]}"#;
         assert!(matches!(
             PanelToWorker::from_json(old),
-            Ok(PanelToWorker::Send { tab_id: None, .. })
+            Ok(PanelToWorker::Send {
+                tab_id: None,
+                replaces: None,
+                ..
+            })
         ));
+        // Regenerate / Edit & resend name the question they replace.
+        let again = PanelToWorker::Send {
+            request_id: "r2".into(),
+            messages: vec![ChatMessage::new(Role::User, "hi")],
+            tab_id: Some(7),
+            answer_id: "m4".into(),
+            replaces: Some("m1".into()),
+        };
+        assert!(again.to_json().contains("\"replaces\":\"m1\""));
+        assert_eq!(PanelToWorker::from_json(&again.to_json()).unwrap(), again);
         assert_eq!(
             PanelToWorker::ForgetAll.to_json(),
             r#"{"type":"forgetAll"}"#

@@ -3,7 +3,7 @@
 
 use std::cell::RefCell;
 
-use tandem_core::chat::{incomplete_badge, ChatMessage, Role};
+use tandem_core::chat::{answer_note, incomplete_badge, ChatMessage, Role};
 use tandem_core::errors::ErrorKind;
 use tandem_core::protocol::{PanelToWorker, WorkerToPanel, CHAT_PORT};
 use wasm_bindgen::closure::Closure;
@@ -38,6 +38,9 @@ struct State {
     messages: Vec<ChatMessage>,
     port: Option<Port>,
     streaming: Option<Streaming>,
+    /// Edit & resend: the newest question, whose text is in the Message box; sending
+    /// replaces it and its answer.
+    editing: Option<String>,
 }
 
 thread_local! {
@@ -61,6 +64,17 @@ pub fn wire() -> Result<(), DomError> {
         if e.key() == "Enter" && !e.shift_key() && !e.is_composing() {
             e.prevent_default();
             report(send_message());
+        }
+        // ↑ in an empty box edits the last message (as its Edit button does); anywhere else
+        // it moves the caret as usual.
+        let plain = !(e.shift_key() || e.ctrl_key() || e.alt_key() || e.meta_key());
+        if e.key() == "ArrowUp" && plain && !e.is_composing() && message_box_empty() && edit_last()
+        {
+            e.prevent_default();
+        }
+        // Esc gives up an edit (an answer streaming is stopped by the document's handler).
+        if e.key() == "Escape" && !e.is_composing() && !is_streaming() && cancel_edit() {
+            e.prevent_default();
         }
     });
     // Esc stops the answer wherever the focus is in the panel (as Stop does); with no answer
@@ -96,7 +110,202 @@ fn send_message() -> Result<(), DomError> {
         return Ok(());
     }
     input.set_value("");
-    send_text(text, None)
+    // Edit & resend: the edited question and its answer leave the conversation, and the
+    // worker drops them from the tab's session too (`replaces`).
+    let replaces = STATE
+        .with(|s| s.borrow_mut().editing.take())
+        .and_then(|id| take_back_turn(&id).then_some(id));
+    progress("");
+    send_text(text, None, crate::attach::take(), replaces)
+}
+
+fn message_box_empty() -> bool {
+    dom::by_id::<HtmlTextAreaElement>("message").is_ok_and(|i| i.value().is_empty())
+}
+
+/// The newest turn: the index of the conversation's last question, when everything after it
+/// is its answer.
+fn last_turn(messages: &[ChatMessage]) -> Option<usize> {
+    let at = messages.iter().rposition(|m| m.role == Role::User)?;
+    messages[at + 1..]
+        .iter()
+        .all(|m| m.role == Role::Assistant)
+        .then_some(at)
+}
+
+/// The bubbles of the conversation, in order (one per message).
+fn bubbles() -> Vec<HtmlElement> {
+    let Ok(list) = dom::by_id::<HtmlElement>("messages") else {
+        return Vec::new();
+    };
+    let Ok(nodes) = list.query_selector_all(":scope > article") else {
+        return Vec::new();
+    };
+    (0..nodes.length())
+        .filter_map(|i| nodes.get(i)?.dyn_into::<HtmlElement>().ok())
+        .collect()
+}
+
+/// Takes the newest question `id` and its answer out of the conversation and off the screen,
+/// for the question that replaces them; `false` (nothing changes) when `id` is no longer the
+/// newest question.
+fn take_back_turn(id: &str) -> bool {
+    let shown = bubbles();
+    STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        let Some(at) = last_turn(&s.messages).filter(|&at| s.messages[at].id == id) else {
+            return false;
+        };
+        // The screen shows one bubble per message; if it does not, it is not touched.
+        if shown.len() == s.messages.len() {
+            shown[at..].iter().for_each(|b| b.remove());
+        }
+        s.messages.truncate(at);
+        true
+    })
+}
+
+/// Regenerate: the newest question asked again for a fresh answer, which replaces the old one
+/// (on screen and in the tab's session).
+fn regenerate() -> Result<(), DomError> {
+    if is_streaming() {
+        return Ok(());
+    }
+    let question = STATE.with(|s| {
+        let s = s.borrow();
+        let at = last_turn(&s.messages).filter(|&at| at + 1 < s.messages.len())?;
+        Some(s.messages[at].clone())
+    });
+    let Some(question) = question else {
+        return Ok(());
+    };
+    if !take_back_turn(&question.id) {
+        return Ok(());
+    }
+    cancel_edit();
+    send_text(
+        question.content,
+        question.quote,
+        question.images,
+        Some(question.id),
+    )
+}
+
+/// Edit & resend (the Edit button, or ↑ in the empty Message box): the newest question's
+/// text goes into the Message box (its images back to the attachments); sending replaces the
+/// question and its answer. `false` when there is nothing to edit. A question about a page
+/// selection is not edited: its selection is not in the box ("Ask Tandem" asks again).
+fn edit_last() -> bool {
+    if is_streaming() {
+        return false;
+    }
+    let question = STATE.with(|s| {
+        let s = s.borrow();
+        let at = last_turn(&s.messages)?;
+        Some(s.messages[at].clone()).filter(|m| m.quote.is_none())
+    });
+    let (Some(question), Ok(input)) = (question, dom::by_id::<HtmlTextAreaElement>("message"))
+    else {
+        return false;
+    };
+    input.set_value(&question.content);
+    let _ = input.focus();
+    let end = question.content.encode_utf16().count() as u32;
+    let _ = input.set_selection_range(end, end);
+    crate::attach::restore(question.images);
+    STATE.with(|s| s.borrow_mut().editing = Some(question.id));
+    progress("Editing your last message: Send replaces it and its answer (Esc to cancel).");
+    true
+}
+
+/// Gives up an edit: the box is emptied, the conversation is as it was. `false` when no edit
+/// was under way.
+fn cancel_edit() -> bool {
+    if STATE.with(|s| s.borrow_mut().editing.take()).is_none() {
+        return false;
+    }
+    if let Ok(input) = dom::by_id::<HtmlTextAreaElement>("message") {
+        input.set_value("");
+    }
+    let _ = crate::attach::take();
+    progress("");
+    true
+}
+
+/// The per-answer actions that act on the newest turn only: Regenerate on the last answer,
+/// Edit on the last question. Placed again whenever the conversation changes; none while an
+/// answer streams.
+fn place_turn_actions() {
+    let shown = bubbles();
+    for b in &shown {
+        if let Ok(old) = b.query_selector_all(".turn-action") {
+            for i in 0..old.length() {
+                if let Some(e) = old
+                    .get(i)
+                    .and_then(|n| n.dyn_into::<web_sys::Element>().ok())
+                {
+                    e.remove();
+                }
+            }
+        }
+    }
+    let turn = STATE.with(|s| {
+        let s = s.borrow();
+        if s.streaming.is_some() || shown.len() != s.messages.len() {
+            return None;
+        }
+        let at = last_turn(&s.messages)?;
+        Some((
+            at,
+            s.messages[at].quote.is_none(),
+            at + 1 < s.messages.len(),
+        ))
+    });
+    let Some((at, editable, answered)) = turn else {
+        return;
+    };
+    if editable {
+        add_action(
+            &shown[at],
+            "Edit",
+            "Edit & resend your last message (↑ in the empty Message box)",
+            || {
+                edit_last();
+            },
+        );
+    }
+    if let (true, Some(answer)) = (answered, shown.last()) {
+        add_action(
+            answer,
+            "Regenerate",
+            "Ask the same question again for a fresh answer, replacing this one",
+            || report(regenerate()),
+        );
+    }
+}
+
+fn add_action(bubble: &HtmlElement, label: &str, title: &str, act: impl Fn() + 'static) {
+    let Ok(button) = dom::create("button", "turn-action") else {
+        return;
+    };
+    dom::set_attr(&button, "type", "button");
+    dom::set_attr(&button, "title", title);
+    button.set_text_content(Some(label));
+    dom::on(&button, "click", move |_: web_sys::Event| act());
+    // With the other actions, under the text (the badge stays the bubble's last words).
+    let after = bubble
+        .query_selector(".copy-answer")
+        .ok()
+        .flatten()
+        .or_else(|| bubble.query_selector(".text").ok().flatten());
+    match after {
+        Some(e) => {
+            let _ = e.after_with_node_1(&button);
+        }
+        None => {
+            let _ = bubble.append_child(&button);
+        }
+    }
 }
 
 /// Asks about text the user selected on the page ("Ask Tandem"): it is shown quoted as the
@@ -105,20 +314,24 @@ pub(crate) fn ask_about(selection: String) -> Result<(), DomError> {
     if is_streaming() {
         return Ok(());
     }
+    cancel_edit();
     send_text(
         tandem_core::memory::SELECTION_QUESTION.to_string(),
         Some(selection),
+        Vec::new(),
+        None,
     )
 }
 
-fn send_text(text: String, quote: Option<String>) -> Result<(), DomError> {
+/// Sends a question; `replaces` names the newest question it takes the place of (already
+/// taken off the screen), so the worker's session drops it and its answer too.
+fn send_text(
+    text: String,
+    quote: Option<String>,
+    images: Vec<String>,
+    replaces: Option<String>,
+) -> Result<(), DomError> {
     show_error("");
-    // A selected-text question carries the quote, not the images attached for a message.
-    let images = if quote.is_none() {
-        crate::attach::take()
-    } else {
-        Vec::new()
-    };
     let user = ChatMessage {
         id: dom::fresh_id("m"),
         quote,
@@ -163,6 +376,7 @@ fn send_text(text: String, quote: Option<String>) -> Result<(), DomError> {
         messages,
         tab_id: crate::memory::current_tab(),
         answer_id,
+        replaces,
     }) {
         finish_with_error(&request_id, ErrorKind::Network, &format!("Tandem's background worker is not reachable ({e}). Reload the extension and try again."));
     }
@@ -191,6 +405,7 @@ pub(crate) fn end_streaming() {
 
 /// Empties the screen and the panel's copy of the conversation.
 pub(crate) fn clear_view() -> Result<(), DomError> {
+    cancel_edit();
     STATE.with(|s| s.borrow_mut().messages.clear());
     dom::by_id::<HtmlElement>("messages")?.set_inner_html("");
     show_error("");
@@ -213,6 +428,8 @@ pub(crate) fn detach_streaming() {
 
 /// Shows `messages` (the worker's copy of the tab's conversation) in place of what is shown.
 pub(crate) fn show_conversation(messages: Vec<ChatMessage>) -> Result<(), DomError> {
+    // An edit of another conversation's question would replace the wrong one.
+    cancel_edit();
     dom::by_id::<HtmlElement>("messages")?.set_inner_html("");
     for m in &messages {
         let bubble = add_bubble(m.role, &m.content)?;
@@ -226,7 +443,7 @@ pub(crate) fn show_conversation(messages: Vec<ChatMessage>) -> Result<(), DomErr
             add_copy(&bubble, &m.id);
         }
         if let Some(p) = &m.answered_by {
-            add_note(&bubble, "provider", &format!("via {p}"));
+            add_note(&bubble, "provider", &answer_note(p, m.usage));
         }
         if let Some(label) = &m.badge {
             add_badge(&bubble, label);
@@ -240,6 +457,7 @@ pub(crate) fn show_conversation(messages: Vec<ChatMessage>) -> Result<(), DomErr
         }
     }
     STATE.with(|s| s.borrow_mut().messages = messages);
+    place_turn_actions();
     Ok(())
 }
 
@@ -392,8 +610,9 @@ pub(crate) fn receive(message: WorkerToPanel) {
         WorkerToPanel::Done {
             request_id,
             provider,
+            usage,
             ..
-        } => finish(&request_id, Ended::Done { provider }),
+        } => finish(&request_id, Ended::Done { provider, usage }),
         WorkerToPanel::Restart { note, .. } => STATE.with(|s| {
             if let Some(st) = s.borrow_mut().streaming.as_mut() {
                 st.md.reset();
@@ -504,6 +723,7 @@ fn finish_stopped(request_id: &str) {
 enum Ended {
     Done {
         provider: Option<String>,
+        usage: Option<tandem_core::stream::Usage>,
     },
     /// Stopped (`None`) or failed after some text arrived.
     Early(Option<ErrorKind>),
@@ -521,12 +741,12 @@ fn finish(request_id: &str, ended: Ended) {
     if !text.is_empty() {
         add_copy(&st.bubble, &st.answer_id);
     }
-    let (answered_by, badge) = match ended {
-        Ended::Done { provider } => (provider, None),
-        Ended::Early(error) => (None, Some(incomplete_badge(error))),
+    let (answered_by, badge, usage) = match ended {
+        Ended::Done { provider, usage } => (provider, None, usage),
+        Ended::Early(error) => (None, Some(incomplete_badge(error)), None),
     };
     if let Some(p) = &answered_by {
-        add_note(&st.bubble, "provider", &format!("via {p}"));
+        add_note(&st.bubble, "provider", &answer_note(p, usage));
     }
     if let Some(label) = badge {
         add_badge(&st.bubble, label);
@@ -540,6 +760,7 @@ fn finish(request_id: &str, ended: Ended) {
             id: st.answer_id,
             answered_by,
             badge: badge.map(str::to_string),
+            usage,
             tools: st.tools,
             ..ChatMessage::new(Role::Assistant, text)
         })
@@ -557,7 +778,26 @@ fn finish_with_error(request_id: &str, kind: ErrorKind, message: &str) {
             .is_some_and(|x| !x.md.source().is_empty())
     });
     if partial {
+        // A stall gives the question back too, to send again as it was; the partial answer
+        // stays with its badge.
+        let question = (kind == ErrorKind::Stalled)
+            .then(|| {
+                STATE.with(|s| {
+                    let s = s.borrow();
+                    let id = &s.streaming.as_ref()?.user_id;
+                    s.messages
+                        .iter()
+                        .find(|m| &m.id == id && m.quote.is_none())
+                        .map(|m| m.content.clone())
+                })
+            })
+            .flatten();
         finish(request_id, Ended::Early(Some(kind)));
+        if let (Some(text), Ok(input)) = (question, dom::by_id::<HtmlTextAreaElement>("message")) {
+            if input.value().trim().is_empty() {
+                input.set_value(&text);
+            }
+        }
         return;
     }
     // Nothing was answered: take the question back out of the conversation and give its
@@ -605,6 +845,7 @@ fn set_streaming_controls(streaming: bool) {
     if !streaming {
         progress("");
     }
+    place_turn_actions();
     if let (Ok(send), Ok(stop)) = (
         dom::by_id::<HtmlButtonElement>("send"),
         dom::by_id::<HtmlButtonElement>("stop"),

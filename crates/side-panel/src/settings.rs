@@ -72,6 +72,7 @@ pub fn wire() -> Result<(), DomError> {
                     select.set_value(&SAVED.with(|s| on_device_id(s.borrow().on_device)));
                 }
                 SAVED.with(|s| crate::agent_settings::show(&s.borrow()));
+                show_stall_limit();
                 // Said at once, where the user will look: the form shows what was kept.
                 if let Some(notice) = notice {
                     set_open(true);
@@ -241,6 +242,19 @@ fn fill(kind: ProviderKind) {
     status("");
 }
 
+/// The saved stall limit (`budget.stallSeconds`); the default shows as the placeholder.
+fn show_stall_limit() {
+    let seconds = SAVED.with(|s| s.borrow().budget.stall_seconds);
+    if let Some(field) = input("stall-seconds") {
+        let default = tandem_core::budget::BudgetSettings::default().stall_seconds;
+        field.set_value(&if seconds == default {
+            String::new()
+        } else {
+            seconds.to_string()
+        });
+    }
+}
+
 fn status(text: &str) {
     if let Ok(line) = dom::by_id::<HtmlElement>("settings-status") {
         line.set_text_content(Some(text));
@@ -265,6 +279,11 @@ fn save() {
         entry.api_key = form.api_key;
     }
     settings.active = Some(kind);
+    // The field's min/max are checked by the form before Save submits; empty is the default.
+    settings.budget.stall_seconds = input("stall-seconds")
+        .and_then(|i| i.value().trim().parse::<u32>().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(tandem_core::budget::BudgetSettings::default().stall_seconds);
     if let Ok(select) = dom::by_id::<HtmlSelectElement>("on-device") {
         settings.on_device = on_device_from(&select.value());
     }
@@ -287,6 +306,7 @@ fn save() {
             Ok(()) => {
                 SAVED.with(|s| *s.borrow_mut() = settings);
                 fill(kind);
+                show_stall_limit();
                 status(&match (problem, granted) {
                     (Some(p), _) => format!("Saved, but not usable yet: {p}"),
                     (None, false) => "Saved, but Chrome did not allow Tandem to reach that base URL; requests to it will fail.".into(),

@@ -107,7 +107,8 @@ export async function startMockProvider({
     // An answer that calls a tool has no text unless the script gives some.
     const text = b.reply ?? (ctx.calls.length ? '' : `You said: ${p.lastUserText(rec.body) ?? ''}`);
     ctx.tokens = b.tokens ?? tokenize(text);
-    ctx.usage = { input: promptTokens(rec.body), output: ctx.tokens.length + ctx.calls.length };
+    // `usage` ({input, output}): the counts to report instead of the mock's own estimate.
+    ctx.usage = b.usage ?? { input: promptTokens(rec.body), output: ctx.tokens.length + ctx.calls.length };
     ctx.finish = b.finish === 'length' ? 'length' : ctx.calls.length ? 'tool_calls' : 'stop';
     if (!route.stream(rec)) return p.whole(ctx, ctx.tokens.join(''));
     return p.stream(ctx, streamer(ctx));
@@ -146,7 +147,8 @@ export async function startMockProvider({
      * toolCalls (several such calls, made in parallel), argPieces (how many pieces the
      * streamed formats cut the arguments into; 3). With tool calls the finish reason is
      * the provider's own: tool_calls, tool_use, STOP, stop. The pieces of the calls count
-     * as tokens for cutAfter, stallAfter and errorAfter.
+     * as tokens for cutAfter, stallAfter and errorAfter. usage ({input, output}): the
+     * token counts reported (in each provider's own usage fields) instead of an estimate.
      */
     script(b, { match } = {}) { queue.push({ b, match }); },
     /** Behaviour used when no scripted one matches (object or function, as in script). */

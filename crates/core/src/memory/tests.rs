@@ -754,6 +754,62 @@ fn hiding_and_taking_back_messages() {
 }
 
 #[test]
+fn regenerating_or_editing_replaces_the_newest_question_and_its_answer() {
+    let config = MemoryConfig::default();
+    let key = SessionKey::new("example.com", 7);
+    let mut memory = SessionMemory::new();
+    for m in [
+        message("u1", User, "one"),
+        message("a1", Assistant, "answer one"),
+        message("u2", User, "two"),
+        message("a2", Assistant, "first"),
+    ] {
+        memory.record_message(&key, m, &config);
+    }
+    let ids = |memory: &SessionMemory| -> Vec<String> {
+        memory
+            .get(&key)
+            .map(|s| s.messages.iter().map(|m| m.id.clone()).collect())
+            .unwrap_or_default()
+    };
+    assert!(
+        !memory.take_back_turn(&key, "u1"),
+        "an older question cannot be replaced"
+    );
+    assert!(!memory.take_back_turn(&key, "a2"), "nor an answer");
+    assert!(
+        !memory.take_back_turn(&key, ""),
+        "an empty id names nothing"
+    );
+    assert!(!memory.take_back_turn(&SessionKey::new("other.org", 7), "u2"));
+    assert_eq!(ids(&memory), ["u1", "a1", "u2", "a2"], "nothing changed");
+
+    assert!(memory.take_back_turn(&key, "u2"));
+    assert_eq!(
+        ids(&memory),
+        ["u1", "a1"],
+        "the question and its answer are gone"
+    );
+    // The question sent in their place: the next context never holds "first".
+    memory.record_message(&key, message("u3", User, "two"), &config);
+    memory.record_message(&key, message("a3", Assistant, "second"), &config);
+    let context = build_context(memory.get(&key).expect("session"), &config);
+    assert!(context.text.contains("second") && !context.text.contains("first"));
+
+    // A question that got no answer yet (an answer that ended with nothing) is replaced too.
+    memory.record_message(&key, message("u4", User, "three"), &config);
+    assert!(memory.take_back_turn(&key, "u4"));
+    assert_eq!(ids(&memory), ["u1", "a1", "u3", "a3"]);
+
+    // The only pair of a session: the session goes, and the new question starts it again.
+    let mut single = SessionMemory::new();
+    single.record_message(&key, message("u1", User, "one"), &config);
+    single.record_message(&key, message("a1", Assistant, "answer"), &config);
+    assert!(single.take_back_turn(&key, "u1"));
+    assert!(single.is_empty());
+}
+
+#[test]
 fn pending_selections() {
     assert_eq!(PendingSelection::new(1, "  \n ", 0), None);
     let p = PendingSelection::new(1, "  some text\n", 1_000).expect("text");
