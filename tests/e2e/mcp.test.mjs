@@ -23,8 +23,9 @@ const TOKEN = 'mcp-secret-token-7f3kq9wxyz';
  * application/json instead of event streams. `token`: the Bearer token it demands.
  * `received` records every JSON-RPC message with the headers it came with.
  */
-async function startMcpServer({ name, json = false, token = null }) {
+async function startMcpServer({ name, json = false, token = null, port = 0 }) {
   const received = [];
+  const streams = new Set(); // open GET event streams
   const sessions = new Map(); // session id → { transport, server }
   const tools = [
     { name: 'echo', description: 'Echoes the text back.', annotations: { readOnlyHint: true },
@@ -59,6 +60,10 @@ async function startMcpServer({ name, json = false, token = null }) {
     const text = Buffer.concat(chunks).toString('utf8');
     const body = text ? JSON.parse(text) : undefined;
     received.push({ method: req.method, rpc: body?.method, params: body?.params, headers: req.headers });
+    if (req.method === 'GET') {
+      streams.add(res);
+      res.on('close', () => streams.delete(res));
+    }
     if (token && req.headers.authorization !== `Bearer ${token}`) {
       res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"unauthorized"}');
       return;
@@ -81,7 +86,7 @@ async function startMcpServer({ name, json = false, token = null }) {
     }
     await entry.transport.handleRequest(req, res, body);
   });
-  await new Promise((r) => httpServer.listen(0, '127.0.0.1', r));
+  await new Promise((r) => httpServer.listen(port, '127.0.0.1', r));
   const url = `http://127.0.0.1:${httpServer.address().port}/mcp`;
   return {
     url, received, slowCalled,
@@ -91,6 +96,9 @@ async function startMcpServer({ name, json = false, token = null }) {
       tools.push(tool);
       for (const { server } of sessions.values()) await server.sendToolListChanged().catch(() => {});
     },
+    /** Cuts every open event stream (GET), as a proxy's idle limit would. */
+    dropStreams() { for (const res of streams) res.socket?.destroy(); },
+    openStreams: () => streams.size,
     /** Forgets every session, as a restarted server would. */
     forgetSessions() { sessions.clear(); },
     async close() {
@@ -322,6 +330,19 @@ for (const f of formats) {
   });
 }
 
+test('the server cuts its event stream: Tandem opens it again, and list_changed still arrives', async () => {
+  assert.ok(sse.openStreams() >= 1, 'Tandem listens on the server\'s event stream');
+  const gets = () => sse.received.filter((m) => m.method === 'GET' && m.headers['mcp-session-id']).length;
+  const before = gets();
+  sse.dropStreams();
+  const deadline = Date.now() + 15000;
+  while (sse.openStreams() === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  assert.ok(sse.openStreams() >= 1 && gets() > before, 'the stream was opened again on the same session');
+  await sse.addTool({ name: 'after_reopen', description: 'Arrived on the reopened stream.', annotations: { readOnlyHint: true },
+    inputSchema: { type: 'object', properties: {} } });
+  await servers().getByRole('combobox', { name: 'after_reopen from My files' }).waitFor({ timeout: 10000 });
+});
+
 test('the server stopped mid-call: the turn ends with a sentence, not a hang; Settings shows the problem', async () => {
   const slow = await offeredName('files__slow');
   mock.script({ toolCall: { name: slow, arguments: {} } });
@@ -335,6 +356,28 @@ test('the server stopped mid-call: the turn ends with a sentence, not a hang; Se
   await idle();
   await lastAnswer().getByText('The server went away.').waitFor();
   await servers().getByLabel('Problem with My files').waitFor();
+});
+
+test('a server that went away offers no tools; back at its address, it offers them again by itself', async () => {
+  mock.setDefault({ reply: 'Fine.' });
+  let offered = mock.waitForRequest(() => true, 10000);
+  await ask('Tools while it is gone?');
+  let req = await offered;
+  assert.ok(!(req.tools ?? []).some((t) => t.startsWith('files__')), `not offered: ${req.tools?.join(', ')}`);
+  await idle();
+  await servers().getByLabel('Problem with My files').filter({ hasText: 'nothing answers there' }).waitFor();
+  // The same server again, on the same address (it forgot every session, as a restart does).
+  const port = new URL(sse.url).port;
+  sse = await startMcpServer({ name: 'Files', token: TOKEN, port: Number(port) });
+  mock.reset();
+  mock.setDefault({ reply: 'Fine.' });
+  offered = mock.waitForRequest(() => true, 10000);
+  await ask('And now?');
+  req = await offered;
+  assert.ok((req.tools ?? []).some((t) => t.endsWith('files__echo')), `offered again: ${req.tools?.join(', ')}`);
+  await idle();
+  await servers().getByLabel('Problem with My files').waitFor({ state: 'detached' });
+  assert.ok(sse.received.some((m) => m.rpc === 'initialize'), 'a new session with the restarted server');
 });
 
 test('Settings says whether this browser offers page tools (WebMCP), as the browser itself reports', async () => {

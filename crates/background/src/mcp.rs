@@ -27,6 +27,10 @@ use crate::chrome;
 
 /// How long Test, Save and a listing may take before they count as unreachable.
 const CONNECT_TIMEOUT_MS: i32 = 15_000;
+/// How long a server with a problem is given, before a turn, to show it is back.
+const RECHECK_TIMEOUT_MS: i32 = 2_000;
+/// The longest pause before the server's event stream is opened again.
+const MAX_REOPEN_DELAY_MS: i32 = 30_000;
 /// Pages of `tools/list` read at most (a server paging forever is not followed).
 const MAX_PAGES: usize = 20;
 
@@ -166,10 +170,40 @@ async fn fetch(
         init.set_body(&JsValue::from_str(b));
     }
     let request = Request::new_with_str_and_init(url, &init).map_err(|_| unreachable())?;
-    JsFuture::from(chrome::fetch_with_request(&request))
-        .await
-        .map(|r| r.unchecked_into())
-        .map_err(|_| unreachable())
+    match JsFuture::from(chrome::fetch_with_request(&request)).await {
+        Ok(r) => Ok(r.unchecked_into()),
+        Err(_) if controller.signal().aborted() => Err(unreachable()),
+        Err(_) => Err(why_unreachable(url).await),
+    }
+}
+
+/// A fetch that failed outright: either nothing answers at `url`, or something does and
+/// Chrome would not let Tandem read it (no site access for that host, so the server's CORS
+/// rules apply). An opaque `no-cors` request tells them apart: it succeeds whenever a server
+/// answers at all.
+async fn why_unreachable(url: &str) -> McpError {
+    let answered = async {
+        let init = RequestInit::new();
+        init.set_method("GET");
+        init.set_mode(web_sys::RequestMode::NoCors);
+        let controller = timed(3_000)?;
+        init.set_signal(Some(&controller.signal()));
+        let request = Request::new_with_str_and_init(url, &init).ok()?;
+        JsFuture::from(chrome::fetch_with_request(&request))
+            .await
+            .ok()
+    }
+    .await
+    .is_some();
+    if answered {
+        McpError::Refused {
+            url: url.to_string(),
+        }
+    } else {
+        McpError::Unreachable {
+            url: url.to_string(),
+        }
+    }
 }
 
 async fn text(response: &Response) -> String {
@@ -325,7 +359,10 @@ async fn request(
 }
 
 /// Opens the server's own event stream (GET), where it announces `list_changed`. A server
-/// that offers none (405) is fine: its tools are read again on reconnecting.
+/// that offers none (405) is fine: its tools are read again on reconnecting. A stream the
+/// server closes (a restart, a proxy's idle limit) is opened again, after a pause that grows,
+/// while the session is the server's; a server that no longer knows the session (404) gets a
+/// new one, and its tools are read again (they may have changed meanwhile).
 fn listen(server: Server, session: Session) {
     let Ok(controller) = AbortController::new() else {
         return;
@@ -337,31 +374,55 @@ fn listen(server: Server, session: Session) {
     }
     spawn_local(async move {
         let headers = session.listen_headers(server.token.as_deref());
-        let opened = fetch("GET", &server.url, &headers, None, &controller).await;
-        let Ok(response) = opened else { return };
-        let is_stream = response
-            .headers()
-            .get("content-type")
-            .ok()
-            .flatten()
-            .is_some_and(|t| t.starts_with("text/event-stream"));
-        if !response.ok() || !is_stream {
-            return;
-        }
-        let mut reader = Reader::listening();
-        let id = server.id.clone();
-        let _ = read_body(&response, &server.url, |bytes| {
-            reader.push(bytes);
-            if reader
-                .take_notifications()
-                .iter()
-                .any(|n| n == TOOLS_CHANGED)
-            {
-                spawn_local(refresh(id.clone()));
+        let mut delay = 1_000;
+        let mut reopening = false;
+        loop {
+            let opened = fetch("GET", &server.url, &headers, None, &controller).await;
+            // Gone: the next request (or the check before a turn) connects again.
+            let Ok(response) = opened else { return };
+            if reopening && response.status() == 404 && session.id.is_some() {
+                SESSIONS.with(|m| m.borrow_mut().remove(&server.id));
+                spawn_local(refresh(server.id.clone()));
+                return;
             }
-            false
-        })
-        .await;
+            let is_stream = response
+                .headers()
+                .get("content-type")
+                .ok()
+                .flatten()
+                .is_some_and(|t| t.starts_with("text/event-stream"));
+            if !response.ok() || !is_stream {
+                return;
+            }
+            let mut reader = Reader::listening();
+            let id = server.id.clone();
+            let _ = read_body(&response, &server.url, |bytes| {
+                reader.push(bytes);
+                if reader
+                    .take_notifications()
+                    .iter()
+                    .any(|n| n == TOOLS_CHANGED)
+                {
+                    spawn_local(refresh(id.clone()));
+                }
+                false
+            })
+            .await;
+            let current = SESSIONS.with(|m| {
+                m.borrow()
+                    .get(&server.id)
+                    .is_some_and(|s| s.id == session.id)
+            });
+            if controller.signal().aborted() || !current {
+                return;
+            }
+            chrome::sleep(delay).await;
+            delay = (delay * 2).min(MAX_REOPEN_DELAY_MS);
+            reopening = true;
+            if controller.signal().aborted() {
+                return;
+            }
+        }
     });
 }
 
@@ -373,10 +434,14 @@ fn stop_listening(id: &str) {
 
 /// Reads the server's tools again into the registry (after `list_changed`, or on start).
 async fn refresh(id: String) {
+    refresh_within(id, CONNECT_TIMEOUT_MS).await;
+}
+
+async fn refresh_within(id: String, limit_ms: i32) {
     let Some(server) = server(&id).await else {
         return;
     };
-    let Some(controller) = timed(CONNECT_TIMEOUT_MS) else {
+    let Some(controller) = timed(limit_ms) else {
         return;
     };
     let listed = async {
@@ -419,6 +484,22 @@ pub fn start() {
             }
         }
     });
+}
+
+/// Before a turn offers tools: each server that is on but had a problem (its tools are not
+/// offered meanwhile) is given a short while to show it is back, so a server that returns
+/// offers its tools again without the user doing anything. A refused connection fails at
+/// once; a server that does not answer costs at most `RECHECK_TIMEOUT_MS`.
+pub async fn recheck() {
+    let registry = crate::tools::registry().await;
+    let troubled: Vec<String> = registry
+        .mcp_servers()
+        .filter(|p| p.mcp().is_some_and(|m| m.enabled && m.problem.is_some()))
+        .map(|p| p.id().to_string())
+        .collect();
+    for id in troubled {
+        refresh_within(id, RECHECK_TIMEOUT_MS).await;
+    }
 }
 
 /// Runs a `tools/call` for `run` and returns the provider result (`{content, error?}`) the

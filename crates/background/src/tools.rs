@@ -270,6 +270,9 @@ pub fn on_command(command: ToolsCommand) {
 
 /// The tools the model may call now (allowed providers, tools not set to Deny).
 pub async fn specs() -> Vec<ToolSpec> {
+    // An MCP server that went away offers nothing until it answers again: give it the
+    // chance now.
+    crate::mcp::recheck().await;
     loaded().await.specs()
 }
 

@@ -4,10 +4,14 @@
 /// A failure talking to an MCP server.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum McpError {
-    /// The fetch itself failed: nothing listening, a wrong address, or (indistinguishable
-    /// from the worker) a server that refuses Tandem's origin.
-    #[error("Tandem could not reach the MCP server at {url}: it is not running, the address is wrong, or it refuses Tandem (CORS, or host access not granted).")]
+    /// Nothing answers: not running, or a wrong address.
+    #[error("Tandem could not reach the MCP server at {url}: nothing answers there (it is not running, or the address is wrong).")]
     Unreachable { url: String },
+    /// Something answers, but Chrome does not let Tandem read it: Tandem has no site access
+    /// to that host (the user withheld it), so the server's CORS rules apply, and they
+    /// refuse Tandem's origin.
+    #[error("The MCP server at {url} answers, but Chrome does not let Tandem read its answers: give Tandem access to that site (chrome://extensions → Tandem → Site access), or let the server accept requests from other origins (CORS).")]
+    Refused { url: String },
     /// The connection broke while the answer was being read (the server stopped).
     #[error("The MCP server at {url} stopped answering in the middle of its answer.")]
     Cut { url: String },

@@ -456,10 +456,13 @@ impl Registry {
     }
 
     /// The tools the model may call: allowed providers' tools whose policy is not `Deny`,
-    /// in a stable order (providers by id, tools as registered).
+    /// in a stable order (providers by id, tools as registered). An MCP server with a problem
+    /// (it went away, its token was refused) offers nothing until it answers again: the model
+    /// is not handed tools that cannot run.
     pub fn specs(&self) -> Vec<ToolSpec> {
         let mut specs = Vec::new();
-        for p in self.allowed() {
+        let reachable = |p: &&Provider| p.mcp.as_ref().is_none_or(|m| m.problem.is_none());
+        for p in self.allowed().filter(reachable) {
             for (tool, name) in p.tools.iter().zip(p.model_names()) {
                 if p.policy(tool) == Policy::Deny {
                     continue;
@@ -1185,6 +1188,10 @@ mod tests {
         .unwrap();
         assert_eq!(r.provider(id).unwrap().mcp().unwrap().problem, None);
         assert_eq!(r.resolve("files__read").unwrap().policy, Policy::Deny);
+        // A server that went away offers nothing until it answers again.
+        r.set_mcp_problem(id, Some("gone".into())).unwrap();
+        assert_eq!(r.specs().len(), 3, "only the extension's tools");
+        r.set_mcp_problem(id, None).unwrap();
         assert_eq!(r.specs().len(), 4, "read is Deny, write is offered");
         // Turned off: kept, not offered, not resolved.
         r.set_mcp_enabled(id, false).unwrap();
