@@ -336,7 +336,7 @@ test('the server cuts its event stream: Tandem opens it again, and list_changed 
   const before = gets();
   sse.dropStreams();
   const deadline = Date.now() + 15000;
-  while (sse.openStreams() === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  while (!(gets() > before && sse.openStreams() >= 1) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
   assert.ok(sse.openStreams() >= 1 && gets() > before, 'the stream was opened again on the same session');
   await sse.addTool({ name: 'after_reopen', description: 'Arrived on the reopened stream.', annotations: { readOnlyHint: true },
     inputSchema: { type: 'object', properties: {} } });
