@@ -16,6 +16,7 @@ import { startMockProvider } from './lib/mock-provider.mjs';
 const TANDEM_ID = 'bkkhgefimkkanagkjaoehnjcmpolnojf';
 const KEY = 'sk-mcp-abcdefgh12345678';
 const TOKEN = 'mcp-secret-token-7f3kq9wxyz';
+const HEADER_SECRET = 'hdr-secret-value-p4m8z2';
 
 /**
  * A real MCP server (the SDK's low-level Server + StreamableHTTPServerTransport, one pair per
@@ -23,7 +24,7 @@ const TOKEN = 'mcp-secret-token-7f3kq9wxyz';
  * application/json instead of event streams. `token`: the Bearer token it demands.
  * `received` records every JSON-RPC message with the headers it came with.
  */
-async function startMcpServer({ name, json = false, token = null, port = 0 }) {
+async function startMcpServer({ name, json = false, token = null, port = 0, header = null }) {
   const received = [];
   const streams = new Set(); // open GET event streams
   const sessions = new Map(); // session id → { transport, server }
@@ -64,7 +65,8 @@ async function startMcpServer({ name, json = false, token = null, port = 0 }) {
       streams.add(res);
       res.on('close', () => streams.delete(res));
     }
-    if (token && req.headers.authorization !== `Bearer ${token}`) {
+    if ((token && req.headers.authorization !== `Bearer ${token}`)
+      || (header && req.method !== 'GET' && req.headers[header[0]] !== header[1])) {
       res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"unauthorized"}');
       return;
     }
@@ -263,6 +265,42 @@ test('notifications/tools/list_changed adds the new tool mid-session', async () 
   assert.ok(late);
 });
 
+test('More headers: a server that wants its own header gets it on every request; only the name is shown back', async () => {
+  const keyed = await startMcpServer({ name: 'Keyed', json: true, header: ['x-api-key', HEADER_SECRET] });
+  try {
+    const form = await fillServer({ name: 'Keyed', url: keyed.url });
+    const headers = form.getByLabel('More headers (optional)');
+    await headers.fill('X-Api-Key k');
+    await form.getByRole('button', { name: 'Test server' }).click();
+    await mcpStatus().filter({ hasText: "Header line 1 has no ':'" }).waitFor();
+    await headers.fill('');
+    await form.getByRole('button', { name: 'Test server' }).click();
+    await mcpStatus().filter({ hasText: 'needs a token (the Bearer token field) or a header of its own' }).waitFor();
+    await headers.fill(`X-Api-Key: ${HEADER_SECRET}`);
+    await form.getByRole('button', { name: 'Add server' }).click();
+    await mcpStatus().filter({ hasText: 'Added. Connected to «Keyed»' }).waitFor();
+    await servers().getByText(`MCP server «Keyed» (${keyed.url}, headers X-Api-Key)`).waitFor();
+    assert.equal(await headers.inputValue(), '', 'the box is emptied');
+    const echo = await offeredName('keyed__echo');
+    mock.script({ toolCall: { name: echo, arguments: { text: 'with a key' } } });
+    mock.setDefault({ reply: 'Keyed.' });
+    const next = mock.waitForRequest((r) => (r.toolResults ?? []).length > 0, 15000);
+    await ask('Echo with the key.');
+    const result = (await next).toolResults[0];
+    assert.ok(result.content.includes('echo from Keyed: with a key'), result.content);
+    assert.equal(keyed.calls().at(-1).headers['x-api-key'], HEADER_SECRET, 'the call carries the header');
+    await idle();
+    const html = await panel.evaluate(() => document.documentElement.outerHTML
+      + [...document.querySelectorAll('input, textarea')].map((i) => i.value).join('\n'));
+    assert.ok(!html.includes(HEADER_SECRET), 'the value is not in the DOM');
+    assert.ok(!JSON.stringify(await registry()).includes(HEADER_SECRET), 'nor in the registry');
+    await servers().getByRole('button', { name: 'Remove server Keyed' }).click();
+    await servers().getByRole('button', { name: 'Remove server Keyed' }).waitFor({ state: 'detached' });
+  } finally {
+    await keyed.close();
+  }
+});
+
 test('turned off, a server offers nothing; turned on again, it does', async () => {
   await servers().getByRole('button', { name: 'Turn off Notes' }).click();
   await servers().getByText(/MCP server «Notes» .* — turned off/).waitFor();
@@ -408,4 +446,5 @@ test('Remove forgets the server and its token; the token never reached the conso
   assert.ok(plain.received.some((m) => m.method === 'DELETE'), 'the session was ended');
   const logged = [...panelConsole.messages, ...workerConsole.messages].map((m) => m.text).join('\n');
   assert.ok(!logged.includes(TOKEN), 'the token is in no console line');
+  assert.ok(!logged.includes(HEADER_SECRET), 'nor the header value');
 });

@@ -5,9 +5,10 @@
 //! Settings commands (Test, Save, turn off, remove). What is sent and how answers read is
 //! `tandem_core::mcp`; the registry the servers' tools live in is `crate::tools`'.
 //!
-//! The Bearer token is a secret like an API key: it is kept in `chrome.storage.local` under
-//! its own key, read here only, never written into the registry the panel renders, and never
-//! logged (log lines here carry sentences, which never quote it).
+//! The Bearer token and the user's headers are secrets like an API key: kept in
+//! `chrome.storage.local` under their own key, read here only, never written into the
+//! registry the panel renders (only the token's end and the headers' names are), and never
+//! logged (log lines here carry sentences, which never quote them).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -15,8 +16,9 @@ use std::collections::HashMap;
 use js_sys::{Object, Reflect, Uint8Array, JSON};
 use serde_json::{json, Value};
 use tandem_core::mcp::{
-    self, add_page, call_result, check_status, check_url, read_tools, rpc_error_result, token_hint,
-    McpError, Outgoing, Reader, Reply, Session, ToolsPage, TOOLS_CHANGED,
+    self, add_page, call_result, check_status, check_url, parse_headers, read_tools,
+    rpc_error_result, token_hint, Credentials, McpError, Outgoing, Reader, Reply, Session,
+    ToolsPage, TOOLS_CHANGED,
 };
 use tandem_core::tools::{McpServer, Run};
 use wasm_bindgen::prelude::*;
@@ -54,7 +56,7 @@ thread_local! {
 struct Server {
     id: String,
     url: String,
-    token: Option<String>,
+    credentials: Credentials,
 }
 
 // --- storage ---------------------------------------------------------------------------
@@ -82,23 +84,21 @@ async fn local_set(key: &str, value: &Value) {
     }
 }
 
-async fn token_of(id: &str) -> Option<String> {
+async fn credentials_of(id: &str) -> Credentials {
     local_get(mcp::TOKENS_KEY)
-        .await?
-        .get(id)?
-        .as_str()
-        .map(str::to_string)
-        .filter(|t| !t.is_empty())
+        .await
+        .and_then(|all| all.get(id).map(Credentials::from_stored))
+        .unwrap_or_default()
 }
 
-async fn set_token(id: &str, token: Option<&str>) {
+async fn set_credentials(id: &str, credentials: Option<&Credentials>) {
     let mut all = local_get(mcp::TOKENS_KEY)
         .await
         .filter(Value::is_object)
         .unwrap_or_else(|| json!({}));
     if let Some(o) = all.as_object_mut() {
-        match token {
-            Some(t) => o.insert(id.to_string(), json!(t)),
+        match credentials.filter(|c| !c.is_empty()) {
+            Some(c) => o.insert(id.to_string(), c.to_stored()),
             None => o.remove(id),
         };
     }
@@ -111,7 +111,7 @@ async fn server(id: &str) -> Option<Server> {
     Some(Server {
         id: id.to_string(),
         url,
-        token: token_of(id).await,
+        credentials: credentials_of(id).await,
     })
 }
 
@@ -120,7 +120,7 @@ async fn server(id: &str) -> Option<Server> {
 /// Sends one message. Returns the reply (none for a notification) and the session id header.
 async fn post(
     url: &str,
-    token: Option<&str>,
+    credentials: &Credentials,
     session: &Session,
     out: &Outgoing,
     controller: &AbortController,
@@ -128,7 +128,7 @@ async fn post(
     let response = fetch(
         "POST",
         url,
-        &session.headers(token),
+        &session.headers(credentials),
         Some(&out.body),
         controller,
     )
@@ -260,25 +260,25 @@ fn timed(ms: i32) -> Option<AbortController> {
 /// `initialize`, then `notifications/initialized`: a new session.
 async fn connect(
     url: &str,
-    token: Option<&str>,
+    credentials: &Credentials,
     controller: &AbortController,
 ) -> Result<Session, McpError> {
     let mut session = Session::new();
     let init = session.initialize();
-    let (reply, header) = post(url, token, &session, &init, controller).await?;
+    let (reply, header) = post(url, credentials, &session, &init, controller).await?;
     let reply = reply.ok_or(McpError::NoResponse {
         method: "initialize".into(),
     })?;
     session.accept_initialize(header.as_deref(), &reply.result)?;
     let done = session.initialized();
-    post(url, token, &session, &done, controller).await?;
+    post(url, credentials, &session, &done, controller).await?;
     Ok(session)
 }
 
 /// Every page of `tools/list` on `session`.
 async fn list_all(
     url: &str,
-    token: Option<&str>,
+    credentials: &Credentials,
     session: &mut Session,
     controller: &AbortController,
 ) -> Result<ToolsPage, McpError> {
@@ -289,7 +289,7 @@ async fn list_all(
     };
     for _ in 0..MAX_PAGES {
         let out = session.list_tools(all.next_cursor.as_deref());
-        let (reply, _) = post(url, token, session, &out, controller).await?;
+        let (reply, _) = post(url, credentials, session, &out, controller).await?;
         let reply = reply.ok_or(McpError::NoResponse {
             method: "tools/list".into(),
         })?;
@@ -306,7 +306,7 @@ async fn session_for(server: &Server, controller: &AbortController) -> Result<Se
     if let Some(s) = SESSIONS.with(|m| m.borrow().get(&server.id).cloned()) {
         return Ok(s);
     }
-    let session = connect(&server.url, server.token.as_deref(), controller).await?;
+    let session = connect(&server.url, &server.credentials, controller).await?;
     SESSIONS.with(|m| m.borrow_mut().insert(server.id.clone(), session.clone()));
     listen(server.clone(), session.clone());
     Ok(session)
@@ -330,15 +330,7 @@ async fn request(
         }) else {
             continue;
         };
-        match post(
-            &server.url,
-            server.token.as_deref(),
-            &session,
-            &out,
-            controller,
-        )
-        .await
-        {
+        match post(&server.url, &server.credentials, &session, &out, controller).await {
             Err(e) if e.session_expired() && attempt == 0 => {
                 SESSIONS.with(|m| m.borrow_mut().remove(&server.id));
                 stop_listening(&server.id);
@@ -373,7 +365,7 @@ fn listen(server: Server, session: Session) {
         old.abort();
     }
     spawn_local(async move {
-        let headers = session.listen_headers(server.token.as_deref());
+        let headers = session.listen_headers(&server.credentials);
         let mut delay = 1_000;
         let mut reopening = false;
         loop {
@@ -543,12 +535,15 @@ async fn clear_problem(id: &str) {
 
 /// Settings → Test: initialize and list, on a session of its own (ended at once), and write
 /// what came of it for the panel.
-pub async fn test(request_id: String, url: String, token: String) {
-    let token = Some(token.trim()).filter(|t| !t.is_empty());
-    let found = probe(&url, token).await;
+pub async fn test(request_id: String, url: String, token: String, headers: String) {
+    let credentials = match parse_headers(&headers) {
+        Ok(h) => Credentials::new(&token, h),
+        Err(e) => return report(&request_id, false, &e, &[]).await,
+    };
+    let found = probe(&url, &credentials).await;
     let (ok, message, tools) = match found {
         Ok((name, page, session, clean_url)) => {
-            end_session(&clean_url, token, &session).await;
+            end_session(&clean_url, &credentials, &session).await;
             (true, found_sentence(&name, &page), names(&page))
         }
         Err(e) => (false, e, Vec::new()),
@@ -559,14 +554,14 @@ pub async fn test(request_id: String, url: String, token: String) {
 /// Initialize and list on a fresh session: the server's name, its tools, the session.
 async fn probe(
     url: &str,
-    token: Option<&str>,
+    credentials: &Credentials,
 ) -> Result<(String, ToolsPage, Session, String), String> {
     let url = check_url(url)?;
     let controller = timed(CONNECT_TIMEOUT_MS).ok_or("Tandem could not start a request.")?;
-    let mut session = connect(&url, token, &controller)
+    let mut session = connect(&url, credentials, &controller)
         .await
         .map_err(|e| e.to_string())?;
-    let page = list_all(&url, token, &mut session, &controller)
+    let page = list_all(&url, credentials, &mut session, &controller)
         .await
         .map_err(|e| e.to_string())?;
     let name = session.server_name.clone().unwrap_or_default();
@@ -617,17 +612,16 @@ async fn report(request_id: &str, ok: bool, message: &str, tools: &[String]) {
 
 /// Settings → Save: the server becomes a provider, allowed (the user added it), even when it
 /// cannot be reached right now (the problem is shown with it).
-pub async fn add(request_id: String, name: String, url: String, token: String) {
-    let clean = match check_url(&url) {
-        Ok(u) => u,
+pub async fn add(request_id: String, name: String, url: String, token: String, headers: String) {
+    let checked = check_url(&url).and_then(|u| Ok((u, parse_headers(&headers)?)));
+    let (clean, headers) = match checked {
+        Ok(c) => c,
         Err(e) => return report(&request_id, false, &e, &[]).await,
     };
     let id = format!("{}{}", mcp::ID_PREFIX, random_uuid());
-    let token = Some(token.trim().to_string()).filter(|t| !t.is_empty());
-    if let Some(t) = &token {
-        set_token(&id, Some(t)).await;
-    }
-    let found = probe(&clean, token.as_deref()).await;
+    let credentials = Credentials::new(&token, headers);
+    set_credentials(&id, Some(&credentials)).await;
+    let found = probe(&clean, &credentials).await;
     let (tools, problem, server_name, message) = match found {
         Ok((server_name, page, session, _)) => {
             let message = format!("Added. {}", found_sentence(&server_name, &page));
@@ -636,7 +630,7 @@ pub async fn add(request_id: String, name: String, url: String, token: String) {
                 Server {
                     id: id.clone(),
                     url: clean.clone(),
-                    token: token.clone(),
+                    credentials: credentials.clone(),
                 },
                 session,
             );
@@ -659,14 +653,15 @@ pub async fn add(request_id: String, name: String, url: String, token: String) {
         url: clean,
         enabled: true,
         problem,
-        token_hint: token.as_deref().and_then(token_hint),
+        token_hint: credentials.token.as_deref().and_then(token_hint),
+        header_names: credentials.header_names(),
     };
     crate::tools::change(|r| r.add_mcp_server(&id, &shown, server, tools)).await;
     report(&request_id, true, &message, &names).await;
 }
 
 /// Ends the session politely (DELETE); a server that does not support it answers 405.
-async fn end_session(url: &str, token: Option<&str>, session: &Session) {
+async fn end_session(url: &str, credentials: &Credentials, session: &Session) {
     if session.id.is_none() {
         return;
     }
@@ -676,7 +671,7 @@ async fn end_session(url: &str, token: Option<&str>, session: &Session) {
     let _ = fetch(
         "DELETE",
         url,
-        &session.listen_headers(token),
+        &session.listen_headers(credentials),
         None,
         &controller,
     )
@@ -686,7 +681,7 @@ async fn end_session(url: &str, token: Option<&str>, session: &Session) {
 /// Before a server is removed: its stream closed, its session ended, its token forgotten.
 pub async fn forget(id: &str) {
     drop_session(id).await;
-    set_token(id, None).await;
+    set_credentials(id, None).await;
 }
 
 /// Turned off: no stream, no session (a new one is made when it is turned on and called).
@@ -694,6 +689,6 @@ pub async fn drop_session(id: &str) {
     stop_listening(id);
     let session = SESSIONS.with(|m| m.borrow_mut().remove(id));
     if let (Some(session), Some(server)) = (session, server(id).await) {
-        end_session(&server.url, server.token.as_deref(), &session).await;
+        end_session(&server.url, &server.credentials, &session).await;
     }
 }

@@ -246,13 +246,15 @@ pub fn on_command(command: ToolsCommand) {
                 request_id,
                 url,
                 token,
-            } => crate::mcp::test(request_id, url, token).await,
+                headers,
+            } => crate::mcp::test(request_id, url, token, headers).await,
             ToolsCommand::AddMcp {
                 request_id,
                 name,
                 url,
                 token,
-            } => crate::mcp::add(request_id, name, url, token).await,
+                headers,
+            } => crate::mcp::add(request_id, name, url, token, headers).await,
             ToolsCommand::SetMcpEnabled {
                 provider_id,
                 enabled,

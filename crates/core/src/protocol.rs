@@ -165,6 +165,9 @@ pub enum ToolsCommand {
         url: String,
         #[serde(default)]
         token: String,
+        /// "More headers": one `Name: value` a line.
+        #[serde(default)]
+        headers: String,
     },
     /// Save: the server becomes a provider (allowed: the user added it), its token kept apart
     /// from the registry.
@@ -175,6 +178,8 @@ pub enum ToolsCommand {
         url: String,
         #[serde(default)]
         token: String,
+        #[serde(default)]
+        headers: String,
     },
     /// Turn an MCP server off (its tools are kept, not offered) or on again.
     #[serde(rename_all = "camelCase")]

@@ -64,9 +64,19 @@ fn mcp_status(text: &str) {
     }
 }
 
+/// The "More headers" box: one `Name: value` a line (a secret, like the token).
+fn headers_box() -> Option<web_sys::HtmlTextAreaElement> {
+    dom::by_id::<web_sys::HtmlTextAreaElement>("mcp-headers").ok()
+}
+
 fn mcp_submit(add: bool) {
     let value = |id| field(id).map(|f| f.value()).unwrap_or_default();
     let (name, url, token) = (value("mcp-name"), value("mcp-url"), value("mcp-token"));
+    let headers = headers_box().map(|b| b.value()).unwrap_or_default();
+    // Checked here too, so a wrong line is named before anything is sent.
+    if let Err(e) = tandem_core::mcp::parse_headers(&headers) {
+        return mcp_status(&e);
+    }
     let url = match tandem_core::mcp::check_url(&url) {
         Ok(u) => u,
         Err(e) => return mcp_status(&e),
@@ -109,12 +119,14 @@ fn mcp_submit(add: bool) {
                 name,
                 url,
                 token,
+                headers,
             }
         } else {
             ToolsCommand::TestMcp {
                 request_id,
                 url,
                 token,
+                headers,
             }
         });
     });
@@ -158,6 +170,9 @@ async fn show_mcp_result() {
             if let Some(f) = field(id) {
                 f.set_value("");
             }
+        }
+        if let Some(b) = headers_box() {
+            b.set_value("");
         }
     }
 }
@@ -289,13 +304,18 @@ fn show_settings(registry: &Registry) -> Result<(), DomError> {
                     .as_deref()
                     .map(|h| format!(", token {h}"))
                     .unwrap_or_default();
+                // Names only: the values are secrets.
+                let headers = match server.header_names.as_slice() {
+                    [] => String::new(),
+                    names => format!(", headers {}", names.join(", ")),
+                };
                 let off = if server.enabled {
                     ""
                 } else {
                     " — turned off"
                 };
                 title.set_text_content(Some(&format!(
-                    "MCP server «{}» ({}{token}){off}",
+                    "MCP server «{}» ({}{token}{headers}){off}",
                     provider.name(),
                     server.url
                 )));

@@ -15,7 +15,7 @@ pub enum McpError {
     /// The connection broke while the answer was being read (the server stopped).
     #[error("The MCP server at {url} stopped answering in the middle of its answer.")]
     Cut { url: String },
-    #[error("The MCP server answered 401: it needs a token (give it as the Bearer token), or the token given is wrong.")]
+    #[error("The MCP server answered 401: it needs a token (the Bearer token field) or a header of its own (More headers), or the one given is wrong.")]
     NeedsToken,
     #[error("The MCP server answered 403: the token or this client is not allowed.")]
     Forbidden,

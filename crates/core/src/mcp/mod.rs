@@ -17,11 +17,13 @@
 //! A 404 to a request that carried a session id means the server forgot the session (it
 //! restarted): [`McpError::SessionExpired`], and the worker initializes again.
 
+mod credentials;
 mod error;
 mod reader;
 mod session;
 mod tools;
 
+pub use credentials::{parse_headers, Credentials, MAX_HEADERS};
 pub use error::McpError;
 pub use reader::{check_status, BodyKind, Reader, Reply};
 pub use session::{Outgoing, Session, ACCEPT, PROTOCOL_VERSION, SUPPORTED_VERSIONS};
@@ -41,8 +43,8 @@ pub const TOOLS_CHANGED: &str = "notifications/tools/list_changed";
 /// `chrome.storage.local` key of what Test (or Save) found: `{requestId, ok, message, tools}`.
 /// The panel reads it; it never holds the token.
 pub const TEST_KEY: &str = "mcpTest";
-/// `chrome.storage.local` key of the servers' Bearer tokens (`{id: token}`), like API keys:
-/// only the worker reads it, and the registry the panel renders never holds them.
+/// `chrome.storage.local` key of the servers' tokens and headers (`{id: Credentials}`), like
+/// API keys: only the worker reads it, and the registry the panel renders never holds them.
 pub const TOKENS_KEY: &str = "mcpTokens";
 
 /// How a token is shown back: its last four characters (`…abcd`), nothing for a short one.

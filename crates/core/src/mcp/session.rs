@@ -3,6 +3,7 @@
 
 use serde_json::{json, Value};
 
+use super::credentials::Credentials;
 use super::error::McpError;
 
 /// The protocol version Tandem asks for.
@@ -131,7 +132,7 @@ impl Session {
 
     /// The headers of every request: the content types, and once initialized, the session id
     /// and protocol version. `token` is the user's Bearer token, if any.
-    pub fn headers(&self, token: Option<&str>) -> Vec<(String, String)> {
+    pub fn headers(&self, credentials: &Credentials) -> Vec<(String, String)> {
         let mut h = vec![
             ("Content-Type".to_string(), "application/json".to_string()),
             ("Accept".to_string(), ACCEPT.to_string()),
@@ -142,15 +143,17 @@ impl Session {
         if let Some(id) = &self.id {
             h.push(("Mcp-Session-Id".into(), id.clone()));
         }
-        if let Some(t) = token.map(str::trim).filter(|t| !t.is_empty()) {
+        if let Some(t) = credentials.token.as_deref() {
             h.push(("Authorization".into(), format!("Bearer {t}")));
         }
+        // The user's own (checked: none replaces one of the above).
+        h.extend(credentials.headers.iter().cloned());
         h
     }
 
     /// The headers of the GET that opens the server's own event stream.
-    pub fn listen_headers(&self, token: Option<&str>) -> Vec<(String, String)> {
-        let mut h = self.headers(token);
+    pub fn listen_headers(&self, credentials: &Credentials) -> Vec<(String, String)> {
+        let mut h = self.headers(credentials);
         h.retain(|(k, _)| k != "Content-Type");
         for (k, v) in &mut h {
             if k == "Accept" {
@@ -193,7 +196,7 @@ mod tests {
     fn session_id_and_version_go_on_every_later_request() {
         let mut s = Session::new();
         s.initialize();
-        let before = s.headers(None);
+        let before = s.headers(&Credentials::default());
         assert!(!before
             .iter()
             .any(|(k, _)| k == "Mcp-Session-Id" || k == "MCP-Protocol-Version"));
@@ -203,12 +206,16 @@ mod tests {
             &json!({"protocolVersion": "2025-06-18", "serverInfo": {"name": "files"}}),
         )
         .unwrap();
-        let h = s.headers(Some(" tok "));
+        let h = s.headers(&Credentials::new(
+            " tok ",
+            vec![("X-Api-Key".into(), "k".into())],
+        ));
         assert!(h.contains(&("Mcp-Session-Id".into(), "abc-123".into())));
         assert!(h.contains(&("MCP-Protocol-Version".into(), "2025-06-18".into())));
         assert!(h.contains(&("Authorization".into(), "Bearer tok".into())));
+        assert!(h.contains(&("X-Api-Key".into(), "k".into())));
         assert_eq!(s.server_name.as_deref(), Some("files"));
-        let g = s.listen_headers(None);
+        let g = s.listen_headers(&Credentials::default());
         assert!(g.contains(&("Accept".into(), "text/event-stream".into())));
         assert!(!g.iter().any(|(k, _)| k == "Content-Type"));
         // An older server's version is spoken; an unknown one is refused with a sentence.

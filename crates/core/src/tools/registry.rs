@@ -112,6 +112,9 @@ pub struct McpServer {
     /// The end of its token (`…abcd`), so the user can tell which one was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_hint: Option<String>,
+    /// The names of the headers the user gave it (their values are secrets, kept apart).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub header_names: Vec<String>,
 }
 
 /// One extension (or MCP server) that offered tools.
