@@ -1164,6 +1164,7 @@ mod tests {
             enabled: true,
             problem: None,
             token_hint: Some("…abcd".into()),
+            header_names: vec!["X-Api-Key".into()],
         };
         r.add_mcp_server(
             id,
