@@ -62,6 +62,11 @@ pub enum PanelToWorker {
         tab_id: Option<i32>,
         #[serde(default)]
         answer_id: String,
+        /// "Ask about this page": the worker reads `tab_id`'s page and the last message
+        /// quotes its readable text (`page_text`); a page it cannot read is an `Error`
+        /// sentence, and nothing is sent to the provider.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        page: bool,
     },
     /// The panel now shows `tab_id`: answer with its conversation (and take the selection
     /// waiting to be asked about in it, if any).
@@ -408,8 +413,10 @@ mod tests {
             messages: vec![ChatMessage::new(Role::User, "hi")],
             tab_id: Some(7),
             answer_id: "m2".into(),
+            page: true,
         };
         let json = m.to_json();
+        assert!(json.contains("\"page\":true"), "{json}");
         assert!(
             json.contains("\"type\":\"send\"") && json.contains("\"requestId\":\"r1\""),
             "{json}"
@@ -420,7 +427,11 @@ mod tests {
         let old = r#"{"type":"send","requestId":"r1","messages":[]}"#;
         assert!(matches!(
             PanelToWorker::from_json(old),
-            Ok(PanelToWorker::Send { tab_id: None, .. })
+            Ok(PanelToWorker::Send {
+                tab_id: None,
+                page: false,
+                ..
+            })
         ));
         assert_eq!(
             PanelToWorker::ForgetAll.to_json(),
