@@ -96,7 +96,16 @@ fn send_message() -> Result<(), DomError> {
         return Ok(());
     }
     input.set_value("");
+    if crate::page_ask::send_if_command(&text)? {
+        return Ok(());
+    }
     send_text(text, None)
+}
+
+/// "Ask about this page": `question` is sent for the worker to put the page's readable text
+/// on; the question's message id is returned.
+pub(crate) fn send_page_question(question: String) -> Result<String, DomError> {
+    send_turn(question, None, true)
 }
 
 /// Asks about text the user selected on the page ("Ask Tandem"): it is shown quoted as the
@@ -112,9 +121,16 @@ pub(crate) fn ask_about(selection: String) -> Result<(), DomError> {
 }
 
 fn send_text(text: String, quote: Option<String>) -> Result<(), DomError> {
+    send_turn(text, quote, false).map(drop)
+}
+
+/// Sends the user message `text` (with a selection's `quote`, or about the page) and streams
+/// its answer; the message's id.
+fn send_turn(text: String, quote: Option<String>, page: bool) -> Result<String, DomError> {
     show_error("");
-    // A selected-text question carries the quote, not the images attached for a message.
-    let images = if quote.is_none() {
+    // A selected-text or page question carries its quote, not the images attached for a
+    // message.
+    let images = if quote.is_none() && !page {
         crate::attach::take()
     } else {
         Vec::new()
@@ -129,6 +145,9 @@ fn send_text(text: String, quote: Option<String>) -> Result<(), DomError> {
     crate::attach::show_in(&user_bubble, &user.images);
     if let Some(quote) = &user.quote {
         add_quote(&user_bubble, quote);
+    }
+    if page {
+        crate::page_ask::mark(&user_bubble, None);
     }
     add_hide_toggle(&user_bubble, &user.id);
     let bubble = add_bubble(Role::Assistant, "")?;
@@ -163,10 +182,11 @@ fn send_text(text: String, quote: Option<String>) -> Result<(), DomError> {
         messages,
         tab_id: crate::memory::current_tab(),
         answer_id,
+        page,
     }) {
         finish_with_error(&request_id, ErrorKind::Network, &format!("Tandem's background worker is not reachable ({e}). Reload the extension and try again."));
     }
-    Ok(())
+    Ok(user.id)
 }
 
 /// Forgets the conversation: nothing of it is sent again, and the screen is empty. The tab's
@@ -216,8 +236,11 @@ pub(crate) fn show_conversation(messages: Vec<ChatMessage>) -> Result<(), DomErr
     dom::by_id::<HtmlElement>("messages")?.set_inner_html("");
     for m in &messages {
         let bubble = add_bubble(m.role, &m.content)?;
-        if let Some(quote) = &m.quote {
-            add_quote(&bubble, quote);
+        match (&m.quote, &m.page) {
+            // The page's whole text stays out of the bubble: its name says what was asked about.
+            (Some(_), Some(name)) => crate::page_ask::mark(&bubble, Some(name)),
+            (Some(quote), None) => add_quote(&bubble, quote),
+            (None, _) => {}
         }
         for card in &m.tools {
             crate::tools::show_card(&bubble, card)?;
@@ -571,9 +594,9 @@ fn finish_with_error(request_id: &str, kind: ErrorKind, message: &str) {
         // A selected-text question is not given back: "Ask Tandem" again asks it again.
         pos.map(|p| s.messages.remove(p))
             .filter(|m| m.quote.is_none())
-            .map(|m| {
+            .and_then(|m| {
                 crate::attach::restore(m.images);
-                m.content
+                crate::page_ask::give_back(&m.id, m.content)
             })
     });
     if let (Some(text), Ok(input)) = (text, dom::by_id::<HtmlTextAreaElement>("message")) {
