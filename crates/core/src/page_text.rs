@@ -251,6 +251,16 @@ pub fn read_refusal(url: &str, file_access: bool) -> Option<String> {
 
 /// Chrome's raw `executeScript` error on the page at `url`, as a sentence about reading it.
 pub fn explain_read_error(url: &str, raw: &str) -> String {
+    // Chrome says "Frame with ID 0 is showing error page": the page did not load, which the
+    // agent's wording (checking for a frame that went away first) would call a closed page.
+    if crate::agent::page_refusal(url, true).is_none()
+        && raw.to_ascii_lowercase().contains("showing error page")
+    {
+        return format!(
+            "Tandem cannot read {}: it is showing an error page (the site could not be reached).",
+            url.trim()
+        );
+    }
     as_reading(crate::agent::explain_script_error(url, raw))
 }
 
@@ -419,6 +429,11 @@ mod tests {
         assert_eq!(read_refusal("https://a.test/", false), None);
         let raw = "Cannot access contents of url \"https://a.test/\".";
         assert!(explain_read_error("https://a.test/", raw).contains("Site access"));
+        assert_eq!(
+            explain_read_error("https://a.test/x", "Frame with ID 0 is showing error page"),
+            "Tandem cannot read https://a.test/x: it is showing an error page (the site could not be reached)."
+        );
+        assert!(explain_read_error("https://a.test/", "No tab with id: 5.").contains("closed"));
     }
 
     #[test]
