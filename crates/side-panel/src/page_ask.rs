@@ -4,7 +4,6 @@
 //! sentence saying why the page cannot be read, which `chat` shows like any failed send.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 
 use tandem_core::page_text::{page_command, PAGE_QUESTION, SUMMARY_QUESTION};
 use web_sys::{HtmlButtonElement, HtmlElement, HtmlTextAreaElement};
@@ -12,10 +11,13 @@ use web_sys::{HtmlButtonElement, HtmlElement, HtmlTextAreaElement};
 use crate::chat;
 use crate::dom::{self, DomError};
 
+/// The latest page question's message id, and what goes back into the Message box if it gets
+/// no answer: `None` for "Summarize this page", which did not take the box's text. One is
+/// enough: one answer streams at a time, and a failure ends it before the next can start.
+type GiveBack = Option<(String, Option<String>)>;
+
 thread_local! {
-    /// Per page question (by its message id): what goes back into the Message box if it gets
-    /// no answer. `None` for "Summarize this page", which did not take the box's text.
-    static GIVE_BACK: RefCell<HashMap<String, Option<String>>> = RefCell::new(HashMap::new());
+    static GIVE_BACK: RefCell<GiveBack> = const { RefCell::new(None) };
 }
 
 pub fn wire() -> Result<(), DomError> {
@@ -66,7 +68,7 @@ fn send(question: String, give_back: Option<String>) -> Result<(), DomError> {
         _ => question,
     };
     let id = chat::send_page_question(question)?;
-    GIVE_BACK.with(|g| g.borrow_mut().insert(id, give_back));
+    GIVE_BACK.with(|g| *g.borrow_mut() = Some((id, give_back)));
     Ok(())
 }
 
@@ -75,8 +77,8 @@ fn send(question: String, give_back: Option<String>) -> Result<(), DomError> {
 /// other message.
 pub(crate) fn give_back(id: &str, typed: String) -> Option<String> {
     GIVE_BACK
-        .with(|g| g.borrow_mut().remove(id))
-        .unwrap_or(Some(typed))
+        .with(|g| g.borrow_mut().take_if(|(page_id, _)| page_id == id))
+        .map_or(Some(typed), |(_, back)| back)
 }
 
 /// Marks a question's bubble as asked about the page (`name`, when known), instead of showing
