@@ -94,11 +94,12 @@ pub fn on_port_message(port: chrome::Port, message: JsValue) {
                 .map(|m| m.images.clone())
                 .unwrap_or_default();
             let id = request_id.clone();
+            let reader = port.clone();
             let turn = async move {
                 // "Ask about this page": the page's text is read before anything is recorded,
                 // so a page that cannot be read leaves the session as it was.
                 let messages = match page {
-                    true => page_read::quote_page(tab_id, messages).await?,
+                    true => page_read::quote_page(&reader, &id, tab_id, messages).await?,
                     false => messages,
                 };
                 let mut turn = memory::prepare(id, tab_id, answer_id, messages).await?;

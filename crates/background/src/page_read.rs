@@ -9,11 +9,13 @@ use js_sys::{Array, Function, Object, Promise, Reflect, JSON};
 use tandem_core::chat::{ChatMessage, Role};
 use tandem_core::errors::{ErrorKind, ProviderError};
 use tandem_core::page_text::{self, RawPage};
+use tandem_core::protocol::WorkerToPanel;
 use tandem_core::session::CloudConfig;
 use tandem_core::tokens::Estimator;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
+use crate::chrome::Port;
 use crate::storage::{self, js_text};
 
 // The page-side reader, serialised by `executeScript` into the page. It lives in a module (an
@@ -127,6 +129,8 @@ impl From<ReadError> for ProviderError {
 /// page, capped to what the configured model's window leaves; an empty question becomes
 /// [`page_text::PAGE_QUESTION`].
 pub async fn quote_page(
+    port: &Port,
+    request_id: &str,
     tab_id: Option<i32>,
     mut messages: Vec<ChatMessage>,
 ) -> Result<Vec<ChatMessage>, ProviderError> {
@@ -135,6 +139,14 @@ pub async fn quote_page(
     if let Some(why) = page_text::read_refusal(&url, file_access().await) {
         return Err(ReadError::Refused(why).into());
     }
+    // The progress line until the answer's first words (a long page takes a moment).
+    let _ = crate::chat::post(
+        port,
+        &WorkerToPanel::Status {
+            request_id: request_id.to_owned(),
+            text: "Reading the page…".to_owned(),
+        },
+    );
     let page = read(tab, &url).await?;
     let name = page.name();
     let text = page_text::readable(&page);
