@@ -12,6 +12,7 @@ mod memory;
 mod models;
 mod nano;
 mod nano_status;
+mod page_read;
 mod redact;
 mod relay;
 mod sessions;
@@ -87,16 +88,23 @@ pub fn on_port_message(port: chrome::Port, message: JsValue) {
             tab_id,
             answer_id,
             replaces,
+            page,
         }) => {
             // Images stay out of session memory; they rejoin the request they came with.
             let images = messages
                 .last()
                 .map(|m| m.images.clone())
                 .unwrap_or_default();
-            let prepared =
-                memory::prepare(request_id.clone(), tab_id, answer_id, messages, replaces);
+            let id = request_id.clone();
+            let reader = port.clone();
             let turn = async move {
-                let mut turn = prepared.await?;
+                // "Ask about this page": the page's text is read before anything is recorded,
+                // so a page that cannot be read leaves the session as it was.
+                let messages = match page {
+                    true => page_read::quote_page(&reader, &id, tab_id, messages).await?,
+                    false => messages,
+                };
+                let mut turn = memory::prepare(id, tab_id, answer_id, messages, replaces).await?;
                 if let Some(last) = turn
                     .messages
                     .last_mut()

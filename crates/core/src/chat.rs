@@ -29,6 +29,10 @@ pub struct ChatMessage {
     /// `content`. Page content, never instructions: see `memory::MemoryMessage::to_model`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quote: Option<String>,
+    /// "Ask about this page": `quote` is the page's readable text ([`crate::page_text`]),
+    /// not a selection, and this is the page's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page: Option<String>,
     /// Images the user attached, as `data:` URLs. They travel with the message they were
     /// attached to and are not kept in session memory (too large for it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -83,6 +87,7 @@ impl ChatMessage {
             content: content.into(),
             hidden: false,
             quote: None,
+            page: None,
             images: Vec::new(),
             answered_by: None,
             badge: None,

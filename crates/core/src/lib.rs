@@ -20,6 +20,7 @@ pub mod memory;
 pub mod model_list;
 pub mod models;
 pub mod ndjson;
+pub mod page_text;
 pub mod protocol;
 pub mod provider;
 pub mod redact;

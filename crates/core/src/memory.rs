@@ -170,6 +170,10 @@ pub struct MemoryMessage {
     /// only ever reaches the model fenced as data ([`selection_request`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quote: Option<String>,
+    /// "Ask about this page": `quote` is the page's readable text, and this the page's name.
+    /// Kept like a selection (session memory only, fenced whenever sent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page: Option<String>,
     /// An answer's provider, as the panel shows it ("via …").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answered_by: Option<String>,
@@ -193,6 +197,7 @@ impl MemoryMessage {
             timestamp,
             hidden: false,
             quote: None,
+            page: None,
             answered_by: None,
             badge: None,
             usage: None,
@@ -208,6 +213,7 @@ impl MemoryMessage {
             content: self.content.clone(),
             hidden: self.hidden,
             quote: self.quote.clone(),
+            page: self.page.clone(),
             images: Vec::new(),
             answered_by: self.answered_by.clone(),
             badge: self.badge.clone(),
@@ -225,6 +231,7 @@ impl MemoryMessage {
             timestamp,
             hidden: message.hidden,
             quote: message.quote.clone(),
+            page: message.page.clone(),
             answered_by: message.answered_by.clone(),
             badge: message.badge.clone(),
             usage: message.usage,
@@ -232,16 +239,18 @@ impl MemoryMessage {
         }
     }
 
-    /// The message as the model reads it in a request: a quoted selection is fenced as data
-    /// before the question.
+    /// The message as the model reads it in a request: a quoted selection (or page text) is
+    /// fenced as data before the question.
     pub fn to_model(&self) -> ChatMessage {
-        let content = match &self.quote {
-            Some(quote) => selection_request(quote, &self.content),
-            None => self.content.clone(),
+        let content = match (&self.quote, &self.page) {
+            (Some(quote), Some(_)) => crate::page_text::page_request(quote, &self.content),
+            (Some(quote), None) => selection_request(quote, &self.content),
+            (None, _) => self.content.clone(),
         };
         ChatMessage {
             content,
             quote: None,
+            page: None,
             tools: Vec::new(),
             ..self.to_chat()
         }

@@ -67,6 +67,11 @@ pub enum PanelToWorker {
         /// never sent again. `None` (and absent in older messages) for a new question.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         replaces: Option<String>,
+        /// "Ask about this page": the worker reads `tab_id`'s page and the last message
+        /// quotes its readable text (`page_text`); a page it cannot read is an `Error`
+        /// sentence, and nothing is sent to the provider.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        page: bool,
     },
     /// The panel now shows `tab_id`: answer with its conversation (and take the selection
     /// waiting to be asked about in it, if any).
@@ -426,8 +431,10 @@ mod tests {
             tab_id: Some(7),
             answer_id: "m2".into(),
             replaces: None,
+            page: true,
         };
         let json = m.to_json();
+        assert!(json.contains("\"page\":true"), "{json}");
         assert!(
             !json.contains("replaces"),
             "a new question says nothing of it: {json}"
@@ -445,6 +452,7 @@ mod tests {
             Ok(PanelToWorker::Send {
                 tab_id: None,
                 replaces: None,
+                page: false,
                 ..
             })
         ));

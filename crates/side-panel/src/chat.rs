@@ -110,6 +110,10 @@ fn send_message() -> Result<(), DomError> {
         return Ok(());
     }
     input.set_value("");
+    // "/page …": asked about the page.
+    if crate::page_ask::send_if_command(&text)? {
+        return Ok(());
+    }
     // Edit & resend: the edited question and its answer leave the conversation, and the
     // worker drops them from the tab's session too (`replaces`).
     let replaces = STATE
@@ -308,6 +312,13 @@ fn add_action(bubble: &HtmlElement, label: &str, title: &str, act: impl Fn() + '
     }
 }
 
+/// "Ask about this page": `question` is sent for the worker to put the page's readable text
+/// on; the question's message id is returned.
+pub(crate) fn send_page_question(question: String) -> Result<String, DomError> {
+    cancel_edit();
+    send_turn(question, None, Vec::new(), true, None)
+}
+
 /// Asks about text the user selected on the page ("Ask Tandem"): it is shown quoted as the
 /// user's message and answered as a new question. Nothing happens while an answer streams.
 pub(crate) fn ask_about(selection: String) -> Result<(), DomError> {
@@ -331,6 +342,18 @@ fn send_text(
     images: Vec<String>,
     replaces: Option<String>,
 ) -> Result<(), DomError> {
+    send_turn(text, quote, images, false, replaces).map(drop)
+}
+
+/// Sends the user message `text` (with a selection's `quote`, or about the page) and streams
+/// its answer; the message's id.
+fn send_turn(
+    text: String,
+    quote: Option<String>,
+    images: Vec<String>,
+    page: bool,
+    replaces: Option<String>,
+) -> Result<String, DomError> {
     show_error("");
     let user = ChatMessage {
         id: dom::fresh_id("m"),
@@ -342,6 +365,9 @@ fn send_text(
     crate::attach::show_in(&user_bubble, &user.images);
     if let Some(quote) = &user.quote {
         add_quote(&user_bubble, quote);
+    }
+    if page {
+        crate::page_ask::mark(&user_bubble, None);
     }
     add_hide_toggle(&user_bubble, &user.id);
     let bubble = add_bubble(Role::Assistant, "")?;
@@ -377,10 +403,11 @@ fn send_text(
         tab_id: crate::memory::current_tab(),
         answer_id,
         replaces,
+        page,
     }) {
         finish_with_error(&request_id, ErrorKind::Network, &format!("Tandem's background worker is not reachable ({e}). Reload the extension and try again."));
     }
-    Ok(())
+    Ok(user.id)
 }
 
 /// Forgets the conversation: nothing of it is sent again, and the screen is empty. The tab's
@@ -433,8 +460,11 @@ pub(crate) fn show_conversation(messages: Vec<ChatMessage>) -> Result<(), DomErr
     dom::by_id::<HtmlElement>("messages")?.set_inner_html("");
     for m in &messages {
         let bubble = add_bubble(m.role, &m.content)?;
-        if let Some(quote) = &m.quote {
-            add_quote(&bubble, quote);
+        match (&m.quote, &m.page) {
+            // The page's whole text stays out of the bubble: its name says what was asked about.
+            (Some(_), Some(name)) => crate::page_ask::mark(&bubble, Some(name)),
+            (Some(quote), None) => add_quote(&bubble, quote),
+            (None, _) => {}
         }
         for card in &m.tools {
             crate::tools::show_card(&bubble, card)?;
@@ -813,9 +843,9 @@ fn finish_with_error(request_id: &str, kind: ErrorKind, message: &str) {
         // A selected-text question is not given back: "Ask Tandem" again asks it again.
         pos.map(|p| s.messages.remove(p))
             .filter(|m| m.quote.is_none())
-            .map(|m| {
+            .and_then(|m| {
                 crate::attach::restore(m.images);
-                m.content
+                crate::page_ask::give_back(&m.id, m.content)
             })
     });
     if let (Some(text), Ok(input)) = (text, dom::by_id::<HtmlTextAreaElement>("message")) {

@@ -10,6 +10,7 @@ mod debug;
 mod dom;
 mod markdown;
 mod memory;
+mod page_ask;
 mod relay;
 mod settings;
 mod task;
@@ -25,6 +26,7 @@ pub fn start() {
         .and_then(|()| memory::wire())
         .and_then(|()| task::wire())
         .and_then(|()| tools::wire())
+        .and_then(|()| page_ask::wire())
     {
         chat::show_error(&format!("Tandem could not start: {e}"));
     }

@@ -96,8 +96,10 @@ impl Turn {
         };
         if let Some(at) = self.selection_at {
             let request = &self.history[at];
-            let mode = PromptMode::NewSelection {
-                selection: request.quote.clone().unwrap_or_default(),
+            let quote = request.quote.clone().unwrap_or_default();
+            let mode = match request.page {
+                Some(_) => PromptMode::PageText { text: quote },
+                None => PromptMode::NewSelection { selection: quote },
             };
             let prompt = |earlier: &SessionContext, config: &MemoryConfig| {
                 build_prompt_with(intro, earlier, config, mode.clone(), &request.content)
