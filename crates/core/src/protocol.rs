@@ -463,6 +463,7 @@ mod tests {
             tab_id: Some(7),
             answer_id: "m4".into(),
             replaces: Some("m1".into()),
+            page: false,
         };
         assert!(again.to_json().contains("\"replaces\":\"m1\""));
         assert_eq!(PanelToWorker::from_json(&again.to_json()).unwrap(), again);
