@@ -104,7 +104,16 @@ pub fn tokens_used(usage: Option<Usage>) -> Option<String> {
     if total == 0 {
         return None;
     }
-    let digits = total.to_string();
+    Some(format!(
+        "{} token{}",
+        group_thousands(total),
+        if total == 1 { "" } else { "s" }
+    ))
+}
+
+/// `1048576` → `1,048,576`.
+pub fn group_thousands(n: u64) -> String {
+    let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
         if i > 0 && (digits.len() - i) % 3 == 0 {
@@ -112,7 +121,7 @@ pub fn tokens_used(usage: Option<Usage>) -> Option<String> {
         }
         out.push(c);
     }
-    Some(format!("{out} token{}", if total == 1 { "" } else { "s" }))
+    out
 }
 
 /// The line under a finished answer: who answered and, when reported, the tokens used

@@ -207,15 +207,7 @@ pub fn meter(used: u64, limit: u64, counted_by_provider: bool) {
 
 /// `1048576` → `1,048,576`.
 pub(crate) fn group(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    tandem_core::chat::group_thousands(n)
 }
 
 fn clip(text: &str, max: usize) -> String {

@@ -230,6 +230,35 @@ enum NanoGaveUp {
     Failed(FailoverReason, SessionError),
 }
 
+/// A step's reply checked against `schema`: `Some` to keep (cleaned), `None` to ask once
+/// more, an error after the second reply in a row that is not of that shape.
+fn checked(
+    schema: Option<&Schema>,
+    text: String,
+    invalid: &mut u32,
+    step: usize,
+    provider: ProviderId,
+) -> Result<Option<String>, SessionError> {
+    let Some(schema) = schema else {
+        return Ok(Some(text));
+    };
+    match schema.validate(&text) {
+        Ok(clean) => Ok(Some(clean)),
+        Err(e) => {
+            *invalid += 1;
+            if *invalid < 2 {
+                return Ok(None);
+            }
+            Err(SessionError::InvalidOutput {
+                step,
+                provider,
+                attempts: *invalid,
+                detail: e.to_string(),
+            })
+        }
+    }
+}
+
 /// A cloud turn's failure as the session's.
 fn cloud_error(step: usize, e: CloudFailure) -> SessionError {
     match e {
@@ -541,26 +570,14 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
                     ));
                 }
             };
-            let Some(schema) = schema else {
-                return Ok(text);
-            };
-            match schema.validate(&text) {
-                Ok(clean) => return Ok(clean),
-                Err(e) => {
-                    invalid += 1;
-                    if invalid >= 2 {
-                        let error = SessionError::InvalidOutput {
-                            step,
-                            provider,
-                            attempts: invalid,
-                            detail: e.to_string(),
-                        };
-                        return Err(NanoGaveUp::Failed(FailoverReason::InvalidOutput, error));
-                    }
+            match checked(schema, text, &mut invalid, step, provider) {
+                Ok(Some(reply)) => return Ok(reply),
+                Ok(None) => {
                     if let Some(f) = on_update.as_deref_mut() {
                         f(StreamUpdate::Restart { provider });
                     }
                 }
+                Err(error) => return Err(NanoGaveUp::Failed(FailoverReason::InvalidOutput, error)),
             }
         }
     }
@@ -598,25 +615,11 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
                 .await
                 .map(|r| r.content)
                 .map_err(|e| cloud_error(step, e))?;
-            let Some(schema) = schema else {
-                return Ok(text);
-            };
-            match schema.validate(&text) {
-                Ok(clean) => return Ok(clean),
-                Err(e) => {
-                    invalid += 1;
-                    if invalid >= 2 {
-                        return Err(SessionError::InvalidOutput {
-                            step,
-                            provider,
-                            attempts: invalid,
-                            detail: e.to_string(),
-                        });
-                    }
-                    if let Some(f) = on_update.as_deref_mut() {
-                        f(StreamUpdate::Restart { provider });
-                    }
-                }
+            if let Some(reply) = checked(schema, text, &mut invalid, step, provider)? {
+                return Ok(reply);
+            }
+            if let Some(f) = on_update.as_deref_mut() {
+                f(StreamUpdate::Restart { provider });
             }
         }
     }
