@@ -9,6 +9,7 @@ use wasm_bindgen_futures::{spawn_local, JsFuture};
 
 use tandem_core::memory::SensitiveField;
 
+use crate::chrome::execute_script;
 use crate::storage::js_text;
 
 /// The context-menu item's id and the command's name (declared in manifest.json).
@@ -53,8 +54,6 @@ extern "C" {
     fn menus_remove_all() -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch, js_namespace = ["chrome", "contextMenus"], js_name = create)]
     fn menus_create(properties: &JsValue, done: &js_sys::Function) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(catch, js_namespace = ["chrome", "scripting"], js_name = executeScript)]
-    fn execute_script(injection: &JsValue) -> Result<Promise, JsValue>;
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -26,6 +26,13 @@ extern "C" {
     #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "local"], js_name = get)]
     pub fn storage_local_get(keys: &JsValue) -> Result<Promise, JsValue>;
 
+    /// `chrome.scripting.executeScript` (the agent's driver, "Ask Tandem", page reading).
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "scripting"], js_name = executeScript)]
+    pub fn execute_script(injection: &JsValue) -> Result<Promise, JsValue>;
+
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = get)]
+    pub fn tabs_get(tab_id: i32) -> Result<Promise, JsValue>;
+
     #[wasm_bindgen(catch, js_namespace = ["chrome", "sidePanel"], js_name = setPanelBehavior)]
     pub fn set_panel_behavior(behavior: &JsValue) -> Result<Promise, JsValue>;
 

@@ -21,7 +21,7 @@ use tandem_core::protocol::{PanelToWorker, WorkerToPanel};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{spawn_local, JsFuture};
 
-use crate::chrome::Port;
+use crate::chrome::{tabs_get, Port};
 use crate::storage::{self, js_text};
 
 /// Keys in `chrome.storage.session`.
@@ -40,9 +40,6 @@ extern "C" {
     fn session_remove(keys: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "session"], js_name = setAccessLevel)]
     fn session_set_access_level(options: &JsValue) -> Result<Promise, JsValue>;
-
-    #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = get)]
-    fn tabs_get(tab_id: i32) -> Result<Promise, JsValue>;
 
     #[wasm_bindgen(catch, js_namespace = ["chrome", "alarms"], js_name = get)]
     fn alarms_get(name: &str) -> Result<Promise, JsValue>;

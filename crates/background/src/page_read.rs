@@ -15,7 +15,7 @@ use tandem_core::tokens::Estimator;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
-use crate::chrome::Port;
+use crate::chrome::{execute_script, tabs_get, Port};
 use crate::storage::{self, js_text};
 
 // The page-side reader, serialised by `executeScript` into the page. It lives in a module (an
@@ -93,10 +93,6 @@ extern "C" {
 
 #[wasm_bindgen]
 extern "C" {
-    #[wasm_bindgen(catch, js_namespace = ["chrome", "scripting"], js_name = executeScript)]
-    fn execute_script(injection: &JsValue) -> Result<Promise, JsValue>;
-    #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = get)]
-    fn tabs_get(tab_id: i32) -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch, js_namespace = ["chrome", "extension"], js_name = isAllowedFileSchemeAccess)]
     fn is_allowed_file_scheme_access() -> Result<Promise, JsValue>;
 }

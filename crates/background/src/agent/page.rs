@@ -11,7 +11,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
 use super::AgentError;
-use crate::chrome;
+use crate::chrome::{self, execute_script, tabs_get};
 use crate::storage::js_text;
 
 #[wasm_bindgen(inline_js = "
@@ -66,10 +66,6 @@ extern "C" {
 
 #[wasm_bindgen]
 extern "C" {
-    #[wasm_bindgen(catch, js_namespace = ["chrome", "scripting"], js_name = executeScript)]
-    fn execute_script(injection: &JsValue) -> Result<Promise, JsValue>;
-    #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = get)]
-    fn tabs_get(tab_id: i32) -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = query)]
     fn tabs_query(query: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = update)]
