@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { launchExtension } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
+import { openChatMode, toolProviders } from './lib/panel.mjs';
 
 const TANDEM_ID = 'bkkhgefimkkanagkjaoehnjcmpolnojf';
 
@@ -60,7 +61,7 @@ before(async () => {
   await approval.waitFor();
   assert.match(await approval.textContent(), /«Slow Tools»/);
   await approval.getByRole('button', { name: 'Allow' }).click();
-  await panel.getByRole('list', { name: 'Tool providers' }).getByRole('combobox', { name: 'hold from Slow Tools' }).waitFor();
+  await (await toolProviders(panel)).getByRole('combobox', { name: 'hold from Slow Tools' }).waitFor();
 });
 
 after(async () => {
@@ -72,6 +73,7 @@ after(async () => {
 beforeEach(() => mock.reset());
 
 async function ask(text) {
+  await openChatMode(panel);
   await panel.getByRole('textbox', { name: 'Message' }).fill(text);
   await panel.getByRole('textbox', { name: 'Message' }).press('Enter');
 }

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { launchExtension } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
+import { openChatMode, toolProviders } from './lib/panel.mjs';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const PROVIDER_DIR = path.join(repoRoot, 'dist-tools', 'tabs');
@@ -43,7 +44,7 @@ before(async () => {
   const approval = panel.getByRole('group', { name: 'Tool provider' });
   await approval.getByRole('button', { name: 'Allow' }).click();
   await approval.waitFor({ state: 'hidden' });
-  await panel.getByRole('list', { name: 'Tool providers' }).getByRole('combobox', { name: 'tab.open from Tandem Tabs' }).waitFor();
+  await (await toolProviders(panel)).getByRole('combobox', { name: 'tab.open from Tandem Tabs' }).waitFor();
   // The conversation belongs to this tab; the panel shows the conversation of the active one.
   site = await browser.context.newPage();
   await site.goto(`${SITE}/start`);
@@ -60,7 +61,7 @@ const fakeCalls = () => fake(() => globalThis.__fakeLanguageModel.calls);
 const openTabs = () => browser.context.pages().map((p) => p.url());
 const lastAnswer = () => panel.getByRole('article', { name: 'Tandem' }).last();
 const idle = () => panel.waitForFunction(() => !document.querySelector('[aria-busy="true"]'));
-const policy = () => panel.getByRole('list', { name: 'Tool providers' }).getByRole('combobox', { name: 'tab.open from Tandem Tabs' });
+const policy = () => (await toolProviders(panel)).getByRole('combobox', { name: 'tab.open from Tandem Tabs' });
 
 /** The tab the tool opened comes to the front: the conversation's tab goes back there. */
 async function backToConversation() {
@@ -69,6 +70,7 @@ async function backToConversation() {
 }
 
 async function ask(text) {
+  await openChatMode(panel);
   await panel.getByRole('textbox', { name: 'Message' }).fill(text);
   await panel.getByRole('textbox', { name: 'Message' }).press('Enter');
 }
