@@ -20,6 +20,7 @@ after(async () => {
 });
 beforeEach(async () => {
   mock.reset();
+  await openChatMode(panel);
   await panel.getByRole('button', { name: 'Clear conversation' }).click();
 });
 

@@ -127,6 +127,7 @@ test('removing the provider while its call runs ends the call with a sentence, n
   // Not the timeout's sentence: the call ended because of the removal.
   assert.match(sent.toolResults[0].content, /removed or turned off «Slow Tools» while it ran/);
   await idle();
+  await openChatMode(panel);
   await lastAnswer().getByText('That provider is gone.').waitFor();
   assert.match(await lastAnswer().getByRole('group', { name: `Tool call ${name}` }).getByLabel('Tool result').textContent(), /removed or turned off/);
   // Its tools are no longer offered.

@@ -61,11 +61,12 @@ const fakeCalls = () => fake(() => globalThis.__fakeLanguageModel.calls);
 const openTabs = () => browser.context.pages().map((p) => p.url());
 const lastAnswer = () => panel.getByRole('article', { name: 'Tandem' }).last();
 const idle = () => panel.waitForFunction(() => !document.querySelector('[aria-busy="true"]'));
-const policy = () => (await toolProviders(panel)).getByRole('combobox', { name: 'tab.open from Tandem Tabs' });
+const policy = async () => (await toolProviders(panel)).getByRole('combobox', { name: 'tab.open from Tandem Tabs' });
 
 /** The tab the tool opened comes to the front: the conversation's tab goes back there. */
 async function backToConversation() {
   await site.bringToFront();
+  await openChatMode(panel);
   await panel.getByRole('status', { name: 'Memory' }).filter({ hasText: 'Remembered for docs.tandem.test in this tab' }).waitFor();
 }
 
@@ -119,7 +120,7 @@ async function learnToolName() {
 }
 
 test('on Nano, a chat turn calls tab.open: the tab opens, the result goes back on the same session, the answer and the card show', async () => {
-  await policy().selectOption('allow');
+  await (await policy()).selectOption('allow');
   const { conversation, system } = await learnToolName();
   assert.match(system, /⟦untrusted[^⟧]*⟧[\s\S]*tab_open[\s\S]*⟦\/untrusted/, 'the tool list is fenced as outside data');
 
@@ -160,7 +161,7 @@ test('on Nano, a chat turn calls tab.open: the tab opens, the result goes back o
 test('Nano destroyed between the tool call and the answer: the cloud continues from the call and its result, and the tool runs once', async () => {
   await learnToolName();
   await panel.getByRole('button', { name: 'Clear conversation' }).click();
-  await policy().selectOption('ask');
+  await (await policy()).selectOption('ask');
   mock.reset();
   mock.setDefault({ reply: 'The cloud finished it: the tab is open.' });
   const url = `${SITE}/failover`;
