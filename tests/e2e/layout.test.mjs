@@ -206,6 +206,10 @@ for (const scheme of ['light', 'dark']) {
     const [r, g, b] = seen.bg.match(/\d+/g).map(Number);
     const light = (r + g + b) / 3 > 128;
     assert.equal(light, scheme === 'light', `background ${seen.bg} in ${scheme}`);
+    // The conversation's actions sit on one line above it at this width.
+    const tops = await panel.getByRole('toolbar', { name: 'Conversation actions' }).getByRole('button')
+      .evaluateAll((bs) => bs.map((b) => Math.round(b.getBoundingClientRect().top)));
+    assert.equal(new Set(tops).size, 1, `one row of conversation actions: ${tops}`);
     // The long code line scrolls inside its block rather than widening the panel.
     assert.ok(await answer.locator('pre').evaluate((pre) => pre.scrollWidth > pre.clientWidth), 'the code block scrolls sideways');
   });
