@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { scriptedModel, startAgentEnv } from './lib/agent-harness.mjs';
 import { shopRoutes } from './lib/shop-site.mjs';
 import { planner, shopper, shopperSource } from './lib/scripted-shopper.mjs';
+import { openTaskMode } from './lib/panel.mjs';
 
 let browser, mock, site, panel, tab, ui;
 const cart = [];
@@ -46,6 +47,7 @@ test('Nano answers steps 1–2, is destroyed, and the cloud answers step 3 and t
   cart.length = 0;
   await tab.goto(site.url + '/');
   await tab.bringToFront();
+  await openTaskMode(panel);
   await panel.getByRole('textbox', { name: 'Task' }).fill('Add the blue backpack to the cart');
   await panel.getByRole('button', { name: 'Start task' }).click();
   await panel.getByRole('status', { name: 'Task status' }).filter({ hasText: /^(Done|Failed)/ }).waitFor({ timeout: 30_000 });

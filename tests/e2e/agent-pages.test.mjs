@@ -6,7 +6,7 @@
 // scripted mock LLM that picks elements BY THEIR VISIBLE TEXT from the list in its prompt.
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { lastUserText, openSettings, scriptedModel, startAgentEnv } from './lib/agent-harness.mjs';
+import { closeSettings, lastUserText, openSettings, scriptedModel, startAgentEnv } from './lib/agent-harness.mjs';
 
 /** A second site, for a cross-origin iframe inside the shop's pages. */
 const PARTNER = 'https://partner.tandem.test';
@@ -333,7 +333,7 @@ async function agentSettings({ allowed = '', blocked = '', approvePlan = false }
   await panel.getByRole('button', { name: 'Save' }).click();
   await panel.waitForFunction(([b, a]) => chrome.storage.local.get('settings').then((x) =>
     (x.settings?.agent?.blockedSites ?? '') === b && (x.settings?.agent?.approvePlan ?? false) === a), [blocked, approvePlan]);
-  await panel.getByRole('button', { name: 'Settings' }).click();
+  await closeSettings(panel);
 }
 
 test('a blocked host ends the task with a clear reason, before any action', async () => {

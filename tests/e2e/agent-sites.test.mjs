@@ -6,7 +6,7 @@
 // new user's would. Assertions are on what the sites received and what the panel shows.
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { openSettings, scriptedModel, startAgentEnv } from './lib/agent-harness.mjs';
+import { closeSettings, openSettings, scriptedModel, startAgentEnv } from './lib/agent-harness.mjs';
 import { page } from './lib/shop-site.mjs';
 import { elements, urlOf } from './lib/scripted-shopper.mjs';
 
@@ -100,7 +100,7 @@ test('Always allow is remembered and listed in Settings; Remove makes Tandem ask
   await grantsList().getByRole('listitem').filter({ hasText: 'shop.tandem.test' }).waitFor();
   await panel.getByRole('button', { name: 'Remove shop.tandem.test' }).click();
   await grantsList().getByRole('listitem').filter({ hasText: 'shop.tandem.test' }).waitFor({ state: 'detached' });
-  await panel.getByRole('button', { name: 'Settings' }).click();
+  await closeSettings(panel);
 
   await ui.startTask(tab, 'Say hello', `${A}/`);
   await question().waitFor({ timeout: 20_000 });

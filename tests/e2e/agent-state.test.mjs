@@ -3,6 +3,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { launchExtension } from './lib/browser.mjs';
+import { closeSettings, openTaskMode } from './lib/panel.mjs';
 
 let browser, panel;
 before(async () => {
@@ -22,8 +23,11 @@ for (const [what, value, notice] of [
     // A fresh worker reads the state first thing, as after a browser restart.
     await browser.stopServiceWorker();
     await panel.reload();
+    // No provider yet, so the panel opens on Settings; the notice waits in the conversation view.
+    await closeSettings(panel);
     await panel.getByRole('status', { name: 'Task notice' }).filter({ hasText: notice }).waitFor();
     assert.equal(await stored(), undefined, 'the unreadable state is gone');
+    await openTaskMode(panel);
     assert.equal(await panel.getByRole('button', { name: 'Start task' }).isEnabled(), true);
     assert.equal(await panel.getByRole('alert').isVisible(), false, 'no error, the panel works');
   });

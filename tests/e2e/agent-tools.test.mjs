@@ -9,7 +9,7 @@ import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { lastUserText, openSettings, scriptedModel, startAgentEnv } from './lib/agent-harness.mjs';
+import { closeSettings, lastUserText, openSettings, scriptedModel, startAgentEnv } from './lib/agent-harness.mjs';
 import { page } from './lib/shop-site.mjs';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -58,7 +58,7 @@ before(async () => {
   const open = panel.getByRole('list', { name: 'Tool providers' }).getByRole('combobox', { name: 'tab.open from Tandem Tabs' });
   await open.waitFor({ timeout: 15_000 });
   assert.equal(await open.inputValue(), 'ask', 'tab.open is not read-only: the user is asked');
-  await panel.getByRole('button', { name: 'Settings' }).click();
+  await closeSettings(panel);
 });
 after(async () => {
   await env?.close();
@@ -187,7 +187,7 @@ test('on Gemini Nano the same action runs an allowed tool without asking, and th
   await panel.getByLabel('On-device model', { exact: true }).selectOption('nano');
   await panel.getByRole('button', { name: 'Save' }).click();
   await panel.getByRole('status', { name: 'Settings status' }).filter({ hasText: 'Saved' }).waitFor();
-  await panel.getByRole('button', { name: 'Settings' }).click();
+  await closeSettings(panel);
   await browser.serviceWorker.evaluate(() => {
     const cfg = globalThis.__fakeLanguageModel;
     cfg.calls.length = 0;

@@ -4,6 +4,7 @@ import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { launchExtension } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
+import { closeSettings, openChatMode } from './lib/panel.mjs';
 
 const KEY = 'sk-test-abcdefgh12345678';
 let browser, mock, panel;
@@ -40,6 +41,7 @@ async function saveSettings({ provider = 'OpenAI-compatible', baseUrl = `${mock.
 }
 
 async function ask(text) {
+  await openChatMode(panel);
   await ui.message().fill(text);
   await ui.message().press('Enter');
 }
@@ -50,6 +52,7 @@ async function waitIdle() {
 
 test('with no provider the panel says so, opens Settings and keeps the text', async () => {
   assert.equal(await panel.getByRole('region', { name: 'Settings' }).isVisible(), true, 'first run shows Settings');
+  await closeSettings(panel);
   await ask('Hello?');
   await ui.alert().filter({ hasText: 'No AI provider is configured' }).waitFor();
   assert.equal(await ui.message().inputValue(), 'Hello?', 'the unsent text is given back');

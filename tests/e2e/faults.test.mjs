@@ -8,6 +8,7 @@ import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { launchExtension } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
+import { closeSettings, openChatMode, openSettings } from './lib/panel.mjs';
 
 const KEY = 'sk-faults-key-1234567890';
 const MODEL = 'gpt-faults';
@@ -49,6 +50,7 @@ async function saveSettings({ model = MODEL } = {}) {
 }
 
 async function ask(text) {
+  await openChatMode(panel);
   await ui.message().fill(text);
   await ui.message().press('Enter');
   await panel.waitForFunction(() => !document.querySelector('[aria-busy="true"]'));
@@ -187,6 +189,7 @@ test('storage quota exceeded on Save: the panel says so, and the saved settings 
     chrome.storage.local.set = () => Promise.reject(new Error('QUOTA_BYTES quota exceeded'));
   });
   try {
+    await openSettings(panel);
     await panel.getByLabel('Model', { exact: true }).fill('gpt-never-saved');
     await panel.getByRole('button', { name: 'Save' }).click();
     await panel.getByRole('status', { name: 'Settings status' })
@@ -194,10 +197,15 @@ test('storage quota exceeded on Save: the panel says so, and the saved settings 
   } finally {
     await panel.evaluate(() => { chrome.storage.local.set = globalThis.__realSet; });
   }
+  // Not saved: Settings stays open on the problem; the user goes back to the conversation.
+  assert.equal(await panel.getByRole('region', { name: 'Settings' }).isVisible(), true);
+  await closeSettings(panel);
   await ask('which model?');
   assert.equal(await answerText(), 'You said: which model?');
   assert.equal(mock.requests.at(-1).body.model, MODEL, 'the last saved settings were used');
+  await openSettings(panel);
   await panel.getByLabel('Model', { exact: true }).fill(MODEL);
+  await closeSettings(panel);
 });
 
 test('a captive portal answering 200 with a web page gets a sentence, and the text back', async () => {

@@ -8,6 +8,7 @@ import { routeSite } from './lib/fixtures.mjs';
 import { shopRoutes } from './lib/shop-site.mjs';
 import { planner, shopper } from './lib/scripted-shopper.mjs';
 import { alwaysAllow, scriptedModel, taskUi } from './lib/agent-harness.mjs';
+import { openChatMode, openSettings } from './lib/panel.mjs';
 
 const FIREBASE_KEY = 'AIzaFirebaseWebKey123456';
 let browser, mock, panel;
@@ -41,6 +42,7 @@ after(async () => {
 });
 
 test('a chat through Firebase AI Logic is fetched by the panel and streams', async () => {
+  await openChatMode(panel);
   await panel.getByRole('textbox', { name: 'Message' }).fill('hello firebase');
   await panel.getByRole('textbox', { name: 'Message' }).press('Enter');
   await panel.waitForFunction(() => !document.querySelector('[aria-busy="true"]'));
@@ -56,6 +58,7 @@ test('a chat through Firebase AI Logic is fetched by the panel and streams', asy
 });
 
 test('a bad Firebase key is reported like any provider', async () => {
+  await openSettings(panel);
   await panel.getByLabel('API key').fill('AIzaWrong');
   await panel.getByRole('button', { name: 'Test connection' }).click();
   await panel.getByRole('status', { name: 'Connection test' }).filter({ hasText: /key/i }).waitFor();

@@ -5,6 +5,7 @@ import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { launchExtension } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
+import { closeSettings, openChatMode } from './lib/panel.mjs';
 
 const KEY = 'sk-test-markdown-12345678';
 let browser, mock, panel;
@@ -20,7 +21,7 @@ before(async () => {
   await panel.getByLabel('API key').fill(KEY);
   await panel.getByRole('button', { name: 'Save' }).click();
   await panel.getByRole('status', { name: 'Settings status' }).filter({ hasText: 'Saved' }).waitFor();
-  await panel.getByRole('button', { name: 'Settings' }).click();
+  await closeSettings(panel);
 });
 after(async () => {
   await browser?.close();
@@ -35,6 +36,7 @@ const ui = {
 };
 
 async function ask(text) {
+  await openChatMode(panel);
   await ui.message().fill(text);
   await ui.message().press('Enter');
 }

@@ -12,6 +12,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { launchExtension, collectConsole } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
+import { openChatMode, openSettings, toolProviders } from './lib/panel.mjs';
 
 const TANDEM_ID = 'bkkhgefimkkanagkjaoehnjcmpolnojf';
 const KEY = 'sk-mcp-abcdefgh12345678';
@@ -141,11 +142,12 @@ after(async () => {
 
 beforeEach(() => mock.reset());
 
-const servers = () => panel.getByRole('list', { name: 'Tool providers' });
+const servers = () => toolProviders(panel);
 const mcpStatus = () => panel.getByRole('status', { name: 'MCP server status' });
 const registry = () => panel.evaluate(() => chrome.storage.local.get('toolRegistry').then((x) => x.toolRegistry ?? { providers: {} }));
 
 async function ask(text) {
+  await openChatMode(panel);
   await panel.getByRole('textbox', { name: 'Message' }).fill(text);
   await panel.getByRole('textbox', { name: 'Message' }).press('Enter');
 }
@@ -153,6 +155,7 @@ const idle = () => panel.waitForFunction(() => !document.querySelector('[aria-bu
 const lastAnswer = () => panel.getByRole('article', { name: 'Tandem' }).last();
 
 async function fillServer({ name, url, token = '' }) {
+  await openSettings(panel);
   const form = panel.getByRole('group', { name: 'New MCP server' });
   if (!(await form.isVisible())) await panel.getByRole('button', { name: 'Add MCP server' }).click();
   await form.getByLabel('Server name').fill(name);
@@ -196,9 +199,9 @@ test('Test names the exact problem (401: needs a token; nothing listening), then
 
   await form.getByRole('button', { name: 'Add server' }).click();
   await mcpStatus().filter({ hasText: 'Added. Connected to «Files»' }).waitFor();
-  await servers().getByText(`MCP server «My files» (${sse.url}, token …wxyz)`).waitFor();
-  assert.equal(await servers().getByRole('combobox', { name: 'echo from My files' }).inputValue(), 'allow', 'read-only: Allow');
-  assert.equal(await servers().getByRole('combobox', { name: 'write_note from My files' }).inputValue(), 'ask', 'not read-only: Ask');
+  await (await servers()).getByText(`MCP server «My files» (${sse.url}, token …wxyz)`).waitFor();
+  assert.equal(await (await servers()).getByRole('combobox', { name: 'echo from My files' }).inputValue(), 'allow', 'read-only: Allow');
+  assert.equal(await (await servers()).getByRole('combobox', { name: 'write_note from My files' }).inputValue(), 'ask', 'not read-only: Ask');
   assert.equal(await form.getByLabel('Bearer token (optional)').inputValue(), '', 'the token field is emptied');
 
   // The token is nowhere the panel renders, nor in the registry it reads.
@@ -243,7 +246,7 @@ test('an isError result reaches the model as an error, after the user approved t
 test('a plain-JSON server works the same, and a forgotten session is initialized again', async () => {
   const form = await fillServer({ name: 'Notes', url: plain.url });
   await form.getByRole('button', { name: 'Add server' }).click();
-  await servers().getByRole('combobox', { name: 'echo from Notes' }).waitFor();
+  await (await servers()).getByRole('combobox', { name: 'echo from Notes' }).waitFor();
   const echo = await offeredName('notes__echo');
   plain.forgetSessions(); // as a restarted server would: the next request gets 404
   mock.script({ toolCall: { name: echo, arguments: { text: 'json please' } } });
@@ -260,7 +263,7 @@ test('a plain-JSON server works the same, and a forgotten session is initialized
 test('notifications/tools/list_changed adds the new tool mid-session', async () => {
   await sse.addTool({ name: 'late_tool', description: 'Arrived later.', annotations: { readOnlyHint: true },
     inputSchema: { type: 'object', properties: {} } });
-  await servers().getByRole('combobox', { name: 'late_tool from My files' }).waitFor({ timeout: 10000 });
+  await (await servers()).getByRole('combobox', { name: 'late_tool from My files' }).waitFor({ timeout: 10000 });
   const late = await offeredName('__late_tool');
   assert.ok(late);
 });
@@ -302,8 +305,8 @@ test('More headers: a server that wants its own header gets it on every request;
 });
 
 test('turned off, a server offers nothing; turned on again, it does', async () => {
-  await servers().getByRole('button', { name: 'Turn off Notes' }).click();
-  await servers().getByText(/MCP server «Notes» .* — turned off/).waitFor();
+  await (await servers()).getByRole('button', { name: 'Turn off Notes' }).click();
+  await (await servers()).getByText(/MCP server «Notes» .* — turned off/).waitFor();
   mock.setDefault({ reply: 'Fine.' });
   const offered = mock.waitForRequest(() => true, 10000);
   await ask('Tools now?');
@@ -311,8 +314,8 @@ test('turned off, a server offers nothing; turned on again, it does', async () =
   assert.ok(!(req.tools ?? []).some((t) => t.startsWith('notes__')), req.tools?.join(', '));
   assert.ok((req.tools ?? []).some((t) => t.endsWith('__echo')), 'the other server still is');
   await idle();
-  await servers().getByRole('button', { name: 'Turn on Notes' }).click();
-  await servers().getByRole('button', { name: 'Turn off Notes' }).waitFor();
+  await (await servers()).getByRole('button', { name: 'Turn on Notes' }).click();
+  await (await servers()).getByRole('button', { name: 'Turn off Notes' }).waitFor();
 });
 
 test('after Tandem\'s worker is stopped, it initializes a new session with each server and a call works', async () => {
@@ -393,7 +396,7 @@ test('the server stopped mid-call: the turn ends with a sentence, not a hang; Se
   assert.match(result.content, /stopped answering|could not reach/, result.content);
   await idle();
   await lastAnswer().getByText('The server went away.').waitFor();
-  await servers().getByLabel('Problem with My files').waitFor();
+  await (await servers()).getByLabel('Problem with My files').waitFor();
 });
 
 test('a server that went away offers no tools; back at its address, it offers them again by itself', async () => {
@@ -439,8 +442,8 @@ test('in a Chromium started with WebMCP on (--enable-blink-features=WebMCP), Set
 });
 
 test('Remove forgets the server and its token; the token never reached the console', async () => {
-  await servers().getByRole('button', { name: 'Remove server Notes' }).click();
-  await servers().getByRole('button', { name: 'Remove server Notes' }).waitFor({ state: 'detached' });
+  await (await servers()).getByRole('button', { name: 'Remove server Notes' }).click();
+  await (await servers()).getByRole('button', { name: 'Remove server Notes' }).waitFor({ state: 'detached' });
   const tokens = await browser.serviceWorker.evaluate(() => chrome.storage.local.get('mcpTokens').then((x) => x.mcpTokens ?? {}));
   assert.equal(Object.keys(tokens).length, 1, 'only My files keeps a token');
   assert.ok(plain.received.some((m) => m.method === 'DELETE'), 'the session was ended');

@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { launchExtension, collectConsole } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
 import { startSite } from './lib/fixtures.mjs';
+import { closeSettings, openChatMode } from './lib/panel.mjs';
 
 const KEY = 'sk-memory-test-1234';
 let browser, mock, site, panel, consoles;
@@ -64,7 +65,7 @@ async function configure() {
   await panel.getByLabel('API key').fill(KEY);
   await panel.getByRole('button', { name: 'Save' }).click();
   await panel.getByRole('status', { name: 'Settings status' }).filter({ hasText: 'Saved' }).waitFor();
-  if (await settings.isVisible()) await panel.getByRole('button', { name: 'Settings' }).click();
+  await closeSettings(panel);
 }
 
 async function setContextWindow(tokens) {
@@ -73,7 +74,7 @@ async function setContextWindow(tokens) {
   await panel.getByLabel('Context window (tokens)').fill(String(tokens));
   await panel.getByRole('button', { name: 'Save' }).click();
   await panel.getByRole('status', { name: 'Settings status' }).filter({ hasText: 'Saved' }).waitFor();
-  await panel.getByRole('button', { name: 'Settings' }).click();
+  await closeSettings(panel);
 }
 
 /** Opens `url` in a new tab and brings it to the front; the panel follows it. */
@@ -92,6 +93,7 @@ async function show(tab, domain) {
 
 /** Sends `text` from the panel and resolves with the request the provider received. */
 async function chat(text) {
+  await openChatMode(panel);
   const sent = mock.waitForRequest((r) => r.path === '/v1/chat/completions' && r.body?.messages?.at(-1)?.content === text);
   await message().fill(text);
   await message().press('Enter');

@@ -5,6 +5,7 @@ import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { launchExtension } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
+import { openSettings } from './lib/panel.mjs';
 
 const KEY = 'sk-models-abcdefgh12345678';
 let browser, mock, panel;
@@ -58,6 +59,8 @@ test('the saved key is used when the key field is empty, and entering the Model 
   await panel.getByLabel('Model', { exact: true }).fill('gpt-4o');
   await panel.getByRole('button', { name: 'Save' }).click();
   await panel.getByRole('status', { name: 'Settings status' }).filter({ hasText: 'Saved' }).waitFor();
+  // Saving closed Settings; the user opens it again.
+  await openSettings(panel);
   // Another provider and back: the list shown is for the provider shown.
   await panel.getByLabel('Provider', { exact: true }).selectOption({ label: 'Anthropic' });
   assert.deepEqual(await options(), [], 'no other provider\'s models');

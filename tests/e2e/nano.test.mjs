@@ -6,6 +6,7 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { launchExtension } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
+import { openChatMode, openSettings } from './lib/panel.mjs';
 
 let mock;
 before(async () => { mock = await startMockProvider({ delayMs: 5 }); });
@@ -24,6 +25,7 @@ async function setUp(fake) {
   await panel.getByRole('status', { name: 'Settings status' }).filter({ hasText: 'Saved' }).waitFor();
   const fakeCalls = () => browser.serviceWorker.evaluate(() => globalThis.__fakeLanguageModel.calls);
   const chat = async (text) => {
+    await openChatMode(panel);
     await panel.getByRole('textbox', { name: 'Message' }).fill(text);
     await panel.getByRole('textbox', { name: 'Message' }).press('Enter');
     await panel.waitForFunction(() => !document.querySelector('[aria-busy="true"]'));
@@ -92,6 +94,7 @@ describe('Nano unavailable', () => {
   after(async () => { await t?.browser.close(); });
 
   test('Settings says so, and the cloud answers from the start', async () => {
+    await openSettings(t.panel);
     await t.panel.getByRole('status', { name: 'On-device model status' }).filter({ hasText: 'Gemini Nano: unavailable' }).waitFor();
     const answer = await t.chat('hello cloud');
     assert.match(answer.all, /via OpenAI-compatible/);
@@ -100,9 +103,11 @@ describe('Nano unavailable', () => {
   });
 
   test('"On-device only" refuses with a sentence instead of using the cloud', async () => {
+    await openSettings(t.panel);
     await t.panel.getByLabel('On-device model', { exact: true }).selectOption({ label: 'On-device only (nothing leaves this computer)' });
     await t.panel.getByRole('button', { name: 'Save' }).click();
     mock.reset();
+    await openChatMode(t.panel);
     await t.panel.getByRole('textbox', { name: 'Message' }).fill('stay local');
     await t.panel.getByRole('textbox', { name: 'Message' }).press('Enter');
     await t.panel.getByRole('alert').filter({ hasText: 'Gemini Nano cannot answer' }).waitFor();
@@ -116,6 +121,7 @@ describe('Nano downloadable', () => {
   after(async () => { await t?.browser.close(); });
 
   test('the user downloads the model, sees the progress reach 100%, then Nano answers', async () => {
+    await openSettings(t.panel);
     const status = t.panel.getByRole('status', { name: 'On-device model status' });
     await status.filter({ hasText: 'downloadable' }).waitFor();
     await t.panel.getByRole('button', { name: 'Download on-device model' }).click();

@@ -4,6 +4,7 @@ import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { launchExtension } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
+import { openChatMode } from './lib/panel.mjs';
 
 const KEY = 'sk-pipeline-key-987654321';
 let browser, mock, panel;
@@ -19,6 +20,7 @@ after(async () => {
 });
 beforeEach(async () => {
   mock.reset();
+  await openChatMode(panel);
   await panel.getByRole('button', { name: 'Clear conversation' }).click();
 });
 
@@ -43,6 +45,7 @@ async function configure(provider, baseUrl, model, { key = KEY, contextWindow = 
 }
 
 async function chat(text) {
+  await openChatMode(panel);
   await message().fill(text);
   await message().press('Enter');
   await panel.waitForFunction(() => !document.querySelector('[aria-busy="true"]'));
@@ -160,6 +163,7 @@ test('a context window set in Settings is what the budget uses', async () => {
 
 test('Test connection reports a bad key, then success with the saved key', async () => {
   await configure('OpenAI', `${mock.url}/v1`, 'gpt-4o-mini');
+  await openSettings();
   await panel.getByLabel('API key').fill('sk-wrong');
   await panel.getByRole('button', { name: 'Test connection' }).click();
   const result = panel.getByRole('status', { name: 'Connection test' });

@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { launchExtension } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
+import { openChatMode, toolProviders } from './lib/panel.mjs';
 
 const TANDEM_ID = 'bkkhgefimkkanagkjaoehnjcmpolnojf';
 
@@ -60,7 +61,7 @@ before(async () => {
   await approval.waitFor();
   assert.match(await approval.textContent(), /«Slow Tools»/);
   await approval.getByRole('button', { name: 'Allow' }).click();
-  await panel.getByRole('list', { name: 'Tool providers' }).getByRole('combobox', { name: 'hold from Slow Tools' }).waitFor();
+  await (await toolProviders(panel)).getByRole('combobox', { name: 'hold from Slow Tools' }).waitFor();
 });
 
 after(async () => {
@@ -72,6 +73,7 @@ after(async () => {
 beforeEach(() => mock.reset());
 
 async function ask(text) {
+  await openChatMode(panel);
   await panel.getByRole('textbox', { name: 'Message' }).fill(text);
   await panel.getByRole('textbox', { name: 'Message' }).press('Enter');
 }
@@ -125,6 +127,7 @@ test('removing the provider while its call runs ends the call with a sentence, n
   // Not the timeout's sentence: the call ended because of the removal.
   assert.match(sent.toolResults[0].content, /removed or turned off «Slow Tools» while it ran/);
   await idle();
+  await openChatMode(panel);
   await lastAnswer().getByText('That provider is gone.').waitFor();
   assert.match(await lastAnswer().getByRole('group', { name: `Tool call ${name}` }).getByLabel('Tool result').textContent(), /removed or turned off/);
   // Its tools are no longer offered.

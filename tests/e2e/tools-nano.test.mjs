@@ -10,6 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { launchExtension } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
+import { openChatMode, toolProviders } from './lib/panel.mjs';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const PROVIDER_DIR = path.join(repoRoot, 'dist-tools', 'tabs');
@@ -43,7 +44,7 @@ before(async () => {
   const approval = panel.getByRole('group', { name: 'Tool provider' });
   await approval.getByRole('button', { name: 'Allow' }).click();
   await approval.waitFor({ state: 'hidden' });
-  await panel.getByRole('list', { name: 'Tool providers' }).getByRole('combobox', { name: 'tab.open from Tandem Tabs' }).waitFor();
+  await (await toolProviders(panel)).getByRole('combobox', { name: 'tab.open from Tandem Tabs' }).waitFor();
   // The conversation belongs to this tab; the panel shows the conversation of the active one.
   site = await browser.context.newPage();
   await site.goto(`${SITE}/start`);
@@ -60,15 +61,17 @@ const fakeCalls = () => fake(() => globalThis.__fakeLanguageModel.calls);
 const openTabs = () => browser.context.pages().map((p) => p.url());
 const lastAnswer = () => panel.getByRole('article', { name: 'Tandem' }).last();
 const idle = () => panel.waitForFunction(() => !document.querySelector('[aria-busy="true"]'));
-const policy = () => panel.getByRole('list', { name: 'Tool providers' }).getByRole('combobox', { name: 'tab.open from Tandem Tabs' });
+const policy = async () => (await toolProviders(panel)).getByRole('combobox', { name: 'tab.open from Tandem Tabs' });
 
 /** The tab the tool opened comes to the front: the conversation's tab goes back there. */
 async function backToConversation() {
   await site.bringToFront();
+  await openChatMode(panel);
   await panel.getByRole('status', { name: 'Memory' }).filter({ hasText: 'Remembered for docs.tandem.test in this tab' }).waitFor();
 }
 
 async function ask(text) {
+  await openChatMode(panel);
   await panel.getByRole('textbox', { name: 'Message' }).fill(text);
   await panel.getByRole('textbox', { name: 'Message' }).press('Enter');
 }
@@ -117,7 +120,7 @@ async function learnToolName() {
 }
 
 test('on Nano, a chat turn calls tab.open: the tab opens, the result goes back on the same session, the answer and the card show', async () => {
-  await policy().selectOption('allow');
+  await (await policy()).selectOption('allow');
   const { conversation, system } = await learnToolName();
   assert.match(system, /⟦untrusted[^⟧]*⟧[\s\S]*tab_open[\s\S]*⟦\/untrusted/, 'the tool list is fenced as outside data');
 
@@ -158,7 +161,7 @@ test('on Nano, a chat turn calls tab.open: the tab opens, the result goes back o
 test('Nano destroyed between the tool call and the answer: the cloud continues from the call and its result, and the tool runs once', async () => {
   await learnToolName();
   await panel.getByRole('button', { name: 'Clear conversation' }).click();
-  await policy().selectOption('ask');
+  await (await policy()).selectOption('ask');
   mock.reset();
   mock.setDefault({ reply: 'The cloud finished it: the tab is open.' });
   const url = `${SITE}/failover`;

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { launchExtension } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
+import { openChatMode, toolProviders } from './lib/panel.mjs';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const PROVIDER_DIR = path.join(repoRoot, 'dist-tools', 'tabs');
@@ -70,6 +71,7 @@ async function until(cond, what, ms = 5000) {
 }
 
 async function ask(text) {
+  await openChatMode(panel);
   await panel.getByRole('textbox', { name: 'Message' }).fill(text);
   await panel.getByRole('textbox', { name: 'Message' }).press('Enter');
 }
@@ -86,7 +88,7 @@ test('a provider\'s first registration asks the user; Allow lists its tools in S
   await approval().getByRole('button', { name: 'Allow' }).click();
   await approval().waitFor({ state: 'hidden' });
   // ORCHESTRATOR_READY → the provider registers again, this time for real.
-  const tools = panel.getByRole('list', { name: 'Tool providers' });
+  const tools = (await toolProviders(panel));
   await tools.getByRole('combobox', { name: 'tab.open from Tandem Tabs' }).waitFor();
   assert.equal(await tools.getByRole('combobox', { name: 'tab.open from Tandem Tabs' }).inputValue(), 'ask', 'not read-only: Ask');
   assert.equal(await tools.getByRole('combobox', { name: 'tab.list from Tandem Tabs' }).inputValue(), 'allow', 'read-only: Allow');

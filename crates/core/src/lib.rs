@@ -11,6 +11,7 @@ pub mod agent;
 pub mod budget;
 pub mod chat;
 pub mod errors;
+pub mod export;
 pub mod fence;
 pub mod http;
 pub mod json;

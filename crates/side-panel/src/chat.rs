@@ -441,6 +441,11 @@ pub(crate) fn clear_view() -> Result<(), DomError> {
     Ok(())
 }
 
+/// The conversation as the panel holds it (for "Save conversation").
+pub(crate) fn messages() -> Vec<ChatMessage> {
+    STATE.with(|s| s.borrow().messages.clone())
+}
+
 pub(crate) fn is_streaming() -> bool {
     STATE.with(|s| s.borrow().streaming.is_some())
 }

@@ -1,6 +1,7 @@
 //! Tandem's side panel. `sidepanel.html` holds the static controls (with their accessible
 //! names); this crate gives them behaviour: the chat over a Port to the service worker, and
-//! the Settings form stored in `chrome.storage.local`.
+//! the Settings form stored in `chrome.storage.local` (a view of its own), the composer's
+//! Chat / Task modes, and "Save conversation".
 
 mod agent_settings;
 mod attach;
@@ -8,6 +9,7 @@ mod chat;
 mod chrome;
 mod debug;
 mod dom;
+mod export;
 mod markdown;
 mod memory;
 mod page_ask;
@@ -27,6 +29,7 @@ pub fn start() {
         .and_then(|()| task::wire())
         .and_then(|()| tools::wire())
         .and_then(|()| page_ask::wire())
+        .and_then(|()| export::wire())
     {
         chat::show_error(&format!("Tandem could not start: {e}"));
     }

@@ -35,6 +35,16 @@ pub fn wire() -> Result<(), DomError> {
             .map_err(|_| DomError::Missing("provider"))?;
     }
     dom::on(&toggle, "click", |_: web_sys::Event| toggle_panel());
+    let close: HtmlButtonElement = dom::by_id("settings-close")?;
+    dom::on(&close, "click", |_: web_sys::Event| close_view());
+    // Esc leaves Settings, as "Back to conversation" does (an IME composition keeps its Esc).
+    let section: HtmlElement = dom::by_id("settings")?;
+    dom::on(&section, "keydown", |e: web_sys::KeyboardEvent| {
+        if e.key() == "Escape" && !e.is_composing() {
+            e.prevent_default();
+            close_view();
+        }
+    });
     dom::on(&provider, "change", |_: web_sys::Event| {
         if let Some(kind) = selected_kind() {
             fill(kind);
@@ -156,19 +166,33 @@ fn toggle_panel() {
     }
 }
 
+/// Settings is a view of its own: open, it takes the place of the conversation and its
+/// composer (the header stays, so "Settings" toggles it back).
 fn set_open(open: bool) {
-    let (Ok(section), Ok(toggle)) = (
+    let (Ok(section), Ok(toggle), Ok(chat)) = (
         dom::by_id::<HtmlElement>("settings"),
         dom::by_id::<HtmlButtonElement>("settings-toggle"),
+        dom::by_id::<HtmlElement>("chat-view"),
     ) else {
         return;
     };
     section.set_hidden(!open);
+    // The conversation, its actions (Save conversation, Clear…) and the composer.
+    chat.set_hidden(open);
     dom::set_attr(
         &toggle,
         "aria-expanded",
         if open { "true" } else { "false" },
     );
+}
+
+/// Leaves Settings for the conversation, the focus back on the button that opens it (keyboard
+/// users continue where they were).
+fn close_view() {
+    set_open(false);
+    if let Ok(toggle) = dom::by_id::<HtmlButtonElement>("settings-toggle") {
+        let _ = toggle.focus();
+    }
 }
 
 fn selected_kind() -> Option<ProviderKind> {
@@ -255,11 +279,40 @@ fn show_stall_limit() {
     }
 }
 
+/// How long a plain "Saved." toast stays before it leaves the room to the conversation;
+/// sentences about a problem stay until the next status.
+const SAVED_TOAST_MS: i32 = 10_000;
+
+thread_local! {
+    /// Counts statuses, so a toast's timer only clears the status it was set for.
+    static STATUS_SEQ: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
 fn status(text: &str) {
+    let seq = STATUS_SEQ.with(|s| {
+        s.set(s.get().wrapping_add(1));
+        s.get()
+    });
     if let Ok(line) = dom::by_id::<HtmlElement>("settings-status") {
         line.set_text_content(Some(text));
     }
+    if text == SAVED_TEXT {
+        let clear = wasm_bindgen::closure::Closure::once_into_js(move || {
+            if STATUS_SEQ.with(|s| s.get()) == seq {
+                status("");
+            }
+        });
+        if let Some(window) = web_sys::window() {
+            use wasm_bindgen::JsCast;
+            let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(
+                clear.unchecked_ref(),
+                SAVED_TOAST_MS,
+            );
+        }
+    }
 }
+
+const SAVED_TEXT: &str = "Saved.";
 
 fn save() {
     let Some(kind) = selected_kind() else { return };
@@ -307,11 +360,17 @@ fn save() {
                 SAVED.with(|s| *s.borrow_mut() = settings);
                 fill(kind);
                 show_stall_limit();
+                let usable = problem.is_none() && granted;
                 status(&match (problem, granted) {
                     (Some(p), _) => format!("Saved, but not usable yet: {p}"),
                     (None, false) => "Saved, but Chrome did not allow Tandem to reach that base URL; requests to it will fail.".into(),
-                    (None, true) => "Saved.".into(),
+                    (None, true) => SAVED_TEXT.into(),
                 });
+                // Save ends the visit to Settings; "Saved." stays on screen as a toast. When
+                // the settings cannot be used yet the form stays open on what to fix.
+                if usable {
+                    close_view();
+                }
             }
             Err(e) => status(&e),
         }

@@ -34,6 +34,7 @@ fn get_state() -> TaskCommand {
 }
 
 pub fn wire() -> Result<(), DomError> {
+    wire_modes()?;
     // The task stays in its box (to start it again, or edit it); the other boxes are
     // emptied once their text is sent.
     send_typed("task-start", "task", "Type a task first.", false, |task| {
@@ -108,6 +109,62 @@ pub fn wire() -> Result<(), DomError> {
     poll();
     send(get_state());
     Ok(())
+}
+
+/// The composer's two modes, as a tablist: Chat (the Message box) and Task (the Task box).
+/// Clicking a tab or ←/→ (Home/End) on the focused tab switches; the inactive tab is out of
+/// the Tab order, as the ARIA tabs pattern has it.
+fn wire_modes() -> Result<(), DomError> {
+    for (id, task) in [("mode-chat", false), ("mode-task", true)] {
+        let tab: HtmlButtonElement = dom::by_id(id)?;
+        dom::on(&tab, "click", move |_: web_sys::Event| set_mode(task));
+        dom::on(&tab, "keydown", move |e: web_sys::KeyboardEvent| {
+            let to = match e.key().as_str() {
+                "ArrowLeft" | "ArrowRight" => !task,
+                "Home" => false,
+                "End" => true,
+                _ => return,
+            };
+            e.prevent_default();
+            set_mode(to);
+            let next = if to { "mode-task" } else { "mode-chat" };
+            if let Ok(t) = dom::by_id::<HtmlButtonElement>(next) {
+                let _ = t.focus();
+            }
+        });
+    }
+    Ok(())
+}
+
+/// Shows the Task box (`task`) or the Message box in the composer. A notice about the Task
+/// box ("Type a task first.") is done with when the user leaves it.
+fn set_mode(task: bool) {
+    if !task {
+        notice("");
+    }
+    for (tab, panel, on) in [
+        ("mode-chat", "chat-composer", !task),
+        ("mode-task", "task-composer", task),
+    ] {
+        if let Ok(t) = dom::by_id::<HtmlElement>(tab) {
+            dom::set_attr(&t, "aria-selected", if on { "true" } else { "false" });
+            dom::set_attr(&t, "tabindex", if on { "0" } else { "-1" });
+        }
+        if let Ok(p) = dom::by_id::<HtmlElement>(panel) {
+            p.set_hidden(!on);
+        }
+    }
+}
+
+/// The task card (status, controls, questions, steps) is on screen, whichever mode the
+/// composer is in, while there is a task or a notice to read: a task that needs the user
+/// must be seen from Chat too.
+fn show_card() {
+    let has_task = VIEW.with(|v| v.borrow().is_some());
+    let has_notice = dom::by_id::<HtmlElement>("task-notice").is_ok_and(|n| !n.hidden());
+    if let Ok(card) = dom::by_id::<HtmlElement>("task-mode") {
+        card.set_hidden(!(has_task || has_notice));
+    }
 }
 
 /// "Guide the task": a note for the agent, a step the user did themselves, the panel's tab.
@@ -252,11 +309,13 @@ fn notice(text: &str) {
         line.set_text_content(Some(text));
         line.set_hidden(text.is_empty());
     }
+    show_card();
 }
 
 fn render(state: Option<&TaskView>) -> Result<(), DomError> {
     let status = state.map(|s| s.status);
     LAST.with(|l| *l.borrow_mut() = status);
+    show_card();
     let running = status == Some(TaskStatus::Running);
     let paused = status == Some(TaskStatus::Paused);
     dom::by_id::<HtmlButtonElement>("task-start")?.set_disabled(running);

@@ -3,6 +3,7 @@
 import { launchExtension } from './browser.mjs';
 import { startMockProvider } from './mock-provider.mjs';
 import { routeSite } from './fixtures.mjs';
+import { closeSettings, openSettings, openTaskMode } from './panel.mjs';
 
 /** The fixture shop's origin: https, and not a host the manifest lists. */
 export const SHOP = 'https://shop.tandem.test';
@@ -81,13 +82,10 @@ export async function useMockProvider(panel, mock, { key, model = 'gpt-test', on
   if (onDevice) await panel.getByLabel('On-device model', { exact: true }).selectOption(onDevice);
   await panel.getByRole('button', { name: 'Save' }).click();
   await panel.getByRole('status', { name: 'Settings status' }).filter({ hasText: 'Saved' }).waitFor();
-  await panel.getByRole('button', { name: 'Settings' }).click();
+  await closeSettings(panel);
 }
 
-export async function openSettings(panel) {
-  const settings = panel.getByRole('region', { name: 'Settings' });
-  if (!(await settings.isVisible())) await panel.getByRole('button', { name: 'Settings' }).click();
-}
+export { openSettings, closeSettings };
 
 /** The panel's task mode. */
 export function taskUi(panel) {
@@ -120,6 +118,7 @@ export function taskUi(panel) {
     async startTask(tab, task, url) {
       if (url) await tab.goto(url);
       await tab.bringToFront();
+      await openTaskMode(panel);
       await ui.task().fill(task);
       // The previous task's final status is still on screen: wait for the new task to be
       // saved (and its broadcast to reach the panel), or waitStatus(/^Done/) would match

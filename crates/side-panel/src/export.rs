@@ -1,0 +1,104 @@
+//! "Save conversation": the conversation on screen as a Markdown file the browser downloads.
+//! The document is made by `tandem_core::export`; this side adds the site and the date and
+//! hands the browser a Blob through an `<a download>` click, so no permission is needed and
+//! nothing is written anywhere but where the user's browser saves downloads.
+
+use js_sys::{Array, Object, Promise, Reflect};
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::{spawn_local, JsFuture};
+use web_sys::{Blob, BlobPropertyBag, HtmlButtonElement, Url};
+
+use crate::dom::{self, DomError};
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = query)]
+    fn tabs_query(query: &JsValue) -> Result<Promise, JsValue>;
+}
+
+/// Why a conversation could not be saved, said to the user.
+#[derive(Debug, thiserror::Error)]
+enum ExportError {
+    #[error("There is nothing to save yet: the conversation is empty.")]
+    Empty,
+    #[error("Tandem could not prepare the file ({0}).")]
+    Browser(String),
+    #[error(transparent)]
+    Dom(#[from] DomError),
+}
+
+pub fn wire() -> Result<(), DomError> {
+    let button: HtmlButtonElement = dom::by_id("export")?;
+    dom::on(&button, "click", |_: web_sys::Event| {
+        spawn_local(async {
+            let site = active_url()
+                .await
+                .and_then(|u| tandem_core::memory::domain_of(&u));
+            if let Err(e) = save(site.as_deref()) {
+                crate::chat::show_error(&e.to_string());
+            }
+        });
+    });
+    Ok(())
+}
+
+/// The URL of the tab active in the panel's window: the conversation on screen is its.
+/// `None` when Chrome does not say (no tab, a page Tandem may not read).
+async fn active_url() -> Option<String> {
+    let query = Object::new();
+    let _ = Reflect::set(&query, &"active".into(), &JsValue::TRUE);
+    let _ = Reflect::set(&query, &"currentWindow".into(), &JsValue::TRUE);
+    let tabs = JsFuture::from(tabs_query(&query).ok()?).await.ok()?;
+    let first = Reflect::get(&tabs, &0.into()).ok()?;
+    Reflect::get(&first, &"url".into()).ok()?.as_string()
+}
+
+fn save(site: Option<&str>) -> Result<(), ExportError> {
+    let messages = crate::chat::messages();
+    if messages.is_empty() {
+        return Err(ExportError::Empty);
+    }
+    // ISO 8601 is ASCII, so slicing by bytes is safe: "2026-11-23T20:05:09.000Z".
+    let iso: String = js_sys::Date::new_0().to_iso_string().into();
+    let when = match (iso.get(..10), iso.get(11..16)) {
+        (Some(day), Some(time)) => format!("{day} {time} UTC"),
+        _ => iso.clone(),
+    };
+    let markdown = tandem_core::export::to_markdown(&messages, site, &when);
+    let name = tandem_core::export::file_name(site, &iso);
+
+    let options = BlobPropertyBag::new();
+    options.set_type("text/markdown;charset=utf-8");
+    let parts = Array::of1(&JsValue::from_str(&markdown));
+    let blob = Blob::new_with_str_sequence_and_options(&parts, &options)
+        .map_err(|e| ExportError::Browser(describe(&e)))?;
+    let url =
+        Url::create_object_url_with_blob(&blob).map_err(|e| ExportError::Browser(describe(&e)))?;
+    let link = dom::create("a", "visually-hidden")?;
+    dom::set_attr(&link, "href", &url);
+    dom::set_attr(&link, "download", &name);
+    let body = dom::document()?.body().ok_or(DomError::NoDocument)?;
+    body.append_child(&link).map_err(|_| DomError::NoDocument)?;
+    link.click();
+    link.remove();
+    // The download has taken the Blob by the next task; until then the URL must stay valid.
+    let revoke = Closure::once_into_js(move || {
+        let _ = Url::revoke_object_url(&url);
+    });
+    if let Some(window) = web_sys::window() {
+        let _ = window
+            .set_timeout_with_callback_and_timeout_and_arguments_0(revoke.unchecked_ref(), 1000);
+    }
+    Ok(())
+}
+
+fn describe(e: &JsValue) -> String {
+    e.as_string()
+        .or_else(|| {
+            Reflect::get(e, &"message".into())
+                .ok()
+                .and_then(|m| m.as_string())
+        })
+        .unwrap_or_else(|| "unknown error".into())
+}

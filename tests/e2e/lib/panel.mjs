@@ -1,0 +1,51 @@
+// The panel's views and modes, reached the way a person reaches them: Settings is a view of
+// its own (the "Settings" button opens it, "Back to conversation" or a successful Save closes it),
+// and the composer has two modes, the "Chat" and "Task" tabs. Each helper is idempotent, so a
+// test can call it without knowing where the panel is.
+
+/** The Settings view. */
+export const settingsView = (panel) => panel.getByRole('region', { name: 'Settings' });
+
+/** Opens Settings unless it is open (the first run opens it by itself). */
+export async function openSettings(panel) {
+  if (!(await settingsView(panel).isVisible())) await panel.getByRole('button', { name: 'Settings', exact: true }).click();
+  await settingsView(panel).waitFor();
+}
+
+/** Leaves Settings with "Back to conversation" if it is open. */
+export async function closeSettings(panel) {
+  if (await settingsView(panel).isVisible()) await panel.getByRole('button', { name: 'Back to conversation' }).click();
+  await settingsView(panel).waitFor({ state: 'hidden' });
+}
+
+/**
+ * Clicks Save and waits for the "Saved…" toast. Usable settings close the view; with
+ * `close`, the view is closed in any case (settings saved but not usable yet keep it open).
+ */
+export async function saveSettings(panel, { close = true } = {}) {
+  await panel.getByRole('button', { name: 'Save', exact: true }).click();
+  await panel.getByRole('status', { name: 'Settings status' }).filter({ hasText: 'Saved' }).waitFor();
+  if (close) await closeSettings(panel);
+}
+
+/** Switches the composer to Task mode (the Task box and "Start task"). */
+export async function openTaskMode(panel) {
+  await closeSettings(panel);
+  const tab = panel.getByRole('tab', { name: 'Task', exact: true });
+  if ((await tab.getAttribute('aria-selected')) !== 'true') await tab.click();
+  await panel.getByRole('textbox', { name: 'Task' }).waitFor();
+}
+
+/** Switches the composer to Chat mode (the Message box). */
+export async function openChatMode(panel) {
+  await closeSettings(panel);
+  const tab = panel.getByRole('tab', { name: 'Chat', exact: true });
+  if ((await tab.getAttribute('aria-selected')) !== 'true') await tab.click();
+  await panel.getByRole('textbox', { name: 'Message' }).waitFor();
+}
+
+/** Settings → Tools' list of tool providers and MCP servers (opens Settings first). */
+export async function toolProviders(panel) {
+  await openSettings(panel);
+  return panel.getByRole('list', { name: 'Tool providers' });
+}
