@@ -282,7 +282,7 @@ test('More headers: a server that wants its own header gets it on every request;
     await headers.fill(`X-Api-Key: ${HEADER_SECRET}`);
     await form.getByRole('button', { name: 'Add server' }).click();
     await mcpStatus().filter({ hasText: 'Added. Connected to «Keyed»' }).waitFor();
-    await servers().getByText(`MCP server «Keyed» (${keyed.url}, headers X-Api-Key)`).waitFor();
+    await (await servers()).getByText(`MCP server «Keyed» (${keyed.url}, headers X-Api-Key)`).waitFor();
     assert.equal(await headers.inputValue(), '', 'the box is emptied');
     const echo = await offeredName('keyed__echo');
     mock.script({ toolCall: { name: echo, arguments: { text: 'with a key' } } });
@@ -297,8 +297,8 @@ test('More headers: a server that wants its own header gets it on every request;
       + [...document.querySelectorAll('input, textarea')].map((i) => i.value).join('\n'));
     assert.ok(!html.includes(HEADER_SECRET), 'the value is not in the DOM');
     assert.ok(!JSON.stringify(await registry()).includes(HEADER_SECRET), 'nor in the registry');
-    await servers().getByRole('button', { name: 'Remove server Keyed' }).click();
-    await servers().getByRole('button', { name: 'Remove server Keyed' }).waitFor({ state: 'detached' });
+    await (await servers()).getByRole('button', { name: 'Remove server Keyed' }).click();
+    await (await servers()).getByRole('button', { name: 'Remove server Keyed' }).waitFor({ state: 'detached' });
   } finally {
     await keyed.close();
   }
@@ -381,7 +381,7 @@ test('the server cuts its event stream: Tandem opens it again, and list_changed 
   assert.ok(sse.openStreams() >= 1 && gets() > before, 'the stream was opened again on the same session');
   await sse.addTool({ name: 'after_reopen', description: 'Arrived on the reopened stream.', annotations: { readOnlyHint: true },
     inputSchema: { type: 'object', properties: {} } });
-  await servers().getByRole('combobox', { name: 'after_reopen from My files' }).waitFor({ timeout: 10000 });
+  await (await servers()).getByRole('combobox', { name: 'after_reopen from My files' }).waitFor({ timeout: 10000 });
 });
 
 test('the server stopped mid-call: the turn ends with a sentence, not a hang; Settings shows the problem', async () => {
@@ -406,7 +406,7 @@ test('a server that went away offers no tools; back at its address, it offers th
   let req = await offered;
   assert.ok(!(req.tools ?? []).some((t) => t.startsWith('files__')), `not offered: ${req.tools?.join(', ')}`);
   await idle();
-  await servers().getByLabel('Problem with My files').filter({ hasText: 'nothing answers there' }).waitFor();
+  await (await servers()).getByLabel('Problem with My files').filter({ hasText: 'nothing answers there' }).waitFor();
   // The same server again, on the same address (it forgot every session, as a restart does).
   const port = new URL(sse.url).port;
   sse = await startMcpServer({ name: 'Files', token: TOKEN, port: Number(port) });
@@ -417,7 +417,7 @@ test('a server that went away offers no tools; back at its address, it offers th
   req = await offered;
   assert.ok((req.tools ?? []).some((t) => t.endsWith('files__echo')), `offered again: ${req.tools?.join(', ')}`);
   await idle();
-  await servers().getByLabel('Problem with My files').waitFor({ state: 'detached' });
+  await (await servers()).getByLabel('Problem with My files').waitFor({ state: 'detached' });
   assert.ok(sse.received.some((m) => m.rpc === 'initialize'), 'a new session with the restarted server');
 });
 
