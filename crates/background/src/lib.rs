@@ -12,6 +12,7 @@ mod memory;
 mod models;
 mod nano;
 mod nano_status;
+mod page_tools;
 mod redact;
 mod relay;
 mod sessions;
@@ -92,6 +93,8 @@ pub fn on_port_message(port: chrome::Port, message: JsValue) {
                 .last()
                 .map(|m| m.images.clone())
                 .unwrap_or_default();
+            // The turn offers the tools of this tab's page (WebMCP), and only of this one.
+            tools::note_tab(&request_id, tab_id);
             let prepared = memory::prepare(request_id.clone(), tab_id, answer_id, messages);
             let turn = async move {
                 let mut turn = prepared.await?;
