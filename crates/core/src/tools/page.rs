@@ -222,7 +222,9 @@ pub fn read_result(v: &Value) -> ToolResult {
     };
     match result {
         Value::Null => ToolResult {
-            content: vec![ResultItem::Text("(the page's tool returned nothing)".into())],
+            content: vec![ResultItem::Text(
+                "(the page's tool returned nothing)".into(),
+            )],
             ..ToolResult::default()
         },
         // `isError` (MCP's way of saying the content is an error) is read there too.
@@ -300,13 +302,18 @@ mod tests {
             .contains("⟦untrusted data: description of a tool of this page⟧"));
         // The page's fake closing marker is neutralised: only one real close.
         assert_eq!(specs[0].description.matches("⟦/untrusted data⟧").count(), 1);
-        assert!(specs[0].description.contains("this page (shop.example.com)"));
+        assert!(specs[0]
+            .description
+            .contains("this page (shop.example.com)"));
         match plan_call(&r, &call("page__add_to_cart", json!({"item": "socks"}))) {
             CallPlan::Ask { question, run } => {
                 assert_eq!(run.provider_id, "page:7");
                 assert_eq!(run.tool_name, "add_to_cart");
                 assert_eq!(tab_of(&run.provider_id), Some(7));
-                assert!(question.contains("«this page (shop.example.com)»"), "{question}");
+                assert!(
+                    question.contains("«this page (shop.example.com)»"),
+                    "{question}"
+                );
             }
             other => panic!("expected a question, got {other:?}"),
         }
@@ -357,7 +364,9 @@ mod tests {
     #[test]
     fn long_descriptions_are_clipped_inside_the_fence() {
         let long = "x".repeat(5_000);
-        let l = read_listing(&json!({"supported": true, "tools": [{"name": "a", "description": long}]}));
+        let l = read_listing(
+            &json!({"supported": true, "tools": [{"name": "a", "description": long}]}),
+        );
         let d = &l.tools[0].description;
         assert!(d.chars().count() < MAX_PAGE_DESCRIPTION_CHARS + 100);
         assert!(d.ends_with("⟦/untrusted data⟧"));
@@ -390,9 +399,9 @@ mod tests {
         let out = run.outcome(&read_result(&mcp_text));
         assert!(!out.is_error);
         assert!(out.content.contains("Added socks"));
-        assert!(out
-            .content
-            .starts_with("⟦untrusted data: result of add_to_cart from this page (shop.example.com)⟧"));
+        assert!(out.content.starts_with(
+            "⟦untrusted data: result of add_to_cart from this page (shop.example.com)⟧"
+        ));
         let plain = run.outcome(&read_result(&json!({"ok": true, "result": "done"})));
         assert!(plain.content.contains("\ndone\n"));
         let object = run.outcome(&read_result(&json!({"ok": true, "result": {"n": 2}})));
@@ -406,7 +415,9 @@ mod tests {
         let thrown = run.outcome(&read_result(&json!({"ok": false, "error": "out of stock"})));
         assert!(thrown.is_error);
         assert!(thrown.content.contains("out of stock"));
-        let is_error = read_result(&json!({"ok": true, "result": {"content": [{"type": "text", "text": "no"}], "isError": true}}));
+        let is_error = read_result(
+            &json!({"ok": true, "result": {"content": [{"type": "text", "text": "no"}], "isError": true}}),
+        );
         assert!(is_error.error.is_some());
         assert!(read_result(&Value::Null).error.is_some());
     }
