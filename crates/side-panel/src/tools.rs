@@ -232,24 +232,30 @@ fn wire_webmcp() {
 }
 
 async fn show_webmcp() {
+    // Whether the browser offers page tools at all, from this panel's own document (a
+    // secure context like any https page).
+    let global = js_sys::global();
+    let has = |object: &str| {
+        js_sys::Reflect::get(&global, &object.into())
+            .ok()
+            .filter(|o| o.is_object())
+            .and_then(|o| js_sys::Reflect::has(&o, &"modelContext".into()).ok())
+            .unwrap_or(false)
+    };
+    let browser_has = has("navigator") || has("document");
     let listing = active_page_tools()
         .await
         .as_string()
         .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        .map(|v| page::read_listing(&v));
-    // No web page to look into: whether the browser could offer page tools at all is read
-    // from this panel's own document.
-    let listing = listing.or_else(|| {
-        let global = js_sys::global();
-        let has = |object: &str| {
-            js_sys::Reflect::get(&global, &object.into())
-                .ok()
-                .filter(|o| o.is_object())
-                .and_then(|o| js_sys::Reflect::has(&o, &"modelContext".into()).ok())
-                .unwrap_or(false)
-        };
-        (!(has("navigator") || has("document"))).then(PageListing::default)
-    });
+        .map(|v| page::read_listing(&v))
+        .map(|mut l| {
+            // An http page has no modelContext even where the browser offers it: the page
+            // offers nothing, the browser is not to blame.
+            l.supported |= browser_has;
+            l
+        });
+    // No web page to look into.
+    let listing = listing.or_else(|| (!browser_has).then(PageListing::default));
     if let Ok(p) = dom::by_id::<HtmlElement>("webmcp-status") {
         p.set_text_content(Some(&page::settings_line(listing.as_ref())));
     }

@@ -243,7 +243,7 @@ pub fn read_result(v: &Value) -> ToolResult {
 /// `None`: the tab could not be looked into (not a web page, or no tab).
 pub fn settings_line(listing: Option<&PageListing>) -> String {
     let Some(listing) = listing else {
-        return "Page tools (WebMCP): the current tab is not a web page Tandem can look into."
+        return "Page tools (WebMCP): this browser offers them, but the current tab is not a web page Tandem can look into."
             .to_string();
     };
     if !listing.supported {
