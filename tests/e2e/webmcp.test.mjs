@@ -30,14 +30,14 @@ const SHOP_PAGE = `<!doctype html><title>Shop</title>
   }
 </script>`;
 
-async function setUp(args) {
+async function setUp(args, { nano = false } = {}) {
   const mock = await startMockProvider({ delayMs: 5 });
-  const browser = await launchExtension({ args });
+  const browser = await launchExtension({ args, ...(nano ? { fakeLanguageModel: { availability: 'available', delayMs: 5 } } : {}) });
   await routeSite(browser.context, { origin: SHOP, routes: { '/': SHOP_PAGE } });
   const panel = await browser.openPanel();
   const settings = panel.getByRole('region', { name: 'Settings' });
   if (!(await settings.isVisible())) await panel.getByRole('button', { name: 'Settings' }).click();
-  await panel.getByLabel('On-device model', { exact: true }).selectOption('cloud');
+  await panel.getByLabel('On-device model', { exact: true }).selectOption(nano ? 'auto' : 'cloud');
   await panel.getByLabel('Provider', { exact: true }).selectOption({ label: 'OpenAI-compatible' });
   await panel.getByLabel('Base URL').fill(`${mock.url}/v1`);
   await panel.getByLabel('Model', { exact: true }).fill('gpt-test');
@@ -174,5 +174,44 @@ describe('a browser without WebMCP', () => {
     await idle(panel);
     await lastAnswer(panel).getByText('I cannot add things to your cart.').waitFor();
     assert.equal(await shop.locator('#cart').textContent(), 'empty');
+  });
+});
+
+describe('Gemini Nano (the fake Prompt API) in a browser with WebMCP', () => {
+  let env;
+  before(async () => { env = await setUp(['--enable-blink-features=WebMCP'], { nano: true }); });
+  after(async () => {
+    await env?.browser.close();
+    await env?.mock.close();
+  });
+
+  test('Nano\'s structured call of the page\'s tool asks, runs in the page on Approve, and Nano reads the fenced result', async () => {
+    const { panel, shop, browser, mock } = env;
+    await shop.bringToFront();
+    const fake = (fn, arg) => browser.serviceWorker.evaluate(fn, arg);
+    // Nano's replies as constrained decoding writes them: a call for the question, then an
+    // answer once a result comes back.
+    await fake(() => {
+      globalThis.__fakeLanguageModel.reply = (said) => {
+        if (said === 'Add a green scarf on the device.') return JSON.stringify({ tool: 'page__add_to_cart', arguments: { item: 'green scarf' } });
+        if (said.startsWith('Result of') || said.startsWith('The call of')) return JSON.stringify({ answer: 'The scarf is in your cart.' });
+        return JSON.stringify({ answer: `You said: ${said}` });
+      };
+    });
+    await ask(panel, 'Add a green scarf on the device.');
+    const question = lastAnswer(panel).getByRole('group', { name: 'Run page__add_to_cart?' });
+    await question.waitFor();
+    assert.equal(await shop.locator('#cart').textContent(), 'empty', 'nothing runs before the user approves');
+    await question.getByRole('button', { name: 'Approve' }).click();
+    await shop.locator('#cart', { hasText: 'green scarf' }).waitFor();
+    await lastAnswer(panel).getByText('The scarf is in your cart.').waitFor();
+    await idle(panel);
+    const calls = await fake(() => globalThis.__fakeLanguageModel.calls);
+    const system = calls.find((c) => c.method === 'create').options.initialPrompts[0].content;
+    assert.match(system, /page__add_to_cart/, 'the page\'s tool is described to Nano');
+    const result = calls.find((c) => typeof c.input === 'string' && c.input.includes('Added green scarf'));
+    assert.ok(result, 'the result went back to Nano');
+    assert.match(result.input, /⟦untrusted data: result of add_to_cart from this page \(shop\.tandem\.test\)⟧/);
+    assert.equal(mock.requests.length, 0, 'the cloud was not needed');
   });
 });
