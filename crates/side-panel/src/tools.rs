@@ -26,6 +26,8 @@ pub fn wire() -> Result<(), DomError> {
 thread_local! {
     /// The request id of the last Test / Add this panel sent: only its result is shown.
     static LAST_MCP: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+    /// The number of the latest look-up of the current page's tools (WebMCP).
+    static WEBMCP_LOOKUP: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
 /// Settings → Tools → Add MCP server: the form, Test and Add. Host access to the server is
@@ -232,6 +234,11 @@ fn wire_webmcp() {
 }
 
 async fn show_webmcp() {
+    // Look-ups overlap (a tab's updates come in bursts): only the latest one writes.
+    let mine = WEBMCP_LOOKUP.with(|n| {
+        n.set(n.get() + 1);
+        n.get()
+    });
     // Whether the browser offers page tools at all, from this panel's own document (a
     // secure context like any https page).
     let global = js_sys::global();
@@ -256,6 +263,9 @@ async fn show_webmcp() {
         });
     // No web page to look into.
     let listing = listing.or_else(|| (!browser_has).then(PageListing::default));
+    if WEBMCP_LOOKUP.with(|n| n.get()) != mine {
+        return;
+    }
     if let Ok(p) = dom::by_id::<HtmlElement>("webmcp-status") {
         p.set_text_content(Some(&page::settings_line(listing.as_ref())));
     }
