@@ -425,7 +425,7 @@ test('Settings says whether this browser offers page tools (WebMCP), as the brow
   const has = await panel.evaluate(() => 'modelContext' in navigator || 'modelContext' in document);
   const said = await panel.getByLabel('Page tools').textContent();
   if (has) assert.match(said, /this browser offers them/);
-  else assert.match(said, /not supported by this browser/);
+  else assert.match(said, /This browser does not offer page tools \(WebMCP\)/);
 });
 
 test('in a Chromium started with WebMCP on (--enable-blink-features=WebMCP), Settings says the browser offers page tools', async () => {

@@ -269,9 +269,9 @@ async fn answer(
         .request
         .images
         .clone();
-    // Tools of approved providers: a message with tools is a multi-step turn (model → tools
-    // → model …).
-    let tools = crate::tools::specs().await;
+    // Tools of approved providers, and of the conversation's page (WebMCP): a message with
+    // tools is a multi-step turn (model → tools → model …).
+    let tools = crate::tools::specs_for(request_id).await;
     // The conversation's session: Nano first, the cloud when Nano cannot answer, mid-turn
     // with the tool rounds done, so nothing is lost and no tool runs twice.
     let mut conversation =

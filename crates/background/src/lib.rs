@@ -13,6 +13,7 @@ mod models;
 mod nano;
 mod nano_status;
 mod page_read;
+mod page_tools;
 mod redact;
 mod relay;
 mod sessions;
@@ -95,6 +96,8 @@ pub fn on_port_message(port: chrome::Port, message: JsValue) {
                 .last()
                 .map(|m| m.images.clone())
                 .unwrap_or_default();
+            // The turn offers the tools of this tab's page (WebMCP), and only of this one.
+            tools::note_tab(&request_id, tab_id);
             let id = request_id.clone();
             let reader = port.clone();
             let turn = async move {

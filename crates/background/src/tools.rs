@@ -21,6 +21,8 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, spawn_local, JsFuture};
 use web_sys::AbortController;
 
+use tandem_core::tools::page::{self, PageListing};
+
 use crate::chat::{post, Failure as ChatFailure};
 use crate::chrome::{self, Port};
 
@@ -49,6 +51,19 @@ thread_local! {
     /// that provider meanwhile.
     static RUNNING: RefCell<Vec<Waiting>> = const { RefCell::new(Vec::new()) };
     static NEXT_WAIT: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// The chat turns of late, newest last: the tab each asks from and the page tools
+    /// offered in it (what `run_round` plans against is exactly what was offered).
+    static TURNS: RefCell<Vec<TurnTools>> = const { RefCell::new(Vec::new()) };
+}
+
+/// How many turns [`TURNS`] remembers: more than run at once.
+const TURNS_KEPT: usize = 16;
+
+/// One chat turn's tab and the page tools listed there for it.
+struct TurnTools {
+    request_id: String,
+    tab_id: i32,
+    listing: Option<PageListing>,
 }
 
 /// A call waiting for the user's Approve / Deny.
@@ -278,6 +293,82 @@ pub async fn specs() -> Vec<ToolSpec> {
     loaded().await.specs()
 }
 
+/// A chat turn `request_id` asks from `tab_id` (the panel's `Send`): its page's tools are
+/// offered in that turn only.
+pub fn note_tab(request_id: &str, tab_id: Option<i32>) {
+    let Some(tab_id) = tab_id else {
+        return;
+    };
+    TURNS.with(|t| {
+        let mut t = t.borrow_mut();
+        t.retain(|x| x.request_id != request_id);
+        t.push(TurnTools {
+            request_id: request_id.to_string(),
+            tab_id,
+            listing: None,
+        });
+        let extra = t.len().saturating_sub(TURNS_KEPT);
+        t.drain(..extra);
+    });
+}
+
+/// The tools of chat turn `request_id`: [`specs`], and the tools the page in its tab
+/// registered (WebMCP), listed now and kept for the turn's calls.
+pub async fn specs_for(request_id: &str) -> Vec<ToolSpec> {
+    let Some(tab_id) = TURNS.with(|t| {
+        t.borrow()
+            .iter()
+            .find(|x| x.request_id == request_id)
+            .map(|x| x.tab_id)
+    }) else {
+        return specs().await;
+    };
+    // A tab that is not a web page Tandem may script offers no page tools.
+    let listing = crate::page_tools::list(tab_id).await.ok();
+    for skipped in listing.iter().flat_map(|l| &l.skipped) {
+        crate::log_error("a page tool", &JsValue::from_str(skipped));
+    }
+    TURNS.with(|t| {
+        if let Some(x) = t
+            .borrow_mut()
+            .iter_mut()
+            .find(|x| x.request_id == request_id)
+        {
+            x.listing = listing;
+        }
+    });
+    crate::mcp::recheck().await;
+    turn_registry(request_id).await.specs()
+}
+
+/// The registry a turn's calls are planned against: the stored one, with the page tools
+/// offered in that turn.
+async fn turn_registry(request_id: &str) -> Registry {
+    let registry = loaded().await;
+    let page = TURNS.with(|t| {
+        t.borrow()
+            .iter()
+            .find(|x| x.request_id == request_id)
+            .and_then(|x| Some((x.tab_id, x.listing.clone()?)))
+    });
+    match page {
+        Some((tab_id, listing)) => page::with_page_tools(&registry, tab_id, &listing),
+        None => registry,
+    }
+}
+
+/// The host a page provider's tools were listed on (the call is refused on another).
+fn page_host(provider_id: &str) -> Option<(i32, String)> {
+    let tab_id = page::tab_of(provider_id)?;
+    TURNS.with(|t| {
+        t.borrow()
+            .iter()
+            .rev()
+            .filter(|x| x.tab_id == tab_id)
+            .find_map(|x| Some((tab_id, x.listing.as_ref()?.host.clone())))
+    })
+}
+
 /// The panel's Approve / Deny for a call that waits.
 pub fn on_decision(call_id: String, approve: bool) {
     let fire = DECISIONS.with(|d| {
@@ -301,7 +392,7 @@ pub async fn run_round(
     rounds: &mut Rounds,
     controller: &AbortController,
 ) -> Result<Vec<ToolOutcome>, ChatFailure> {
-    let registry = loaded().await;
+    let registry = turn_registry(request_id).await;
     let plans = plan_round(&registry, calls, rounds);
     let mut outcomes = Vec::with_capacity(calls.len());
     for (call, plan) in calls.iter().zip(plans) {
@@ -411,7 +502,20 @@ async fn execute(run: &Run, controller: &AbortController) -> Result<ToolOutcome,
     let mcp_fetch = tandem_core::mcp::is_server_id(&run.provider_id)
         .then(AbortController::new)
         .and_then(Result::ok);
+    // A page's tool runs in its tab (WebMCP), raced the same way; it is in no registry a
+    // removal could change, so only the timer and Stop end it early.
+    let on_page = page::is_page_provider(&run.provider_id);
     let sent = match &mcp_fetch {
+        _ if on_page => {
+            let Some((tab_id, host)) = page_host(&run.provider_id) else {
+                return Ok(run.failed(&Failure::ProviderGone));
+            };
+            let (name, params) = (run.tool_name.clone(), run.params.clone());
+            future_to_promise(async move {
+                let answer = crate::page_tools::call(tab_id, &host, &name, &params).await;
+                Ok(JsValue::from_str(&answer.to_string()))
+            })
+        }
         Some(fetch) => {
             let (run, fetch) = (run.clone(), fetch.clone());
             future_to_promise(async move { Ok(crate::mcp::call(run, fetch).await) })
@@ -433,6 +537,9 @@ async fn execute(run: &Run, controller: &AbortController) -> Result<ToolOutcome,
         n.get()
     });
     let (withdrawn, removal) = marker(|end| {
+        if on_page {
+            return;
+        }
         RUNNING.with(|w| {
             w.borrow_mut().push(Waiting {
                 id: wait_id,
@@ -464,6 +571,13 @@ async fn execute(run: &Run, controller: &AbortController) -> Result<ToolOutcome,
         return Ok(run.failed(&Failure::TimedOut {
             after_ms: CALL_TIMEOUT_MS as u64,
         }));
+    }
+    if on_page {
+        let answer = answer
+            .as_string()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            .unwrap_or(Value::Null);
+        return Ok(run.outcome(&page::read_result(&answer)));
     }
     // Removed or turned off while it ran: its answer is not used.
     let still = loaded().await;

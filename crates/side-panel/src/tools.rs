@@ -6,6 +6,7 @@
 
 use tandem_core::chat::ToolCard;
 use tandem_core::protocol::{PanelToWorker, ToolsCommand};
+use tandem_core::tools::page::{self, PageListing};
 use tandem_core::tools::{Decision, Policy, Registry, STORAGE_KEY};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
@@ -18,13 +19,15 @@ pub fn wire() -> Result<(), DomError> {
     spawn_local(show());
     chrome::on_local_change(STORAGE_KEY, || spawn_local(show()));
     wire_mcp()?;
-    show_webmcp();
+    wire_webmcp();
     Ok(())
 }
 
 thread_local! {
     /// The request id of the last Test / Add this panel sent: only its result is shown.
     static LAST_MCP: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+    /// The number of the latest look-up of the current page's tools (WebMCP).
+    static WEBMCP_LOOKUP: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
 /// Settings → Tools → Add MCP server: the form, Test and Add. Host access to the server is
@@ -177,9 +180,82 @@ async fn show_mcp_result() {
     }
 }
 
-/// Page tools (WebMCP) need the browser to expose `navigator.modelContext` (or
-/// `document.modelContext` in earlier drafts); Settings says whether this one does.
-fn show_webmcp() {
+// What the active tab's page offers (WebMCP), looked up from the panel itself: Settings shows
+// it before any chat turn. The page-side function runs in the page's MAIN world (where
+// `document.modelContext` lives) and returns only plain JSON-able values; it is defined in a
+// module (an extension file) because the CSP forbids building one from a string. The worker's
+// copy (`crates/background/src/page_tools.rs`) is the one chat turns use.
+#[wasm_bindgen(inline_js = r"
+function lister() {
+    const host = location.hostname;
+    const context = document.modelContext;
+    if (!context || typeof context.getTools !== 'function') return { supported: false, host, tools: [] };
+    return Promise.resolve(context.getTools()).then((listed) => ({
+        supported: true,
+        host,
+        tools: (Array.isArray(listed) ? listed : [])
+            .filter((t) => t && (!t.origin || t.origin === location.origin))
+            .map((t) => {
+                let schema = t.inputSchema;
+                try { schema = typeof schema === 'string' ? schema : JSON.stringify(schema ?? { type: 'object' }); }
+                catch (e) { schema = 'unreadable'; }
+                return { name: String(t.name || ''), description: String(t.description || ''), inputSchema: schema };
+            }),
+    }), () => ({ supported: true, host, tools: [] }));
+}
+
+export async function active_page_tools() {
+    try {
+        const [tab] = await chrome.tabs.query({ active: true, currentWindow: true });
+        if (!tab || typeof tab.id !== 'number') return null;
+        const [first] = await chrome.scripting.executeScript({
+            target: { tabId: tab.id }, world: 'MAIN', injectImmediately: true, func: lister,
+        });
+        return first && first.result ? JSON.stringify(first.result) : null;
+    } catch (e) {
+        // Not a page Tandem may script (chrome://, the Web Store, this panel as a tab).
+        return null;
+    }
+}
+")]
+extern "C" {
+    async fn active_page_tools() -> JsValue;
+}
+
+/// Settings → Tools: what the current tab's page offers as tools (WebMCP), or that this
+/// browser offers none. Looked up again when Settings opens and when the tab changes.
+fn wire_webmcp() {
+    spawn_local(show_webmcp());
+    if let Ok(toggle) = dom::by_id::<HtmlButtonElement>("settings-toggle") {
+        dom::on(&toggle, "click", |_: web_sys::Event| {
+            spawn_local(show_webmcp())
+        });
+    }
+    let again = Closure::<dyn FnMut()>::new(|| spawn_local(show_webmcp())).into_js_value();
+    for event in ["onActivated", "onUpdated"] {
+        let target = js_sys::Reflect::get(&js_sys::global(), &"chrome".into())
+            .and_then(|c| js_sys::Reflect::get(&c, &"tabs".into()))
+            .and_then(|t| js_sys::Reflect::get(&t, &event.into()))
+            .ok()
+            .filter(|e| e.is_object());
+        let add = target
+            .as_ref()
+            .and_then(|t| js_sys::Reflect::get(t, &"addListener".into()).ok())
+            .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
+        if let (Some(target), Some(add)) = (target, add) {
+            let _ = add.call1(&target, &again);
+        }
+    }
+}
+
+async fn show_webmcp() {
+    // Look-ups overlap (a tab's updates come in bursts): only the latest one writes.
+    let mine = WEBMCP_LOOKUP.with(|n| {
+        n.set(n.get() + 1);
+        n.get()
+    });
+    // Whether the browser offers page tools at all, from this panel's own document (a
+    // secure context like any https page).
     let global = js_sys::global();
     let has = |object: &str| {
         js_sys::Reflect::get(&global, &object.into())
@@ -188,13 +264,25 @@ fn show_webmcp() {
             .and_then(|o| js_sys::Reflect::has(&o, &"modelContext".into()).ok())
             .unwrap_or(false)
     };
-    let text = if has("navigator") || has("document") {
-        "Page tools (WebMCP): this browser offers them, but Tandem does not list a page's tools yet."
-    } else {
-        "Page tools (WebMCP): not supported by this browser (it has no navigator.modelContext), so pages cannot give Tandem tools here."
-    };
+    let browser_has = has("navigator") || has("document");
+    let listing = active_page_tools()
+        .await
+        .as_string()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .map(|v| page::read_listing(&v))
+        .map(|mut l| {
+            // An http page has no modelContext even where the browser offers it: the page
+            // offers nothing, the browser is not to blame.
+            l.supported |= browser_has;
+            l
+        });
+    // No web page to look into.
+    let listing = listing.or_else(|| (!browser_has).then(PageListing::default));
+    if WEBMCP_LOOKUP.with(|n| n.get()) != mine {
+        return;
+    }
     if let Ok(p) = dom::by_id::<HtmlElement>("webmcp-status") {
-        p.set_text_content(Some(text));
+        p.set_text_content(Some(&page::settings_line(listing.as_ref())));
     }
 }
 
@@ -433,6 +521,9 @@ pub fn show_use(
     let summary = dom::create("summary", "")?;
     summary.set_text_content(Some(&if provider.is_empty() {
         format!("Tool {tool}")
+    } else if provider.starts_with(page::PROVIDER_NAME) {
+        // A page's own tool (WebMCP): not an extension the user allowed.
+        format!("Tool {tool} provided by {provider}")
     } else {
         format!("Tool {tool} from {provider}")
     }));

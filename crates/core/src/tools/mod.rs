@@ -20,6 +20,7 @@
 
 pub mod nano;
 pub mod outcome;
+pub mod page;
 pub mod protocol;
 pub mod registry;
 pub mod schema;
