@@ -7,8 +7,8 @@ use std::rc::Rc;
 
 use js_sys::{Function, Promise};
 use tandem_core::agent::task::{
-    self, parse_planner, PendingConfirmation, StepKind, StepRecord, TaskContext, TaskStatus,
-    UserUpdate, MAP_CHARS,
+    self, parse_planner, PageSeen, PendingConfirmation, StepKind, StepRecord, TaskContext,
+    TaskStatus, UserUpdate, MAP_CHARS,
 };
 use tandem_core::agent::tool_step;
 use tandem_core::agent::{
@@ -36,6 +36,9 @@ pub(super) struct Loop {
     pub(super) ask: Rc<RefCell<Option<Function>>>,
     pub(super) inbox: Rc<RefCell<Vec<UserUpdate>>>,
     pub(super) previous: Option<ElementMap>,
+    /// The URL and fingerprint of the previous step's page, for what changed since (the
+    /// compact turns say it).
+    pub(super) last_page: Option<(String, String)>,
     /// The user's allow / deny lists of sites.
     pub(super) policy: UrlPolicy,
     /// Settings' "Approve the plan before acting".
@@ -176,9 +179,19 @@ impl Loop {
                     format!("Stopped: {e}. Tandem does not act on this site; change the site lists in Settings to allow it."),
                 );
             }
+            let print = task::fingerprint(&observed.snapshot.url, &observed.list);
+            let last = self
+                .last_page
+                .replace((observed.snapshot.url.clone(), print.clone()));
+            let last = last.as_ref().map(|(u, f)| (u.as_str(), f.as_str()));
+            let seen = PageSeen {
+                url: &observed.snapshot.url,
+                title: &observed.snapshot.title,
+                change: task::page_change(last, &observed.snapshot.url, &print),
+            };
             if ctx.planner_due() {
                 let first = ctx.plan.is_empty() && ctx.actions_taken == 0;
-                if let Err(e) = self.plan(ctx, session, &observed.list, None).await {
+                if let Err(e) = self.plan(ctx, session, &observed.list, &seen, None).await {
                     return self.session_failed(ctx, e);
                 }
                 self.persist(ctx, session).await;
@@ -208,7 +221,8 @@ impl Loop {
             }
             let before = session.token_log().len();
             let turn = task::navigator_turn(ctx, &observed.list);
-            let asked = self.ask_action(session, &turn).await;
+            let summary = task::navigator_summary(ctx, &seen);
+            let asked = self.ask_action(session, &turn, &summary).await;
             self.note_failovers(ctx, session);
             let action = match asked {
                 Ok(Ok(a)) => a,
@@ -237,7 +251,6 @@ impl Loop {
                 return;
             }
             ctx.actions_taken += 1;
-            let print = task::fingerprint(&observed.snapshot.url, &observed.list);
             if ctx.note_action(&print, &action) {
                 let json = action.to_json().to_string();
                 self.record(
@@ -271,7 +284,10 @@ impl Loop {
                         format!("The agent could not do the task: {answer}"),
                     );
                 }
-                match self.plan(ctx, session, &observed.list, Some(&answer)).await {
+                match self
+                    .plan(ctx, session, &observed.list, &seen, Some(&answer))
+                    .await
+                {
                     Ok(true) => {
                         ctx.answer = Some(answer);
                         return ctx.finish(TaskStatus::Done, "Task complete.");
@@ -507,12 +523,14 @@ impl Loop {
         ctx: &mut TaskContext,
         session: &mut Session,
         list: &str,
+        seen: &PageSeen<'_>,
         done: Option<&str>,
     ) -> Result<bool, SessionError> {
         let before = session.token_log().len();
         let reply = session
-            .invoke(
+            .invoke_with_summary(
                 &task::planner_turn(ctx, list, done),
+                &task::planner_summary(ctx, seen, done.is_some()),
                 constraint(session, &self.planner_schema),
             )
             .await;
@@ -553,9 +571,10 @@ impl Loop {
         &self,
         session: &mut Session,
         turn: &str,
+        summary: &str,
     ) -> Result<Result<Action, String>, SessionError> {
         let reply = session
-            .invoke(turn, constraint(session, &self.navigator_schema))
+            .invoke_with_summary(turn, summary, constraint(session, &self.navigator_schema))
             .await?;
         match parse_action(&reply) {
             Ok(parsed) => Ok(Ok(parsed.action)),
@@ -563,10 +582,15 @@ impl Loop {
                 if self.stop.get() != Stop::No {
                     return Ok(Err(first.to_string()));
                 }
-                // Re-ask once, telling the model what was wrong.
-                let again = format!("{}\n{first}", task::NAVIGATOR_TAG);
+                // Re-ask once, telling the model what was wrong. The page goes again: on the
+                // cloud the turn that carried it is compacted now.
+                let again = format!("{turn}\n{first}");
                 let reply = session
-                    .invoke(&again, constraint(session, &self.navigator_schema))
+                    .invoke_with_summary(
+                        &again,
+                        summary,
+                        constraint(session, &self.navigator_schema),
+                    )
                     .await?;
                 Ok(parse_action(&reply)
                     .map(|p| p.action)

@@ -746,6 +746,73 @@ pub fn navigator_turn(ctx: &TaskContext, page: &str) -> String {
     turn
 }
 
+/// Where a step's page stands against the previous step's, for the compact turns.
+pub fn page_change(previous: Option<(&str, &str)>, url: &str, fingerprint: &str) -> &'static str {
+    match previous {
+        None => "the task's first page",
+        Some((u, _)) if u != url => "a new page (the URL changed)",
+        Some((_, f)) if f != fingerprint => "the same URL, its elements changed",
+        Some(_) => "the same page, unchanged",
+    }
+}
+
+/// The page a compact turn names: its URL and title (page text, so fenced) and what changed.
+pub struct PageSeen<'a> {
+    pub url: &'a str,
+    pub title: &'a str,
+    /// [`page_change`]'s phrase.
+    pub change: &'a str,
+}
+
+/// The navigator turn's compact form, which stands in for it on the cloud once the next turn
+/// exists (see `Transcript::messages_with`): its step, the result of the previous step and
+/// the element it acted on, and the page's URL, title and what changed. The element list,
+/// page text, task and plan are left out: the newest turn carries them, and an old list is
+/// stale. The step's answer (its action) stays whole in the reply.
+pub fn navigator_summary(ctx: &TaskContext, page: &PageSeen<'_>) -> String {
+    let mut turn = format!(
+        "{NAVIGATOR_TAG}\nStep {} of at most {}.\n",
+        ctx.actions_taken + 1,
+        ctx.max_steps
+    );
+    if !ctx.feedback.is_empty() {
+        turn.push_str(&format!("Result of the previous step: {}\n", ctx.feedback));
+    }
+    let target = ctx
+        .steps
+        .last()
+        .filter(|s| s.kind == StepKind::Action)
+        .and_then(|s| s.target.as_deref());
+    turn.push_str(&compact_page(page, target));
+    turn
+}
+
+/// The planner turn's compact form (see [`navigator_summary`]).
+pub fn planner_summary(ctx: &TaskContext, page: &PageSeen<'_>, checking_done: bool) -> String {
+    let mut turn = format!("{PLANNER_TAG}\nActions taken: {}\n", ctx.actions_taken);
+    if checking_done {
+        turn.push_str("The navigator said the task was done; the planner checked the page.\n");
+    }
+    turn.push_str(&compact_page(page, None));
+    turn
+}
+
+fn compact_page(page: &PageSeen<'_>, target: Option<&str>) -> String {
+    let mut seen = String::new();
+    if let Some(target) = target {
+        seen.push_str(&format!("previous step acted on: {target}\n"));
+    }
+    // Capped: a summary is one line's worth, whatever the page calls itself.
+    let url: String = page.url.chars().take(200).collect();
+    let title: String = page.title.trim().chars().take(80).collect();
+    seen.push_str(&format!("url: {url}\npage: \"{title}\""));
+    format!(
+        "{}\nThen: {}; its element list is left out (stale).",
+        fence("earlier page", &seen),
+        page.change
+    )
+}
+
 /// The user's notes, for a turn (empty when there are none). Outside the fence: they are the
 /// user's words, not the page's.
 fn notes_block(ctx: &TaskContext) -> String {
