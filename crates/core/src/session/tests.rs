@@ -1529,12 +1529,22 @@ fn the_cloud_sends_older_turns_compact_with_their_answers_and_a_stable_prefix() 
         if let Some(next) = requests.get(n + 1) {
             assert_eq!(next.system, req.system);
             let prefix = &sent[..sent.len() - 1];
-            assert_eq!(&contents(next)[..prefix.len()], prefix, "prefix of {}", n + 1);
+            assert_eq!(
+                &contents(next)[..prefix.len()],
+                prefix,
+                "prefix of {}",
+                n + 1
+            );
             assert_ne!(contents(next)[prefix.len()], sent[sent.len() - 1]);
         }
     }
     // The transcript keeps every turn whole (for failover, Debug and resume).
-    let inputs: Vec<String> = s.transcript().turns.iter().map(|t| t.input.clone()).collect();
+    let inputs: Vec<String> = s
+        .transcript()
+        .turns
+        .iter()
+        .map(|t| t.input.clone())
+        .collect();
     assert_eq!(inputs, (0..6).map(turn).collect::<Vec<_>>());
     assert_eq!(
         s.transcript().full_messages_with("next")[0].content,
@@ -1565,7 +1575,10 @@ fn a_failover_sends_the_compact_view_and_nano_keeps_whole_turns() {
         expected.push(reply.clone());
     }
     expected.push(turn(3));
-    assert_eq!(first, expected, "the failed step, rebuilt in the compact view");
+    assert_eq!(
+        first, expected,
+        "the failed step, rebuilt in the compact view"
+    );
 }
 
 #[test]
@@ -1574,7 +1587,11 @@ fn a_stored_transcript_without_summaries_still_loads_and_is_sent_whole() {
         "turns":[{"input":"Step 0 with its list","reply":"{}","provider":{"type":"nano"}}]}"#;
     let t: Transcript = serde_json::from_str(stored).unwrap();
     assert_eq!(t.turns[0].summary, None);
-    let sent: Vec<String> = t.messages_with("next").into_iter().map(|m| m.content).collect();
+    let sent: Vec<String> = t
+        .messages_with("next")
+        .into_iter()
+        .map(|m| m.content)
+        .collect();
     assert_eq!(sent, ["Step 0 with its list", "{}", "next"]);
     // And a turn without a summary is stored as before (no new key).
     let json = serde_json::to_string(&t).unwrap();
