@@ -1184,8 +1184,11 @@ mod tests {
         let fence_at = compact.find("⟦untrusted").unwrap();
         assert!(compact.find("ignore your task").unwrap() > fence_at);
         assert!(compact.find("[8] link").unwrap() > fence_at);
-        let full = navigator_turn(&ctx, &fence("element list", "[1] link \"Home\""));
-        assert!(compact.len() < full.len());
+        let list: Vec<String> = (1..=40)
+            .map(|i| format!("[{i}] link \"Item {i}\""))
+            .collect();
+        let full = navigator_turn(&ctx, &fence("element list", &list.join("\n")));
+        assert!(!compact.contains("Item 1") && compact.len() * 2 < full.len());
         let planner = planner_summary(&ctx, &page, true);
         assert!(
             planner.starts_with(PLANNER_TAG) && planner.contains("https://shop.example/p/blue")
