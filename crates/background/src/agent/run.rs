@@ -22,7 +22,10 @@ use tandem_core::tools::{plan_call, CallPlan, Failure};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortController;
 
-use super::page::{allowed, canonical_host, file_access, host_of, settle, snapshot, tab_url};
+use super::page::{
+    allowed, canonical_host, file_access, host_of, lap, settle, snapshot, tab_url, take_timings,
+    Phase,
+};
 use super::store::{load_grants, remember_site, save};
 use super::{manager, AgentError, Session, Stop, STEP_TIMEOUT_MS};
 use crate::chrome;
@@ -164,6 +167,8 @@ impl Loop {
                     ),
                 );
             }
+            // Each action step's record carries the phases timed since here.
+            take_timings();
             let observed = match self.look(ctx.tab_id).await {
                 Ok(o) => o,
                 Err((sentence, raw)) => {
@@ -515,6 +520,9 @@ impl Loop {
     ) {
         let (provider, tokens) = answered(session, before);
         ctx.record_action(action, target, outcome, provider, Some(tokens));
+        if let Some(step) = ctx.steps.last_mut() {
+            step.timings = Some(take_timings());
+        }
     }
 
     /// Runs the planner; returns whether it judged the task complete (only asked with `done`).
@@ -554,6 +562,7 @@ impl Loop {
             provider,
             tokens: Some(tokens),
             tool: None,
+            timings: None,
         });
         Ok(done.is_none() || parsed.complete)
     }
@@ -666,8 +675,10 @@ impl Loop {
 
     async fn observe(&mut self, tab: i32, max_text: u32) -> Result<Observed, AgentError> {
         let snapshot = snapshot(tab, max_text).await?;
+        let started = js_sys::Date::now();
         let map = ElementMap::build(&snapshot, self.previous.as_ref());
         let list = map.render(&snapshot, MAP_CHARS).text;
+        lap(Phase::Map, started);
         self.previous = Some(map.clone());
         Ok(Observed {
             snapshot,

@@ -76,6 +76,24 @@ pub struct StepRecord {
     /// A `tool` step's call (tool, provider, arguments), which the panel shows as a card.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool: Option<ToolUse>,
+    /// Where an action step's time went outside the model, for `scripts/bench` (debug data:
+    /// the panel does not show it, and nothing asserts it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timings: Option<StepTimings>,
+}
+
+/// Milliseconds an action step spent per phase, outside the model: injecting the driver,
+/// taking snapshots, building and rendering the element map, locating the target again,
+/// acting (the driver's own watch for the action's effects included) and settling after a
+/// navigation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StepTimings {
+    pub inject: f64,
+    pub snapshot: f64,
+    pub map: f64,
+    pub locate: f64,
+    pub act: f64,
+    pub settle: f64,
 }
 
 /// An action waiting for the user's Approve / Deny.
@@ -270,6 +288,7 @@ impl TaskContext {
             provider: None,
             tokens: None,
             tool: None,
+            timings: None,
         });
         Ok(())
     }
@@ -329,6 +348,7 @@ impl TaskContext {
             provider,
             tokens,
             tool: None,
+            timings: None,
         });
     }
 
@@ -343,6 +363,7 @@ impl TaskContext {
             provider: Some(failover.to.label().to_string()),
             tokens: None,
             tool: None,
+            timings: None,
         });
     }
 
@@ -862,6 +883,7 @@ mod tests {
             provider: None,
             tokens: None,
             tool: None,
+            timings: None,
         };
         let mut ctx = TaskContext::new("id-1", "Buy a bag", 10);
         ctx.record(step("first"));
@@ -949,6 +971,7 @@ mod tests {
             provider: None,
             tokens: None,
             tool: None,
+            timings: None,
         });
         assert!(!ctx.planner_due());
     }
