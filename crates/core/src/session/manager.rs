@@ -5,7 +5,7 @@ use std::rc::Rc;
 
 use super::cloud::{CloudConfig, CloudFailure, CloudSession, CloudTransport, Sleeper};
 use super::nano::{Availability, NanoBackend, NanoCreateOptions, NanoModel, NanoSession};
-use super::plan::{TranscriptPlanner, TurnHooks};
+use super::plan::{RequestPlanner, TranscriptPlanner, TurnHooks, WholeTranscriptPlanner};
 use super::schema::Schema;
 use super::transcript::{Transcript, Turn};
 use super::{
@@ -606,11 +606,16 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
                 on_update: on_update.as_deref_mut(),
                 provider,
             };
+            // Step scope stands for a fresh session per step, which has no compact view.
+            let planner: &mut dyn RequestPlanner = match self.config.scope {
+                SessionScope::Task => &mut TranscriptPlanner,
+                SessionScope::Step => &mut WholeTranscriptPlanner,
+            };
             let text = cloud
                 .run_turn(
                     &self.transcript,
                     turn,
-                    &mut TranscriptPlanner,
+                    planner,
                     &mut hooks,
                     self.abort.as_ref(),
                     &mut Vec::new(),

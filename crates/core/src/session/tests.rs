@@ -1597,3 +1597,17 @@ fn a_stored_transcript_without_summaries_still_loads_and_is_sent_whole() {
     let json = serde_json::to_string(&t).unwrap();
     assert!(!json.contains("summary"), "{json}");
 }
+
+#[test]
+fn step_scope_on_the_cloud_sends_whole_turns_as_a_fresh_session_per_step_would() {
+    // The reference: task scope without compact forms (every turn whole).
+    let (m, _) = manager(Availability::Unavailable, true);
+    let mut s = block_on(m.create(config(Preferred::Cloud))).unwrap();
+    run_steps(&mut s, 4).unwrap();
+    let whole = m.transport().requests.borrow().clone();
+    let (m, _) = manager(Availability::Unavailable, true);
+    let mut s = block_on(m.create(step_scoped(Preferred::Cloud))).unwrap();
+    run_compact_steps(&mut s, 4).unwrap();
+    assert_eq!(*m.transport().requests.borrow(), whole);
+    assert!(contents(&whole[3]).contains(&turn(0)));
+}
