@@ -146,6 +146,13 @@ fn cloud(task: &Task) {
         ratio(n, t),
         prefix_stable(&requests)
     );
+    let whole_fresh = sum(&new_tokens(&whole_requests));
+    println!(
+        "  with whole turns: uncached {whole_fresh} of {w} tokens = {:.2}; compacting adds each \
+         turn's summary to the uncached part once ({} more uncached tokens in all)",
+        ratio(whole_fresh, w),
+        n.saturating_sub(whole_fresh)
+    );
     println!(
         "  largest request: {} tokens compact, {} with whole turns",
         scoped.iter().max().unwrap_or(&0),
