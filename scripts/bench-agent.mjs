@@ -8,6 +8,8 @@
 //     that ends in "no visible change")
 //   - per-step overhead excluding LLM time: from one navigator answer to the next navigator
 //     request (locate by signature in a fresh snapshot, act, settle, persist, observe again)
+//   - its breakdown (inject, snapshot, map, locate, act, settle), as the worker recorded it
+//     in each action step of the task (`StepRecord.timings`)
 // Prints figures; asserts nothing.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -125,6 +127,18 @@ try {
   console.log(`task start → first model request (inject + snapshot + map + session): ${(first.at - started).toFixed(0)} ms`);
   console.log(`per-step overhead excluding LLM time (navigator answer → next navigator request: locate, act and its watch, settle only when a page loads, persist, observe): ${gaps.length ? fmt(gaps) : 'no steps measured'}`);
   console.log(`task status: ${await panel.getByRole('status', { name: 'Task status' }).textContent()}`);
+  // Where each action step's time went, as the worker recorded it in the task (debug data).
+  const stored = await panel.evaluate(() => chrome.storage.session.get('agentTask').then((x) => x.agentTask));
+  const task = typeof stored === 'string' ? JSON.parse(stored) : stored;
+  const timed = (task?.steps ?? []).filter((s) => s.timings);
+  if (timed.length) {
+    const phases = ['inject', 'snapshot', 'map', 'locate', 'act', 'settle'];
+    const cells = phases.map((p) => `${p} ${median(timed.map((s) => s.timings[p])).toFixed(0)}`);
+    const total = median(timed.map((s) => phases.reduce((sum, p) => sum + s.timings[p], 0)));
+    console.log(`per-step breakdown, median ms over ${timed.length} action steps (Tandem's own work, model excluded): ${cells.join(', ')}; sum ${total.toFixed(0)}`);
+  } else {
+    console.log('per-step breakdown: no timed steps recorded');
+  }
 
   // The documentation page: one step, to read what one step sends.
   await tab.goto(site.url + '/docs');

@@ -229,9 +229,13 @@ try {
     `a task-scoped step sends at most ${Math.max(...nanoTask.steps.map((s) => s.sent))}.`);
 
   const cloud = table(`Cloud (OpenAI-compatible wire format, model ${CLOUD_MODEL}, mock server, Cloud only): tokens sent per step`, cloudStep, cloudTask, { uncached: true });
-  const identical = JSON.stringify(cloudTask.steps.map((s) => s.messages)) === JSON.stringify(cloudStep.steps.map((s) => s.messages));
-  console.log(`  a stateless API gets the system message and the whole transcript with every request in both designs (requests identical: ${identical ? 'yes' : 'NO'}).`);
-  console.log(`  Task scope keeps each request a byte-stable extension of the previous one: with provider-side prompt caching only the last column is uncached input, ` +
+  // Each task-scoped request repeats the previous one up to its last message (the turn
+  // before last, compacted since), byte for byte.
+  const stable = cloudTask.steps.every((s, i) => i === 0 ||
+    JSON.stringify(cloudTask.steps[i - 1].messages.slice(0, -1)) === JSON.stringify(s.messages.slice(0, cloudTask.steps[i - 1].messages.length - 1)));
+  console.log(`  a stateless API gets the system message and the transcript with every request; step scope sends every earlier turn whole, ` +
+    `task scope sends earlier turns compact (their page state replaced by a one-line summary) and only the newest whole.`);
+  console.log(`  Task scope keeps each request a byte-stable extension of the previous one up to its last message (${stable ? 'yes' : 'NO'}): with provider-side prompt caching only the last column is uncached input, ` +
     `${cloud.U} of ${cloud.T} tokens = ${(cloud.U / Math.max(cloud.T, 1)).toFixed(2)}.`);
   console.log(`\nSummary: Nano task-scoped / step-scoped = ${(nano.T / Math.max(nano.S, 1)).toFixed(2)}; cloud = ${(cloud.T / Math.max(cloud.S, 1)).toFixed(2)} ` +
     `(uncached share with prompt caching ${(cloud.U / Math.max(cloud.T, 1)).toFixed(2)}).`);

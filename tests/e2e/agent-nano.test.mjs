@@ -84,17 +84,22 @@ test('Nano answers steps 1–2, is destroyed, and the cloud answers step 3 and t
   assert.ok(constraints.every((o) => o.omitResponseConstraintInput === true));
   assert.ok(calls.some((c) => c.method === 'destroy'), 'the Nano session was destroyed');
 
-  // The cloud's first request carries the transcript: the system prompt, steps 1–2 with
-  // Nano's answers, then step 3 — the same step Nano failed, not a fresh start.
+  // The cloud's first request carries the transcript in the cloud view: the system prompt,
+  // steps 1–2 compacted (their page state is stale) with Nano's answers whole, then step 3
+  // whole — the same step Nano failed, not a fresh start. Nano itself got every step whole.
   const first = mock.requests.find((r) => r.provider === 'openai');
   assert.ok(first, 'the cloud was asked');
   const msgs = first.body.messages.map((m) => ({ role: m.role, content: text(m.content) }));
   assert.equal(msgs[0].role, 'system');
   const rest = msgs.slice(1);
   assert.deepEqual(rest.map((m) => m.role), ['user', 'assistant', 'user', 'assistant', 'user'], JSON.stringify(rest.map((m) => m.role)));
-  assert.equal(rest[0].content, prompts[0]);
-  assert.ok(rest[0].content.startsWith('ROLE: PLANNER'));
-  assert.equal(rest[2].content, prompts[1]);
+  for (const [sent, whole, role] of [[rest[0].content, prompts[0], 'ROLE: PLANNER'], [rest[2].content, prompts[1], 'ROLE: NAVIGATOR']]) {
+    assert.ok(whole.startsWith(role) && whole.includes('⟦untrusted data: element list⟧'), whole);
+    assert.ok(sent.startsWith(role), sent);
+    assert.ok(!sent.includes('element list⟧') && sent.length * 2 < whole.length, sent);
+    assert.ok(sent.includes(site.url), `the compact turn names the page: ${sent}`);
+  }
+  assert.match(rest[2].content, /^ROLE: NAVIGATOR, step 1\./);
   assert.equal(JSON.parse(rest[3].content).action, 'type');
   assert.equal(rest[4].content, prompts[2], 'the cloud re-runs the very step Nano failed');
   await browser.screenshot(panel, 'agent-nano-failover');

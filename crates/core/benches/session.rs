@@ -3,10 +3,14 @@
 //! Tokens sent per step of a scripted 10-step agent task (a planner step, then navigator
 //! steps), step-scoped (a new session with the full prompt every step, as extensions do today)
 //! against task-scoped (one `HybridSession` for the task), on the fake Gemini Nano and on the
-//! fake stateless cloud API. Tokens are `tandem_core::tokens` estimates, counted the same way
-//! for every design and provider (`MESSAGE_OVERHEAD` per message included).
+//! fake stateless cloud API; on the cloud also a 30-step task, beside what peer extensions send
+//! (system + the history of actions + only the newest page state). Task-scoped steps are given
+//! their compact form, as the agent gives it, so the cloud sends older turns compacted.
+//! Tokens are `tandem_core::tokens` estimates, counted the same way for every design and
+//! provider (`MESSAGE_OVERHEAD` per message included).
 
 use pollster::block_on;
+use tandem_core::agent::task::{self, PageSeen, TaskContext};
 use tandem_core::chat::{ChatMessage, Role};
 use tandem_core::provider::ProviderKind;
 use tandem_core::request::UniversalRequest;
@@ -18,23 +22,25 @@ use tandem_core::tokens::{estimate_tokens, MESSAGE_OVERHEAD};
 
 type Manager = SessionManager<FakeNano, FakeCloud, RecordingSleeper>;
 
-const STEPS: usize = 10;
-
 fn main() {
-    let task = Task::new();
+    let task = Task::new(10);
     println!(
-        "Scripted task: {STEPS} steps (1 planner + {} navigator). Estimated tokens: system prompt {}, schema \
-         instructions {}, step state {}-{}, reply {}-{}.",
-        STEPS - 1,
+        "Scripted task: {} steps (1 planner + {} navigator). Estimated tokens: system prompt {}, schema \
+         instructions {}, step state {}-{}, compact step {}-{}, reply {}-{}.",
+        task.turns.len(),
+        task.turns.len() - 1,
         estimate_tokens(&task.system),
         estimate_tokens(&task.schema),
         task.turns.iter().map(|t| estimate_tokens(t)).min().unwrap_or(0),
         task.turns.iter().map(|t| estimate_tokens(t)).max().unwrap_or(0),
+        task.summaries.iter().map(|t| estimate_tokens(t)).min().unwrap_or(0),
+        task.summaries.iter().map(|t| estimate_tokens(t)).max().unwrap_or(0),
         task.replies.iter().map(|t| estimate_tokens(t)).min().unwrap_or(0),
         task.replies.iter().map(|t| estimate_tokens(t)).max().unwrap_or(0),
     );
     nano(&task);
     cloud(&task);
+    cloud(&Task::new(30));
     failover(&task);
 }
 
@@ -42,7 +48,7 @@ fn nano(task: &Task) {
     let full = task.step_scoped(Preferred::Nano, History::Full).0;
     let replies = task.step_scoped(Preferred::Nano, History::RepliesOnly).0;
     let state = task.step_scoped(Preferred::Nano, History::None).0;
-    let scoped = task.task_scoped(Preferred::Nano, None).0;
+    let scoped = task.task_scoped(Preferred::Nano, None, true).0;
     println!();
     println!("Gemini Nano (fake Prompt API): tokens sent per step");
     println!(
@@ -53,7 +59,7 @@ fn nano(task: &Task) {
         "{:>5} {:>13} {:>13} {:>13} {:>12}",
         "", "full prompt", "replies+state", "state only", ""
     );
-    for i in 0..STEPS {
+    for i in 0..task.turns.len() {
         println!(
             "{:>5} {:>13} {:>13} {:>13} {:>12}",
             i + 1,
@@ -80,51 +86,102 @@ fn nano(task: &Task) {
 }
 
 fn cloud(task: &Task) {
+    let steps = task.turns.len();
     let (full, full_requests) = task.step_scoped(Preferred::Cloud, History::Full);
-    let (scoped, requests) = task.task_scoped(Preferred::Cloud, None);
+    let (peers, _) = task.step_scoped(Preferred::Cloud, History::RepliesOnly);
+    let (whole, whole_requests) = task.task_scoped(Preferred::Cloud, None, false);
+    let (scoped, requests) = task.task_scoped(Preferred::Cloud, None, true);
     let fresh = new_tokens(&requests);
     println!();
-    println!("Cloud, stateless chat API (fake OpenAI gpt-4o): tokens sent per step");
     println!(
-        "{:>5} {:>13} {:>12} {:>22}",
-        "step", "step-scoped", "task-scoped", "task-scoped, not in"
+        "Cloud, stateless chat API (fake OpenAI gpt-4o), {steps}-step task: tokens sent per step"
     );
     println!(
-        "{:>5} {:>13} {:>12} {:>22}",
-        "", "full prompt", "", "previous request prefix"
+        "{:>5} {:>13} {:>15} {:>13} {:>13} {:>22}",
+        "step",
+        "step-scoped",
+        "peer baseline",
+        "task-scoped",
+        "task-scoped",
+        "task-scoped compact,"
     );
-    for i in 0..STEPS {
+    println!(
+        "{:>5} {:>13} {:>15} {:>13} {:>13} {:>22}",
+        "", "full prompt", "actions+newest", "whole turns", "compact", "not in previous prefix"
+    );
+    for i in 0..steps {
         println!(
-            "{:>5} {:>13} {:>12} {:>22}",
+            "{:>5} {:>13} {:>15} {:>13} {:>13} {:>22}",
             i + 1,
             full[i],
+            peers[i],
+            whole[i],
             scoped[i],
             fresh[i]
         );
     }
-    let (f, t, n) = (sum(&full), sum(&scoped), sum(&fresh));
-    println!("{:>5} {f:>13} {t:>12} {n:>22}", "total");
+    let (f, p, w, t, n) = (
+        sum(&full),
+        sum(&peers),
+        sum(&whole),
+        sum(&scoped),
+        sum(&fresh),
+    );
+    println!("{:>5} {f:>13} {p:>15} {w:>13} {t:>13} {n:>22}", "total");
     println!(
-        "ratio task-scoped / step-scoped = {:.2}: a stateless API must get the system prompt, the schema \
-         instructions and the whole transcript with every step in both designs (requests identical: {}).",
+        "ratio task-scoped / step-scoped full prompt: {:.2} compact (target <= 0.40; {:.2} with whole turns, \
+         whose requests equal step-scoped ones: {})",
         ratio(t, f),
-        full_requests == requests
+        ratio(w, f),
+        full_requests == whole_requests
     );
     println!(
-        "  The task session keeps each request a byte-stable extension of the previous one, so with \
-         provider-side prompt caching only the last column is uncached input: {n} of {t} tokens = {:.2}.",
-        ratio(n, t)
+        "ratio task-scoped compact / peer baseline (system + history of actions + newest page state): {:.2} \
+         (target <= 1.0)",
+        ratio(t, p)
     );
+    println!(
+        "uncached share with provider prompt caching: {n} of {t} tokens = {:.2} (target <= 0.17): each request \
+         repeats the previous one up to its last message, byte for byte (prefix stable: {})",
+        ratio(n, t),
+        prefix_stable(&requests)
+    );
+    let whole_fresh = sum(&new_tokens(&whole_requests));
+    println!(
+        "  with whole turns: uncached {whole_fresh} of {w} tokens = {:.2}; compacting adds each \
+         turn's summary to the uncached part once ({} more uncached tokens in all)",
+        ratio(whole_fresh, w),
+        n.saturating_sub(whole_fresh)
+    );
+    println!(
+        "  largest request: {} tokens compact, {} with whole turns",
+        scoped.iter().max().unwrap_or(&0),
+        whole.iter().max().unwrap_or(&0)
+    );
+}
+
+/// Whether each request repeats the previous one up to its last message.
+fn prefix_stable(requests: &[UniversalRequest]) -> bool {
+    requests.windows(2).all(|w| {
+        let (a, b) = (&w[0], &w[1]);
+        let keep = a.messages.len().saturating_sub(1);
+        a.system == b.system && b.messages.len() > keep && a.messages[..keep] == b.messages[..keep]
+    })
 }
 
 fn failover(task: &Task) {
     let failed = 5;
-    let (sent, _) = task.task_scoped(Preferred::Auto, Some(failed));
+    let (sent, _) = task.task_scoped(Preferred::Auto, Some(failed), true);
+    let (whole, _) = task.task_scoped(Preferred::Auto, Some(failed), false);
     println!();
     println!(
         "Task-scoped with a Nano failure at step {} (Auto): Nano until then, the failed step re-run on the \
-         cloud from the transcript, the cloud after",
+         cloud from the transcript (in the compact view), the cloud after",
         failed + 1
+    );
+    println!(
+        "  the failover step sends {} tokens ({} with whole turns)",
+        sent[failed], whole[failed]
     );
     let cells: Vec<String> = sent.iter().map(u32::to_string).collect();
     println!(
@@ -149,11 +206,13 @@ struct Task {
     system: String,
     schema: String,
     turns: Vec<String>,
+    /// Each turn's compact form, as the agent gives it (`task::navigator_summary`'s shape).
+    summaries: Vec<String>,
     replies: Vec<String>,
 }
 
 impl Task {
-    fn new() -> Self {
+    fn new(steps: usize) -> Self {
         let mut words = Words(0x2545_f491_4f6c_dd1d);
         let system = format!(
             "You are a browser navigation agent. Follow the rules. {}",
@@ -163,7 +222,7 @@ impl Task {
             "Answer with one JSON object: evaluation, memory, nextGoal, action. {}",
             words.text(300)
         );
-        let turns: Vec<String> = (0..STEPS)
+        let turns: Vec<String> = (0..steps)
             .map(|i| {
                 let head = if i == 0 {
                     "Planner: break the task into steps. Task: compare three laptops under 1000 EUR."
@@ -174,11 +233,38 @@ impl Task {
                 format!("{head} {}", words.text(500))
             })
             .collect();
+        // The compact forms the agent would give (`task::navigator_summary`), for pages like
+        // the ones stepped through: a result, the element acted on, a new URL and title.
+        let summaries = (0..steps)
+            .map(|i| {
+                let mut ctx = TaskContext::new("bench", "compare three laptops under 1000 EUR", 1);
+                let url = format!("https://shop.example/laptops/{i}");
+                let title = format!("Laptop {i} - Shop");
+                let page = PageSeen {
+                    url: &url,
+                    title: &title,
+                    change: task::page_change(Some(("https://shop.example/", "a")), &url, "b"),
+                };
+                if i == 0 {
+                    return task::planner_summary(&ctx, &page, false);
+                }
+                ctx.record_action(
+                    r#"{"type":"click","index":12}"#.into(),
+                    Some(format!("[12] link \"Laptop {i}\"")),
+                    Ok("clicked".into()),
+                    None,
+                    None,
+                );
+                ctx.actions_taken = i as u32 - 1;
+                task::navigator_summary(&ctx, &page)
+            })
+            .collect();
         let replies = turns.iter().map(|t| scripted_reply(t)).collect();
         Self {
             system,
             schema,
             turns,
+            summaries,
             replies,
         }
     }
@@ -193,11 +279,13 @@ impl Task {
         }
     }
 
-    /// One session for the task; `fail_at`: the Nano prompt that fails.
+    /// One session for the task; `fail_at`: the Nano prompt that fails; `compact`: each step
+    /// is given its compact form.
     fn task_scoped(
         &self,
         preferred: Preferred,
         fail_at: Option<usize>,
+        compact: bool,
     ) -> (Vec<u32>, Vec<UniversalRequest>) {
         let m = manager();
         if let Some(call) = fail_at {
@@ -205,14 +293,18 @@ impl Task {
             m.nano().fault_at(call, Fault::Fail(lost));
         }
         let run = m.run_task(self.config(preferred, Vec::new()), async |s| {
-            for turn in &self.turns {
-                s.invoke(turn, None).await?;
+            for (turn, summary) in self.turns.iter().zip(&self.summaries) {
+                if compact {
+                    s.invoke_with_summary(turn, summary, None).await?;
+                } else {
+                    s.invoke(turn, None).await?;
+                }
             }
             Ok(s.token_log().to_vec())
         });
         let log = block_on(run).unwrap_or_default();
         let requests = m.transport().requests.borrow().clone();
-        (per_step(&log), requests)
+        (per_step(&log, self.turns.len()), requests)
     }
 
     /// A new session per step, started with the history `history` keeps.
@@ -261,8 +353,8 @@ fn manager() -> Manager {
 }
 
 /// Tokens sent per step, all attempts included.
-fn per_step(log: &[TokenRecord]) -> Vec<u32> {
-    let mut sent = vec![0; STEPS];
+fn per_step(log: &[TokenRecord], steps: usize) -> Vec<u32> {
+    let mut sent = vec![0; steps];
     for t in log {
         if let Some(slot) = sent.get_mut(t.step) {
             *slot += t.sent;

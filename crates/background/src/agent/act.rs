@@ -9,8 +9,8 @@ use tandem_core::agent::{
 };
 
 use super::page::{
-    act_in_page, activate_tab, allowed, close_tab, go_back, host_of, navigate, open_tab, settle,
-    snapshot,
+    act_in_page, activate_tab, allowed, close_tab, go_back, host_of, lap, navigate, open_tab,
+    settle, snapshot, Phase,
 };
 use super::run::{Loop, Observed};
 use super::Session;
@@ -186,7 +186,10 @@ impl Loop {
                     continue;
                 }
             };
-            let element = match observed.map.locate(id, &fresh) {
+            let started = js_sys::Date::now();
+            let located = observed.map.locate(id, &fresh);
+            lap(Phase::Locate, started);
+            let element = match located {
                 Ok(el) => el.clone(),
                 Err(e) => {
                     last_error = e.to_string();

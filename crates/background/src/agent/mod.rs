@@ -436,6 +436,7 @@ fn launch(ctx: TaskContext) {
             ask,
             inbox,
             previous: None,
+            last_page: None,
             policy: UrlPolicy::default(),
             approve_plan: false,
             failovers_seen: 0,

@@ -3,7 +3,10 @@
 //! frame, `snapshot` the page (frames merged into one `Snapshot`), `act` on an element by its
 //! handle. What to do is decided in `tandem-core` and the loop; this module only carries it out.
 
+use std::cell::RefCell;
+
 use js_sys::{Array, Function, Object, Promise, Reflect, JSON};
+use tandem_core::agent::task::StepTimings;
 use tandem_core::agent::{
     frame_of_handle, ActResult, DriverCommand, Snapshot, UrlDenied, UrlPolicy,
 };
@@ -243,6 +246,11 @@ const POLL_MS: i32 = 40;
 /// settled in about `QUIET_MS`, a slow one gets up to [`SETTLE_MS`] to load.
 pub(super) async fn settle(tab: i32) {
     let started = js_sys::Date::now();
+    settle_inner(tab, started).await;
+    lap(Phase::Settle, started);
+}
+
+async fn settle_inner(tab: i32, started: f64) {
     let mut saw_loading = false;
     loop {
         let elapsed = js_sys::Date::now() - started;
@@ -280,6 +288,13 @@ async fn load_state(tab: i32) -> Option<(bool, bool)> {
 }
 
 async fn inject(tab: i32) -> Result<(), AgentError> {
+    let started = js_sys::Date::now();
+    let injected = inject_driver(tab).await;
+    lap(Phase::Inject, started);
+    injected
+}
+
+async fn inject_driver(tab: i32) -> Result<(), AgentError> {
     let injection = Object::new();
     let target = Object::new();
     let _ = Reflect::set(&target, &"tabId".into(), &tab.into());
@@ -351,6 +366,13 @@ async fn execute(
 /// own snapshot merged in once.
 pub(super) async fn snapshot(tab: i32, max_text: u32) -> Result<Snapshot, AgentError> {
     inject(tab).await?;
+    let started = js_sys::Date::now();
+    let taken = take_snapshot(tab, max_text).await;
+    lap(Phase::Snapshot, started);
+    taken
+}
+
+async fn take_snapshot(tab: i32, max_text: u32) -> Result<Snapshot, AgentError> {
     let opts = Object::new();
     let _ = Reflect::set(&opts, &"maxText".into(), &max_text.into());
     let results = execute(tab, Frames::All, &snapshot_fn(), &Array::of1(&opts)).await?;
@@ -401,6 +423,17 @@ pub(super) async fn act_in_page(
     handle: Option<&str>,
     command: &DriverCommand,
 ) -> Result<Acted, String> {
+    let started = js_sys::Date::now();
+    let acted = act_in_page_inner(tab, handle, command).await;
+    lap(Phase::Act, started);
+    acted
+}
+
+async fn act_in_page_inner(
+    tab: i32,
+    handle: Option<&str>,
+    command: &DriverCommand,
+) -> Result<Acted, String> {
     let command_json = serde_json::to_string(command).map_err(|e| e.to_string())?;
     let command_js = JSON::parse(&command_json).map_err(js_text)?;
     let (frame, handle) = match handle.map(frame_of_handle) {
@@ -416,6 +449,45 @@ pub(super) async fn act_in_page(
     result
         .sentence(command)
         .map(|sentence| Acted { sentence, loading })
+}
+
+thread_local! {
+    /// Where the current step's time went outside the model (the worker is single-threaded;
+    /// the loop takes it with each action step's record).
+    static CLOCK: RefCell<StepTimings> = RefCell::new(StepTimings::default());
+}
+
+/// A phase of a step, for [`StepTimings`].
+#[derive(Clone, Copy)]
+pub(super) enum Phase {
+    Inject,
+    Snapshot,
+    Map,
+    Locate,
+    Act,
+    Settle,
+}
+
+/// Adds the time since `started` (`Date.now()`) to `phase`.
+pub(super) fn lap(phase: Phase, started: f64) {
+    let ms = (js_sys::Date::now() - started).max(0.0);
+    CLOCK.with(|c| {
+        let mut t = c.borrow_mut();
+        let slot = match phase {
+            Phase::Inject => &mut t.inject,
+            Phase::Snapshot => &mut t.snapshot,
+            Phase::Map => &mut t.map,
+            Phase::Locate => &mut t.locate,
+            Phase::Act => &mut t.act,
+            Phase::Settle => &mut t.settle,
+        };
+        *slot += ms;
+    });
+}
+
+/// The phases timed since the last call, and a fresh start.
+pub(super) fn take_timings() -> StepTimings {
+    CLOCK.with(|c| std::mem::take(&mut *c.borrow_mut()))
 }
 
 #[cfg(test)]

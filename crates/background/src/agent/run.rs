@@ -7,8 +7,8 @@ use std::rc::Rc;
 
 use js_sys::{Function, Promise};
 use tandem_core::agent::task::{
-    self, parse_planner, PendingConfirmation, StepKind, StepRecord, TaskContext, TaskStatus,
-    UserUpdate, MAP_CHARS,
+    self, parse_planner, PageSeen, PendingConfirmation, StepKind, StepRecord, TaskContext,
+    TaskStatus, UserUpdate, MAP_CHARS,
 };
 use tandem_core::agent::tool_step;
 use tandem_core::agent::{
@@ -22,7 +22,10 @@ use tandem_core::tools::{plan_call, CallPlan, Failure};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortController;
 
-use super::page::{allowed, canonical_host, file_access, host_of, settle, snapshot, tab_url};
+use super::page::{
+    allowed, canonical_host, file_access, host_of, lap, settle, snapshot, tab_url, take_timings,
+    Phase,
+};
 use super::store::{load_grants, remember_site, save};
 use super::{manager, AgentError, Session, Stop, STEP_TIMEOUT_MS};
 use crate::chrome;
@@ -36,6 +39,9 @@ pub(super) struct Loop {
     pub(super) ask: Rc<RefCell<Option<Function>>>,
     pub(super) inbox: Rc<RefCell<Vec<UserUpdate>>>,
     pub(super) previous: Option<ElementMap>,
+    /// The URL and fingerprint of the previous step's page, for what changed since (the
+    /// compact turns say it).
+    pub(super) last_page: Option<(String, String)>,
     /// The user's allow / deny lists of sites.
     pub(super) policy: UrlPolicy,
     /// Settings' "Approve the plan before acting".
@@ -161,6 +167,8 @@ impl Loop {
                     ),
                 );
             }
+            // Each action step's record carries the phases timed since here.
+            take_timings();
             let observed = match self.look(ctx.tab_id).await {
                 Ok(o) => o,
                 Err((sentence, raw)) => {
@@ -176,9 +184,19 @@ impl Loop {
                     format!("Stopped: {e}. Tandem does not act on this site; change the site lists in Settings to allow it."),
                 );
             }
+            let print = task::fingerprint(&observed.snapshot.url, &observed.list);
+            let last = self
+                .last_page
+                .replace((observed.snapshot.url.clone(), print.clone()));
+            let last = last.as_ref().map(|(u, f)| (u.as_str(), f.as_str()));
+            let seen = PageSeen {
+                url: &observed.snapshot.url,
+                title: &observed.snapshot.title,
+                change: task::page_change(last, &observed.snapshot.url, &print),
+            };
             if ctx.planner_due() {
                 let first = ctx.plan.is_empty() && ctx.actions_taken == 0;
-                if let Err(e) = self.plan(ctx, session, &observed.list, None).await {
+                if let Err(e) = self.plan(ctx, session, &observed.list, &seen, None).await {
                     return self.session_failed(ctx, e);
                 }
                 self.persist(ctx, session).await;
@@ -208,7 +226,8 @@ impl Loop {
             }
             let before = session.token_log().len();
             let turn = task::navigator_turn(ctx, &observed.list);
-            let asked = self.ask_action(session, &turn).await;
+            let summary = task::navigator_summary(ctx, &seen);
+            let asked = self.ask_action(session, &turn, &summary).await;
             self.note_failovers(ctx, session);
             let action = match asked {
                 Ok(Ok(a)) => a,
@@ -237,7 +256,6 @@ impl Loop {
                 return;
             }
             ctx.actions_taken += 1;
-            let print = task::fingerprint(&observed.snapshot.url, &observed.list);
             if ctx.note_action(&print, &action) {
                 let json = action.to_json().to_string();
                 self.record(
@@ -271,7 +289,10 @@ impl Loop {
                         format!("The agent could not do the task: {answer}"),
                     );
                 }
-                match self.plan(ctx, session, &observed.list, Some(&answer)).await {
+                match self
+                    .plan(ctx, session, &observed.list, &seen, Some(&answer))
+                    .await
+                {
                     Ok(true) => {
                         ctx.answer = Some(answer);
                         return ctx.finish(TaskStatus::Done, "Task complete.");
@@ -499,6 +520,9 @@ impl Loop {
     ) {
         let (provider, tokens) = answered(session, before);
         ctx.record_action(action, target, outcome, provider, Some(tokens));
+        if let Some(step) = ctx.steps.last_mut() {
+            step.timings = Some(take_timings());
+        }
     }
 
     /// Runs the planner; returns whether it judged the task complete (only asked with `done`).
@@ -507,12 +531,14 @@ impl Loop {
         ctx: &mut TaskContext,
         session: &mut Session,
         list: &str,
+        seen: &PageSeen<'_>,
         done: Option<&str>,
     ) -> Result<bool, SessionError> {
         let before = session.token_log().len();
         let reply = session
-            .invoke(
+            .invoke_with_summary(
                 &task::planner_turn(ctx, list, done),
+                &task::planner_summary(ctx, seen, done.is_some()),
                 constraint(session, &self.planner_schema),
             )
             .await;
@@ -536,6 +562,7 @@ impl Loop {
             provider,
             tokens: Some(tokens),
             tool: None,
+            timings: None,
         });
         Ok(done.is_none() || parsed.complete)
     }
@@ -553,9 +580,10 @@ impl Loop {
         &self,
         session: &mut Session,
         turn: &str,
+        summary: &str,
     ) -> Result<Result<Action, String>, SessionError> {
         let reply = session
-            .invoke(turn, constraint(session, &self.navigator_schema))
+            .invoke_with_summary(turn, summary, constraint(session, &self.navigator_schema))
             .await?;
         match parse_action(&reply) {
             Ok(parsed) => Ok(Ok(parsed.action)),
@@ -563,10 +591,15 @@ impl Loop {
                 if self.stop.get() != Stop::No {
                     return Ok(Err(first.to_string()));
                 }
-                // Re-ask once, telling the model what was wrong.
-                let again = format!("{}\n{first}", task::NAVIGATOR_TAG);
+                // Re-ask once, telling the model what was wrong. The page goes again: on the
+                // cloud the turn that carried it is compacted now.
+                let again = format!("{turn}\n{first}");
                 let reply = session
-                    .invoke(&again, constraint(session, &self.navigator_schema))
+                    .invoke_with_summary(
+                        &again,
+                        summary,
+                        constraint(session, &self.navigator_schema),
+                    )
                     .await?;
                 Ok(parse_action(&reply)
                     .map(|p| p.action)
@@ -642,8 +675,10 @@ impl Loop {
 
     async fn observe(&mut self, tab: i32, max_text: u32) -> Result<Observed, AgentError> {
         let snapshot = snapshot(tab, max_text).await?;
+        let started = js_sys::Date::now();
         let map = ElementMap::build(&snapshot, self.previous.as_ref());
         let list = map.render(&snapshot, MAP_CHARS).text;
+        lap(Phase::Map, started);
         self.previous = Some(map.clone());
         Ok(Observed {
             snapshot,

@@ -120,6 +120,7 @@ impl TaskContext {
             provider,
             tokens,
             tool: Some(used),
+            timings: None,
         });
     }
 }

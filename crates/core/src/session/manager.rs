@@ -5,7 +5,7 @@ use std::rc::Rc;
 
 use super::cloud::{CloudConfig, CloudFailure, CloudSession, CloudTransport, Sleeper};
 use super::nano::{Availability, NanoBackend, NanoCreateOptions, NanoModel, NanoSession};
-use super::plan::{TranscriptPlanner, TurnHooks};
+use super::plan::{RequestPlanner, TranscriptPlanner, TurnHooks, WholeTranscriptPlanner};
 use super::schema::Schema;
 use super::transcript::{Transcript, Turn};
 use super::{
@@ -355,7 +355,19 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
         turn: &str,
         schema: Option<&Schema>,
     ) -> Result<String, SessionError> {
-        self.step(turn, schema, None).await
+        self.step(turn, None, schema, None).await
+    }
+
+    /// [`invoke`](Self::invoke) for a step whose turn has a compact form: once the next step
+    /// is added, the cloud view sends `summary` in place of `turn` (see
+    /// [`Transcript::messages_with`]); the transcript keeps `turn` whole.
+    pub async fn invoke_with_summary(
+        &mut self,
+        turn: &str,
+        summary: &str,
+        schema: Option<&Schema>,
+    ) -> Result<String, SessionError> {
+        self.step(turn, Some(summary), schema, None).await
     }
 
     /// [`invoke`](Self::invoke), streaming the answer into `on_update`.
@@ -365,7 +377,7 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
         schema: Option<&Schema>,
         on_update: &mut dyn FnMut(StreamUpdate<'_>),
     ) -> Result<String, SessionError> {
-        self.step(turn, schema, Some(on_update)).await
+        self.step(turn, None, schema, Some(on_update)).await
     }
 
     /// Ends the session (also done on drop).
@@ -466,6 +478,7 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
     async fn step(
         &mut self,
         turn: &str,
+        summary: Option<&str>,
         schema: Option<&Schema>,
         mut on_update: Option<&mut dyn FnMut(StreamUpdate<'_>)>,
     ) -> Result<String, SessionError> {
@@ -480,13 +493,13 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
                 let reply = self
                     .prompt_cloud(step, turn, schema, on_update.as_deref_mut())
                     .await?;
-                return Ok(self.answered(step, turn, reply, provider));
+                return Ok(self.answered(step, turn, summary, reply, provider));
             }
             match self
                 .prompt_nano(step, turn, schema, on_update.as_deref_mut())
                 .await
             {
-                Ok(reply) => return Ok(self.answered(step, turn, reply, provider)),
+                Ok(reply) => return Ok(self.answered(step, turn, summary, reply, provider)),
                 Err(gave_up) => {
                     let to = self.fail_over(step, gave_up)?;
                     restart(&mut on_update, to);
@@ -496,7 +509,14 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
     }
 
     /// Records an answered step in the transcript and tells the listener.
-    fn answered(&mut self, step: usize, turn: &str, reply: String, provider: ProviderId) -> String {
+    fn answered(
+        &mut self,
+        step: usize,
+        turn: &str,
+        summary: Option<&str>,
+        reply: String,
+        provider: ProviderId,
+    ) -> String {
         // The successful attempt is the last one logged.
         let (input_tokens, output_tokens) =
             self.tokens.last().map_or((0, 0), |t| (t.sent, t.received));
@@ -504,6 +524,7 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
             input: turn.to_string(),
             reply: reply.clone(),
             provider,
+            summary: summary.map(str::to_owned),
         });
         let answered = EventKind::Answered {
             input_tokens,
@@ -602,11 +623,16 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
                 on_update: on_update.as_deref_mut(),
                 provider,
             };
+            // Step scope stands for a fresh session per step, which has no compact view.
+            let planner: &mut dyn RequestPlanner = match self.config.scope {
+                SessionScope::Task => &mut TranscriptPlanner,
+                SessionScope::Step => &mut WholeTranscriptPlanner,
+            };
             let text = cloud
                 .run_turn(
                     &self.transcript,
                     turn,
-                    &mut TranscriptPlanner,
+                    planner,
                     &mut hooks,
                     self.abort.as_ref(),
                     &mut Vec::new(),

@@ -34,7 +34,9 @@ pub use nano::{
     Availability, NanoBackend, NanoCreateOptions, NanoError, NanoExpected, NanoMessage, NanoModel,
     NanoPromptOptions, NanoSession,
 };
-pub use plan::{AttemptReport, RequestPlanner, TranscriptPlanner, TurnHooks};
+pub use plan::{
+    AttemptReport, RequestPlanner, TranscriptPlanner, TurnHooks, WholeTranscriptPlanner,
+};
 pub use schema::{schema_for, Schema, SchemaError};
 pub use transcript::{Transcript, Turn};
 

@@ -71,6 +71,16 @@ pub struct TranscriptPlanner;
 
 impl RequestPlanner for TranscriptPlanner {}
 
+/// Every turn whole, for [`SessionScope::Step`](super::SessionScope::Step): what a design
+/// that opens a fresh session per step sends (the baseline `scripts/bench` measures against).
+pub struct WholeTranscriptPlanner;
+
+impl RequestPlanner for WholeTranscriptPlanner {
+    fn messages(&self, transcript: &Transcript, turn: &str) -> Vec<ChatMessage> {
+        transcript.full_messages_with(turn)
+    }
+}
+
 /// One attempt of a turn, as the Debug drawer shows it.
 pub struct AttemptReport<'a> {
     pub provider: ProviderKind,

@@ -1487,3 +1487,127 @@ fn a_stopped_nano_turn_is_cancelled_and_on_device_only_nano_failures_are_not_hid
     );
     assert!(m.transport().requests.borrow().is_empty());
 }
+
+/// The compact form of `turn(i)`: what the agent gives with the step.
+fn summary(i: usize) -> String {
+    format!("Step {i}. URL https://shop.example/p{i}; its element list is left out (stale).")
+}
+
+/// Runs `steps` steps, each with its compact form.
+fn run_compact_steps(
+    session: &mut HybridSession<FakeNano, FakeCloud, RecordingSleeper>,
+    steps: usize,
+) -> Result<Vec<String>, SessionError> {
+    let schema = schema_for::<AgentOutput>();
+    (0..steps)
+        .map(|i| block_on(session.invoke_with_summary(&turn(i), &summary(i), Some(&schema))))
+        .collect()
+}
+
+fn contents(req: &crate::request::UniversalRequest) -> Vec<String> {
+    req.messages.iter().map(|m| m.content.clone()).collect()
+}
+
+#[test]
+fn the_cloud_sends_older_turns_compact_with_their_answers_and_a_stable_prefix() {
+    let (m, _) = manager(Availability::Unavailable, true);
+    let mut s = block_on(m.create(config(Preferred::Cloud))).unwrap();
+    let replies = run_compact_steps(&mut s, 6).unwrap();
+    let requests = m.transport().requests.borrow().clone();
+    assert_eq!(requests.len(), 6);
+    for (n, req) in requests.iter().enumerate() {
+        let sent = contents(req);
+        // Every earlier turn compact, its answer (the action) whole; the newest turn whole.
+        let mut expected = Vec::new();
+        for (i, reply) in replies.iter().enumerate().take(n) {
+            expected.push(summary(i));
+            expected.push(reply.clone());
+        }
+        expected.push(turn(n));
+        assert_eq!(sent, expected, "request {n}");
+        // Request n+1 repeats request n up to its last message (the turn before last).
+        if let Some(next) = requests.get(n + 1) {
+            assert_eq!(next.system, req.system);
+            let prefix = &sent[..sent.len() - 1];
+            assert_eq!(
+                &contents(next)[..prefix.len()],
+                prefix,
+                "prefix of {}",
+                n + 1
+            );
+            assert_ne!(contents(next)[prefix.len()], sent[sent.len() - 1]);
+        }
+    }
+    // The transcript keeps every turn whole (for failover, Debug and resume).
+    let inputs: Vec<String> = s
+        .transcript()
+        .turns
+        .iter()
+        .map(|t| t.input.clone())
+        .collect();
+    assert_eq!(inputs, (0..6).map(turn).collect::<Vec<_>>());
+    assert_eq!(
+        s.transcript().full_messages_with("next")[0].content,
+        turn(0),
+        "the full view is still there"
+    );
+}
+
+#[test]
+fn a_failover_sends_the_compact_view_and_nano_keeps_whole_turns() {
+    let (m, _) = manager(Availability::Available, true);
+    m.nano().fault_at(
+        3,
+        Fault::Fail(NanoError::new(
+            INVALID_STATE,
+            "The session has been destroyed.",
+        )),
+    );
+    let mut s = block_on(m.create(config(Preferred::Auto))).unwrap();
+    let replies = run_compact_steps(&mut s, 5).unwrap();
+    // Nano was prompted with whole turns: its context holds them, nothing is re-sent.
+    let nano_inputs = m.nano().stats.inputs.borrow().clone();
+    assert_eq!(nano_inputs[..3], (0..3).map(turn).collect::<Vec<_>>());
+    let first = contents(&m.transport().requests.borrow()[0]);
+    let mut expected = Vec::new();
+    for (i, reply) in replies.iter().enumerate().take(3) {
+        expected.push(summary(i));
+        expected.push(reply.clone());
+    }
+    expected.push(turn(3));
+    assert_eq!(
+        first, expected,
+        "the failed step, rebuilt in the compact view"
+    );
+}
+
+#[test]
+fn a_stored_transcript_without_summaries_still_loads_and_is_sent_whole() {
+    let stored = r#"{"systemPrompt":"s","schemaInstructions":"","init":[],
+        "turns":[{"input":"Step 0 with its list","reply":"{}","provider":{"type":"nano"}}]}"#;
+    let t: Transcript = serde_json::from_str(stored).unwrap();
+    assert_eq!(t.turns[0].summary, None);
+    let sent: Vec<String> = t
+        .messages_with("next")
+        .into_iter()
+        .map(|m| m.content)
+        .collect();
+    assert_eq!(sent, ["Step 0 with its list", "{}", "next"]);
+    // And a turn without a summary is stored as before (no new key).
+    let json = serde_json::to_string(&t).unwrap();
+    assert!(!json.contains("summary"), "{json}");
+}
+
+#[test]
+fn step_scope_on_the_cloud_sends_whole_turns_as_a_fresh_session_per_step_would() {
+    // The reference: task scope without compact forms (every turn whole).
+    let (m, _) = manager(Availability::Unavailable, true);
+    let mut s = block_on(m.create(config(Preferred::Cloud))).unwrap();
+    run_steps(&mut s, 4).unwrap();
+    let whole = m.transport().requests.borrow().clone();
+    let (m, _) = manager(Availability::Unavailable, true);
+    let mut s = block_on(m.create(step_scoped(Preferred::Cloud))).unwrap();
+    run_compact_steps(&mut s, 4).unwrap();
+    assert_eq!(*m.transport().requests.borrow(), whole);
+    assert!(contents(&whole[3]).contains(&turn(0)));
+}

@@ -64,12 +64,12 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
                     )
                     .await
                     .map_err(|e| cloud_error(step, e))?;
-                self.answered(step, turn, response.content.clone(), provider);
+                self.answered(step, turn, None, response.content.clone(), provider);
                 return Ok(response);
             }
             match self.nano_turn(step, turn, &tools, hooks, &mut rounds).await {
                 Ok(answer) => {
-                    self.answered(step, turn, answer.clone(), provider);
+                    self.answered(step, turn, None, answer.clone(), provider);
                     return Ok(UniversalResponse {
                         content: answer,
                         model: Some(NANO_MODEL.to_string()),
