@@ -32,7 +32,7 @@ pub fn wire() -> Result<(), DomError> {
         spawn_local(async move {
             for file in files {
                 if let Err(problem) = add(&file).await {
-                    crate::chat::show_error(&problem);
+                    crate::alert::show_error(&problem);
                 }
             }
             render();

@@ -5,14 +5,15 @@ use std::cell::RefCell;
 
 use tandem_core::chat::{answer_note, incomplete_badge, ChatMessage, Role};
 use tandem_core::errors::ErrorKind;
-use tandem_core::protocol::{PanelToWorker, WorkerToPanel, CHAT_PORT};
+use tandem_core::protocol::{PanelToWorker, WorkerToPanel};
 use wasm_bindgen::closure::Closure;
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::JsCast;
 use web_sys::{HtmlButtonElement, HtmlElement, HtmlTextAreaElement, KeyboardEvent};
 
-use crate::chrome::{self, Port};
+use crate::alert::show_error;
 use crate::dom::{self, DomError};
 use crate::markdown::{self, Live};
+use crate::port::post;
 
 /// The answer being streamed.
 struct Streaming {
@@ -36,7 +37,6 @@ struct Streaming {
 #[derive(Default)]
 struct State {
     messages: Vec<ChatMessage>,
-    port: Option<Port>,
     streaming: Option<Streaming>,
     /// Edit & resend: the newest question, whose text is in the Message box; sending
     /// replaces it and its answer.
@@ -93,13 +93,6 @@ pub fn wire() -> Result<(), DomError> {
 fn report(result: Result<(), DomError>) {
     if let Err(e) = result {
         show_error(&e.to_string());
-    }
-}
-
-pub fn show_error(message: &str) {
-    if let Ok(line) = dom::by_id::<HtmlElement>("error") {
-        line.set_text_content(Some(message));
-        line.set_hidden(message.is_empty());
     }
 }
 
@@ -516,115 +509,16 @@ fn stop_streaming() {
     finish_stopped(&request_id);
 }
 
-/// Posts on the Port, connecting first when there is none (first use, or after the service
-/// worker was stopped: connecting wakes it).
-pub(crate) fn post(message: &PanelToWorker) -> Result<(), String> {
-    let port = STATE.with(|s| s.borrow().port.clone());
-    let port = match port {
-        Some(p) => p,
-        None => connect()?,
-    };
-    port.post_message(&JsValue::from_str(&message.to_json()))
-        .map_err(|e| chrome::js_text(&e))
+/// The worker went away (its Port closed): an answer in flight ends, what arrived kept.
+pub(crate) fn worker_gone() {
+    let in_flight = STATE.with(|s| s.borrow().streaming.as_ref().map(|x| x.request_id.clone()));
+    if let Some(id) = in_flight {
+        finish_with_error(&id, ErrorKind::StreamCut, "Tandem's background worker stopped before the answer finished. The partial answer is kept; send again to retry.");
+    }
 }
 
-fn connect() -> Result<Port, String> {
-    let info = js_sys::Object::new();
-    let _ = js_sys::Reflect::set(&info, &"name".into(), &CHAT_PORT.into());
-    let port = chrome::runtime_connect(&info).map_err(|e| chrome::js_text(&e))?;
-    let on_message = Closure::<dyn FnMut(JsValue)>::new(|msg: JsValue| {
-        match msg.as_string().as_deref().map(WorkerToPanel::from_json) {
-            Some(Ok(m)) => receive(m),
-            _ => web_sys::console::warn_2(
-                &"Tandem: ignored a malformed message from the worker".into(),
-                &msg,
-            ),
-        }
-    });
-    port.on_message()
-        .add_listener(on_message.as_ref().unchecked_ref());
-    on_message.forget();
-    let on_disconnect = Closure::<dyn FnMut()>::new(|| {
-        STATE.with(|s| s.borrow_mut().port = None);
-        let in_flight = STATE.with(|s| s.borrow().streaming.as_ref().map(|x| x.request_id.clone()));
-        if let Some(id) = in_flight {
-            finish_with_error(&id, ErrorKind::StreamCut, "Tandem's background worker stopped before the answer finished. The partial answer is kept; send again to retry.");
-        }
-    });
-    port.on_disconnect()
-        .add_listener(on_disconnect.as_ref().unchecked_ref());
-    on_disconnect.forget();
-    STATE.with(|s| s.borrow_mut().port = Some(port.clone()));
-    Ok(port)
-}
-
+/// A message about the answer being streamed (the Port's dispatch sends the rest elsewhere).
 pub(crate) fn receive(message: WorkerToPanel) {
-    if let WorkerToPanel::TaskState { .. } | WorkerToPanel::TaskDelta { .. } = message {
-        crate::task::receive(message);
-        return;
-    }
-    // Which conversation to show is the memory module's business.
-    if let WorkerToPanel::Conversation {
-        request_id,
-        tab_id,
-        domain,
-        messages,
-        selection,
-        refused,
-    } = message
-    {
-        crate::memory::on_conversation(&request_id, tab_id, domain, messages, selection);
-        if let Some(why) = refused {
-            show_error(&why);
-        }
-        return;
-    }
-    if let WorkerToPanel::Changed { tab_id, request_id } = &message {
-        crate::memory::on_changed(*tab_id, request_id.as_deref());
-        return;
-    }
-    // Results of "Test connection" are not part of the conversation.
-    if let WorkerToPanel::ConnectionResult {
-        request_id,
-        ok,
-        message,
-    } = &message
-    {
-        crate::settings::connection_result(request_id, *ok, message);
-        return;
-    }
-    if let WorkerToPanel::Models {
-        request_id,
-        provider,
-        models,
-        message,
-    } = &message
-    {
-        crate::settings::models_listed(request_id, *provider, models, message);
-        return;
-    }
-    match message {
-        WorkerToPanel::Fetch {
-            fetch_id,
-            url,
-            headers,
-            body,
-        } => return crate::relay::fetch(fetch_id, url, headers, body),
-        WorkerToPanel::FetchAbort { fetch_id } => return crate::relay::abort(&fetch_id),
-        _ => {}
-    }
-    if let WorkerToPanel::NanoStatus {
-        request_id,
-        availability,
-        progress,
-        detail,
-    } = &message
-    {
-        if crate::settings::nano_status_for(request_id) {
-            crate::settings::nano_status(availability, *progress, detail);
-        }
-        return;
-    }
     let current = STATE.with(|s| s.borrow().streaming.as_ref().map(|x| x.request_id.clone()));
     if current.as_deref() != Some(message.request_id()) {
         return; // A late message for an answer that already ended.

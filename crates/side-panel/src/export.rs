@@ -36,7 +36,7 @@ pub fn wire() -> Result<(), DomError> {
                 .await
                 .and_then(|u| tandem_core::memory::domain_of(&u));
             if let Err(e) = save(site.as_deref()) {
-                crate::chat::show_error(&e.to_string());
+                crate::alert::show_error(&e.to_string());
             }
         });
     });

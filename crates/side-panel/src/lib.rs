@@ -4,6 +4,7 @@
 //! Chat / Task modes, and "Save conversation".
 
 mod agent_settings;
+mod alert;
 mod attach;
 mod chat;
 mod chrome;
@@ -13,6 +14,7 @@ mod export;
 mod markdown;
 mod memory;
 mod page_ask;
+mod port;
 mod relay;
 mod settings;
 mod task;
@@ -31,6 +33,6 @@ pub fn start() {
         .and_then(|()| page_ask::wire())
         .and_then(|()| export::wire())
     {
-        chat::show_error(&format!("Tandem could not start: {e}"));
+        alert::show_error(&format!("Tandem could not start: {e}"));
     }
 }

@@ -186,7 +186,7 @@ pub fn copy_text(button: Element, text: String) {
     wasm_bindgen_futures::spawn_local(async move {
         match JsFuture::from(promise).await {
             Ok(_) => flash(&button, "Copied"),
-            Err(e) => crate::chat::show_error(&format!(
+            Err(e) => crate::alert::show_error(&format!(
                 "Could not copy to the clipboard: {}",
                 crate::chrome::js_text(&e)
             )),

@@ -57,7 +57,7 @@ pub fn wire() -> Result<(), DomError> {
     let forget: HtmlButtonElement = dom::by_id("forget-all")?;
     dom::on(&forget, "click", |_: web_sys::Event| {
         if let Err(e) = forget_everything() {
-            chat::show_error(&e.to_string());
+            crate::alert::show_error(&e.to_string());
         }
     });
     listen(
@@ -93,7 +93,7 @@ pub fn wire() -> Result<(), DomError> {
             }
             let parsed = message.as_string().map(|m| WorkerToPanel::from_json(&m));
             if let Some(Ok(notice @ WorkerToPanel::Changed { .. })) = parsed {
-                chat::receive(notice);
+                crate::port::dispatch(notice);
             }
         });
     listen(&["runtime", "onMessage"], on_message.into_js_value());
@@ -166,8 +166,8 @@ fn open() {
         f.opening = Some(request_id.clone());
         f.tab
     });
-    if let Err(e) = chat::post(&PanelToWorker::Open { request_id, tab_id }) {
-        chat::show_error(&format!(
+    if let Err(e) = crate::port::post(&PanelToWorker::Open { request_id, tab_id }) {
+        crate::alert::show_error(&format!(
             "Tandem's background worker is not reachable ({e}). Reload the extension and try again."
         ));
     }
@@ -228,7 +228,7 @@ pub fn on_conversation(
     show_memory(domain.as_deref());
     let Some(selection) = selection else {
         if let Err(e) = shown {
-            chat::show_error(&e.to_string());
+            crate::alert::show_error(&e.to_string());
         }
         return;
     };
@@ -239,7 +239,7 @@ pub fn on_conversation(
             f.selection = Some(selection);
         });
     } else if let Err(e) = shown.and_then(|()| chat::ask_about(selection)) {
-        chat::show_error(&e.to_string());
+        crate::alert::show_error(&e.to_string());
     }
 }
 
@@ -285,8 +285,8 @@ fn forget_everything() -> Result<(), DomError> {
     chat::end_streaming();
     chat::clear_view()?;
     FOLLOW.with(|f| f.borrow_mut().selection = None);
-    if let Err(e) = chat::post(&PanelToWorker::ForgetAll) {
-        chat::show_error(&format!(
+    if let Err(e) = crate::port::post(&PanelToWorker::ForgetAll) {
+        crate::alert::show_error(&format!(
             "Tandem's background worker is not reachable ({e}), so it may still remember. \
              Reload the extension and try again."
         ));

@@ -32,7 +32,7 @@ pub fn wire() -> Result<(), DomError> {
 
 fn report(result: Result<(), DomError>) {
     if let Err(e) = result {
-        chat::show_error(&e.to_string());
+        crate::alert::show_error(&e.to_string());
     }
 }
 

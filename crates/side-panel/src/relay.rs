@@ -14,8 +14,8 @@ use web_sys::{
     TextDecodeOptions, TextDecoder,
 };
 
-use crate::chat::post;
 use crate::chrome::js_text;
+use crate::port::post;
 
 thread_local! {
     static RUNNING: RefCell<HashMap<String, AbortController>> = RefCell::new(HashMap::new());

@@ -123,7 +123,7 @@ fn ask_nano(download: bool) {
     } else {
         PanelToWorker::NanoStatus { request_id }
     };
-    if let Err(e) = crate::chat::post(&message) {
+    if let Err(e) = crate::port::post(&message) {
         nano_status(
             "unavailable",
             None,
@@ -455,7 +455,7 @@ fn test_connection() {
         provider,
         settings: form_values(),
     };
-    if let Err(e) = crate::chat::post(&message) {
+    if let Err(e) = crate::port::post(&message) {
         connection_status(
             &format!("Tandem's background worker is not reachable ({e})."),
             false,
@@ -489,7 +489,7 @@ fn list_models() {
         provider,
         settings: form,
     };
-    if let Err(e) = crate::chat::post(&message) {
+    if let Err(e) = crate::port::post(&message) {
         models_status(&format!(
             "Tandem's background worker is not reachable ({e})."
         ));

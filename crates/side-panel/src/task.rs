@@ -220,7 +220,7 @@ fn send_typed(
 }
 
 fn send(command: TaskCommand) {
-    if let Err(e) = crate::chat::post(&PanelToWorker::Task { command }) {
+    if let Err(e) = crate::port::post(&PanelToWorker::Task { command }) {
         notice(&format!(
             "Tandem's background worker is not reachable ({e})."
         ));
@@ -299,7 +299,7 @@ pub fn receive(message: WorkerToPanel) {
     if shown {
         let result = VIEW.with(|v| render(v.borrow().as_ref()));
         if let Err(e) = result {
-            crate::chat::show_error(&e.to_string());
+            crate::alert::show_error(&e.to_string());
         }
     }
 }

@@ -287,8 +287,8 @@ async fn show_webmcp() {
 }
 
 fn send(command: ToolsCommand) {
-    if let Err(e) = crate::chat::post(&PanelToWorker::Tools { command }) {
-        crate::chat::show_error(&format!(
+    if let Err(e) = crate::port::post(&PanelToWorker::Tools { command }) {
+        crate::alert::show_error(&format!(
             "Tandem's background worker is not reachable ({e})."
         ));
     }
@@ -311,7 +311,7 @@ async fn show() {
         }
     };
     if let Err(e) = show_approval(&registry).and_then(|()| show_settings(&registry)) {
-        crate::chat::show_error(&e.to_string());
+        crate::alert::show_error(&e.to_string());
     }
 }
 
@@ -550,8 +550,8 @@ pub fn show_use(
                     call_id: id.clone(),
                     approve,
                 };
-                if let Err(e) = crate::chat::post(&decided) {
-                    crate::chat::show_error(&format!(
+                if let Err(e) = crate::port::post(&decided) {
+                    crate::alert::show_error(&format!(
                         "Tandem's background worker is not reachable ({e})."
                     ));
                     return;
