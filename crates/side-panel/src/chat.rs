@@ -45,9 +45,23 @@ struct State {
 
 thread_local! {
     static STATE: RefCell<State> = RefCell::new(State::default());
+    /// Who is told when an answer ends (the memory reopens a conversation it held back).
+    static ON_ENDED: RefCell<Vec<fn(&str)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// `f` hears of every answer that ends in this panel (done, stopped or failed).
+pub(crate) fn on_answer_ended(f: fn(&str)) {
+    ON_ENDED.with(|h| h.borrow_mut().push(f));
+}
+
+fn answer_ended(request_id: &str) {
+    let hooks = ON_ENDED.with(|h| h.borrow().clone());
+    hooks.iter().for_each(|f| f(request_id));
 }
 
 pub fn wire() -> Result<(), DomError> {
+    crate::port::route(crate::port::Route::Chat, receive);
+    crate::port::on_gone(worker_gone);
     let input: HtmlTextAreaElement = dom::by_id("message")?;
     let send: HtmlButtonElement = dom::by_id("send")?;
     let stop: HtmlButtonElement = dom::by_id("stop")?;
@@ -58,6 +72,16 @@ pub fn wire() -> Result<(), DomError> {
         report(clear_conversation())
     });
     markdown::wire()?;
+    let ask_page: HtmlButtonElement = dom::by_id("ask-page")?;
+    dom::on(&ask_page, "click", |_: web_sys::Event| {
+        report(ask_about_page())
+    });
+    let summarize: HtmlButtonElement = dom::by_id("summarize-page")?;
+    dom::on(&summarize, "click", |_: web_sys::Event| {
+        // One click; the Message box is left alone.
+        let question = tandem_core::page_text::SUMMARY_QUESTION.to_owned();
+        report(send_page_question(question, None))
+    });
     dom::on(&input, "keydown", |e: KeyboardEvent| {
         // Enter sends; Shift+Enter is a newline; Enter that confirms an IME composition
         // (CJK input) must not send a half-typed message.
@@ -104,8 +128,9 @@ fn send_message() -> Result<(), DomError> {
     }
     input.set_value("");
     // "/page …": asked about the page.
-    if crate::page_ask::send_if_command(&text)? {
-        return Ok(());
+    if tandem_core::page_text::page_command(&text).is_some() {
+        let question = crate::page_ask::question_for(&text);
+        return send_page_question(question, Some(text));
     }
     // Edit & resend: the edited question and its answer leave the conversation, and the
     // worker drops them from the tab's session too (`replaces`).
@@ -306,10 +331,27 @@ fn add_action(bubble: &HtmlElement, label: &str, title: &str, act: impl Fn() + '
 }
 
 /// "Ask about this page": `question` is sent for the worker to put the page's readable text
-/// on; the question's message id is returned.
-pub(crate) fn send_page_question(question: String) -> Result<String, DomError> {
+/// on; `give_back` is what returns to the Message box if it gets no answer.
+fn send_page_question(question: String, give_back: Option<String>) -> Result<(), DomError> {
+    if is_streaming() {
+        return Ok(());
+    }
     cancel_edit();
-    send_turn(question, None, Vec::new(), true, None)
+    let id = send_turn(question, None, Vec::new(), true, None)?;
+    crate::page_ask::remember(id, give_back);
+    Ok(())
+}
+
+/// "Ask about this page": the Message box's text is the question (empty: what the page is
+/// about).
+fn ask_about_page() -> Result<(), DomError> {
+    let input: HtmlTextAreaElement = dom::by_id("message")?;
+    if is_streaming() {
+        return Ok(());
+    }
+    let typed = input.value();
+    input.set_value("");
+    send_page_question(crate::page_ask::question_for(&typed), Some(typed))
 }
 
 /// Asks about text the user selected on the page ("Ask Tandem"): it is shown quoted as the
@@ -393,7 +435,7 @@ fn send_turn(
     if let Err(e) = post(&PanelToWorker::Send {
         request_id: request_id.clone(),
         messages,
-        tab_id: crate::memory::current_tab(),
+        tab_id: crate::tab::current(),
         answer_id,
         replaces,
         page,
@@ -409,7 +451,7 @@ fn clear_conversation() -> Result<(), DomError> {
     end_streaming();
     clear_view()?;
     let _ = post(&PanelToWorker::Clear {
-        tab_id: crate::memory::current_tab(),
+        tab_id: crate::tab::current(),
     });
     Ok(())
 }
@@ -510,7 +552,7 @@ fn stop_streaming() {
 }
 
 /// The worker went away (its Port closed): an answer in flight ends, what arrived kept.
-pub(crate) fn worker_gone() {
+fn worker_gone() {
     let in_flight = STATE.with(|s| s.borrow().streaming.as_ref().map(|x| x.request_id.clone()));
     if let Some(id) = in_flight {
         finish_with_error(&id, ErrorKind::StreamCut, "Tandem's background worker stopped before the answer finished. The partial answer is kept; send again to retry.");
@@ -518,7 +560,7 @@ pub(crate) fn worker_gone() {
 }
 
 /// A message about the answer being streamed (the Port's dispatch sends the rest elsewhere).
-pub(crate) fn receive(message: WorkerToPanel) {
+fn receive(message: WorkerToPanel) {
     let current = STATE.with(|s| s.borrow().streaming.as_ref().map(|x| x.request_id.clone()));
     if current.as_deref() != Some(message.request_id()) {
         return; // A late message for an answer that already ended.
@@ -695,7 +737,7 @@ fn finish(request_id: &str, ended: Ended) {
         })
     });
     set_streaming_controls(false);
-    crate::memory::answer_ended(request_id);
+    answer_ended(request_id);
 }
 
 fn finish_with_error(request_id: &str, kind: ErrorKind, message: &str) {
@@ -753,7 +795,7 @@ fn finish_with_error(request_id: &str, kind: ErrorKind, message: &str) {
         }
     }
     set_streaming_controls(false);
-    crate::memory::answer_ended(request_id);
+    answer_ended(request_id);
 }
 
 fn take_streaming(request_id: &str) -> Option<Streaming> {
@@ -993,7 +1035,7 @@ fn add_hide_toggle(bubble: &HtmlElement, message_id: &str) {
         });
         if let Some(hidden) = hidden {
             let _ = post(&PanelToWorker::SetHidden {
-                tab_id: crate::memory::current_tab(),
+                tab_id: crate::tab::current(),
                 message_id: id.clone(),
                 hidden,
             });

@@ -33,8 +33,6 @@ const ENDED_KEPT: usize = 16;
 
 #[derive(Default)]
 struct Follow {
-    /// The tab that is active in the panel's window; `None` until the first look.
-    tab: Option<i32>,
     /// The tab whose conversation is on screen, and whether it is a remembered one (else it
     /// is the panel's own, for pages without a memory).
     shown_tab: Option<i32>,
@@ -54,6 +52,8 @@ thread_local! {
 }
 
 pub fn wire() -> Result<(), DomError> {
+    chat::on_answer_ended(answer_ended);
+    crate::port::route(crate::port::Route::Memory, receive);
     let forget: HtmlButtonElement = dom::by_id("forget-all")?;
     dom::on(&forget, "click", |_: web_sys::Event| {
         if let Err(e) = forget_everything() {
@@ -78,7 +78,7 @@ pub fn wire() -> Result<(), DomError> {
                 .ok()
                 .and_then(|s| s.as_string())
                 .is_some_and(|s| s == "complete");
-            if (url_changed || loaded) && tab.as_f64().map(|t| t as i32) == current_tab() {
+            if (url_changed || loaded) && tab.as_f64().map(|t| t as i32) == crate::tab::current() {
                 open();
             }
         });
@@ -121,10 +121,6 @@ fn listen(path: &[&str], listener: JsValue) {
     }
 }
 
-pub fn current_tab() -> Option<i32> {
-    FOLLOW.with(|f| f.borrow().tab)
-}
-
 /// Looks which tab is active in the panel's window, and asks for its conversation if it is
 /// another one.
 fn follow() {
@@ -132,7 +128,7 @@ fn follow() {
         let Some(tab) = active_tab().await else {
             return;
         };
-        let previous = FOLLOW.with(|f| f.borrow_mut().tab.replace(tab));
+        let previous = crate::tab::follow(tab);
         if previous != Some(tab) {
             open();
         }
@@ -154,7 +150,7 @@ async fn active_tab() -> Option<i32> {
 fn open() {
     let same_tab = FOLLOW.with(|f| {
         let f = f.borrow();
-        f.tab == f.shown_tab
+        crate::tab::current() == f.shown_tab
     });
     if same_tab && chat::is_streaming() {
         FOLLOW.with(|f| f.borrow_mut().reopen = true);
@@ -164,7 +160,7 @@ fn open() {
     let tab_id = FOLLOW.with(|f| {
         let mut f = f.borrow_mut();
         f.opening = Some(request_id.clone());
-        f.tab
+        crate::tab::current()
     });
     if let Err(e) = crate::port::post(&PanelToWorker::Open { request_id, tab_id }) {
         crate::alert::show_error(&format!(
@@ -173,8 +169,30 @@ fn open() {
     }
 }
 
+/// The worker's messages about conversations: a tab's conversation (the answer to `open`),
+/// or the notice that one changed.
+fn receive(message: WorkerToPanel) {
+    match message {
+        WorkerToPanel::Conversation {
+            request_id,
+            tab_id,
+            domain,
+            messages,
+            selection,
+            refused,
+        } => {
+            on_conversation(&request_id, tab_id, domain, messages, selection);
+            if let Some(why) = refused {
+                crate::alert::show_error(&why);
+            }
+        }
+        WorkerToPanel::Changed { tab_id, request_id } => on_changed(tab_id, request_id.as_deref()),
+        _ => {}
+    }
+}
+
 /// The worker's answer to `open`.
-pub fn on_conversation(
+fn on_conversation(
     request_id: &str,
     tab_id: Option<i32>,
     domain: Option<String>,
@@ -183,7 +201,10 @@ pub fn on_conversation(
 ) {
     let (current, tab) = FOLLOW.with(|f| {
         let f = f.borrow();
-        (f.opening.as_deref() == Some(request_id), f.tab)
+        (
+            f.opening.as_deref() == Some(request_id),
+            crate::tab::current(),
+        )
     });
     if !current {
         // Stale; but a selection it carries was handed over, and must not be lost.
@@ -255,10 +276,11 @@ fn show_memory(domain: Option<&str>) {
 }
 
 /// The worker says `tab_id`'s conversation changed.
-pub fn on_changed(tab_id: i32, request_id: Option<&str>) {
+fn on_changed(tab_id: i32, request_id: Option<&str>) {
     let relevant = FOLLOW.with(|f| {
         let f = f.borrow();
-        f.tab == Some(tab_id) && !request_id.is_some_and(|r| f.ended.iter().any(|e| e == r))
+        crate::tab::current() == Some(tab_id)
+            && !request_id.is_some_and(|r| f.ended.iter().any(|e| e == r))
     });
     if relevant {
         open();
@@ -266,7 +288,7 @@ pub fn on_changed(tab_id: i32, request_id: Option<&str>) {
 }
 
 /// An answer ended in this panel (done, stopped or failed).
-pub fn answer_ended(request_id: &str) {
+fn answer_ended(request_id: &str) {
     let reopen = FOLLOW.with(|f| {
         let mut f = f.borrow_mut();
         f.ended.push_back(request_id.to_owned());

@@ -1,15 +1,15 @@
-//! "Ask about this page" and "Summarize this page", and the `/page` prefix in the Message box.
-//! The panel only asks: the worker reads the page of the tab this panel follows and puts its
-//! readable text on the question (`PanelToWorker::Send { page: true }`), or answers with the
-//! sentence saying why the page cannot be read, which `chat` shows like any failed send.
+//! "Ask about this page" and "Summarize this page", and the `/page` prefix in the Message box:
+//! what `chat` (which owns the buttons and the box) needs for them. The panel only asks: the
+//! worker reads the page of the tab this panel follows and puts its readable text on the
+//! question (`PanelToWorker::Send { page: true }`), or answers with the sentence saying why
+//! the page cannot be read, which `chat` shows like any failed send.
 
 use std::cell::RefCell;
 
-use tandem_core::page_text::{page_command, PAGE_QUESTION, SUMMARY_QUESTION};
-use web_sys::{HtmlButtonElement, HtmlElement, HtmlTextAreaElement};
+use tandem_core::page_text::{page_command, PAGE_QUESTION};
+use web_sys::HtmlElement;
 
-use crate::chat;
-use crate::dom::{self, DomError};
+use crate::dom;
 
 /// The latest page question's message id, and what goes back into the Message box if it gets
 /// no answer: `None` for "Summarize this page", which did not take the box's text. One is
@@ -20,56 +20,19 @@ thread_local! {
     static GIVE_BACK: RefCell<GiveBack> = const { RefCell::new(None) };
 }
 
-pub fn wire() -> Result<(), DomError> {
-    let ask: HtmlButtonElement = dom::by_id("ask-page")?;
-    let summarize: HtmlButtonElement = dom::by_id("summarize-page")?;
-    dom::on(&ask, "click", |_: web_sys::Event| report(ask_from_box()));
-    dom::on(&summarize, "click", |_: web_sys::Event| {
-        report(send(SUMMARY_QUESTION.to_owned(), None))
-    });
-    Ok(())
-}
-
-fn report(result: Result<(), DomError>) {
-    if let Err(e) = result {
-        crate::alert::show_error(&e.to_string());
-    }
-}
-
-/// "Ask about this page": the Message box's text is the question (empty: the worker asks
-/// what the page is about).
-fn ask_from_box() -> Result<(), DomError> {
-    let input: HtmlTextAreaElement = dom::by_id("message")?;
-    let typed = input.value();
-    let question = page_command(&typed).unwrap_or(typed.trim()).to_owned();
-    if chat::is_streaming() {
-        return Ok(());
-    }
-    input.set_value("");
-    send(question, Some(typed))
-}
-
-/// The Message box's text, when it starts with `/page`: asked about the page. `false` when
-/// it is an ordinary message.
-pub(crate) fn send_if_command(typed: &str) -> Result<bool, DomError> {
-    let Some(question) = page_command(typed) else {
-        return Ok(false);
-    };
-    send(question.to_owned(), Some(typed.to_owned()))?;
-    Ok(true)
-}
-
-fn send(question: String, give_back: Option<String>) -> Result<(), DomError> {
-    if chat::is_streaming() {
-        return Ok(());
-    }
-    let question = match question.trim() {
+/// The question "Ask about this page" sends for what the user `typed` in the Message box
+/// (a `/page` prefix is dropped; nothing typed asks what the page is about).
+pub(crate) fn question_for(typed: &str) -> String {
+    let question = page_command(typed).unwrap_or(typed).trim();
+    match question {
         "" => PAGE_QUESTION.to_owned(),
-        _ => question,
-    };
-    let id = chat::send_page_question(question)?;
+        q => q.to_owned(),
+    }
+}
+
+/// Remembers what goes back into the Message box if the page question `id` gets no answer.
+pub(crate) fn remember(id: String, give_back: Option<String>) {
     GIVE_BACK.with(|g| *g.borrow_mut() = Some((id, give_back)));
-    Ok(())
 }
 
 /// What goes back into the Message box for the question `id` that got no answer: what the

@@ -1,7 +1,7 @@
 //! The Port to the service worker, and the dispatch of what it brings: each message goes to
-//! the view that owns it (the conversation, the task, Settings, the Firebase relay, the
-//! memory that follows the tab). Views post through [`post`] and never reach each other
-//! through here.
+//! the view that registered for its [`Route`] (the conversation, the task, Settings, the
+//! Firebase relay, the memory that follows the tab). Views post through [`post`]; this module
+//! knows none of them.
 
 use std::cell::RefCell;
 
@@ -45,7 +45,8 @@ fn connect() -> Result<Port, String> {
     on_message.forget();
     let on_disconnect = Closure::<dyn FnMut()>::new(|| {
         PORT.with(|p| *p.borrow_mut() = None);
-        crate::chat::worker_gone();
+        let hooks = ON_GONE.with(|g| g.borrow().clone());
+        hooks.iter().for_each(|f| f());
     });
     port.on_disconnect()
         .add_listener(on_disconnect.as_ref().unchecked_ref());
@@ -54,60 +55,62 @@ fn connect() -> Result<Port, String> {
     Ok(port)
 }
 
+/// Which view a message from the worker is for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Route {
+    /// The task's state.
+    Task,
+    /// Which conversation to show (the memory that follows the tab).
+    Memory,
+    /// Settings' questions: "Test connection", "List models", the on-device model.
+    Settings,
+    /// The Firebase relay's fetches.
+    Relay,
+    /// The answer being streamed.
+    Chat,
+}
+
+type Handler = fn(WorkerToPanel);
+
+thread_local! {
+    static ROUTES: RefCell<Vec<(Route, Handler)>> = const { RefCell::new(Vec::new()) };
+    static ON_GONE: RefCell<Vec<fn()>> = const { RefCell::new(Vec::new()) };
+}
+
+/// `handler` receives the messages for `route` (each view registers its own when it is wired,
+/// so this module depends on none of them).
+pub(crate) fn route(route: Route, handler: Handler) {
+    ROUTES.with(|r| r.borrow_mut().push((route, handler)));
+}
+
+/// `f` hears that the worker's Port closed (the worker was stopped).
+pub(crate) fn on_gone(f: fn()) {
+    ON_GONE.with(|g| g.borrow_mut().push(f));
+}
+
+fn route_of(message: &WorkerToPanel) -> Route {
+    match message {
+        WorkerToPanel::TaskState { .. } | WorkerToPanel::TaskDelta { .. } => Route::Task,
+        WorkerToPanel::Conversation { .. } | WorkerToPanel::Changed { .. } => Route::Memory,
+        WorkerToPanel::ConnectionResult { .. }
+        | WorkerToPanel::Models { .. }
+        | WorkerToPanel::NanoStatus { .. } => Route::Settings,
+        WorkerToPanel::Fetch { .. } | WorkerToPanel::FetchAbort { .. } => Route::Relay,
+        _ => Route::Chat,
+    }
+}
+
 /// Hands a message from the worker (on the Port, or a broadcast the memory believed) to the
 /// view it is for.
 pub(crate) fn dispatch(message: WorkerToPanel) {
-    match message {
-        WorkerToPanel::TaskState { .. } | WorkerToPanel::TaskDelta { .. } => {
-            crate::task::receive(message)
-        }
-        // Which conversation to show is the memory's business.
-        WorkerToPanel::Conversation {
-            request_id,
-            tab_id,
-            domain,
-            messages,
-            selection,
-            refused,
-        } => {
-            crate::memory::on_conversation(&request_id, tab_id, domain, messages, selection);
-            if let Some(why) = refused {
-                crate::alert::show_error(&why);
-            }
-        }
-        WorkerToPanel::Changed { tab_id, request_id } => {
-            crate::memory::on_changed(tab_id, request_id.as_deref())
-        }
-        // Settings' questions: "Test connection", "List models", the on-device model.
-        WorkerToPanel::ConnectionResult {
-            request_id,
-            ok,
-            message,
-        } => crate::settings::connection_result(&request_id, ok, &message),
-        WorkerToPanel::Models {
-            request_id,
-            provider,
-            models,
-            message,
-        } => crate::settings::models_listed(&request_id, provider, &models, &message),
-        WorkerToPanel::NanoStatus {
-            request_id,
-            availability,
-            progress,
-            detail,
-        } => {
-            if crate::settings::nano_status_for(&request_id) {
-                crate::settings::nano_status(&availability, progress, &detail);
-            }
-        }
-        WorkerToPanel::Fetch {
-            fetch_id,
-            url,
-            headers,
-            body,
-        } => crate::relay::fetch(fetch_id, url, headers, body),
-        WorkerToPanel::FetchAbort { fetch_id } => crate::relay::abort(&fetch_id),
-        // The rest is about the answer being streamed.
-        other => crate::chat::receive(other),
+    let route = route_of(&message);
+    let handler = ROUTES.with(|r| {
+        r.borrow()
+            .iter()
+            .find(|(x, _)| *x == route)
+            .map(|(_, h)| *h)
+    });
+    if let Some(handler) = handler {
+        handler(message);
     }
 }

@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 use js_sys::{Reflect, Uint8Array};
-use tandem_core::protocol::PanelToWorker;
+use tandem_core::protocol::{PanelToWorker, WorkerToPanel};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::{spawn_local, JsFuture};
 use web_sys::{
@@ -21,13 +21,27 @@ thread_local! {
     static RUNNING: RefCell<HashMap<String, AbortController>> = RefCell::new(HashMap::new());
 }
 
-pub fn abort(fetch_id: &str) {
+/// The worker's fetches to perform (or to abort).
+pub(crate) fn receive(message: WorkerToPanel) {
+    match message {
+        WorkerToPanel::Fetch {
+            fetch_id,
+            url,
+            headers,
+            body,
+        } => fetch(fetch_id, url, headers, body),
+        WorkerToPanel::FetchAbort { fetch_id } => abort(&fetch_id),
+        _ => {}
+    }
+}
+
+fn abort(fetch_id: &str) {
     if let Some(c) = RUNNING.with(|r| r.borrow_mut().remove(fetch_id)) {
         c.abort();
     }
 }
 
-pub fn fetch(fetch_id: String, url: String, headers: Vec<(String, String)>, body: String) {
+fn fetch(fetch_id: String, url: String, headers: Vec<(String, String)>, body: String) {
     spawn_local(async move {
         let error = run(&fetch_id, &url, &headers, &body).await.err();
         RUNNING.with(|r| r.borrow_mut().remove(&fetch_id));

@@ -4,7 +4,7 @@
 
 use std::cell::RefCell;
 
-use tandem_core::protocol::PanelToWorker;
+use tandem_core::protocol::{PanelToWorker, WorkerToPanel};
 use tandem_core::provider::{
     mask_key, ProviderConfig, ProviderKind, ProviderSettings, Settings, StoredSettings,
 };
@@ -133,7 +133,32 @@ fn ask_nano(download: bool) {
 }
 
 /// Shows "Gemini Nano: available / downloading N% / unavailable (reason)".
-pub fn nano_status(availability: &str, progress: Option<f64>, detail: &str) {
+/// The worker's answers to Settings' questions.
+pub(crate) fn receive(message: WorkerToPanel) {
+    match message {
+        WorkerToPanel::ConnectionResult {
+            request_id,
+            ok,
+            message,
+        } => connection_result(&request_id, ok, &message),
+        WorkerToPanel::Models {
+            request_id,
+            provider,
+            models,
+            message,
+        } => models_listed(&request_id, provider, &models, &message),
+        // Only the answer to the latest question counts.
+        WorkerToPanel::NanoStatus {
+            request_id,
+            availability,
+            progress,
+            detail,
+        } if nano_status_for(&request_id) => nano_status(&availability, progress, &detail),
+        _ => {}
+    }
+}
+
+fn nano_status(availability: &str, progress: Option<f64>, detail: &str) {
     if let Ok(line) = dom::by_id::<HtmlElement>("nano-status") {
         let text = match availability {
             "downloading" => format!(
@@ -156,7 +181,7 @@ pub fn nano_status(availability: &str, progress: Option<f64>, detail: &str) {
     }
 }
 
-pub fn nano_status_for(request_id: &str) -> bool {
+fn nano_status_for(request_id: &str) -> bool {
     NANO_REQUEST.with(|r| r.borrow().as_deref() == Some(request_id))
 }
 
@@ -463,7 +488,7 @@ fn test_connection() {
     }
 }
 
-pub fn connection_result(request_id: &str, ok: bool, message: &str) {
+fn connection_result(request_id: &str, ok: bool, message: &str) {
     let current = PENDING_TEST.with(|p| p.borrow().as_deref() == Some(request_id));
     if current {
         connection_status(message, ok);
@@ -498,7 +523,7 @@ fn list_models() {
 
 /// The worker's answer: the models become the Model field's suggestions (typing any name
 /// still works), each with its context window where known.
-pub fn models_listed(
+fn models_listed(
     request_id: &str,
     provider: ProviderKind,
     models: &[tandem_core::model_list::ListedModel],

@@ -40,7 +40,7 @@ pub fn wire() -> Result<(), DomError> {
     send_typed("task-start", "task", "Type a task first.", false, |task| {
         TaskCommand::Start {
             task,
-            tab_id: crate::memory::current_tab(),
+            tab_id: crate::tab::current(),
         }
     })?;
     // Ctrl+Enter (⌘+Enter) in the Task box starts it, as the button does; a plain Enter is a
@@ -186,7 +186,7 @@ fn wire_guide() -> Result<(), DomError> {
     let add_tab: HtmlButtonElement = dom::by_id("task-add-tab")?;
     dom::on(&add_tab, "click", |_: web_sys::Event| {
         send(TaskCommand::AddRelevantTab {
-            tab_id: crate::memory::current_tab(),
+            tab_id: crate::tab::current(),
         })
     });
     Ok(())
