@@ -1,0 +1,99 @@
+// A REAL MCP server for the e2e tests, built with the official TypeScript SDK (Streamable
+// HTTP on 127.0.0.1), with a few knobs to make it misbehave the way real servers do.
+import http from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+
+/**
+ * A real MCP server (the SDK's low-level Server + StreamableHTTPServerTransport, one pair per
+ * session, as the SDK's examples do), behind a plain `http.createServer`. `json`: answers as
+ * application/json instead of event streams. `token`: the Bearer token it demands.
+ * `received` records every JSON-RPC message with the headers it came with.
+ */
+export async function startMcpServer({ name, json = false, token = null, port = 0, header = null }) {
+  const received = [];
+  const streams = new Set(); // open GET event streams
+  const sessions = new Map(); // session id → { transport, server }
+  const tools = [
+    { name: 'echo', description: 'Echoes the text back.', annotations: { readOnlyHint: true },
+      inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } },
+    { name: 'write_note', description: 'Writes a note.',
+      inputSchema: { type: 'object', properties: { note: { type: 'string' } }, required: ['note'] } },
+    { name: 'slow', description: 'Takes its time.', annotations: { readOnlyHint: true },
+      inputSchema: { type: 'object', properties: {} } },
+  ];
+  let slowStarted = null;
+  const slowCalled = new Promise((r) => { slowStarted = r; });
+  const handlers = {
+    echo: async ({ text }) => ({ content: [{ type: 'text', text: `echo from ${name}: ${text}` },
+      { type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' }] }),
+    write_note: async () => ({ isError: true, content: [{ type: 'text', text: 'the disk is full' }] }),
+    slow: async () => { slowStarted(); return new Promise(() => {}); },
+    late_tool: async () => ({ content: [{ type: 'text', text: 'late and here' }] }),
+  };
+  const newServer = () => {
+    const server = new Server({ name, version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } });
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
+    server.setRequestHandler(CallToolRequestSchema, async (req) => {
+      const run = handlers[req.params.name];
+      if (!run) return { isError: true, content: [{ type: 'text', text: `no tool ${req.params.name}` }] };
+      return run(req.params.arguments ?? {});
+    });
+    return server;
+  };
+  const httpServer = http.createServer(async (req, res) => {
+    const chunks = [];
+    for await (const c of req) chunks.push(c);
+    const text = Buffer.concat(chunks).toString('utf8');
+    const body = text ? JSON.parse(text) : undefined;
+    received.push({ method: req.method, rpc: body?.method, params: body?.params, headers: req.headers });
+    if (req.method === 'GET') {
+      streams.add(res);
+      res.on('close', () => streams.delete(res));
+    }
+    if ((token && req.headers.authorization !== `Bearer ${token}`)
+      || (header && req.method !== 'GET' && req.headers[header[0]] !== header[1])) {
+      res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"unauthorized"}');
+      return;
+    }
+    const sid = req.headers['mcp-session-id'];
+    let entry = sid ? sessions.get(sid) : undefined;
+    if (!entry && !sid && body?.method === 'initialize') {
+      const transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        enableJsonResponse: json,
+        onsessioninitialized: (id) => sessions.set(id, entry),
+      });
+      entry = { transport, server: newServer() };
+      await entry.server.connect(entry.transport);
+    }
+    if (!entry) {
+      res.writeHead(sid ? 404 : 400, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'no such session' }, id: null }));
+      return;
+    }
+    await entry.transport.handleRequest(req, res, body);
+  });
+  await new Promise((r) => httpServer.listen(port, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${httpServer.address().port}/mcp`;
+  return {
+    url, received, slowCalled,
+    calls: () => received.filter((m) => m.rpc === 'tools/call'),
+    /** Adds a tool and tells every open session (notifications/tools/list_changed). */
+    async addTool(tool) {
+      tools.push(tool);
+      for (const { server } of sessions.values()) await server.sendToolListChanged().catch(() => {});
+    },
+    /** Cuts every open event stream (GET), as a proxy's idle limit would. */
+    dropStreams() { for (const res of streams) res.socket?.destroy(); },
+    openStreams: () => streams.size,
+    /** Forgets every session, as a restarted server would. */
+    forgetSessions() { sessions.clear(); },
+    async close() {
+      httpServer.closeAllConnections();
+      await new Promise((r) => httpServer.close(r));
+    },
+  };
+}
