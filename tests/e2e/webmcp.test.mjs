@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { launchExtension } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
 import { routeSite } from './lib/fixtures.mjs';
+import { closeSettings, openChatMode, openSettings, saveSettings } from './lib/panel.mjs';
 
 const KEY = 'sk-webmcp-abcdefgh12345678';
 const SHOP = 'https://shop.tandem.test';
@@ -33,19 +34,26 @@ const SHOP_PAGE = `<!doctype html><title>Shop</title>
 async function setUp(args, { nano = false } = {}) {
   const mock = await startMockProvider({ delayMs: 5 });
   const browser = await launchExtension({ args, ...(nano ? { fakeLanguageModel: { availability: 'available', delayMs: 5 } } : {}) });
+  try {
+    return await prepare(mock, browser, nano);
+  } catch (e) {
+    // A setup that fails must not leave a browser and a server keeping the run alive.
+    await browser.close().catch(() => {});
+    await mock.close().catch(() => {});
+    throw e;
+  }
+}
+
+async function prepare(mock, browser, nano) {
   await routeSite(browser.context, { origin: SHOP, routes: { '/': SHOP_PAGE } });
   const panel = await browser.openPanel();
-  const settings = panel.getByRole('region', { name: 'Settings' });
-  if (!(await settings.isVisible())) await panel.getByRole('button', { name: 'Settings' }).click();
+  await openSettings(panel);
   await panel.getByLabel('On-device model', { exact: true }).selectOption(nano ? 'auto' : 'cloud');
   await panel.getByLabel('Provider', { exact: true }).selectOption({ label: 'OpenAI-compatible' });
   await panel.getByLabel('Base URL').fill(`${mock.url}/v1`);
   await panel.getByLabel('Model', { exact: true }).fill('gpt-test');
   await panel.getByLabel('API key').fill(KEY);
-  await panel.getByRole('button', { name: 'Save' }).click();
-  await panel.getByRole('status').filter({ hasText: 'Saved' }).waitFor();
-  await panel.getByRole('button', { name: 'Settings' }).click();
-  await settings.waitFor({ state: 'hidden' });
+  await saveSettings(panel);
   // The shop in a tab of its own, brought to the front: the panel follows it.
   const shop = await browser.context.newPage();
   await shop.goto(`${SHOP}/`);
@@ -55,15 +63,16 @@ async function setUp(args, { nano = false } = {}) {
 
 /** Settings' sentence about page tools, after opening Settings (which looks again). */
 async function pageToolsLine(panel, expected) {
-  await panel.getByRole('button', { name: 'Settings' }).click();
+  await openSettings(panel);
   const line = panel.getByLabel('Page tools');
   await line.filter({ hasText: expected }).waitFor();
   const text = await line.textContent();
-  await panel.getByRole('button', { name: 'Settings' }).click();
+  await closeSettings(panel);
   return text;
 }
 
 async function ask(panel, text) {
+  await openChatMode(panel);
   await panel.getByRole('textbox', { name: 'Message' }).fill(text);
   await panel.getByRole('textbox', { name: 'Message' }).press('Enter');
 }
