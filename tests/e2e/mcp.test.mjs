@@ -5,6 +5,7 @@
 // panel), on what the MCP server received, or on what the model received next.
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { launchExtension, collectConsole } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
 import { startMcpServer } from './lib/mcp-server.mjs';
@@ -86,7 +87,19 @@ test('Test names the exact problem (401: needs a token; nothing listening), then
 
   await fillServer({ name: 'Nobody', url: 'http://127.0.0.1:9/mcp' });
   await form.getByRole('button', { name: 'Test server' }).click();
-  await mcpStatus().filter({ hasText: 'could not reach the MCP server at http://127.0.0.1:9/mcp' }).waitFor();
+  await mcpStatus().filter({ hasText: 'could not reach the MCP server at http://127.0.0.1:9/mcp: nothing answers there' }).waitFor();
+
+  // A web page answering 200 with HTML is not an MCP endpoint, and is called so.
+  const page = http.createServer((req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Hello</title><p>A site.'));
+  await new Promise((r) => page.listen(0, '127.0.0.1', r));
+  try {
+    await fillServer({ name: 'A page', url: `http://127.0.0.1:${page.address().port}/` });
+    await form.getByRole('button', { name: 'Test server' }).click();
+    await mcpStatus().filter({ hasText: 'This URL is not an MCP endpoint: it answered with an HTML page.' }).waitFor();
+  } finally {
+    page.closeAllConnections();
+    page.close();
+  }
 
   await fillServer({ name: 'My files', url: sse.url, token: TOKEN });
   await form.getByRole('button', { name: 'Test server' }).click();
