@@ -14,6 +14,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { launchExtension, repoRoot } from '../tests/e2e/lib/browser.mjs';
+import { openTaskMode } from '../tests/e2e/lib/panel.mjs';
 import { startMockProvider, tokenize } from '../tests/e2e/lib/mock-provider.mjs';
 import { routeSite } from '../tests/e2e/lib/fixtures.mjs';
 import { alwaysAllow, lastUserText, useMockProvider } from '../tests/e2e/lib/agent-harness.mjs';
@@ -107,6 +108,7 @@ try {
   await tab.evaluate(() => window.scrollTo(0, 0));
 
   await tab.bringToFront();
+  await openTaskMode(panel);
   await panel.getByRole('textbox', { name: 'Task' }).fill('Add some items');
   const started = performance.now();
   await panel.getByRole('button', { name: 'Start task' }).dispatchEvent('click');
@@ -145,6 +147,7 @@ try {
   await tab.bringToFront();
   log.length = 0;
   clicks = STEPS;
+  await openTaskMode(panel);
   await panel.getByRole('textbox', { name: 'Task' }).fill('Find the timeout option of function_3');
   await panel.getByRole('button', { name: 'Start task' }).dispatchEvent('click');
   // The status still says how the first task ended: wait for this task's first step instead.

@@ -6,19 +6,20 @@
 import path from 'node:path';
 import { launchExtension, repoRoot } from '../tests/e2e/lib/browser.mjs';
 import { startMockProvider, tokenize } from '../tests/e2e/lib/mock-provider.mjs';
+import { openChatMode, openSettings, saveSettings } from '../tests/e2e/lib/panel.mjs';
 
 const SIZES = [50_000, 500_000];
 const mock = await startMockProvider({ delayMs: 0 });
 const browser = await launchExtension({ dist: path.join(repoRoot, 'dist') });
 try {
   const panel = await browser.openPanel();
+  await openSettings(panel);
   await panel.getByLabel('Provider', { exact: true }).selectOption({ label: 'OpenAI-compatible' });
   await panel.getByLabel('Base URL').fill(`${mock.url}/v1`);
   await panel.getByLabel('Model', { exact: true }).fill('gpt-bench');
   await panel.getByLabel('API key').fill('sk-bench-12345678');
-  await panel.getByRole('button', { name: 'Save' }).click();
-  await panel.getByRole('status', { name: 'Settings status' }).filter({ hasText: 'Saved' }).waitFor();
-  await panel.getByRole('button', { name: 'Settings' }).click();
+  await saveSettings(panel);
+  await openChatMode(panel);
 
   // Word-sized deltas as providers send them, then the same answers in 2,000-byte pieces:
   // the difference is what each Port message costs, apart from the rendering.

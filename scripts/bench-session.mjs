@@ -14,6 +14,7 @@
 //   node scripts/bench-session.mjs [--dist <unpacked extension>]   (default: dist/, release)
 import path from 'node:path';
 import { launchExtension, repoRoot } from '../tests/e2e/lib/browser.mjs';
+import { openTaskMode } from '../tests/e2e/lib/panel.mjs';
 import { startMockProvider } from '../tests/e2e/lib/mock-provider.mjs';
 import { routeSite } from '../tests/e2e/lib/fixtures.mjs';
 import { alwaysAllow, lastUserText, useMockProvider } from '../tests/e2e/lib/agent-harness.mjs';
@@ -112,6 +113,7 @@ async function run({ provider, scope }) {
     const tab = await browser.context.newPage();
     await tab.goto(site.url + '/');
     await tab.bringToFront();
+    await openTaskMode(panel);
     await panel.getByRole('textbox', { name: 'Task' }).fill(TASK);
     await panel.getByRole('button', { name: 'Start task' }).dispatchEvent('click');
     const status = panel.getByRole('status', { name: 'Task status' });
