@@ -29,8 +29,11 @@ use crate::chrome;
 
 /// How long Test, Save and a listing may take before they count as unreachable.
 const CONNECT_TIMEOUT_MS: i32 = 15_000;
-/// How long a server with a problem is given, before a turn, to show it is back.
+/// How long a server with a problem is given to show it is back.
 const RECHECK_TIMEOUT_MS: i32 = 2_000;
+/// How long a turn waits for those rechecks: a server back on this machine answers well
+/// within it; one that does not answer goes on being rechecked behind the turn.
+const RECHECK_WAIT_MS: i32 = 500;
 /// The longest pause before the server's event stream is opened again.
 const MAX_REOPEN_DELAY_MS: i32 = 30_000;
 /// Pages of `tools/list` read at most (a server paging forever is not followed).
@@ -49,6 +52,8 @@ thread_local! {
     static SESSIONS: RefCell<HashMap<String, Session>> = RefCell::new(HashMap::new());
     /// The open GET stream of each server, to end when it is turned off or removed.
     static LISTENING: RefCell<HashMap<String, AbortController>> = RefCell::new(HashMap::new());
+    /// Servers being rechecked now: a turn does not start a second recheck of one.
+    static RECHECKING: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Where a server is and how to authenticate: from the registry and the token store.
@@ -479,19 +484,35 @@ pub fn start() {
 }
 
 /// Before a turn offers tools: each server that is on but had a problem (its tools are not
-/// offered meanwhile) is given a short while to show it is back, so a server that returns
-/// offers its tools again without the user doing anything. A refused connection fails at
-/// once; a server that does not answer costs at most `RECHECK_TIMEOUT_MS`.
+/// offered meanwhile) is asked again, all at once, so a server that returns offers its tools
+/// again without the user doing anything. The turn waits at most `RECHECK_WAIT_MS` for
+/// them; a server that does not answer is rechecked behind the turn (up to
+/// `RECHECK_TIMEOUT_MS`), and a server still being rechecked is not asked again.
 pub async fn recheck() {
     let registry = crate::tools::registry().await;
     let troubled: Vec<String> = registry
         .mcp_servers()
         .filter(|p| p.mcp().is_some_and(|m| m.enabled && m.problem.is_some()))
         .map(|p| p.id().to_string())
+        .filter(|id| RECHECKING.with(|r| !r.borrow().contains(id)))
         .collect();
-    for id in troubled {
-        refresh_within(id, RECHECK_TIMEOUT_MS).await;
+    if troubled.is_empty() {
+        return;
     }
+    let rechecks = js_sys::Array::new();
+    for id in troubled {
+        RECHECKING.with(|r| r.borrow_mut().push(id.clone()));
+        rechecks.push(&wasm_bindgen_futures::future_to_promise(async move {
+            refresh_within(id.clone(), RECHECK_TIMEOUT_MS).await;
+            RECHECKING.with(|r| r.borrow_mut().retain(|x| *x != id));
+            Ok(JsValue::UNDEFINED)
+        }));
+    }
+    let all = js_sys::Promise::all(&rechecks);
+    let waited = js_sys::Promise::new(&mut |resolve, _| {
+        chrome::set_timeout(&resolve, RECHECK_WAIT_MS);
+    });
+    let _ = JsFuture::from(js_sys::Promise::race(&js_sys::Array::of2(&all, &waited))).await;
 }
 
 /// Runs a `tools/call` for `run` and returns the provider result (`{content, error?}`) the

@@ -54,16 +54,26 @@ thread_local! {
     /// The chat turns of late, newest last: the tab each asks from and the page tools
     /// offered in it (what `run_round` plans against is exactly what was offered).
     static TURNS: RefCell<Vec<TurnTools>> = const { RefCell::new(Vec::new()) };
+    /// Origins whose pages had no `document.modelContext` this worker life: not scripted
+    /// again at every turn (a busy page could hold a turn up to the listing's limit). Kept
+    /// per origin, not per browser: an origin trial gives page tools to some sites only.
+    static NO_PAGE_TOOLS: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
 }
+
+/// How many origins [`NO_PAGE_TOOLS`] remembers.
+const NO_PAGE_TOOLS_KEPT: usize = 256;
 
 /// How many turns [`TURNS`] remembers: more than run at once.
 const TURNS_KEPT: usize = 16;
 
-/// One chat turn's tab and the page tools listed there for it.
+/// One chat turn's (or task's) tab and the page tools listed there for it.
 struct TurnTools {
     request_id: String,
     tab_id: i32,
     listing: Option<PageListing>,
+    /// A task's entry: it lives as long as the task runs, however many chat turns pass
+    /// meanwhile, and is dropped by [`forget_task`].
+    kept: bool,
 }
 
 /// A call waiting for the user's Approve / Deny.
@@ -296,9 +306,23 @@ pub async fn specs() -> Vec<ToolSpec> {
 /// A chat turn `request_id` asks from `tab_id` (the panel's `Send`): its page's tools are
 /// offered in that turn only.
 pub fn note_tab(request_id: &str, tab_id: Option<i32>) {
-    let Some(tab_id) = tab_id else {
-        return;
-    };
+    if let Some(tab_id) = tab_id {
+        remember_turn(request_id, tab_id, false);
+    }
+}
+
+/// A task `task_key` runs on `tab_id`: the page tools listed there when it (re)starts are
+/// the ones it may call, until [`forget_task`].
+pub fn note_task(task_key: &str, tab_id: i32) {
+    remember_turn(task_key, tab_id, true);
+}
+
+/// The task has stopped running: its page tools are no longer offered.
+pub fn forget_task(task_key: &str) {
+    TURNS.with(|t| t.borrow_mut().retain(|x| x.request_id != task_key));
+}
+
+fn remember_turn(request_id: &str, tab_id: i32, kept: bool) {
     TURNS.with(|t| {
         let mut t = t.borrow_mut();
         t.retain(|x| x.request_id != request_id);
@@ -306,14 +330,22 @@ pub fn note_tab(request_id: &str, tab_id: Option<i32>) {
             request_id: request_id.to_string(),
             tab_id,
             listing: None,
+            kept,
         });
-        let extra = t.len().saturating_sub(TURNS_KEPT);
-        t.drain(..extra);
+        // The oldest chat turns give way; running tasks keep theirs.
+        let mut extra = t.len().saturating_sub(TURNS_KEPT);
+        t.retain(|x| {
+            let drop = extra > 0 && !x.kept;
+            if drop {
+                extra -= 1;
+            }
+            !drop
+        });
     });
 }
 
-/// The tools of chat turn `request_id`: [`specs`], and the tools the page in its tab
-/// registered (WebMCP), listed now and kept for the turn's calls.
+/// The tools of chat turn (or task) `request_id`: [`specs`], and the tools the page in its
+/// tab registered (WebMCP), listed now and kept for the turn's calls.
 pub async fn specs_for(request_id: &str) -> Vec<ToolSpec> {
     let Some(tab_id) = TURNS.with(|t| {
         t.borrow()
@@ -324,7 +356,23 @@ pub async fn specs_for(request_id: &str) -> Vec<ToolSpec> {
         return specs().await;
     };
     // A tab that is not a web page Tandem may script offers no page tools.
-    let listing = crate::page_tools::list(tab_id).await.ok();
+    let origin = tab_origin(tab_id).await;
+    let known_without = origin
+        .as_ref()
+        .is_some_and(|o| NO_PAGE_TOOLS.with(|n| n.borrow().contains(o)));
+    let listing = match known_without {
+        true => None,
+        false => crate::page_tools::list(tab_id).await.ok(),
+    };
+    if let (Some(origin), Some(false)) = (origin, listing.as_ref().map(|l| l.supported)) {
+        NO_PAGE_TOOLS.with(|n| {
+            let mut n = n.borrow_mut();
+            if n.len() >= NO_PAGE_TOOLS_KEPT {
+                n.remove(0);
+            }
+            n.push(origin);
+        });
+    }
     for skipped in listing.iter().flat_map(|l| &l.skipped) {
         crate::log_error("a page tool", &JsValue::from_str(skipped));
     }
@@ -341,9 +389,16 @@ pub async fn specs_for(request_id: &str) -> Vec<ToolSpec> {
     turn_registry(request_id).await.specs()
 }
 
-/// The registry a turn's calls are planned against: the stored one, with the page tools
-/// offered in that turn.
-async fn turn_registry(request_id: &str) -> Registry {
+/// The origin of the page in `tab_id`, if Chrome tells it (a closed tab does not).
+async fn tab_origin(tab_id: i32) -> Option<String> {
+    let tab = JsFuture::from(chrome::tabs_get(tab_id).ok()?).await.ok()?;
+    let url = Reflect::get(&tab, &"url".into()).ok()?.as_string()?;
+    web_sys::Url::new(&url).ok().map(|u| u.origin())
+}
+
+/// The registry a turn's (or task's) calls are planned against: the stored one, with the
+/// page tools offered in that turn.
+pub async fn turn_registry(request_id: &str) -> Registry {
     let registry = loaded().await;
     let page = TURNS.with(|t| {
         t.borrow()

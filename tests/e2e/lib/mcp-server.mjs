@@ -10,9 +10,11 @@ import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprot
  * A real MCP server (the SDK's low-level Server + StreamableHTTPServerTransport, one pair per
  * session, as the SDK's examples do), behind a plain `http.createServer`. `json`: answers as
  * application/json instead of event streams. `token`: the Bearer token it demands.
- * `received` records every JSON-RPC message with the headers it came with.
+ * `received` records every JSON-RPC message with the headers it came with. `cors`: the server
+ * lets any origin read its answers (CORS headers and preflight answers, as a server meant for
+ * browser clients does); without it, a browser client without host access cannot read them.
  */
-export async function startMcpServer({ name, json = false, token = null, port = 0, header = null }) {
+export async function startMcpServer({ name, json = false, token = null, port = 0, header = null, cors = false }) {
   const received = [];
   const streams = new Set(); // open GET event streams
   const sessions = new Map(); // session id → { transport, server }
@@ -44,6 +46,17 @@ export async function startMcpServer({ name, json = false, token = null, port = 
     return server;
   };
   const httpServer = http.createServer(async (req, res) => {
+    if (cors) {
+      res.setHeader('access-control-allow-origin', '*');
+      res.setHeader('access-control-expose-headers', 'mcp-session-id, mcp-protocol-version');
+      if (req.method === 'OPTIONS') {
+        res.writeHead(204, {
+          'access-control-allow-methods': 'GET, POST, DELETE',
+          'access-control-allow-headers': 'content-type, accept, authorization, mcp-session-id, mcp-protocol-version, last-event-id',
+        }).end();
+        return;
+      }
+    }
     const chunks = [];
     for await (const c of req) chunks.push(c);
     const text = Buffer.concat(chunks).toString('utf8');

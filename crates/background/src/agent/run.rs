@@ -57,7 +57,11 @@ pub(super) struct Loop {
     pub(super) tool_call: Rc<RefCell<Option<String>>>,
 }
 
-/// What one observation gives the loop.
+/// The key a task's page tools are kept under (beside chat turns' request ids).
+fn task_key(ctx: &TaskContext) -> String {
+    format!("task:{}", ctx.id)
+}
+
 /// The user's answer to the site question.
 enum Grant {
     Given,
@@ -86,11 +90,12 @@ impl Loop {
         };
         self.approve_plan = settings.agent.approve_plan;
         // The tools are read once per task: the instructions listing them are sent once per
-        // session, and a resumed session keeps the text it started with.
-        let tools = match &ctx.tools {
-            Some(tools) => tools.clone(),
-            None => ctx.tools.insert(crate::tools::specs().await).clone(),
-        };
+        // session, and a resumed session keeps the text it started with. The page tools
+        // (WebMCP) of the task's tab are listed again at every (re)start, so the calls of a
+        // resumed task are planned against what its page offers now.
+        crate::tools::note_task(&task_key(ctx), ctx.tab_id);
+        let listed = crate::tools::specs_for(&task_key(ctx)).await;
+        let tools = ctx.tools.get_or_insert(listed).clone();
         self.navigator_schema = tool_step::navigator_schema_with(&tools);
         let config = SessionConfig {
             system_prompt: task::system_prompt(),
@@ -107,11 +112,15 @@ impl Loop {
         };
         let mut session = match session {
             Ok(s) => s,
-            Err(e) => return ctx.finish(TaskStatus::Failed, e.to_string()),
+            Err(e) => {
+                crate::tools::forget_task(&task_key(ctx));
+                return ctx.finish(TaskStatus::Failed, e.to_string());
+            }
         };
         // Cancel aborts the provider's answer in flight.
         session.set_abort(Some(controller));
         self.steps(ctx, &mut session).await;
+        crate::tools::forget_task(&task_key(ctx));
         ctx.transcript = Some(session.transcript().clone());
         // Every path ends here: the session never outlives its task.
         session.destroy();
@@ -384,7 +393,7 @@ impl Loop {
         call: ToolCall,
     ) -> bool {
         let controller = &self.controller;
-        let registry = crate::tools::registry().await;
+        let registry = crate::tools::turn_registry(&task_key(ctx)).await;
         let (used, outcome) = match plan_call(&registry, &call) {
             CallPlan::Reject(outcome) => (tool_step::tool_use(&call, ""), Ok(outcome)),
             CallPlan::Run(run) => (

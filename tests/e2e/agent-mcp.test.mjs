@@ -1,0 +1,127 @@
+// Tasks call MCP servers' tools too (issue 16): a REAL MCP server built with the official
+// TypeScript SDK (Streamable HTTP on 127.0.0.1, Bearer token), added in Settings as a person
+// would; a task on an https fixture origin the manifest does not list; the model scripted at
+// the mock server (OpenAI wire format) or in the fake LanguageModel. Every claim is checked on
+// what the MCP server received, on what the model received next, or on the task view.
+import { test, before, after, beforeEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { closeSettings, lastUserText, openSettings, startAgentEnv } from './lib/agent-harness.mjs';
+import { startMcpServer } from './lib/mcp-server.mjs';
+import { page } from './lib/shop-site.mjs';
+
+const NOTES = 'https://notes.tandem.test';
+const TOKEN = 'mcp-task-token-9k2mqx';
+
+let env, panel, ui, tab, mock, files;
+
+before(async () => {
+  files = await startMcpServer({ name: 'Files', token: TOKEN });
+  env = await startAgentEnv({
+    origin: NOTES,
+    routes: { '/': page('Reading list', '<h1>Reading list</h1><p>Echo the word hello.</p>') },
+    key: 'sk-agent-mcp-12345678',
+    fakeLanguageModel: { availability: 'available', delayMs: 1, contextWindow: 32_000 },
+    onDevice: 'cloud',
+  });
+  ({ panel, ui, tab, mock } = env);
+  await openSettings(panel);
+  await panel.getByRole('button', { name: 'Add MCP server' }).click();
+  const form = panel.getByRole('group', { name: 'New MCP server' });
+  await form.getByLabel('Server name').fill('My files');
+  await form.getByLabel('Server URL').fill(files.url);
+  await form.getByLabel('Bearer token (optional)').fill(TOKEN);
+  await form.getByRole('button', { name: 'Add server' }).click();
+  await panel.getByRole('list', { name: 'Tool providers' }).getByRole('combobox', { name: /^echo from My files/ }).waitFor({ timeout: 15_000 });
+  await closeSettings(panel);
+});
+after(async () => {
+  await env?.close();
+  await files?.close().catch(() => {});
+});
+beforeEach(() => mock.reset());
+
+/** The model-facing name of the server's `tool`, as the task's instructions list it. */
+const listedName = (system, tool) => (system.match(new RegExp(`- (\\w+__${tool}):`)) ?? [])[1];
+const systemOf = (body) => JSON.stringify(body.messages[0].content);
+const navigatorTurns = () => mock.requests.map((r) => lastUserText(r.body)).filter((t) => t.startsWith('ROLE: NAVIGATOR'));
+
+/** The cloud model: the navigator calls `tool` with `args` once, then says done. */
+function callOnce(tool, args) {
+  mock.setDefault(async (rec) => {
+    const turn = lastUserText(rec.body);
+    if (turn.startsWith('ROLE: PLANNER')) {
+      return { reply: JSON.stringify({ plan: `1. call ${tool}`, complete: /navigator says the task is done/.test(turn) }) };
+    }
+    const name = listedName(systemOf(rec.body), tool);
+    const answered = new RegExp(`Result of the previous step: the tool ${name} (answered|failed)`).test(turn);
+    return { reply: JSON.stringify(answered ? { action: 'done', success: true, answer: 'Done with the server.' } : { action: 'tool', tool: name ?? `missing__${tool}`, arguments: args }) };
+  });
+}
+
+test('a task calls a read-only MCP tool without asking: the server gets the arguments and the token, the next step reads the text fenced', async () => {
+  callOnce('echo', { text: 'hello from a task' });
+  const before = files.calls().length;
+  await ui.startTask(tab, 'Echo hello through my files server', `${NOTES}/`);
+  await ui.waitStatus(/^Done/);
+  const calls = files.calls().slice(before);
+  assert.equal(calls.length, 1, 'one tools/call');
+  assert.deepEqual(calls[0].params, { name: 'echo', arguments: { text: 'hello from a task' } });
+  assert.equal(calls[0].headers.authorization, `Bearer ${TOKEN}`);
+  const system = systemOf(mock.requests[0].body);
+  const name = listedName(system, 'echo');
+  assert.ok(name, `the server's tool is in the task's instructions: ${system.slice(0, 2000)}`);
+  assert.ok(!system.includes(TOKEN), 'the token never reaches the model');
+  const after = navigatorTurns().find((t) => t.includes(`the tool ${name} answered`));
+  assert.ok(after, navigatorTurns().join('\n---\n'));
+  assert.match(after, /⟦untrusted data: result of echo from My files⟧\necho from Files: hello from a task\n\[image omitted\]\n⟦\/untrusted data⟧/);
+  const line = ui.list().getByRole('listitem').filter({ has: panel.getByRole('group', { name: `Tool call ${name}` }) });
+  assert.match(await line.getByLabel('Tool result').textContent(), /^Done: echo from Files: hello from a task/);
+  assert.equal(await panel.getByRole('group', { name: `Run ${name}?` }).count(), 0, 'a read-only tool is not asked about');
+  assert.ok(!(await panel.locator('body').textContent()).includes(TOKEN), 'the token is not on screen');
+});
+
+test('a task\'s call to an MCP tool on Ask waits for Approve; the server\'s isError reaches the model as a failure', async () => {
+  callOnce('write_note', { note: 'buy milk' });
+  const before = files.calls().length;
+  await ui.startTask(tab, 'Write a note about milk', `${NOTES}/`);
+  const name = listedName(systemOf(mock.requests[0].body), 'write_note');
+  const question = panel.getByRole('group', { name: `Run ${name}?` });
+  await question.waitFor({ timeout: 20_000 });
+  assert.match(await question.textContent(), /My files/);
+  assert.equal(files.calls().length, before, 'nothing reaches the server before the user approves');
+  await question.getByRole('button', { name: 'Approve' }).dispatchEvent('click');
+  await ui.waitStatus(/^Done/);
+  assert.equal(files.calls().slice(before).at(-1)?.params.arguments.note, 'buy milk');
+  const told = navigatorTurns().find((t) => t.includes(`the tool ${name} failed`));
+  assert.ok(told, navigatorTurns().join('\n---\n'));
+  assert.match(told, /the disk is full/);
+});
+
+test('on Gemini Nano a task calls the MCP tool the same way, and nothing goes to the cloud', async () => {
+  await openSettings(panel);
+  await panel.getByLabel('On-device model', { exact: true }).selectOption('nano');
+  await panel.getByRole('button', { name: 'Save', exact: true }).click();
+  await panel.getByRole('status', { name: 'Settings status' }).filter({ hasText: 'Saved' }).waitFor();
+  await closeSettings(panel);
+  await env.browser.serviceWorker.evaluate(() => {
+    const cfg = globalThis.__fakeLanguageModel;
+    cfg.calls.length = 0;
+    cfg.reply = (turn) => {
+      if (turn.startsWith('ROLE: PLANNER')) return JSON.stringify({ plan: '1. echo', complete: /navigator says the task is done/.test(turn) });
+      const prompts = JSON.stringify(cfg.calls.find((c) => c.method === 'create')?.options.initialPrompts ?? []);
+      const name = (prompts.match(/- (\w+__echo):/) ?? [])[1];
+      return JSON.stringify(new RegExp(`the tool ${name} answered`).test(turn)
+        ? { action: 'done', success: true, answer: 'Echoed on the device.' }
+        : { action: 'tool', tool: name, arguments: { text: 'from nano' } });
+    };
+  });
+  const before = files.calls().length;
+  await ui.startTask(tab, 'Echo through my files server, on the device', `${NOTES}/`);
+  await ui.waitStatus(/^Done/);
+  assert.deepEqual(files.calls().slice(before).map((c) => c.params), [{ name: 'echo', arguments: { text: 'from nano' } }]);
+  assert.equal(mock.requests.length, 0, 'nothing went to the cloud');
+  const calls = await env.browser.serviceWorker.evaluate(() => globalThis.__fakeLanguageModel.calls);
+  const next = calls.filter((c) => c.method.startsWith('prompt')).map((c) => JSON.stringify(c.input)).find((t) => t.includes('echo from Files: from nano'));
+  assert.ok(next, 'Nano reads the server\'s answer');
+  assert.ok(next.includes('⟦untrusted data: result of echo from My files⟧'), next);
+});
