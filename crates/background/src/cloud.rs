@@ -1,6 +1,6 @@
 //! The browser's [`CloudTransport`]: a task session's cloud step as one HTTP request to the
 //! user's provider (the adapter's translation of the request, sent and decoded by
-//! [`crate::chat::attempt`]: a direct `fetch`, or the side panel's Firebase relay), every
+//! [`attempt`]: a direct `fetch`, or the side panel's Firebase relay), every
 //! decoded event handed on as it arrives. The send pipeline's budget and retries live in the
 //! session (`tandem_core::session::CloudSession`).
 
@@ -12,7 +12,7 @@ use tandem_core::session::{AttemptTrace, CloudTransport, SendFailure, Sleeper};
 use tandem_core::stream::StreamEvent;
 use web_sys::AbortController;
 
-use crate::chat::{attempt, Failure};
+use crate::http::Failure;
 use crate::{chrome, storage};
 
 /// Sends with the settings saved at the time of each request, under the abort controller the
@@ -105,4 +105,18 @@ impl Sleeper for Timer {
     async fn sleep(&self, ms: u64) {
         chrome::sleep(i32::try_from(ms).unwrap_or(i32::MAX)).await;
     }
+}
+
+/// One attempt at the user's provider: Firebase through the side panel's relay (the panel
+/// holds the Firebase SDK), any other provider with a direct `fetch`.
+pub(crate) async fn attempt(
+    http: &tandem_core::http::HttpRequest,
+    cfg: &tandem_core::provider::ProviderConfig,
+    controller: &AbortController,
+    sink: &mut dyn FnMut(Vec<StreamEvent>) -> Result<bool, Failure>,
+) -> Result<(), Failure> {
+    if cfg.kind == tandem_core::provider::ProviderKind::Firebase {
+        return crate::relay::attempt(http, cfg, controller, sink).await;
+    }
+    crate::http::attempt(http, cfg, controller, sink).await
 }

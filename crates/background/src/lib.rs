@@ -7,14 +7,17 @@ mod ask;
 mod chat;
 mod chrome;
 mod cloud;
+mod http;
 mod mcp;
 mod memory;
 mod models;
 mod nano;
 mod nano_status;
+mod outbox;
 mod page_read;
 mod page_tools;
 mod redact;
+mod registry;
 mod relay;
 mod sessions;
 mod storage;
@@ -124,7 +127,9 @@ pub fn on_port_message(port: chrome::Port, message: JsValue) {
             | PanelToWorker::SetHidden { .. }
             | PanelToWorker::Clear { .. }
             | PanelToWorker::ForgetAll),
-        ) => memory::on_panel_message(port, message),
+        ) => memory::on_panel_message(message, move |reply| {
+            let _ = outbox::post(&port, reply);
+        }),
         Ok(PanelToWorker::Stop { request_id }) => chat::stop(&request_id),
         Ok(PanelToWorker::NanoStatus { request_id }) => {
             nano_status::report_status(port, request_id, false)
@@ -136,7 +141,7 @@ pub fn on_port_message(port: chrome::Port, message: JsValue) {
             request_id,
             provider,
             settings,
-        }) => chat::test_connection(port, request_id, provider, settings),
+        }) => models::test_connection(port, request_id, provider, settings),
         Ok(PanelToWorker::ListModels {
             request_id,
             provider,

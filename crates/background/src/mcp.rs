@@ -3,7 +3,7 @@
 //! `list_changed`; DELETE to end a session), one session per server kept in memory (so a
 //! worker restart, or a server that forgot the session, simply initializes again), and the
 //! Settings commands (Test, Save, turn off, remove). What is sent and how answers read is
-//! `tandem_core::mcp`; the registry the servers' tools live in is `crate::tools`'.
+//! `tandem_core::mcp`; the registry the servers' tools live in is `crate::registry`'.
 //!
 //! The Bearer token and the user's headers are secrets like an API key: kept in
 //! `chrome.storage.local` under their own key, read here only, never written into the
@@ -111,7 +111,7 @@ async fn set_credentials(id: &str, credentials: Option<&Credentials>) {
 }
 
 async fn server(id: &str) -> Option<Server> {
-    let registry = crate::tools::registry().await;
+    let registry = crate::registry::loaded().await;
     let url = registry.provider(id)?.mcp()?.url.clone();
     Some(Server {
         id: id.to_string(),
@@ -460,8 +460,8 @@ async fn refresh_within(id: String, limit_ms: i32) {
     }
     .await;
     let result = match listed {
-        Ok(page) => crate::tools::change(|r| r.set_mcp_tools(&id, page.tools)).await,
-        Err(e) => crate::tools::change(|r| r.set_mcp_problem(&id, Some(e.to_string()))).await,
+        Ok(page) => crate::registry::change(|r| r.set_mcp_tools(&id, page.tools)).await,
+        Err(e) => crate::registry::change(|r| r.set_mcp_problem(&id, Some(e.to_string()))).await,
     };
     if result.is_err() {
         crate::log_warning("an MCP server's tools changed, but it is no longer known");
@@ -474,7 +474,7 @@ async fn refresh_within(id: String, limit_ms: i32) {
 /// (they may have changed while no worker listened).
 pub fn start() {
     spawn_local(async {
-        let registry = crate::tools::registry().await;
+        let registry = crate::registry::loaded().await;
         for p in registry.mcp_servers() {
             if p.mcp().is_some_and(|m| m.enabled) {
                 spawn_local(refresh(p.id().to_string()));
@@ -489,7 +489,7 @@ pub fn start() {
 /// them; a server that does not answer is rechecked behind the turn (up to
 /// `RECHECK_TIMEOUT_MS`), and a server still being rechecked is not asked again.
 pub async fn recheck() {
-    let registry = crate::tools::registry().await;
+    let registry = crate::registry::loaded().await;
     let troubled: Vec<String> = registry
         .mcp_servers()
         .filter(|p| p.mcp().is_some_and(|m| m.enabled && m.problem.is_some()))
@@ -531,9 +531,10 @@ pub async fn call(run: Run, controller: AbortController) -> JsValue {
                 Err(e) => {
                     if !controller.signal().aborted() {
                         let sentence = e.to_string();
-                        let _ =
-                            crate::tools::change(|r| r.set_mcp_problem(&server.id, Some(sentence)))
-                                .await;
+                        let _ = crate::registry::change(|r| {
+                            r.set_mcp_problem(&server.id, Some(sentence))
+                        })
+                        .await;
                     }
                     rpc_error_result(&e)
                 }
@@ -544,13 +545,13 @@ pub async fn call(run: Run, controller: AbortController) -> JsValue {
 }
 
 async fn clear_problem(id: &str) {
-    let registry = crate::tools::registry().await;
+    let registry = crate::registry::loaded().await;
     let has = registry
         .provider(id)
         .and_then(|p| p.mcp())
         .is_some_and(|m| m.problem.is_some());
     if has {
-        let _ = crate::tools::change(|r| r.set_mcp_problem(id, None)).await;
+        let _ = crate::registry::change(|r| r.set_mcp_problem(id, None)).await;
     }
 }
 
@@ -677,7 +678,7 @@ pub async fn add(request_id: String, name: String, url: String, token: String, h
         token_hint: credentials.token.as_deref().and_then(token_hint),
         header_names: credentials.header_names(),
     };
-    crate::tools::change(|r| r.add_mcp_server(&id, &shown, server, tools)).await;
+    crate::registry::change(|r| r.add_mcp_server(&id, &shown, server, tools)).await;
     report(&request_id, true, &message, &names).await;
 }
 

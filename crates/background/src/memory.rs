@@ -21,7 +21,7 @@ use tandem_core::protocol::{PanelToWorker, WorkerToPanel};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{spawn_local, JsFuture};
 
-use crate::chrome::{tabs_get, Port};
+use crate::chrome::tabs_get;
 use crate::storage::{self, js_text};
 
 /// Keys in `chrome.storage.session`.
@@ -212,10 +212,14 @@ pub fn on_tab_updated(tab_id: i32, change: JsValue) {
 }
 
 /// The panel's memory messages: show a tab, hide a message, clear, forget everything.
-pub fn on_panel_message(port: Port, message: PanelToWorker) {
+/// `reply` sends the tab's conversation back to the panel that asked (memory itself never
+/// posts: every message to a panel passes `crate::outbox`, which reports answers here).
+pub fn on_panel_message(message: PanelToWorker, reply: impl FnOnce(&WorkerToPanel) + 'static) {
     spawn_local(async move {
         match message {
-            PanelToWorker::Open { request_id, tab_id } => open(&port, request_id, tab_id).await,
+            PanelToWorker::Open { request_id, tab_id } => {
+                reply(&conversation(request_id, tab_id).await)
+            }
             PanelToWorker::SetHidden {
                 tab_id,
                 message_id,
@@ -238,7 +242,8 @@ pub fn on_panel_message(port: Port, message: PanelToWorker) {
     });
 }
 
-async fn open(port: &Port, request_id: String, tab_id: Option<i32>) {
+/// The tab's conversation as the panel shows it, with a selection waiting for it.
+async fn conversation(request_id: String, tab_id: Option<i32>) -> WorkerToPanel {
     let target = key_of(tab_id).await;
     let now = now_ms();
     let (messages, selection) = update(|state| {
@@ -264,15 +269,14 @@ async fn open(port: &Port, request_id: String, tab_id: Option<i32>) {
         }) => (None, Some(why)),
         other => (other.map(|p| p.text), None),
     };
-    let reply = WorkerToPanel::Conversation {
+    WorkerToPanel::Conversation {
         request_id,
         tab_id,
         domain: target.and_then(|(key, _)| key).map(|k| k.domain),
         messages,
         selection,
         refused,
-    };
-    let _ = crate::chat::post(port, &reply);
+    }
 }
 
 async fn forget_all() {

@@ -8,9 +8,9 @@ use tandem_core::protocol::WorkerToPanel;
 use tandem_core::session::{Availability, NanoBackend, NanoCreateOptions, SessionConfig};
 use wasm_bindgen_futures::spawn_local;
 
-use crate::chat::post;
 use crate::chrome::Port;
 use crate::nano::{prompt_api_present, BrowserNano};
+use crate::outbox::post;
 
 pub async fn availability(nano: &BrowserNano) -> Result<Availability, String> {
     if !prompt_api_present() {
@@ -23,15 +23,6 @@ pub async fn availability(nano: &BrowserNano) -> Result<Availability, String> {
 
 fn text_options() -> NanoCreateOptions {
     NanoCreateOptions::for_session(&SessionConfig::default(), Vec::new())
-}
-
-pub fn availability_word(a: Availability) -> &'static str {
-    match a {
-        Availability::Available => "available",
-        Availability::Downloadable => "downloadable",
-        Availability::Downloading => "downloading",
-        Availability::Unavailable => "unavailable",
-    }
 }
 
 /// Answers Settings' question "what can Nano do?"; with `download`, starts the model
@@ -75,7 +66,7 @@ pub fn report_status(port: Port, request_id: String, download: bool) {
                 Availability::Downloadable | Availability::Downloading
             );
         if !wants_download {
-            return send(availability_word(availability), None, detail);
+            return send(availability.word(), None, detail);
         }
         let progress_port = port.clone();
         let progress_id = request_id.clone();

@@ -136,7 +136,7 @@ pub async fn quote_page(
         return Err(ReadError::Refused(why).into());
     }
     // The progress line until the answer's first words (a long page takes a moment).
-    let _ = crate::chat::post(
+    let _ = crate::outbox::post(
         port,
         &WorkerToPanel::Status {
             request_id: request_id.to_owned(),

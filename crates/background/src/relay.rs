@@ -20,8 +20,9 @@ use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsCast;
 use web_sys::AbortController;
 
-use crate::chat::{post, Failure};
 use crate::chrome::Port;
+use crate::http::Failure;
+use crate::outbox::post;
 
 pub enum RelayEvent {
     Head {

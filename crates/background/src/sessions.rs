@@ -153,7 +153,7 @@ fn cannot_start(
     let message = match (e, mode, cloud) {
         (SessionError::NoProvider { nano, .. }, Preferred::Nano, _) => format!(
             "Gemini Nano cannot answer: the on-device model is {}. Settings → On-device model allows the cloud.",
-            crate::nano_status::availability_word(nano)
+            nano.word()
         ),
         (SessionError::NoProvider { .. }, _, Some(cloud)) => cloud.to_string(),
         (SessionError::Nano { error, .. }, _, _) => format!(

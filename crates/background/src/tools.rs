@@ -1,8 +1,10 @@
-//! Tools from other extensions, at run time: the one door other extensions may knock on
-//! (`runtime.onMessageExternal`: `REGISTER_TOOLS`, `UNREGISTER_TOOLS`), the registry kept in
-//! `chrome.storage.local` (which the panel reads to show Settings → Tools and the approval
-//! prompt), `ORCHESTRATOR_READY` at every start and after an approval, and running the calls
-//! a model makes during a chat answer (`TOOL_EXECUTE`). What is decided (who may register,
+//! Tools at run time: the one door other extensions may knock on (`runtime.onMessageExternal`:
+//! `REGISTER_TOOLS`, `UNREGISTER_TOOLS`), `ORCHESTRATOR_READY` at every start and after an
+//! approval, Settings → Tools' commands, the tools each chat turn or task is offered (with
+//! its page's tools), and running the calls a model makes (`TOOL_EXECUTE` to an extension,
+//! `tools/call` to an MCP server through `crate::mcp`, a page tool through
+//! `crate::page_tools`), asking the user first where the policy says so. The registry itself
+//! is `crate::registry`. What is decided (who may register,
 //! which call runs, what the model reads back) is `tandem_core::tools`; this binds it to
 //! Chrome.
 
@@ -15,7 +17,7 @@ use tandem_core::protocol::{ToolsCommand, WorkerToPanel};
 use tandem_core::request::{ToolCall, ToolOutcome, ToolSpec};
 use tandem_core::tools::{
     parse_incoming, parse_tool_result, plan_round, Answer, CallPlan, Failure, Incoming, Outgoing,
-    Registry, Rounds, Run, STORAGE_KEY,
+    Registry, Rounds, Run,
 };
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, spawn_local, JsFuture};
@@ -23,8 +25,10 @@ use web_sys::AbortController;
 
 use tandem_core::tools::page::{self, PageListing};
 
-use crate::chat::{post, Failure as ChatFailure};
 use crate::chrome::{self, Port};
+use crate::http::Failure as ChatFailure;
+use crate::outbox::post;
+use crate::registry::{self, change};
 
 /// How long a provider has to answer a call.
 const CALL_TIMEOUT_MS: i32 = 30_000;
@@ -38,19 +42,11 @@ const MAX_MESSAGE_BYTES: usize = 512 * 1024;
 extern "C" {
     #[wasm_bindgen(catch, js_namespace = ["chrome", "runtime"], js_name = sendMessage)]
     fn send_to_extension(extension_id: &str, message: &JsValue) -> Result<Promise, JsValue>;
-    #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "local"], js_name = set)]
-    fn storage_local_set(items: &JsValue) -> Result<Promise, JsValue>;
 }
 
 thread_local! {
-    /// The registry as stored; loaded once per worker life, then changed here and saved.
-    static REGISTRY: RefCell<Option<Registry>> = const { RefCell::new(None) };
     /// Calls waiting for the user: call id → the answer once given.
     static DECISIONS: RefCell<HashMap<String, Asked>> = RefCell::new(HashMap::new());
-    /// Calls waiting for a provider's answer, ended early when the user removes or turns off
-    /// that provider meanwhile.
-    static RUNNING: RefCell<Vec<Waiting>> = const { RefCell::new(Vec::new()) };
-    static NEXT_WAIT: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
     /// The chat turns of late, newest last: the tab each asks from and the page tools
     /// offered in it (what `run_round` plans against is exactly what was offered).
     static TURNS: RefCell<Vec<TurnTools>> = const { RefCell::new(Vec::new()) };
@@ -83,85 +79,12 @@ struct Asked {
     approve: Option<bool>,
 }
 
-/// A call waiting for its provider's answer.
-struct Waiting {
-    id: u64,
-    provider_id: String,
-    /// Ends the wait as withdrawn.
-    end: js_sys::Function,
-}
-
-/// The registry, read from storage the first time. Unreadable storage reads as empty: no
-/// tools is safe, and every provider is asked again.
-async fn loaded() -> Registry {
-    if let Some(r) = REGISTRY.with(|r| r.borrow().clone()) {
-        return r;
-    }
-    let stored = async {
-        let promise = chrome::storage_local_get(&JsValue::from_str(STORAGE_KEY)).ok()?;
-        let items = JsFuture::from(promise).await.ok()?;
-        let value = Reflect::get(&items, &STORAGE_KEY.into()).ok()?;
-        if value.is_undefined() {
-            return None;
-        }
-        let text = JSON::stringify(&value).ok()?.as_string()?;
-        serde_json::from_str::<Value>(&text).ok()
-    }
-    .await;
-    let registry = stored
-        .map(|v| Registry::from_stored(&v))
-        .unwrap_or_default();
-    // Another call may have loaded (and changed) it while this one waited: keep that one.
-    REGISTRY.with(|r| r.borrow_mut().get_or_insert(registry).clone())
-}
-
-/// Changes the registry and saves it (the panel re-renders from `storage.onChanged`). A
-/// change that changes nothing (a provider re-registering the same tools at every wake) is
-/// not written: each write wakes every panel's listener.
-pub(crate) async fn change<T>(f: impl FnOnce(&mut Registry) -> T) -> T {
-    loaded().await;
-    let (out, before, after, withdrawn) = REGISTRY.with(|r| {
-        let mut r = r.borrow_mut();
-        let registry = r.get_or_insert_with(Registry::default);
-        let before = registry.to_stored();
-        let out = f(registry);
-        let withdrawn: Vec<Waiting> = RUNNING.with(|w| {
-            let mut w = w.borrow_mut();
-            let (gone, kept) = w.drain(..).partition(|x: &Waiting| {
-                registry
-                    .provider(&x.provider_id)
-                    .is_none_or(|p| !p.usable())
-            });
-            *w = kept;
-            gone
-        });
-        (out, before, registry.to_stored(), withdrawn)
-    });
-    // Calls to a provider the user just removed or turned off end now, not at their timeout.
-    for waiting in withdrawn {
-        let _ = waiting.end.call0(&JsValue::NULL);
-    }
-    if before != after {
-        if let Err(e) = save(&after).await {
-            crate::log_error("the tool registry could not be saved", &e);
-        }
-    }
-    out
-}
-
-async fn save(stored: &Value) -> Result<(), JsValue> {
-    let value = JSON::parse(&stored.to_string())?;
-    let items = Object::new();
-    Reflect::set(&items, &STORAGE_KEY.into(), &value)?;
-    JsFuture::from(storage_local_set(&items)?).await.map(|_| ())
-}
-
 /// At every worker start: every provider Tandem knows is told to register again (the
 /// registrations of a worker that stopped are in storage, but a provider may have changed).
 pub fn start() {
     crate::mcp::start();
     spawn_local(async {
-        for id in loaded().await.known_providers() {
+        for id in registry::loaded().await.known_providers() {
             tell(&id, &Outgoing::OrchestratorReady).await;
         }
     });
@@ -300,7 +223,7 @@ pub async fn specs() -> Vec<ToolSpec> {
     // An MCP server that went away offers nothing until it answers again: give it the
     // chance now.
     crate::mcp::recheck().await;
-    loaded().await.specs()
+    registry::loaded().await.specs()
 }
 
 /// A chat turn `request_id` asks from `tab_id` (the panel's `Send`): its page's tools are
@@ -399,7 +322,7 @@ async fn tab_origin(tab_id: i32) -> Option<String> {
 /// The registry a turn's (or task's) calls are planned against: the stored one, with the
 /// page tools offered in that turn.
 pub async fn turn_registry(request_id: &str) -> Registry {
-    let registry = loaded().await;
+    let registry = registry::loaded().await;
     let page = TURNS.with(|t| {
         t.borrow()
             .iter()
@@ -587,26 +510,18 @@ async fn execute(run: &Run, controller: &AbortController) -> Result<ToolOutcome,
     // The race settles with the provider's answer, or with one of these markers.
     let (timed_out, timeout) = after(CALL_TIMEOUT_MS);
     let (stopped, abort) = on_abort(controller);
-    let wait_id = NEXT_WAIT.with(|n| {
-        n.set(n.get() + 1);
-        n.get()
-    });
+    let mut wait_id = None;
     let (withdrawn, removal) = marker(|end| {
-        if on_page {
-            return;
+        if !on_page {
+            wait_id = Some(registry::watch(&run.provider_id, end));
         }
-        RUNNING.with(|w| {
-            w.borrow_mut().push(Waiting {
-                id: wait_id,
-                provider_id: run.provider_id.clone(),
-                end,
-            })
-        });
     });
     let race = Promise::race(&js_sys::Array::of4(&sent, &timeout, &abort, &removal));
     let settled = JsFuture::from(race).await;
     // This call no longer waits; a removal later must not find it.
-    RUNNING.with(|w| w.borrow_mut().retain(|x| x.id != wait_id));
+    if let Some(id) = wait_id {
+        registry::unwatch(id);
+    }
     if let Some(fetch) = &mcp_fetch {
         fetch.abort();
     }
@@ -635,7 +550,7 @@ async fn execute(run: &Run, controller: &AbortController) -> Result<ToolOutcome,
         return Ok(run.outcome(&page::read_result(&answer)));
     }
     // Removed or turned off while it ran: its answer is not used.
-    let still = loaded().await;
+    let still = registry::loaded().await;
     let allowed = still.provider(&run.provider_id).is_some_and(|p| p.usable());
     if !allowed {
         return Ok(run.failed(&Failure::ProviderGone));
@@ -650,11 +565,6 @@ async fn execute(run: &Run, controller: &AbortController) -> Result<ToolOutcome,
 
 // The agent's `tool` action (`crate::agent`) runs its calls through the same registry,
 // question and TOOL_EXECUTE as chat's, with these.
-
-/// The registry as it is now: the agent plans each call against it.
-pub async fn registry() -> Registry {
-    loaded().await
-}
 
 /// Sends `run`'s TOOL_EXECUTE and reads the answer, as a chat call does (30 s limit; the
 /// controller's abort is `Stopped`; a provider gone meanwhile is reported to the model).

@@ -24,8 +24,8 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{spawn_local, JsFuture};
 use web_sys::AbortController;
 
-use crate::chat::post;
 use crate::chrome::Port;
+use crate::outbox::post;
 use crate::sessions::{manager, Session, STEP_TIMEOUT_MS};
 use crate::storage;
 use page::{allowed, canonical_host, get_tab, is_web, target_tab};

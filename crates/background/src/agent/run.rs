@@ -425,7 +425,7 @@ impl Loop {
                         Ok(run.failed(&Failure::DeclinedByUser))
                     }
                     // Paused or cancelled while asking: nothing ran.
-                    _ => Err(crate::chat::Failure::Stopped),
+                    _ => Err(crate::http::Failure::Stopped),
                 };
                 (used, outcome)
             }

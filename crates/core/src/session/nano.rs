@@ -43,6 +43,16 @@ impl Availability {
             _ => Availability::Unavailable,
         }
     }
+
+    /// The word people read (and the JS string of a known state).
+    pub fn word(self) -> &'static str {
+        match self {
+            Availability::Available => "available",
+            Availability::Downloadable => "downloadable",
+            Availability::Downloading => "downloading",
+            Availability::Unavailable => "unavailable",
+        }
+    }
 }
 
 /// A rejected Prompt API promise.
