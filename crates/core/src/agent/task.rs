@@ -675,9 +675,17 @@ pub struct PlannerReply {
     pub complete: bool,
 }
 
+/// [`PlannerReply`]'s schema. A constant: generating it at run time put schemars' generator
+/// in the worker's wasm; `the_planner_schema_is_what_planner_reply_generates` keeps it in step.
+const PLANNER_SCHEMA: &str = r#"{"description":"The planner's answer.","properties":{"complete":{"default":false,"description":"Only meaningful when checking the navigator's `done`: the task is really complete.","type":"boolean"},"plan":{"default":"","description":"A short numbered plan of the remaining steps.","type":"string"}},"title":"PlannerReply","type":"object"}"#;
+
 /// The planner's answer shape, for Nano's `responseConstraint`.
 pub fn planner_schema() -> Schema {
-    crate::session::schema_for::<PlannerReply>()
+    // A constant that a native test parses: it cannot fail here.
+    Schema::new(
+        serde_json::from_str(PLANNER_SCHEMA)
+            .expect("PLANNER_SCHEMA is valid JSON (tested natively)"),
+    )
 }
 
 /// The navigator's answer shape (the flat action), for Nano's `responseConstraint`.
@@ -871,6 +879,16 @@ pub fn fingerprint(url: &str, list: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_planner_schema_is_what_planner_reply_generates() {
+        let generated = crate::session::schema_for::<super::PlannerReply>();
+        assert_eq!(
+            super::planner_schema(),
+            generated,
+            "PLANNER_SCHEMA is out of date; paste this:\n{}",
+            serde_json::to_string(generated.json()).unwrap_or_default()
+        );
+    }
 
     #[test]
     fn a_delta_carries_only_new_steps_and_applies_to_a_copy_it_follows() {
