@@ -582,19 +582,26 @@ pub enum TaskStateError {
 
 /// Reads stored state (the JSON of what was saved). `Ok(None)` when nothing was saved.
 pub fn parse_stored(json: &str) -> Result<Option<TaskContext>, TaskStateError> {
-    let value: serde_json::Value =
-        serde_json::from_str(json).map_err(|e| TaskStateError::Corrupt(e.to_string()))?;
-    if value.is_null() {
-        return Ok(None);
+    // The version first (the rest skipped), then the task from the text itself: read through a
+    // `Value`, every type of the task was compiled into the wasm a second time.
+    #[derive(Deserialize)]
+    struct Probe {
+        version: Option<serde_json::Value>,
     }
-    let found = value
-        .get("version")
+    let probe: Option<Probe> =
+        serde_json::from_str(json).map_err(|e| TaskStateError::Corrupt(e.to_string()))?;
+    let Some(probe) = probe else {
+        return Ok(None);
+    };
+    let found = probe
+        .version
+        .as_ref()
         .and_then(serde_json::Value::as_u64)
         .unwrap_or(0);
     if found != u64::from(TASK_STATE_VERSION) {
         return Err(TaskStateError::OldFormat { found });
     }
-    serde_json::from_value(value)
+    serde_json::from_str(json)
         .map(Some)
         .map_err(|e| TaskStateError::Corrupt(format!("{} at {}", e.classify_name(), e.line())))
 }
