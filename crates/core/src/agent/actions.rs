@@ -240,87 +240,12 @@ impl<'de> Deserialize<'de> for Action {
     }
 }
 
-// The action's name, as the flat object's `action` field spells it (in the order of
-// `ACTION_NAMES`). Plain comments, not doc comments: schemars would send those to the model.
-#[derive(schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-#[allow(dead_code)] // Only its schema is used: `parse_action` reads replies leniently itself.
-enum ActionName {
-    Click,
-    Type,
-    SelectOption,
-    Scroll,
-    Navigate,
-    Back,
-    OpenTab,
-    SwitchTab,
-    CloseTab,
-    ExtractText,
-    Wait,
-    AskUser,
-    Done,
-    Tool,
-}
-
-// The navigator's answer as one FLAT object: a derived tagged enum would nest, the shape
-// small models fail on. Per-action requirements live in the field descriptions (the doc
-// comments), where a model reads them; `parse_action` enforces them.
-#[derive(schemars::JsonSchema)]
-#[schemars(
-    description = "Exactly one browser action. Only the fields the chosen action uses may be set."
-)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)] // Only its schema is used, as above.
-struct FlatAction {
-    action: ActionName,
-    #[doc = "The [number] of an element in the list. Required by click, type, select_option; optional for scroll (instead of direction) and extract_text (else the whole page)."]
-    #[serde(default)]
-    element: u32,
-    /// type: the text to enter.
-    #[serde(default)]
-    text: String,
-    /// type: empty the field first (default true).
-    #[serde(default)]
-    clear: bool,
-    /// type: submit the form afterwards (default false).
-    #[serde(default)]
-    submit: bool,
-    /// select_option: the option's value or visible text.
-    #[serde(default)]
-    option: String,
-    /// scroll: one screen up or down.
-    #[serde(default = "down")]
-    direction: ScrollDirection,
-    /// navigate, open_tab: an absolute http(s) URL.
-    #[serde(default)]
-    url: String,
-    /// switch_tab: the tab's number in the tab list.
-    #[serde(default)]
-    tab: u32,
-    /// wait: milliseconds.
-    #[serde(default)]
-    #[schemars(range(max = MAX_WAIT_MS))]
-    ms: u32,
-    /// ask_user: the question for the user.
-    #[serde(default)]
-    question: String,
-    /// done: whether the task was accomplished (required).
-    #[serde(default)]
-    success: bool,
-    /// done: the result, or what went wrong.
-    #[serde(default)]
-    answer: String,
-    /// tool: the name of one of the tools listed.
-    #[serde(default)]
-    tool: String,
-    /// tool: the tool's arguments, matching its parameters.
-    #[serde(default)]
-    arguments: Map<String, Value>,
-}
-
-fn down() -> ScrollDirection {
-    ScrollDirection::Down
-}
+/// The navigator's answer as one FLAT object (a derived tagged enum would nest, the shape
+/// small models fail on), as `FlatAction` generates it minus the title, serde defaults and
+/// integer formats, which only restate the types. A constant: generating it at run time put
+/// schemars' generator in the worker's wasm. `the_flat_schema_is_what_flat_action_generates`
+/// keeps it in step with `FlatAction` (edit the type, then paste what that test prints).
+const FLAT_SCHEMA: &str = r#"{"additionalProperties":false,"description":"Exactly one browser action. Only the fields the chosen action uses may be set.","properties":{"action":{"enum":["click","type","select_option","scroll","navigate","back","open_tab","switch_tab","close_tab","extract_text","wait","ask_user","done","tool"],"type":"string"},"answer":{"description":"done: the result, or what went wrong.","type":"string"},"arguments":{"additionalProperties":true,"description":"tool: the tool's arguments, matching its parameters.","type":"object"},"clear":{"description":"type: empty the field first (default true).","type":"boolean"},"direction":{"description":"scroll: one screen up or down.","enum":["up","down"],"type":"string"},"element":{"description":"The [number] of an element in the list. Required by click, type, select_option; optional for scroll (instead of direction) and extract_text (else the whole page).","minimum":0,"type":"integer"},"ms":{"description":"wait: milliseconds.","maximum":10000,"minimum":0,"type":"integer"},"option":{"description":"select_option: the option's value or visible text.","type":"string"},"question":{"description":"ask_user: the question for the user.","type":"string"},"submit":{"description":"type: submit the form afterwards (default false).","type":"boolean"},"success":{"description":"done: whether the task was accomplished (required).","type":"boolean"},"tab":{"description":"switch_tab: the tab's number in the tab list.","minimum":0,"type":"integer"},"text":{"description":"type: the text to enter.","type":"string"},"tool":{"description":"tool: the name of one of the tools listed.","type":"string"},"url":{"description":"navigate, open_tab: an absolute http(s) URL.","type":"string"}},"required":["action"],"type":"object"}"#;
 
 /// The JSON Schema of an action: one flat object, generated from `FlatAction`, without the
 /// `tool` action (a task without tools is not told about it).
@@ -356,19 +281,8 @@ pub fn action_schema_with_tools(tools: &[String]) -> Value {
 }
 
 fn flat_schema() -> Value {
-    let mut schema = crate::session::schema_for::<FlatAction>().json().clone();
-    // What a model reads: no Rust type name, and no serde defaults or integer formats, which
-    // only restate the types (and every token of it is sent once per task).
-    if let Some(top) = schema.as_object_mut() {
-        top.remove("title");
-    }
-    if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
-        for p in props.values_mut().filter_map(Value::as_object_mut) {
-            p.remove("default");
-            p.remove("format");
-        }
-    }
-    schema
+    // A constant that a native test parses: it cannot fail here.
+    serde_json::from_str(FLAT_SCHEMA).expect("FLAT_SCHEMA is valid JSON (tested natively)")
 }
 
 /// A repair [`parse_action`] made; worth logging, not worth failing for.
@@ -962,5 +876,122 @@ impl Fields<'_> {
 impl fmt::Display for Action {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.to_json().to_string())
+    }
+}
+
+/// The types [`FLAT_SCHEMA`] is generated from. Only native tests build their schema.
+#[cfg(test)]
+mod flat_schema_source {
+    use super::{ScrollDirection, MAX_WAIT_MS};
+    use serde_json::{Map, Value};
+
+    // The action's name, as the flat object's `action` field spells it (in the order of
+    // `ACTION_NAMES`). Plain comments, not doc comments: schemars would send those to the model.
+    #[derive(schemars::JsonSchema)]
+    #[serde(rename_all = "snake_case")]
+    #[allow(dead_code)] // Only its schema is used: `parse_action` reads replies leniently itself.
+    enum ActionName {
+        Click,
+        Type,
+        SelectOption,
+        Scroll,
+        Navigate,
+        Back,
+        OpenTab,
+        SwitchTab,
+        CloseTab,
+        ExtractText,
+        Wait,
+        AskUser,
+        Done,
+        Tool,
+    }
+
+    // The navigator's answer as one FLAT object: a derived tagged enum would nest, the shape
+    // small models fail on. Per-action requirements live in the field descriptions (the doc
+    // comments), where a model reads them; `parse_action` enforces them.
+    #[derive(schemars::JsonSchema)]
+    #[schemars(
+        description = "Exactly one browser action. Only the fields the chosen action uses may be set."
+    )]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)] // Only its schema is used, as above.
+    struct FlatAction {
+        action: ActionName,
+        #[doc = "The [number] of an element in the list. Required by click, type, select_option; optional for scroll (instead of direction) and extract_text (else the whole page)."]
+        #[serde(default)]
+        element: u32,
+        /// type: the text to enter.
+        #[serde(default)]
+        text: String,
+        /// type: empty the field first (default true).
+        #[serde(default)]
+        clear: bool,
+        /// type: submit the form afterwards (default false).
+        #[serde(default)]
+        submit: bool,
+        /// select_option: the option's value or visible text.
+        #[serde(default)]
+        option: String,
+        /// scroll: one screen up or down.
+        #[serde(default = "down")]
+        direction: ScrollDirection,
+        /// navigate, open_tab: an absolute http(s) URL.
+        #[serde(default)]
+        url: String,
+        /// switch_tab: the tab's number in the tab list.
+        #[serde(default)]
+        tab: u32,
+        /// wait: milliseconds.
+        #[serde(default)]
+        #[schemars(range(max = MAX_WAIT_MS))]
+        ms: u32,
+        /// ask_user: the question for the user.
+        #[serde(default)]
+        question: String,
+        /// done: whether the task was accomplished (required).
+        #[serde(default)]
+        success: bool,
+        /// done: the result, or what went wrong.
+        #[serde(default)]
+        answer: String,
+        /// tool: the name of one of the tools listed.
+        #[serde(default)]
+        tool: String,
+        /// tool: the tool's arguments, matching its parameters.
+        #[serde(default)]
+        arguments: Map<String, Value>,
+    }
+
+    fn down() -> ScrollDirection {
+        ScrollDirection::Down
+    }
+
+    /// [`FlatAction`]'s schema as the model reads it: no Rust type name, and no serde
+    /// defaults or integer formats, which only restate the types (and every token of it is
+    /// sent once per task).
+    fn generated() -> Value {
+        let mut schema = crate::session::schema_for::<FlatAction>().json().clone();
+        if let Some(top) = schema.as_object_mut() {
+            top.remove("title");
+        }
+        if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+            for p in props.values_mut().filter_map(Value::as_object_mut) {
+                p.remove("default");
+                p.remove("format");
+            }
+        }
+        schema
+    }
+
+    #[test]
+    fn the_flat_schema_is_what_flat_action_generates() {
+        let generated = generated();
+        assert_eq!(
+            super::flat_schema(),
+            generated,
+            "FLAT_SCHEMA is out of date; paste this:\n{}",
+            serde_json::to_string(&generated).unwrap_or_default()
+        );
     }
 }

@@ -53,6 +53,8 @@ pub struct Rendered {
 const NAME_CHARS: usize = 80;
 const ATTR_CHARS: usize = 60;
 const CONTEXT_CHARS: usize = 50;
+/// A first word of a context this long tells namesakes apart alone ([`shortest_distinct`]).
+const ONE_WORD_CHARS: usize = 8;
 const OPTIONS_SHOWN: usize = 8;
 /// Room kept for the "omitted" note so that the cap holds with it.
 const NOTE_RESERVE: usize = 80;
@@ -64,8 +66,9 @@ const TRUNCATED_NOTE: &str = "… the page has more elements than the driver rep
 /// How to read the list; for the system prompt (it is outside the fence on purpose).
 pub const LIST_LEGEND: &str = "Each line of the element list is `[number] role \"name\"` followed \
 by details (placeholder, value, href, options, states such as checked or disabled, and `near \
-\"…\"` with the surrounding text when several elements share a name). A `*` after the number \
-marks an element that is new since the previous step. Refer to elements by their number.";
+\"…\"` with the surrounding text when several elements share a name). Long pages omit the \
+same-site href of a link its name tells apart. A `*` after the number marks an element that \
+is new since the previous step. Refer to elements by their number.";
 
 impl ElementMap {
     /// Numbers the visible interactive elements of `snapshot`, reusing the ids of `previous`
@@ -182,6 +185,7 @@ impl ElementMap {
         }
         above.reverse();
 
+        let compact = inside.len() >= LONG_VIEWPORT;
         let offered: Vec<&Entry> = inside.iter().chain(&below).chain(&above).copied().collect();
         let mut body = format!(
             "page: {}\nurl: {}\nviewport {}x{} at scroll {:.0},{:.0} of {}x{}\n",
@@ -218,13 +222,13 @@ impl ElementMap {
         // Which lines fit: decided with the names told apart among everything offered (the
         // longest they can be), then rendered with the names told apart among what is listed
         // only, so that an element is not given a `near` for a namesake the model never sees.
-        let wide = Names::of(&offered, snapshot);
+        let wide = Names::of(&offered, snapshot, compact);
         let mut plan = plan_sections(&sections, snapshot, &wide, max_chars.saturating_sub(fixed));
         let listed: Vec<&Entry> = plan
             .iter()
             .flat_map(|(_, shown, _)| shown.clone())
             .collect();
-        let names = Names::of(&listed, snapshot);
+        let names = Names::of(&listed, snapshot, compact);
         let mut text = render_sections(&plan, snapshot, &names);
         // Told apart among fewer, a line may say more than it did (a `near` instead of a
         // rank): drop the farthest listed lines until the cap holds again.
@@ -313,10 +317,13 @@ fn plan_sections<'e>(
                 format!("-- {title} --\n").chars().count()
             };
             // Outside the viewport only the nearest are listed; the rest are summarised.
-            let most = match *title {
-                "" => usize::MAX,
-                "below the viewport" => LISTED_BELOW,
-                _ => LISTED_ABOVE,
+            // A long viewport already gives the model plenty to act on: fewer outside it.
+            let most = match (*title, names.compact) {
+                ("", _) => usize::MAX,
+                ("below the viewport", false) => LISTED_BELOW,
+                ("below the viewport", true) => LISTED_BELOW_COMPACT,
+                (_, false) => LISTED_ABOVE,
+                (_, true) => LISTED_ABOVE_COMPACT,
             };
             for &entry in entries {
                 let fits = !full
@@ -375,8 +382,15 @@ fn render_sections(plan: &[Section<'_>], snapshot: &Snapshot, names: &Names) -> 
 /// page costs the model what its viewport costs.
 const LISTED_BELOW: usize = 25;
 const LISTED_ABOVE: usize = 10;
+/// The same after a long viewport ([`LONG_VIEWPORT`]).
+const LISTED_BELOW_COMPACT: usize = 10;
+const LISTED_ABOVE_COMPACT: usize = 5;
 /// Room the outside sections leave for their summary lines.
 const SUMMARY_RESERVE: usize = 240;
+/// A viewport with at least this many listed elements (a documentation page's sidebar) is
+/// listed compactly: a same-origin link already told apart by its name or its `near` goes
+/// without its href, since the model acts by number and the path only costs tokens.
+const LONG_VIEWPORT: usize = 30;
 
 /// A group of a summary: its name, how many of each kind, how many in all.
 type SummaryGroup<'s> = (Option<&'s str>, Vec<(&'static str, usize)>, usize);
@@ -551,10 +565,22 @@ struct Names {
     /// Fields with no name of their own: element index → (rank, count) among the fields of the
     /// same kind in the same group, for "(2nd text field in "Shipping")".
     fields: HashMap<usize, (usize, usize)>,
+    /// The viewport list is long ([`LONG_VIEWPORT`]): lines say only what tells them apart.
+    compact: bool,
+}
+
+/// What a line adds to tell its element from namesakes.
+enum Distinction {
+    /// No other listed element carries the name.
+    Unique,
+    /// ` near "…"`: the element's own context.
+    Near(String),
+    /// ` (2nd of 3)`: only its rank tells it apart.
+    Rank(String),
 }
 
 impl Names {
-    fn of(offered: &[&Entry], snapshot: &Snapshot) -> Names {
+    fn of(offered: &[&Entry], snapshot: &Snapshot, compact: bool) -> Names {
         let element = |e: &Entry| snapshot.elements.get(e.signature.index);
         let mut by_name: HashMap<String, Vec<&Entry>> = HashMap::new();
         let mut by_group: HashMap<FieldGroup, Vec<&Entry>> = HashMap::new();
@@ -576,6 +602,7 @@ impl Names {
             contexts: HashMap::new(),
             ranks: HashMap::new(),
             fields: HashMap::new(),
+            compact,
         };
         for (name, group) in by_name.into_iter().filter(|(_, g)| g.len() > 1) {
             let contexts: Vec<String> = group
@@ -603,28 +630,28 @@ impl Names {
 
     /// ` near "…"` when the element's context tells it from its namesakes, else ` (2nd of 3)`;
     /// nothing for a name no other element carries.
-    fn distinction(&self, entry: &Entry, el: &Element) -> String {
+    fn distinction(&self, entry: &Entry, el: &Element) -> Distinction {
         let Some(contexts) = self.contexts.get(&name_key(el)) else {
-            return String::new();
+            return Distinction::Unique;
         };
         let unique =
             !el.context.is_empty() && contexts.iter().filter(|c| **c == el.context).count() == 1;
         if unique {
-            format!(
+            Distinction::Near(format!(
                 " near {}",
                 quote(shortest_distinct(&el.context, contexts), CONTEXT_CHARS)
-            )
+            ))
         } else if let Some((rank, of)) = self.ranks.get(&entry.signature.index) {
-            format!(" ({} of {of})", ordinal(*rank))
+            Distinction::Rank(format!(" ({} of {of})", ordinal(*rank)))
         } else {
-            String::new()
+            Distinction::Unique
         }
     }
 }
 
 /// Namesakes told apart by the first words of their context that no other namesake's context
-/// starts with (two words at least, so the words read as a place): `near "Blue backpack"`
-/// rather than the whole card's text.
+/// starts with (two words at least, so the words read as a place, unless the first is long):
+/// `near "Blue backpack"` rather than the whole card's text.
 fn shortest_distinct<'c>(context: &'c str, all: &[String]) -> &'c str {
     let words: Vec<(usize, &str)> = context
         .split_whitespace()
@@ -645,7 +672,13 @@ fn shortest_distinct<'c>(context: &'c str, all: &[String]) -> &'c str {
         .filter(|c| c.as_str() != context)
         .map(|c| c.split_whitespace().collect())
         .collect();
-    for k in 2..=words.len() {
+    // One word is enough when it is long enough to read as a name by itself (an identifier
+    // such as `function_3(options)`, a product's full name).
+    let least = match words.first() {
+        Some((_, w)) if w.chars().count() >= ONE_WORD_CHARS => 1,
+        _ => 2,
+    };
+    for k in least..=words.len() {
         let mine: Vec<&str> = words.iter().take(k).map(|(_, w)| *w).collect();
         let clash = others
             .iter()
@@ -754,7 +787,16 @@ fn render_line(entry: &Entry, el: &Element, snapshot: &Snapshot, names: &Names) 
     {
         let _ = write!(line, " value={}", quote(v, ATTR_CHARS));
     }
-    if let Some(href) = el.attr("href") {
+    let distinction = names.distinction(entry, el);
+    // In a long list a same-origin href is kept only where it tells namesakes apart (or the
+    // link has no name at all); an off-site one always says where the link leads.
+    let href_needed = |href: &str| {
+        !names.compact
+            || label.is_empty()
+            || matches!(distinction, Distinction::Rank(_))
+            || !same_origin(href, page_url)
+    };
+    if let Some(href) = el.attr("href").filter(|h| href_needed(h)) {
         let _ = write!(
             line,
             " href={}",
@@ -821,7 +863,10 @@ fn render_line(entry: &Entry, el: &Element, snapshot: &Snapshot, names: &Names) 
     if label_of(el).is_empty() && names.fields.contains_key(&entry.signature.index) {
         return line;
     }
-    line.push_str(&names.distinction(entry, el));
+    match distinction {
+        Distinction::Near(d) | Distinction::Rank(d) => line.push_str(&d),
+        Distinction::Unique => {}
+    }
     line
 }
 
@@ -836,6 +881,30 @@ fn kind(el: &Element) -> String {
         (None, Some(t)) if el.tag == "input" => t,
         _ => el.tag.clone(),
     }
+}
+
+/// Whether `href` (as written in the page, or resolved) stays on `page_url`'s origin: a
+/// relative reference, or an absolute URL with the same scheme and host.
+fn same_origin(href: &str, page_url: &str) -> bool {
+    let scheme_end = href.find(':');
+    let first_slash = href.find(['/', '?', '#']);
+    match (scheme_end, first_slash) {
+        // `mailto:`, `javascript:`, `https://elsewhere`: has a scheme of its own.
+        (Some(c), Some(s)) if c < s => origin_of(href) == origin_of(page_url),
+        (Some(_), None) => false,
+        // `//host/path` names a host.
+        _ if href.starts_with("//") => false,
+        _ => true,
+    }
+}
+
+/// `https://host:port` of an absolute URL, compared ignoring ASCII case.
+fn origin_of(url: &str) -> String {
+    let after_scheme = url.find("://").map_or(0, |i| i + 3);
+    url[after_scheme..]
+        .find(['/', '?', '#'])
+        .map_or(url, |end| &url[..after_scheme + end])
+        .to_ascii_lowercase()
 }
 
 /// Same-origin links shortened to their path: the host only costs tokens.
@@ -869,4 +938,34 @@ fn quote(s: &str, max_chars: usize) -> String {
     }
     out.push('"');
     out
+}
+
+#[cfg(test)]
+mod href_tests {
+    use super::same_origin;
+
+    #[test]
+    fn relative_and_same_host_links_are_same_origin_and_the_rest_are_not() {
+        let page = "https://docs.example/guide/intro";
+        for href in [
+            "/docs/1",
+            "#fn3",
+            "next",
+            "../up",
+            "?q=1",
+            "https://DOCS.example/x",
+        ] {
+            assert!(same_origin(href, page), "{href}");
+        }
+        for href in [
+            "https://github.com/tandem",
+            "http://docs.example/x",
+            "https://docs.example:8443/x",
+            "//cdn.example/x",
+            "mailto:help@docs.example",
+            "javascript:void(0)",
+        ] {
+            assert!(!same_origin(href, page), "{href}");
+        }
+    }
 }

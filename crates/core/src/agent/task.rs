@@ -582,19 +582,26 @@ pub enum TaskStateError {
 
 /// Reads stored state (the JSON of what was saved). `Ok(None)` when nothing was saved.
 pub fn parse_stored(json: &str) -> Result<Option<TaskContext>, TaskStateError> {
-    let value: serde_json::Value =
-        serde_json::from_str(json).map_err(|e| TaskStateError::Corrupt(e.to_string()))?;
-    if value.is_null() {
-        return Ok(None);
+    // The version first (the rest skipped), then the task from the text itself: read through a
+    // `Value`, every type of the task was compiled into the wasm a second time.
+    #[derive(Deserialize)]
+    struct Probe {
+        version: Option<serde_json::Value>,
     }
-    let found = value
-        .get("version")
+    let probe: Option<Probe> =
+        serde_json::from_str(json).map_err(|e| TaskStateError::Corrupt(e.to_string()))?;
+    let Some(probe) = probe else {
+        return Ok(None);
+    };
+    let found = probe
+        .version
+        .as_ref()
         .and_then(serde_json::Value::as_u64)
         .unwrap_or(0);
     if found != u64::from(TASK_STATE_VERSION) {
         return Err(TaskStateError::OldFormat { found });
     }
-    serde_json::from_value(value)
+    serde_json::from_str(json)
         .map(Some)
         .map_err(|e| TaskStateError::Corrupt(format!("{} at {}", e.classify_name(), e.line())))
 }
@@ -675,9 +682,17 @@ pub struct PlannerReply {
     pub complete: bool,
 }
 
+/// [`PlannerReply`]'s schema. A constant: generating it at run time put schemars' generator
+/// in the worker's wasm; `the_planner_schema_is_what_planner_reply_generates` keeps it in step.
+const PLANNER_SCHEMA: &str = r#"{"description":"The planner's answer.","properties":{"complete":{"default":false,"description":"Only meaningful when checking the navigator's `done`: the task is really complete.","type":"boolean"},"plan":{"default":"","description":"A short numbered plan of the remaining steps.","type":"string"}},"title":"PlannerReply","type":"object"}"#;
+
 /// The planner's answer shape, for Nano's `responseConstraint`.
 pub fn planner_schema() -> Schema {
-    crate::session::schema_for::<PlannerReply>()
+    // A constant that a native test parses: it cannot fail here.
+    Schema::new(
+        serde_json::from_str(PLANNER_SCHEMA)
+            .expect("PLANNER_SCHEMA is valid JSON (tested natively)"),
+    )
 }
 
 /// The navigator's answer shape (the flat action), for Nano's `responseConstraint`.
@@ -871,6 +886,16 @@ pub fn fingerprint(url: &str, list: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_planner_schema_is_what_planner_reply_generates() {
+        let generated = crate::session::schema_for::<super::PlannerReply>();
+        assert_eq!(
+            super::planner_schema(),
+            generated,
+            "PLANNER_SCHEMA is out of date; paste this:\n{}",
+            serde_json::to_string(generated.json()).unwrap_or_default()
+        );
+    }
 
     #[test]
     fn a_delta_carries_only_new_steps_and_applies_to_a_copy_it_follows() {

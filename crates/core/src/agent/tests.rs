@@ -1348,3 +1348,179 @@ fn what_does_not_fit_outside_the_viewport_is_summarised_by_group() {
         "far links are counted, not listed"
     );
 }
+
+/// A documentation page as the bench builds it: a header (one off-site link), `sidebar` links
+/// in the viewport with as many below, and reference entries whose "#", "Copy" and "Edit this
+/// entry" repeat, told apart only by the entry around them.
+fn docs_page(sidebar: usize, entries: usize) -> Snapshot {
+    let mut docs = fixture("shop");
+    let template = docs
+        .elements
+        .iter()
+        .find(|e| e.tag == "a" && e.in_viewport)
+        .cloned()
+        .expect("a link");
+    docs.url = "https://docs.example/docs".into();
+    docs.elements.clear();
+    let mut push = |name: &str, tag: &str, href: Option<String>, context: &str, y: f64| {
+        let mut el = template.clone();
+        el.handle = format!("doc1.{}", docs.elements.len());
+        el.tag = tag.into();
+        el.implicit_role = Some(if tag == "a" { "link" } else { "button" }.into());
+        el.name = name.into();
+        el.text = name.into();
+        el.context = context.into();
+        el.attrs.clear();
+        if let Some(href) = href {
+            el.attrs.insert("href".into(), href);
+        }
+        el.bbox.y = y;
+        el.in_viewport = y < docs.viewport.height;
+        docs.elements.push(el);
+    };
+    push("Docs", "a", Some("/".into()), "", 5.0);
+    push(
+        "GitHub",
+        "a",
+        Some("https://github.com/tandem".into()),
+        "",
+        5.0,
+    );
+    for i in 0..sidebar * 2 {
+        let y = 40.0 + i as f64 * (docs.viewport.height - 60.0) / sidebar as f64;
+        push(
+            &format!("Section {i} of the guide"),
+            "a",
+            Some(format!("/docs/{i}")),
+            "",
+            y,
+        );
+    }
+    for i in 0..entries {
+        let y = 60.0 + i as f64 * 100.0;
+        let context = format!("function_{i}(options)# Returns the {i}th value. Options: timeout");
+        push(
+            "#",
+            "a",
+            Some(format!("#fn{i}")),
+            &format!("function_{i}(options)"),
+            y,
+        );
+        push("Copy", "button", None, &context, y + 40.0);
+        push(
+            "Edit this entry",
+            "a",
+            Some(format!("/edit/{i}")),
+            &context,
+            y + 40.0,
+        );
+    }
+    docs.page.height = 100.0 * entries as f64 + 1_000.0;
+    docs
+}
+
+fn line_of<'t>(text: &'t str, name: &str) -> &'t str {
+    text.lines()
+        .find(|l| l.contains(&format!(" \"{name}\"")))
+        .unwrap_or_else(|| panic!("no line for {name:?} in\n{text}"))
+}
+
+/// Issue 14: on a long documentation page every element in the viewport is listed, within
+/// ~900 tokens (3,600 characters at ~4 a token), with what lies below summarised.
+#[test]
+fn a_long_documentation_page_lists_its_whole_viewport_in_900_tokens() {
+    let docs = docs_page(40, 120);
+    let map = ElementMap::build(&docs, None);
+    let out = map.render(&docs, super::task::MAP_CHARS);
+    let listed: std::collections::HashSet<u32> = out
+        .text
+        .lines()
+        .filter_map(|l| l.strip_prefix('[')?.split(']').next()?.parse().ok())
+        .collect();
+    let in_view: Vec<&Element> = docs.elements.iter().filter(|e| e.in_viewport).collect();
+    assert!(in_view.len() > 50, "a long viewport: {}", in_view.len());
+    for el in in_view {
+        assert!(
+            listed.contains(&map_id(&map, el)),
+            "{:?} is in the viewport but not listed:\n{}",
+            el.name,
+            out.text
+        );
+    }
+    assert!(
+        out.text.chars().count() <= 3_600,
+        "{} chars:\n{}",
+        out.text.chars().count(),
+        out.text
+    );
+    assert!(
+        out.text.contains("more below the viewport, not listed"),
+        "{}",
+        out.text
+    );
+}
+
+/// In a long list a link whose name is its own goes without its same-origin href (the model
+/// acts by number); an off-site href stays, and so does every href of a short list.
+#[test]
+fn a_long_list_drops_same_origin_hrefs_of_uniquely_named_links() {
+    let docs = docs_page(40, 3);
+    let text = ElementMap::build(&docs, None).render(&docs, 6_000).text;
+    check(
+        line_of(&text, "Section 3 of the guide"),
+        expect![[r#"[6] link "Section 3 of the guide""#]],
+    );
+    check(line_of(&text, "Docs"), expect![[r#"[1] link "Docs""#]]);
+    check(
+        line_of(&text, "GitHub"),
+        expect![[r#"[2] link "GitHub" href="https://github.com/tandem""#]],
+    );
+
+    let short = docs_page(5, 3);
+    let text = ElementMap::build(&short, None).render(&short, 6_000).text;
+    check(
+        line_of(&text, "Section 3 of the guide"),
+        expect![[r#"[6] link "Section 3 of the guide" href="/docs/3""#]],
+    );
+}
+
+/// Namesakes keep what tells them apart, as short as it can be: one word when that word is an
+/// identifier-like name, and their href when only their rank would tell them apart.
+#[test]
+fn colliding_names_keep_the_shortest_distinguishing_near() {
+    let docs = docs_page(40, 3);
+    let text = ElementMap::build(&docs, None).render(&docs, 6_000).text;
+    let copies: Vec<&str> = text.lines().filter(|l| l.contains("\"Copy\"")).collect();
+    check(
+        copies.join("\n"),
+        expect![[r#"
+            [84] button "Copy" near "function_0(options)#"
+            [87] button "Copy" near "function_1(options)#"
+            [90] button "Copy" near "function_2(options)#""#]],
+    );
+    check(
+        line_of(&text, "#"),
+        expect![[r##"[83] link "#" near "function_0(options)""##]],
+    );
+
+    // Same name, same context: only the rank and the href tell them apart.
+    let mut twins = docs_page(40, 2);
+    for el in twins
+        .elements
+        .iter_mut()
+        .filter(|e| e.name == "Edit this entry")
+    {
+        el.context = "Edit".into();
+    }
+    let text = ElementMap::build(&twins, None).render(&twins, 6_000).text;
+    let edits: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("\"Edit this entry\""))
+        .collect();
+    check(
+        edits.join("\n"),
+        expect![[r#"
+            [85] link "Edit this entry" href="/edit/0" (1st of 2)
+            [88] link "Edit this entry" href="/edit/1" (2nd of 2)"#]],
+    );
+}
