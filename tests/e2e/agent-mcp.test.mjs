@@ -84,9 +84,10 @@ test('a task\'s call to an MCP tool on Ask waits for Approve; the server\'s isEr
   callOnce('write_note', { note: 'buy milk' });
   const before = files.calls().length;
   await ui.startTask(tab, 'Write a note about milk', `${NOTES}/`);
-  const name = listedName(systemOf(mock.requests[0].body), 'write_note');
-  const question = panel.getByRole('group', { name: `Run ${name}?` });
+  const question = panel.getByRole('group', { name: /^Run \w+__write_note\?$/ });
   await question.waitFor({ timeout: 20_000 });
+  const name = listedName(systemOf(mock.requests[0].body), 'write_note');
+  assert.equal(await question.getAttribute('aria-label'), `Run ${name}?`);
   assert.match(await question.textContent(), /My files/);
   assert.equal(files.calls().length, before, 'nothing reaches the server before the user approves');
   await question.getByRole('button', { name: 'Approve' }).dispatchEvent('click');

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { launchExtension } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
 import { startMcpServer } from './lib/mcp-server.mjs';
-import { closeSettings, openChatMode, openSettings, saveSettings, toolProviders } from './lib/panel.mjs';
+import { closeSettings, openChatMode, toolProviders, useProvider } from './lib/panel.mjs';
 
 const TANDEM_ID = 'bkkhgefimkkanagkjaoehnjcmpolnojf';
 
@@ -25,14 +25,7 @@ before(async () => {
   gone = await startMcpServer({ name: 'Gone' });
   browser = await launchExtension({ extensionId: TANDEM_ID });
   panel = await browser.openPanel();
-  await openSettings(panel);
-  await panel.getByLabel('On-device model', { exact: true }).selectOption('cloud');
-  await panel.getByLabel('Provider', { exact: true }).selectOption({ label: 'OpenAI-compatible' });
-  await panel.getByLabel('Base URL').fill(`${mock.url}/v1`);
-  await panel.getByLabel('Model', { exact: true }).fill('gpt-test');
-  await panel.getByLabel('API key').fill('sk-mcp-access-12345678');
-  await saveSettings(panel);
-  await openSettings(panel);
+  await useProvider(panel, { baseUrl: `${mock.url}/v1`, model: 'gpt-test', key: 'sk-mcp-access-12345678', onDevice: 'cloud', keepOpen: true });
   // Added while Tandem still has its site access: each lists its tools.
   for (const [name, server] of [['Closed server', closed], ['Open server', open], ['Gone server', gone]]) {
     const form = panel.getByRole('group', { name: 'New MCP server' });

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { launchExtension } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
 import { startMcpServer } from './lib/mcp-server.mjs';
-import { openChatMode, openSettings, saveSettings } from './lib/panel.mjs';
+import { openChatMode, openSettings, useProvider } from './lib/panel.mjs';
 
 const TANDEM_ID = 'bkkhgefimkkanagkjaoehnjcmpolnojf';
 
@@ -26,12 +26,7 @@ before(async () => {
   await openSettings(panel);
   // On-device first (the default), the cloud only if Nano could not.
   assert.equal(await panel.getByLabel('On-device model', { exact: true }).inputValue(), 'auto');
-  await panel.getByLabel('Provider', { exact: true }).selectOption({ label: 'OpenAI-compatible' });
-  await panel.getByLabel('Base URL').fill(`${mock.url}/v1`);
-  await panel.getByLabel('Model', { exact: true }).fill('cloud-model');
-  await panel.getByLabel('API key').fill('sk-cloud-key-123456');
-  await saveSettings(panel);
-  await openSettings(panel);
+  await useProvider(panel, { baseUrl: `${mock.url}/v1`, model: 'cloud-model', key: 'sk-cloud-key-123456', keepOpen: true });
   const form = panel.getByRole('group', { name: 'New MCP server' });
   if (!(await form.isVisible())) await panel.getByRole('button', { name: 'Add MCP server' }).click();
   await form.getByLabel('Server name').fill('Files');

@@ -9,7 +9,7 @@ import http from 'node:http';
 import { launchExtension, collectConsole } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
 import { startMcpServer } from './lib/mcp-server.mjs';
-import { openChatMode, openSettings, toolProviders } from './lib/panel.mjs';
+import { openChatMode, openSettings, toolProviders, useProvider } from './lib/panel.mjs';
 
 const TANDEM_ID = 'bkkhgefimkkanagkjaoehnjcmpolnojf';
 const KEY = 'sk-mcp-abcdefgh12345678';
@@ -27,15 +27,7 @@ before(async () => {
   workerConsole = collectConsole(browser.serviceWorker);
   panel = await browser.openPanel();
   panelConsole = collectConsole(panel);
-  const settings = panel.getByRole('region', { name: 'Settings' });
-  if (!(await settings.isVisible())) await panel.getByRole('button', { name: 'Settings' }).click();
-  await panel.getByLabel('On-device model', { exact: true }).selectOption('cloud');
-  await panel.getByLabel('Provider', { exact: true }).selectOption({ label: 'OpenAI-compatible' });
-  await panel.getByLabel('Base URL').fill(`${mock.url}/v1`);
-  await panel.getByLabel('Model', { exact: true }).fill('gpt-test');
-  await panel.getByLabel('API key').fill(KEY);
-  await panel.getByRole('button', { name: 'Save', exact: true }).click();
-  await panel.getByRole('status').filter({ hasText: 'Saved' }).waitFor();
+  await useProvider(panel, { baseUrl: `${mock.url}/v1`, model: 'gpt-test', key: KEY, onDevice: 'cloud' });
 });
 
 after(async () => {
@@ -265,14 +257,7 @@ const formats = [
 ];
 for (const f of formats) {
   test(`a chat on ${f.label} calls the MCP server's tool and answers from its result`, async () => {
-    const settings = panel.getByRole('region', { name: 'Settings' });
-    if (!(await settings.isVisible())) await panel.getByRole('button', { name: 'Settings' }).click();
-    await panel.getByLabel('Provider', { exact: true }).selectOption({ label: f.label });
-    await panel.getByLabel('Base URL').fill(f.base());
-    await panel.getByLabel('Model', { exact: true }).fill(f.model);
-    await panel.getByLabel('API key').fill(KEY);
-    await panel.getByRole('button', { name: 'Save', exact: true }).click();
-    await panel.getByRole('status', { name: 'Settings status' }).filter({ hasText: 'Saved' }).waitFor();
+    await useProvider(panel, { provider: f.label, baseUrl: f.base(), model: f.model, key: KEY });
     const echo = await offeredName('files__echo');
     assert.ok(echo, `declared in ${f.label}'s shape`);
     mock.script({ toolCall: { name: echo, arguments: { text: `via ${f.label}` } } });

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { launchExtension } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
-import { openChatMode, toolProviders } from './lib/panel.mjs';
+import { openChatMode, toolProviders, useProvider } from './lib/panel.mjs';
 
 const TANDEM_ID = 'bkkhgefimkkanagkjaoehnjcmpolnojf';
 
@@ -48,15 +48,7 @@ before(async () => {
   const isSlow = (w) => w.url().endsWith('/slow.js');
   slow = context.serviceWorkers().find(isSlow) ?? await context.waitForEvent('serviceworker', { predicate: isSlow });
   panel = await browser.openPanel();
-  const settings = panel.getByRole('region', { name: 'Settings' });
-  if (!(await settings.isVisible())) await panel.getByRole('button', { name: 'Settings' }).click();
-  await panel.getByLabel('On-device model', { exact: true }).selectOption('cloud');
-  await panel.getByLabel('Provider', { exact: true }).selectOption({ label: 'OpenAI-compatible' });
-  await panel.getByLabel('Base URL').fill(`${mock.url}/v1`);
-  await panel.getByLabel('Model', { exact: true }).fill('gpt-test');
-  await panel.getByLabel('API key').fill('sk-faults-abcdefgh12345678');
-  await panel.getByRole('button', { name: 'Save' }).click();
-  await panel.getByRole('status').filter({ hasText: 'Saved' }).waitFor();
+  await useProvider(panel, { baseUrl: `${mock.url}/v1`, model: 'gpt-test', key: 'sk-faults-abcdefgh12345678', onDevice: 'cloud' });
   const approval = panel.getByRole('group', { name: 'Tool provider' });
   await approval.waitFor();
   assert.match(await approval.textContent(), /«Slow Tools»/);

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { launchExtension } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
-import { openChatMode, toolProviders } from './lib/panel.mjs';
+import { openChatMode, openSettings, toolProviders, useProvider } from './lib/panel.mjs';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const PROVIDER_DIR = path.join(repoRoot, 'dist-tools', 'tabs');
@@ -30,16 +30,10 @@ before(async () => {
     status: 200, contentType: 'text/html', body: `<!doctype html><title>Docs ${new URL(route.request().url()).pathname}</title><h1>Docs</h1>`,
   }));
   panel = await browser.openPanel();
-  const settings = panel.getByRole('region', { name: 'Settings' });
-  if (!(await settings.isVisible())) await panel.getByRole('button', { name: 'Settings' }).click();
+  await openSettings(panel);
   // On-device first (the default), the cloud when Nano cannot.
   assert.equal(await panel.getByLabel('On-device model', { exact: true }).inputValue(), 'auto');
-  await panel.getByLabel('Provider', { exact: true }).selectOption({ label: 'OpenAI-compatible' });
-  await panel.getByLabel('Base URL').fill(`${mock.url}/v1`);
-  await panel.getByLabel('Model', { exact: true }).fill('cloud-model');
-  await panel.getByLabel('API key').fill('sk-cloud-key-123456');
-  await panel.getByRole('button', { name: 'Save' }).click();
-  await panel.getByRole('status', { name: 'Settings status' }).filter({ hasText: 'Saved' }).waitFor();
+  await useProvider(panel, { baseUrl: `${mock.url}/v1`, model: 'cloud-model', key: 'sk-cloud-key-123456' });
   // The provider asked to register when it started: the user allows it.
   const approval = panel.getByRole('group', { name: 'Tool provider' });
   await approval.getByRole('button', { name: 'Allow' }).click();

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { launchExtension } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
-import { openChatMode, toolProviders } from './lib/panel.mjs';
+import { openChatMode, toolProviders, useProvider } from './lib/panel.mjs';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const PROVIDER_DIR = path.join(repoRoot, 'dist-tools', 'tabs');
@@ -39,15 +39,7 @@ before(async () => {
     status: 200, contentType: 'text/html', body: `<!doctype html><title>Docs ${new URL(route.request().url()).pathname}</title><h1>Docs</h1>`,
   }));
   panel = await browser.openPanel();
-  const settings = panel.getByRole('region', { name: 'Settings' });
-  if (!(await settings.isVisible())) await panel.getByRole('button', { name: 'Settings' }).click();
-  await panel.getByLabel('On-device model', { exact: true }).selectOption('cloud');
-  await panel.getByLabel('Provider', { exact: true }).selectOption({ label: 'OpenAI-compatible' });
-  await panel.getByLabel('Base URL').fill(`${mock.url}/v1`);
-  await panel.getByLabel('Model', { exact: true }).fill('gpt-test');
-  await panel.getByLabel('API key').fill(KEY);
-  await panel.getByRole('button', { name: 'Save' }).click();
-  await panel.getByRole('status').filter({ hasText: 'Saved' }).waitFor();
+  await useProvider(panel, { baseUrl: `${mock.url}/v1`, model: 'gpt-test', key: KEY, onDevice: 'cloud' });
 });
 
 after(async () => {
@@ -257,14 +249,7 @@ const formats = [
 ];
 for (const f of formats) {
   test(`a chat on ${f.label} calls a tool and answers from its result`, async () => {
-    const settings = panel.getByRole('region', { name: 'Settings' });
-    if (!(await settings.isVisible())) await panel.getByRole('button', { name: 'Settings' }).click();
-    await panel.getByLabel('Provider', { exact: true }).selectOption({ label: f.label });
-    await panel.getByLabel('Base URL').fill(f.base());
-    await panel.getByLabel('Model', { exact: true }).fill(f.model);
-    await panel.getByLabel('API key').fill(KEY);
-    await panel.getByRole('button', { name: 'Save' }).click();
-    await panel.getByRole('status', { name: 'Settings status' }).filter({ hasText: 'Saved' }).waitFor();
+    await useProvider(panel, { provider: f.label, baseUrl: f.base(), model: f.model, key: KEY });
     const page = await browser.context.newPage();
     await page.goto(`${SITE}/${f.label.toLowerCase()}`);
     mock.setDefault({ reply: 'ok' });

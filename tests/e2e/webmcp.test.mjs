@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { launchExtension } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
 import { routeSite } from './lib/fixtures.mjs';
-import { closeSettings, openChatMode, openSettings, saveSettings } from './lib/panel.mjs';
+import { closeSettings, openChatMode, openSettings, useProvider } from './lib/panel.mjs';
 import { lastUserText, scriptedModel, taskUi } from './lib/agent-harness.mjs';
 
 const KEY = 'sk-webmcp-abcdefgh12345678';
@@ -48,13 +48,7 @@ async function setUp(args, { nano = false } = {}) {
 async function prepare(mock, browser, nano) {
   await routeSite(browser.context, { origin: SHOP, routes: { '/': SHOP_PAGE } });
   const panel = await browser.openPanel();
-  await openSettings(panel);
-  await panel.getByLabel('On-device model', { exact: true }).selectOption(nano ? 'auto' : 'cloud');
-  await panel.getByLabel('Provider', { exact: true }).selectOption({ label: 'OpenAI-compatible' });
-  await panel.getByLabel('Base URL').fill(`${mock.url}/v1`);
-  await panel.getByLabel('Model', { exact: true }).fill('gpt-test');
-  await panel.getByLabel('API key').fill(KEY);
-  await saveSettings(panel);
+  await useProvider(panel, { baseUrl: `${mock.url}/v1`, model: 'gpt-test', key: KEY, onDevice: nano ? 'auto' : 'cloud' });
   // The shop in a tab of its own, brought to the front: the panel follows it.
   const shop = await browser.context.newPage();
   await shop.goto(`${SHOP}/`);

@@ -3,7 +3,7 @@
 import { launchExtension } from './browser.mjs';
 import { startMockProvider } from './mock-provider.mjs';
 import { routeSite } from './fixtures.mjs';
-import { closeSettings, openSettings, openTaskMode } from './panel.mjs';
+import { closeSettings, openSettings, openTaskMode, useProvider } from './panel.mjs';
 
 /** The fixture shop's origin: https, and not a host the manifest lists. */
 export const SHOP = 'https://shop.tandem.test';
@@ -74,15 +74,7 @@ export function scriptedModel({ planner, navigator, turns }) {
  * `onDevice`: the "On-device model" option to choose ('auto', 'nano' or 'cloud'), if any.
  */
 export async function useMockProvider(panel, mock, { key, model = 'gpt-test', onDevice }) {
-  await openSettings(panel);
-  await panel.getByLabel('Provider', { exact: true }).selectOption({ label: 'OpenAI-compatible' });
-  await panel.getByLabel('Base URL').fill(`${mock.url}/v1`);
-  await panel.getByLabel('Model', { exact: true }).fill(model);
-  await panel.getByLabel('API key').fill(key);
-  if (onDevice) await panel.getByLabel('On-device model', { exact: true }).selectOption(onDevice);
-  await panel.getByRole('button', { name: 'Save' }).click();
-  await panel.getByRole('status', { name: 'Settings status' }).filter({ hasText: 'Saved' }).waitFor();
-  await closeSettings(panel);
+  await useProvider(panel, { baseUrl: `${mock.url}/v1`, model, key, onDevice });
 }
 
 export { openSettings, closeSettings };

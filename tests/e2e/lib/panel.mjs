@@ -49,3 +49,19 @@ export async function toolProviders(panel) {
   await openSettings(panel);
   return panel.getByRole('list', { name: 'Tool providers' });
 }
+
+/**
+ * Points Settings at a provider as a person does: the provider (by its label), Base URL,
+ * model, API key and, when given, the on-device mode; then Save (which closes Settings once
+ * they are usable). `keepOpen`: Settings is open again afterwards.
+ */
+export async function useProvider(panel, { provider = 'OpenAI-compatible', baseUrl, model, key, onDevice, keepOpen = false }) {
+  await openSettings(panel);
+  if (onDevice) await panel.getByLabel('On-device model', { exact: true }).selectOption(onDevice);
+  await panel.getByLabel('Provider', { exact: true }).selectOption({ label: provider });
+  await panel.getByLabel('Base URL').fill(baseUrl);
+  await panel.getByLabel('Model', { exact: true }).fill(model);
+  await panel.getByLabel('API key').fill(key);
+  await saveSettings(panel, { close: !keepOpen });
+  if (keepOpen) await openSettings(panel);
+}
