@@ -1,7 +1,7 @@
 //! The conversation: bubbles, streaming, Stop, errors. The service worker does the provider
 //! call; this side keeps the conversation and renders what the Port brings.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 use tandem_core::chat::{answer_note, incomplete_badge, ChatMessage, Role};
 use tandem_core::errors::ErrorKind;
@@ -25,8 +25,9 @@ struct Streaming {
     md: Live,
     /// A frame is asked for to show the deltas that arrived.
     frame_pending: bool,
-    /// No render before this time (ms since the epoch): see `on_frame`.
-    not_before: f64,
+    /// The worker said the answer is complete while text was still waiting to be shown: it
+    /// ends once the frames have shown it all.
+    done: Option<Ended>,
     /// The tools called so far, kept with the answer.
     tools: Vec<tandem_core::chat::ToolCard>,
     /// The user message this answers, so a failed send can be given back to the user.
@@ -419,7 +420,7 @@ fn send_turn(
             bubble,
             md: Live::new(body),
             frame_pending: false,
-            not_before: 0.0,
+            done: None,
             tools: Vec::new(),
             user_id: user.id.clone(),
             user_bubble,
@@ -583,7 +584,24 @@ fn receive(message: WorkerToPanel) {
             provider,
             usage,
             ..
-        } => finish(&request_id, Ended::Done { provider, usage }),
+        } => {
+            let ended = Ended::Done { provider, usage };
+            // A backlog is shown over the next frames, as it was while streaming, rather than
+            // in one long task that would freeze the panel: the answer ends after it.
+            let ended = STATE.with(|s| {
+                let mut s = s.borrow_mut();
+                match s.streaming.as_mut() {
+                    Some(st) if st.md.behind() => {
+                        st.done = Some(ended);
+                        None
+                    }
+                    _ => Some(ended),
+                }
+            });
+            if let Some(ended) = ended {
+                finish(&request_id, ended);
+            }
+        }
         WorkerToPanel::Restart { note, .. } => STATE.with(|s| {
             if let Some(st) = s.borrow_mut().streaming.as_mut() {
                 st.md.reset();
@@ -706,9 +724,11 @@ fn finish(request_id: &str, ended: Ended) {
     let Some(mut st) = take_streaming(request_id) else {
         return;
     };
-    show_rest(&mut st.md);
+    if let Err(e) = st.md.render_all() {
+        show_error(&e.to_string());
+    }
     st.bubble.remove_attribute("aria-busy").ok();
-    let text = st.md.source().to_string();
+    let text = st.md.source();
     if !text.is_empty() {
         add_copy(&st.bubble, &st.answer_id);
     }
@@ -746,7 +766,7 @@ fn finish_with_error(request_id: &str, kind: ErrorKind, message: &str) {
         s.borrow()
             .streaming
             .as_ref()
-            .is_some_and(|x| !x.md.source().is_empty())
+            .is_some_and(|x| !x.md.is_empty())
     });
     if partial {
         // A stall gives the question back too, to send again as it was; the partial answer
@@ -881,13 +901,18 @@ fn text_of(bubble: &HtmlElement) -> Result<HtmlElement, DomError> {
         .ok_or(DomError::Missing("messages"))
 }
 
-/// Shows the deltas not shown yet, scrolling along if the user was at the end.
+/// How long one frame may spend parsing and building the answer's elements; the browser's
+/// layout of them comes on top. The rest of what arrived waits for the next frame.
+const FRAME_BUDGET_MS: f64 = 10.0;
+
+/// Shows deltas not shown yet (as many as fit in a frame), scrolling along if the user was at
+/// the end.
 fn show_rest(md: &mut Live) {
     if !md.behind() {
         return;
     }
     let follow = at_bottom();
-    if let Err(e) = md.render() {
+    if let Err(e) = md.render(FRAME_BUDGET_MS) {
         show_error(&e.to_string());
     }
     if follow {
@@ -901,63 +926,79 @@ type Callback = Closure<dyn FnMut()>;
 thread_local! {
     /// The frame callbacks, made once: a closure per frame would be garbage per frame.
     static FRAME: (Callback, Callback) = (
-        Closure::new(on_frame),
-        Closure::new(on_frame),
+        Closure::new(on_animation_frame),
+        Closure::new(on_timer),
     );
+    /// When the last animation frame came (ms since the epoch).
+    static LAST_FRAME: Cell<f64> = const { Cell::new(0.0) };
+    /// The backup timer is set.
+    static TIMER_SET: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Asks for a frame to show the deltas. A timer backs up the animation frame, which a
-/// background tab never gets; whichever comes first shows them.
+/// hidden panel never gets; it renders only when no frame came for a while, so renders
+/// happen once per frame, before the browser lays out and paints.
 fn schedule_frame() {
     let Some(window) = web_sys::window() else {
         return;
     };
     FRAME.with(|(raf, timer)| {
         let _ = window.request_animation_frame(raf.as_ref().unchecked_ref());
-        let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(
-            timer.as_ref().unchecked_ref(),
-            100,
-        );
+        if !TIMER_SET.with(|t| t.replace(true)) {
+            let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(
+                timer.as_ref().unchecked_ref(),
+                100,
+            );
+        }
     });
 }
 
-/// Asks for `on_frame` again in `ms`.
-fn schedule_later(ms: f64) {
-    let Some(window) = web_sys::window() else {
-        return;
-    };
-    FRAME.with(|(_, timer)| {
-        let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(
-            timer.as_ref().unchecked_ref(),
-            ms.ceil() as i32,
-        );
-    });
+fn on_animation_frame() {
+    LAST_FRAME.with(|t| t.set(js_sys::Date::now()));
+    on_frame();
 }
 
+fn on_timer() {
+    TIMER_SET.with(|t| t.set(false));
+    if js_sys::Date::now() - LAST_FRAME.with(Cell::get) >= 90.0 {
+        on_frame();
+    } else if STATE.with(|s| {
+        s.borrow()
+            .streaming
+            .as_ref()
+            .is_some_and(|x| x.frame_pending)
+    }) {
+        // Frames are coming: they show the rest; the timer stays ready in case they stop.
+        schedule_frame();
+    }
+}
+
+/// Shows what arrived, at most [`FRAME_BUDGET_MS`] of work per frame: the browser handles
+/// typing, clicks and scrolling between frames however fast the text comes, and a backlog is
+/// shown over the next frames. Ends the answer once all is shown if the worker said it is
+/// complete.
 fn on_frame() {
-    STATE.with(|s| {
+    let ended = STATE.with(|s| {
         let mut s = s.borrow_mut();
-        let Some(st) = s.streaming.as_mut() else {
-            return;
-        };
+        let st = s.streaming.as_mut()?;
         if !st.frame_pending {
-            return;
+            return None;
         }
-        // An unfinished block that keeps growing (one long paragraph or list) costs more at
-        // every render. Rendering at most a quarter of the time keeps the whole answer linear
-        // and leaves the rest of the time to typing and scrolling.
-        let now = js_sys::Date::now();
-        if now < st.not_before {
-            schedule_later(st.not_before - now);
-            return;
-        }
-        st.frame_pending = false;
         show_rest(&mut st.md);
-        let end = js_sys::Date::now();
-        st.not_before = end + 3.0 * (end - now);
         // Text arrived: whatever the progress line said is over.
         progress("");
+        if st.md.behind() {
+            // More than a frame's worth arrived: the rest at the next frame.
+            schedule_frame();
+            return None;
+        }
+        st.frame_pending = false;
+        Some((st.request_id.clone(), st.done.take()?))
     });
+    // All shown, and the worker had said the answer is complete.
+    if let Some((request_id, ended)) = ended {
+        finish(&request_id, ended);
+    }
 }
 
 /// The per-answer "Copy answer" button: puts the answer's Markdown on the clipboard.
