@@ -1,5 +1,15 @@
 //! The conversation: bubbles, streaming, Stop, errors. The service worker does the provider
 //! call; this side keeps the conversation and renders what the Port brings.
+//!
+//! The chat view owns its parts: the composer's image attachments (`attach`), "Ask about
+//! this page" (`page_ask`), the memory that follows the tab (`memory`) and "Save
+//! conversation" (`export`). Like every view it imports no other view; the Debug drawer
+//! hears of reports and clears through the hub.
+
+mod attach;
+mod export;
+mod memory;
+mod page_ask;
 
 use std::cell::{Cell, RefCell};
 
@@ -12,6 +22,7 @@ use web_sys::{HtmlButtonElement, HtmlElement, HtmlTextAreaElement, KeyboardEvent
 
 use crate::alert::show_error;
 use crate::dom::{self, DomError};
+use crate::hub;
 use crate::markdown::{self, Live};
 use crate::port::post;
 
@@ -63,6 +74,7 @@ fn answer_ended(request_id: &str) {
 pub fn wire() -> Result<(), DomError> {
     crate::port::route(crate::port::Route::Chat, receive);
     crate::port::on_gone(worker_gone);
+    hub::answer_message_text(message_text);
     let input: HtmlTextAreaElement = dom::by_id("message")?;
     let send: HtmlButtonElement = dom::by_id("send")?;
     let stop: HtmlButtonElement = dom::by_id("stop")?;
@@ -112,6 +124,9 @@ pub fn wire() -> Result<(), DomError> {
             stop_streaming();
         }
     });
+    attach::wire()?;
+    memory::wire()?;
+    export::wire()?;
     Ok(())
 }
 
@@ -130,7 +145,7 @@ fn send_message() -> Result<(), DomError> {
     input.set_value("");
     // "/page …": asked about the page.
     if tandem_core::page_text::page_command(&text).is_some() {
-        let question = crate::page_ask::question_for(&text);
+        let question = page_ask::question_for(&text);
         return send_page_question(question, Some(text));
     }
     // Edit & resend: the edited question and its answer leave the conversation, and the
@@ -139,7 +154,7 @@ fn send_message() -> Result<(), DomError> {
         .with(|s| s.borrow_mut().editing.take())
         .and_then(|id| take_back_turn(&id).then_some(id));
     progress("");
-    send_text(text, None, crate::attach::take(), replaces)
+    send_text(text, None, attach::take(), replaces)
 }
 
 fn message_box_empty() -> bool {
@@ -235,7 +250,7 @@ fn edit_last() -> bool {
     let _ = input.focus();
     let end = question.content.encode_utf16().count() as u32;
     let _ = input.set_selection_range(end, end);
-    crate::attach::restore(question.images);
+    attach::restore(question.images);
     STATE.with(|s| s.borrow_mut().editing = Some(question.id));
     progress("Editing your last message: Send replaces it and its answer (Esc to cancel).");
     true
@@ -250,7 +265,7 @@ fn cancel_edit() -> bool {
     if let Ok(input) = dom::by_id::<HtmlTextAreaElement>("message") {
         input.set_value("");
     }
-    let _ = crate::attach::take();
+    let _ = attach::take();
     progress("");
     true
 }
@@ -339,7 +354,7 @@ fn send_page_question(question: String, give_back: Option<String>) -> Result<(),
     }
     cancel_edit();
     let id = send_turn(question, None, Vec::new(), true, None)?;
-    crate::page_ask::remember(id, give_back);
+    page_ask::remember(id, give_back);
     Ok(())
 }
 
@@ -352,7 +367,7 @@ fn ask_about_page() -> Result<(), DomError> {
     }
     let typed = input.value();
     input.set_value("");
-    send_page_question(crate::page_ask::question_for(&typed), Some(typed))
+    send_page_question(page_ask::question_for(&typed), Some(typed))
 }
 
 /// Asks about text the user selected on the page ("Ask Tandem"): it is shown quoted as the
@@ -398,12 +413,12 @@ fn send_turn(
         ..ChatMessage::new(Role::User, text)
     };
     let user_bubble = add_bubble(Role::User, &user.content)?;
-    crate::attach::show_in(&user_bubble, &user.images);
+    attach::show_in(&user_bubble, &user.images);
     if let Some(quote) = &user.quote {
         add_quote(&user_bubble, quote);
     }
     if page {
-        crate::page_ask::mark(&user_bubble, None);
+        page_ask::mark(&user_bubble, None);
     }
     add_hide_toggle(&user_bubble, &user.id);
     let bubble = add_bubble(Role::Assistant, "")?;
@@ -473,8 +488,19 @@ pub(crate) fn clear_view() -> Result<(), DomError> {
     dom::by_id::<HtmlElement>("messages")?.set_inner_html("");
     show_error("");
     progress("");
-    crate::debug::reset();
+    hub::publish(&hub::Event::Cleared);
     Ok(())
+}
+
+/// The text of message `id` of the conversation (the Debug drawer names pairs by it).
+fn message_text(id: &str) -> Option<String> {
+    STATE.with(|s| {
+        s.borrow()
+            .messages
+            .iter()
+            .find(|m| m.id == id)
+            .map(|m| m.content.clone())
+    })
 }
 
 /// The conversation as the panel holds it (for "Save conversation").
@@ -503,12 +529,12 @@ pub(crate) fn show_conversation(messages: Vec<ChatMessage>) -> Result<(), DomErr
         let bubble = add_bubble(m.role, &m.content)?;
         match (&m.quote, &m.page) {
             // The page's whole text stays out of the bubble: its name says what was asked about.
-            (Some(_), Some(name)) => crate::page_ask::mark(&bubble, Some(name)),
+            (Some(_), Some(name)) => page_ask::mark(&bubble, Some(name)),
             (Some(quote), None) => add_quote(&bubble, quote),
             (None, _) => {}
         }
         for card in &m.tools {
-            crate::tools::show_card(&bubble, card)?;
+            crate::cards::show_card(&bubble, card)?;
         }
         if m.role == Role::Assistant && !m.content.is_empty() {
             add_copy(&bubble, &m.id);
@@ -626,7 +652,7 @@ fn receive(message: WorkerToPanel) {
             ..
         } => STATE.with(|s| {
             if let Some(st) = s.borrow_mut().streaming.as_mut() {
-                report(crate::tools::show_use(
+                report(crate::cards::show_use(
                     &st.bubble,
                     &call_id,
                     &tool,
@@ -657,7 +683,7 @@ fn receive(message: WorkerToPanel) {
             ..
         } => STATE.with(|s| {
             if let Some(st) = s.borrow_mut().streaming.as_mut() {
-                report(crate::tools::show_result(
+                report(crate::cards::show_result(
                     &st.bubble,
                     &call_id,
                     ok,
@@ -671,20 +697,8 @@ fn receive(message: WorkerToPanel) {
             }
             progress("");
         }),
-        WorkerToPanel::Debug { report, .. } => {
-            let shown = crate::debug::show(&report, |id| {
-                STATE.with(|s| {
-                    s.borrow()
-                        .messages
-                        .iter()
-                        .find(|m| m.id == id)
-                        .map(|m| m.content.clone())
-                })
-            });
-            if let Err(e) = shown {
-                web_sys::console::warn_1(&format!("Tandem: debug report not shown: {e}").into());
-            }
-        }
+        // The Debug drawer shows it (the hub: this view does not know the drawer).
+        WorkerToPanel::Debug { report, .. } => hub::publish(&hub::Event::Report(&report)),
         WorkerToPanel::ConnectionResult { .. }
         | WorkerToPanel::Models { .. }
         | WorkerToPanel::NanoStatus { .. }
@@ -805,8 +819,8 @@ fn finish_with_error(request_id: &str, kind: ErrorKind, message: &str) {
         pos.map(|p| s.messages.remove(p))
             .filter(|m| m.quote.is_none())
             .and_then(|m| {
-                crate::attach::restore(m.images);
-                crate::page_ask::give_back(&m.id, m.content)
+                attach::restore(m.images);
+                page_ask::give_back(&m.id, m.content)
             })
     });
     if let (Some(text), Ok(input)) = (text, dom::by_id::<HtmlTextAreaElement>("message")) {
