@@ -33,7 +33,7 @@ const SLICE: usize = 4096;
 /// of the whole text in rare cases (emphasis or a link spanning the seam's line break, a
 /// setext underline right after it); the conversation keeps the Markdown itself, which is
 /// parsed whole when the conversation is shown again.
-const SEAL_AFTER: usize = 16 * 1024;
+const SEAL_AFTER: usize = 4 * 1024;
 
 /// The rendering of one answer while it streams.
 pub struct Live {
