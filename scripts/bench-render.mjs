@@ -2,7 +2,9 @@
 // the provider sent its last byte, for 50 KB and 500 KB answers streamed as fast as the mock
 // can write (word-sized tokens, as real providers send them). Also prints the longest gap
 // between two animation frames while the answer streamed: how long the panel was unable to
-// react to typing. Prints figures; asserts nothing.
+// react to typing, and how long a key typed into the Message box during the flood takes to
+// appear in the box (the keypress sent → the box's input event). Prints figures; asserts
+// nothing.
 import path from 'node:path';
 import { launchExtension, repoRoot } from '../tests/e2e/lib/browser.mjs';
 import { startMockProvider, tokenize } from '../tests/e2e/lib/mock-provider.mjs';
@@ -48,24 +50,52 @@ try {
         if (w.__benchRun) requestAnimationFrame(tick);
       };
       requestAnimationFrame(tick);
+      // When each typed key reached the Message box (ms since the epoch, as the bench's clock).
+      w.__benchKeys = [];
+      const box = document.querySelector('textarea#message');
+      if (!w.__benchListening) {
+        w.__benchListening = true;
+        box.addEventListener('input', () => w.__benchKeys?.push(Date.now()));
+      }
     });
     await panel.getByRole('textbox', { name: 'Message' }).fill(`answer of ${size} bytes please`);
     const sentAt = Date.now();
     await panel.getByRole('textbox', { name: 'Message' }).press('Enter');
+    // A key typed into the Message box every 100 ms while the answer streams: how long each
+    // takes to appear in the box is how the panel feels to someone typing the next question.
+    let typing = true;
+    const typedAt = [];
+    const typist = (async () => {
+      await panel.waitForFunction(() => [...document.querySelectorAll('article[aria-label="Tandem"]')].at(-1)?.getAttribute('aria-busy') === 'true');
+      await panel.evaluate(() => { window.__benchKeys = []; });
+      while (typing) {
+        typedAt.push(Date.now());
+        await panel.keyboard.type('x');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
     // Polled every frame; looks only at the answer's last block, so watching costs nothing.
     const shownAt = await (await panel.waitForFunction((m) => {
       const text = [...document.querySelectorAll('article[aria-label="Tandem"] .text')].at(-1);
       return text?.lastElementChild?.textContent.includes(m) ? Date.now() : false;
     }, marker, { polling: 'raf', timeout: 600_000 })).jsonValue();
+    typing = false;
+    await typist;
     const gap = await panel.evaluate(() => { window.__benchRun = false; return window.__benchGap; });
+    const keysAt = await panel.evaluate(() => window.__benchKeys);
+    const lags = typedAt.map((t, i) => (keysAt[i] ?? NaN) - t).filter((d) => !Number.isNaN(d)).sort((a, b) => a - b);
+    const keys = lags.length
+      ? `; ${lags.length} keys typed during the stream reached the Message box in ${lags[Math.floor(lags.length / 2)]} ms median, ${lags.at(-1)} ms at worst`
+      : '; no key typed while it streamed';
     await panel.waitForFunction(() => !document.querySelector('[aria-busy="true"]'), null, { timeout: 600_000 });
     const req = mock.requests.find((r) => r.path === '/v1/chat/completions');
     const lastByte = req?.finishedAt ?? NaN;
     console.log(
       `${String(size / 1000).padStart(4)} KB ${oneBlock ? 'one-paragraph answer' : 'answer'} in ${String(tokens.length).padStart(5)} ${piece ? `${piece}-byte pieces` : 'word-sized deltas'}: end shown ${shownAt - lastByte} ms after the last byte ` +
-      `(provider streamed for ${lastByte - req.at} ms; ${shownAt - sentAt} ms from Send); longest frame gap ${gap.toFixed(0)} ms`,
+      `(provider streamed for ${lastByte - req.at} ms; ${shownAt - sentAt} ms from Send); longest frame gap ${gap.toFixed(0)} ms${keys}`,
     );
     await panel.getByRole('button', { name: 'Clear conversation' }).click().catch(() => {});
+    await panel.getByRole('textbox', { name: 'Message' }).fill('');
   }
 } finally {
   await browser.close();

@@ -2,25 +2,27 @@
 // question (the Edit button or ↑ in the empty Message box), who answered with the tokens used,
 // and the stall limit set in Settings giving the question back. The panel follows a web page,
 // so the worker answers from the tab's session memory: what the provider receives next shows
-// whether the old pair left the worker's memory too, not only the screen.
+// whether the old pair left the worker's memory too, not only the screen. The page is served on
+// an https origin the manifest does not list (routeSite), as any site a person visits.
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { launchExtension } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
-import { startSite } from './lib/fixtures.mjs';
+import { routeSite } from './lib/fixtures.mjs';
 
 const KEY = 'sk-actions-test-5678';
+const SITE = 'https://cats.tandem.test';
 let browser, mock, site, panel, tab;
 
 before(async () => {
   mock = await startMockProvider({ delayMs: 5 });
-  site = await startSite({ routes: { '/a': '<!doctype html><title>Cats</title><body><p>Cats are small carnivores.</p></body>' } });
   browser = await launchExtension();
+  site = await routeSite(browser.context, { origin: SITE, routes: { '/a': '<!doctype html><title>Cats</title><body><p>Cats are small carnivores.</p></body>' } });
   panel = await browser.openPanel();
   await configure();
   await memoryLine().filter({ hasText: 'Not remembered' }).waitFor();
   tab = await browser.context.newPage();
-  await tab.goto(`http://127.0.0.1:${site.port}/a`);
+  await tab.goto(`${SITE}/a`);
   await showTab();
 });
 after(async () => {
@@ -68,7 +70,7 @@ async function configure() {
 /** Brings the site's tab to the front and waits until the panel shows its conversation. */
 async function showTab() {
   await tab.bringToFront();
-  await memoryLine().filter({ hasText: 'Remembered for 127.0.0.1 in this tab' }).waitFor();
+  await memoryLine().filter({ hasText: 'Remembered for cats.tandem.test in this tab' }).waitFor();
 }
 
 const isChat = (r) => r.path === '/v1/chat/completions';

@@ -5,8 +5,18 @@ use serde_json::Value;
 use web_sys::{HtmlButtonElement, HtmlElement};
 
 use crate::dom::{self, DomError};
+use crate::hub::{self, Event};
 
 pub fn wire() -> Result<(), DomError> {
+    // The conversation's reports and clears come through the hub: this view knows no other.
+    hub::listen(|event| match event {
+        Event::Report(report) => {
+            if let Err(e) = show(report, hub::message_text) {
+                web_sys::console::warn_1(&format!("Tandem: debug report not shown: {e}").into());
+            }
+        }
+        Event::Cleared => reset(),
+    });
     let toggle: HtmlButtonElement = dom::by_id("debug-toggle")?;
     let t = toggle.clone();
     dom::on(&toggle, "click", move |_: web_sys::Event| {
@@ -20,7 +30,7 @@ pub fn wire() -> Result<(), DomError> {
 }
 
 /// Renders `report`; `text_of(id)` gives the start of the message a pair id names.
-pub fn show(report: &Value, text_of: impl Fn(&str) -> Option<String>) -> Result<(), DomError> {
+fn show(report: &Value, text_of: impl Fn(&str) -> Option<String>) -> Result<(), DomError> {
     let section: HtmlElement = dom::by_id("debug")?;
     section.set_inner_html("");
     let str_at = |v: &Value, key: &str| {
@@ -172,7 +182,7 @@ pub fn show(report: &Value, text_of: impl Fn(&str) -> Option<String>) -> Result<
 }
 
 /// Back to the state before any send.
-pub fn reset() {
+fn reset() {
     if let Ok(section) = dom::by_id::<HtmlElement>("debug") {
         section.set_inner_html("<p class=\"hint\">Nothing sent yet. Kept in memory only; API keys are never shown.</p>");
     }

@@ -12,10 +12,14 @@ pub enum DomError {
     NoDocument,
 }
 
+thread_local! {
+    /// The panel's document, looked up once: a long answer creates tens of thousands of
+    /// elements, and each lookup is two calls out of wasm.
+    static DOCUMENT: Option<Document> = web_sys::window().and_then(|w| w.document());
+}
+
 pub fn document() -> Result<Document, DomError> {
-    web_sys::window()
-        .and_then(|w| w.document())
-        .ok_or(DomError::NoDocument)
+    DOCUMENT.with(|d| d.clone()).ok_or(DomError::NoDocument)
 }
 
 /// The element with `id`, as the type the page promises.
@@ -39,10 +43,14 @@ pub fn on<E: wasm_bindgen::convert::FromWasmAbi + 'static>(
 }
 
 pub fn create(tag: &str, class: &str) -> Result<HtmlElement, DomError> {
-    let el: Element = document()?
-        .create_element(tag)
+    let el: Element = DOCUMENT
+        .with(|d| d.as_ref().map(|d| d.create_element(tag)))
+        .ok_or(DomError::NoDocument)?
         .map_err(|_| DomError::NoDocument)?;
-    el.set_class_name(class);
+    // No class: no attribute at all (and one call fewer per element of a long answer).
+    if !class.is_empty() {
+        el.set_class_name(class);
+    }
     el.dyn_into::<HtmlElement>()
         .map_err(|_| DomError::NoDocument)
 }

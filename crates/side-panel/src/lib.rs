@@ -2,18 +2,20 @@
 //! names); this crate gives them behaviour: the chat over a Port to the service worker, and
 //! the Settings form stored in `chrome.storage.local` (a view of its own), the composer's
 //! Chat / Task modes, and "Save conversation".
+//!
+//! The views (`chat`, `task`, `settings`, `debug`, `tools`) each own their DOM and state and
+//! never import one another: they depend on `port` (the Port and the dispatch of what it
+//! brings), `hub` (events between views), core, and modules that are no view (`dom`,
+//! `chrome`, `alert`, `tab`, `markdown`, `cards`). ARCHITECTURE.md has the map.
 
-mod agent_settings;
 mod alert;
-mod attach;
+mod cards;
 mod chat;
 mod chrome;
 mod debug;
 mod dom;
-mod export;
+mod hub;
 mod markdown;
-mod memory;
-mod page_ask;
 mod port;
 mod relay;
 mod settings;
@@ -30,13 +32,10 @@ pub fn start() {
     port::route(port::Route::Settings, settings::receive);
     port::route(port::Route::Relay, relay::receive);
     if let Err(e) = chat::wire()
-        .and_then(|()| attach::wire())
         .and_then(|()| settings::wire())
         .and_then(|()| debug::wire())
-        .and_then(|()| memory::wire())
         .and_then(|()| task::wire())
         .and_then(|()| tools::wire())
-        .and_then(|()| export::wire())
     {
         alert::show_error(&format!("Tandem could not start: {e}"));
     }

@@ -14,15 +14,42 @@ use web_sys::{Element, HtmlElement};
 
 use crate::dom::{self, DomError};
 
+/// How many finished blocks one `div.md-part` holds. Finished blocks go into parts rather
+/// than straight into the answer's element: appending a block then changes one part of at most
+/// this many blocks, and the browser re-measures that part and the list of parts, not every
+/// block of the answer (measured: with 20,000 blocks as direct children, laying out the answer
+/// after each frame's append took most of a 500 KB answer's render time).
+const PART_BLOCKS: u32 = 64;
+
+/// The most text given to the parser at once while catching up. Text that arrived faster
+/// than it could be shown is parsed and appended in slices of this size, cut after a line
+/// where possible, so one frame never parses and builds the whole backlog.
+const SLICE: usize = 4096;
+
+/// How long an unfinished paragraph may grow before its lines so far are kept as a finished
+/// paragraph and the text after them is parsed on its own. Every render parses the unfinished
+/// tail again, so one endless paragraph would make each render slower than the last; closing
+/// it keeps a render's work near the size of what arrived. The seam may differ from a parse
+/// of the whole text in rare cases (emphasis or a link spanning the seam's line break, a
+/// setext underline right after it); the conversation keeps the Markdown itself, which is
+/// parsed whole when the conversation is shown again.
+const SEAL_AFTER: usize = 4 * 1024;
+
 /// The rendering of one answer while it streams.
 pub struct Live {
     stream: Stream,
-    /// The answer's `.text` element: finished blocks first, then the tail.
+    /// The answer's `.text` element: parts of finished blocks first, then the tail.
     root: HtmlElement,
-    /// How many of `root`'s children are finished blocks.
-    finished: u32,
-    /// How many bytes of the source are on screen.
-    shown: usize,
+    /// The part being filled, and how many blocks it holds.
+    part: Option<(HtmlElement, u32)>,
+    /// How many of `root`'s children are parts.
+    parts: u32,
+    /// Text received and not yet given to the parser (it is shown a slice at a time).
+    pending: String,
+    /// The source of paragraphs closed early (see [`SEAL_AFTER`]); `stream` parses what follows.
+    sealed: String,
+    /// Bytes given to the parser since it last finished a block (at least the tail's size).
+    unfinished: usize,
 }
 
 impl Live {
@@ -30,35 +57,68 @@ impl Live {
         Self {
             stream: Stream::new(),
             root,
-            finished: 0,
-            shown: 0,
+            part: None,
+            parts: 0,
+            pending: String::new(),
+            sealed: String::new(),
+            unfinished: 0,
         }
     }
 
-    /// Appends a piece of the answer; it is shown at the next [`Live::render`].
+    /// Appends a piece of the answer; it is shown by the next [`Live::render`]. O(delta).
     pub fn push(&mut self, delta: &str) {
-        self.stream.push(delta);
+        self.pending.push_str(delta);
     }
 
-    /// The Markdown source received so far.
-    pub fn source(&self) -> &str {
-        self.stream.source()
+    /// The Markdown shown so far (all of the answer once nothing is [`Live::behind`]).
+    pub fn source(&self) -> String {
+        format!("{}{}", self.sealed, self.stream.source())
+    }
+
+    /// Whether no text at all arrived.
+    pub fn is_empty(&self) -> bool {
+        self.sealed.is_empty() && self.stream.source().is_empty() && self.pending.is_empty()
     }
 
     /// Whether text arrived that is not on screen yet.
     pub fn behind(&self) -> bool {
-        self.shown < self.stream.source().len()
+        !self.pending.is_empty()
     }
 
-    /// Shows what arrived: appends newly finished blocks, replaces the tail.
-    pub fn render(&mut self) -> Result<(), DomError> {
+    /// Shows what arrived, slice by slice, until it is all shown or `budget_ms` passed (the
+    /// rest waits for the next call): appends newly finished blocks, replaces the tail.
+    pub fn render(&mut self, budget_ms: f64) -> Result<(), DomError> {
+        let start = js_sys::Date::now();
+        while self.behind() {
+            let cut = slice_end(&self.pending, SLICE);
+            self.stream.push(&self.pending[..cut]);
+            self.unfinished += cut;
+            self.pending.drain(..cut);
+            self.show_update()?;
+            if js_sys::Date::now() - start >= budget_ms {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Shows everything that arrived at once (the answer ended some other way than by
+    /// streaming to its end: an error, the worker gone).
+    pub fn render_all(&mut self) -> Result<(), DomError> {
         if !self.behind() {
             return Ok(());
         }
+        let rest = std::mem::take(&mut self.pending);
+        self.stream.push(&rest);
+        self.unfinished += rest.len();
+        self.show_update()
+    }
+
+    /// Parses the unfinished part and puts it on screen.
+    fn show_update(&mut self) -> Result<(), DomError> {
         let update = self.stream.update();
-        self.shown = self.stream.source().len();
-        // The old tail goes; finished blocks before it stay as they are.
-        while self.root.child_nodes().length() > self.finished {
+        // The old tail goes; the parts before it stay as they are.
+        while self.root.child_nodes().length() > self.parts {
             match self.root.last_child() {
                 Some(last) => {
                     let _ = self.root.remove_child(&last);
@@ -66,28 +126,90 @@ impl Live {
                 None => break,
             }
         }
+        if !update.finished.is_empty() {
+            self.unfinished = 0;
+        }
         for node in &update.finished {
-            append(&self.root, node)?;
-            self.finished += 1;
+            let built = build(node)?;
+            self.keep(&built)?;
         }
+        // One paragraph that has grown long, ending with a whole line: closed here.
+        let long_paragraph = self.unfinished >= SEAL_AFTER
+            && self.stream.source().ends_with('\n')
+            && matches!(update.tail.as_slice(), [Node::Element { tag: "p", .. }]);
         for node in &update.tail {
-            append(&self.root, node)?;
+            let built = build(node)?;
+            if long_paragraph {
+                self.keep(&built)?;
+            } else {
+                self.root
+                    .append_child(&built)
+                    .map_err(|_| DomError::Missing("messages"))?;
+            }
         }
+        if long_paragraph {
+            let stream = std::mem::take(&mut self.stream);
+            self.sealed.push_str(stream.source());
+            self.unfinished = 0;
+        }
+        Ok(())
+    }
+
+    /// Appends a finished block to the part being filled (a new part when it is full).
+    fn keep(&mut self, block: &web_sys::Node) -> Result<(), DomError> {
+        let part = match &mut self.part {
+            Some((part, held)) if *held < PART_BLOCKS => {
+                *held += 1;
+                part.clone()
+            }
+            _ => {
+                let part = dom::create("div", "md-part")?;
+                self.root
+                    .append_child(&part)
+                    .map_err(|_| DomError::Missing("messages"))?;
+                self.parts += 1;
+                self.part = Some((part.clone(), 1));
+                part
+            }
+        };
+        part.append_child(block)
+            .map_err(|_| DomError::Missing("messages"))?;
         Ok(())
     }
 
     /// The user stopped the answer: what is on screen is the answer; text that arrived but
     /// is not shown yet is dropped.
     pub fn stop(&mut self) {
-        self.stream.truncate(self.shown);
+        self.pending.clear();
     }
 
     /// Starts over (the worker switched providers and the answer begins again).
     pub fn reset(&mut self) {
         self.stream = Stream::new();
-        self.finished = 0;
-        self.shown = 0;
+        self.part = None;
+        self.parts = 0;
+        self.pending.clear();
+        self.sealed.clear();
+        self.unfinished = 0;
         self.root.set_text_content(None);
+    }
+}
+
+/// Where the next slice of `text` ends: all of it when it is short, else after the last
+/// line break within `max` bytes, else at a character boundary (one line longer than `max`).
+fn slice_end(text: &str, max: usize) -> usize {
+    if text.len() <= max {
+        return text.len();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    match text[..end].rfind('\n') {
+        Some(i) => i + 1,
+        // A character is at most 4 bytes: `max` of at least 4 always moves on.
+        None if end > 0 => end,
+        None => text.len(),
     }
 }
 
@@ -119,9 +241,6 @@ fn build(node: &Node) -> Result<web_sys::Node, DomError> {
             children,
         } => {
             let el = dom::create(tag, class.unwrap_or(""))?;
-            if class.is_none() {
-                el.remove_attribute("class").ok();
-            }
             for (name, value) in attrs {
                 dom::set_attr(&el, name, value);
             }
@@ -265,17 +384,25 @@ mod tests {
         let root = host();
         let mut live = Live::new(root.clone());
         live.push("# Title\n\nfirst para");
-        live.render().expect("render");
+        live.render(f64::INFINITY).expect("render");
         live.push("graph\n\nsecond");
-        live.render().expect("render");
+        live.render(f64::INFINITY).expect("render");
         let h1 = root.query_selector("h1").ok().flatten().expect("h1");
         live.push(" one\n\n- a\n- b\n");
-        live.render().expect("render");
+        live.render(f64::INFINITY).expect("render");
         // The heading finished long ago: it is the same node, untouched.
         let again = root.query_selector("h1").ok().flatten().expect("h1");
         assert!(h1.is_same_node(Some(&again)));
+        // Finished blocks sit in parts; without them the answer reads as parsed at once.
+        assert!(root
+            .query_selector(".md-part > h1")
+            .ok()
+            .flatten()
+            .is_some());
         assert_eq!(
-            root.inner_html(),
+            root.inner_html()
+                .replace("<div class=\"md-part\">", "")
+                .replace("</div>", ""),
             "<h1>Title</h1><p>first paragraph</p><p>second one</p><ul><li>a</li><li>b</li></ul>"
         );
         // Stop keeps what is shown; text not yet shown is dropped.
@@ -285,5 +412,38 @@ mod tests {
             live.source(),
             "# Title\n\nfirst paragraph\n\nsecond one\n\n- a\n- b\n"
         );
+    }
+
+    #[wasm_bindgen_test]
+    fn an_endless_paragraph_is_closed_and_the_text_stays_whole() {
+        let root = host();
+        let mut live = Live::new(root.clone());
+        let line = "a line of one long paragraph with **bold** in it\n";
+        let lines = 2 * SEAL_AFTER / line.len();
+        for _ in 0..lines {
+            live.push(line);
+            live.render(f64::INFINITY).expect("render");
+        }
+        live.push("the end");
+        live.render(f64::INFINITY).expect("render");
+        // Closed at least once: a finished paragraph sits in a part, the rest is the tail.
+        assert!(root.query_selector(".md-part > p").ok().flatten().is_some());
+        assert_eq!(live.source(), format!("{}the end", line.repeat(lines)));
+        let strong = root.query_selector_all("strong").expect("query").length();
+        assert_eq!(strong as usize, lines);
+    }
+}
+
+#[cfg(test)]
+mod slice_tests {
+    use super::slice_end;
+
+    #[test]
+    fn slices_end_after_a_line_or_on_a_character() {
+        assert_eq!(slice_end("short", 8), 5);
+        assert_eq!(slice_end("ab\ncd\nefghij", 8), 6);
+        // No line break in reach: cut on a character boundary ("é" is two bytes).
+        assert_eq!(slice_end("aaaaaaaé", 8), 7);
+        assert_eq!(slice_end("ééééé", 3), 2);
     }
 }

@@ -416,7 +416,7 @@ fn render(state: Option<&TaskView>) -> Result<(), DomError> {
 /// A tool step of the timeline: the call's card as chat shows it (tool, provider, arguments,
 /// result), then who answered the step and what it cost.
 fn tool_step(item: &HtmlElement, step: &StepRecord, used: &ToolUse) -> Result<(), DomError> {
-    crate::tools::show_use(
+    crate::cards::show_use(
         item,
         &used.call_id,
         &used.tool,
@@ -424,7 +424,7 @@ fn tool_step(item: &HtmlElement, step: &StepRecord, used: &ToolUse) -> Result<()
         &used.arguments,
         None,
     )?;
-    crate::tools::show_result(item, &used.call_id, step.ok, &step.result, None)?;
+    crate::cards::show_result(item, &used.call_id, step.ok, &step.result, None)?;
     let mut extra = String::new();
     if let Some(p) = &step.provider {
         extra.push_str(&format!(" · {p}"));
@@ -471,7 +471,7 @@ fn render_tool_question(pending: Option<&PendingConfirmation>) -> Result<(), Dom
     }
     holder.set_text_content(None);
     dom::set_attr(&holder, "data-call", &used.call_id);
-    crate::tools::show_use(
+    crate::cards::show_use(
         &holder,
         &used.call_id,
         &used.tool,

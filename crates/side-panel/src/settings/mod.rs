@@ -1,6 +1,9 @@
 //! The Settings form: one set of fields per provider, stored under `settings` in
 //! `chrome.storage.local`. The API key is write-only from the panel's point of view: the
-//! form never shows a saved key back, only its last four characters.
+//! form never shows a saved key back, only its last four characters. The "Tasks" fields are
+//! a part of this view (`agent`).
+
+mod agent;
 
 use std::cell::RefCell;
 
@@ -81,7 +84,7 @@ pub fn wire() -> Result<(), DomError> {
                 if let Ok(select) = dom::by_id::<HtmlSelectElement>("on-device") {
                     select.set_value(&SAVED.with(|s| on_device_id(s.borrow().on_device)));
                 }
-                SAVED.with(|s| crate::agent_settings::show(&s.borrow()));
+                SAVED.with(|s| agent::show(&s.borrow()));
                 show_stall_limit();
                 // Said at once, where the user will look: the form shows what was kept.
                 if let Some(notice) = notice {
@@ -95,7 +98,7 @@ pub fn wire() -> Result<(), DomError> {
     });
     let download: HtmlButtonElement = dom::by_id("nano-download")?;
     dom::on(&download, "click", |_: web_sys::Event| ask_nano(true));
-    crate::agent_settings::wire_sites();
+    agent::wire_sites();
     Ok(())
 }
 
@@ -342,7 +345,7 @@ const SAVED_TEXT: &str = "Saved.";
 fn save() {
     let Some(kind) = selected_kind() else { return };
     let mut settings = SAVED.with(|s| s.borrow().clone());
-    if let Err(e) = crate::agent_settings::read_form(&mut settings) {
+    if let Err(e) = agent::read_form(&mut settings) {
         status(&e);
         return;
     }
@@ -550,7 +553,7 @@ fn models_listed(
                 &format!(
                     "{} · {} tokens",
                     model.id,
-                    crate::debug::group(u64::from(window))
+                    tandem_core::chat::group_thousands(u64::from(window))
                 ),
             );
         }

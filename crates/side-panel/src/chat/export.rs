@@ -55,7 +55,7 @@ async fn active_url() -> Option<String> {
 }
 
 fn save(site: Option<&str>) -> Result<(), ExportError> {
-    let messages = crate::chat::messages();
+    let messages = super::messages();
     if messages.is_empty() {
         return Err(ExportError::Empty);
     }

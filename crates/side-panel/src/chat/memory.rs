@@ -17,7 +17,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{spawn_local, JsFuture};
 use web_sys::HtmlButtonElement;
 
-use crate::chat;
+use super as chat;
 use crate::chrome::Event;
 use crate::dom::{self, DomError};
 

@@ -1,7 +1,17 @@
 //! The conversation: bubbles, streaming, Stop, errors. The service worker does the provider
 //! call; this side keeps the conversation and renders what the Port brings.
+//!
+//! The chat view owns its parts: the composer's image attachments (`attach`), "Ask about
+//! this page" (`page_ask`), the memory that follows the tab (`memory`) and "Save
+//! conversation" (`export`). Like every view it imports no other view; the Debug drawer
+//! hears of reports and clears through the hub.
 
-use std::cell::RefCell;
+mod attach;
+mod export;
+mod memory;
+mod page_ask;
+
+use std::cell::{Cell, RefCell};
 
 use tandem_core::chat::{answer_note, incomplete_badge, ChatMessage, Role};
 use tandem_core::errors::ErrorKind;
@@ -12,6 +22,7 @@ use web_sys::{HtmlButtonElement, HtmlElement, HtmlTextAreaElement, KeyboardEvent
 
 use crate::alert::show_error;
 use crate::dom::{self, DomError};
+use crate::hub;
 use crate::markdown::{self, Live};
 use crate::port::post;
 
@@ -25,8 +36,9 @@ struct Streaming {
     md: Live,
     /// A frame is asked for to show the deltas that arrived.
     frame_pending: bool,
-    /// No render before this time (ms since the epoch): see `on_frame`.
-    not_before: f64,
+    /// The worker said the answer is complete while text was still waiting to be shown: it
+    /// ends once the frames have shown it all.
+    done: Option<Ended>,
     /// The tools called so far, kept with the answer.
     tools: Vec<tandem_core::chat::ToolCard>,
     /// The user message this answers, so a failed send can be given back to the user.
@@ -62,6 +74,7 @@ fn answer_ended(request_id: &str) {
 pub fn wire() -> Result<(), DomError> {
     crate::port::route(crate::port::Route::Chat, receive);
     crate::port::on_gone(worker_gone);
+    hub::answer_message_text(message_text);
     let input: HtmlTextAreaElement = dom::by_id("message")?;
     let send: HtmlButtonElement = dom::by_id("send")?;
     let stop: HtmlButtonElement = dom::by_id("stop")?;
@@ -111,6 +124,9 @@ pub fn wire() -> Result<(), DomError> {
             stop_streaming();
         }
     });
+    attach::wire()?;
+    memory::wire()?;
+    export::wire()?;
     Ok(())
 }
 
@@ -129,7 +145,7 @@ fn send_message() -> Result<(), DomError> {
     input.set_value("");
     // "/page …": asked about the page.
     if tandem_core::page_text::page_command(&text).is_some() {
-        let question = crate::page_ask::question_for(&text);
+        let question = page_ask::question_for(&text);
         return send_page_question(question, Some(text));
     }
     // Edit & resend: the edited question and its answer leave the conversation, and the
@@ -138,7 +154,7 @@ fn send_message() -> Result<(), DomError> {
         .with(|s| s.borrow_mut().editing.take())
         .and_then(|id| take_back_turn(&id).then_some(id));
     progress("");
-    send_text(text, None, crate::attach::take(), replaces)
+    send_text(text, None, attach::take(), replaces)
 }
 
 fn message_box_empty() -> bool {
@@ -234,7 +250,7 @@ fn edit_last() -> bool {
     let _ = input.focus();
     let end = question.content.encode_utf16().count() as u32;
     let _ = input.set_selection_range(end, end);
-    crate::attach::restore(question.images);
+    attach::restore(question.images);
     STATE.with(|s| s.borrow_mut().editing = Some(question.id));
     progress("Editing your last message: Send replaces it and its answer (Esc to cancel).");
     true
@@ -249,7 +265,7 @@ fn cancel_edit() -> bool {
     if let Ok(input) = dom::by_id::<HtmlTextAreaElement>("message") {
         input.set_value("");
     }
-    let _ = crate::attach::take();
+    let _ = attach::take();
     progress("");
     true
 }
@@ -338,7 +354,7 @@ fn send_page_question(question: String, give_back: Option<String>) -> Result<(),
     }
     cancel_edit();
     let id = send_turn(question, None, Vec::new(), true, None)?;
-    crate::page_ask::remember(id, give_back);
+    page_ask::remember(id, give_back);
     Ok(())
 }
 
@@ -351,7 +367,7 @@ fn ask_about_page() -> Result<(), DomError> {
     }
     let typed = input.value();
     input.set_value("");
-    send_page_question(crate::page_ask::question_for(&typed), Some(typed))
+    send_page_question(page_ask::question_for(&typed), Some(typed))
 }
 
 /// Asks about text the user selected on the page ("Ask Tandem"): it is shown quoted as the
@@ -397,12 +413,12 @@ fn send_turn(
         ..ChatMessage::new(Role::User, text)
     };
     let user_bubble = add_bubble(Role::User, &user.content)?;
-    crate::attach::show_in(&user_bubble, &user.images);
+    attach::show_in(&user_bubble, &user.images);
     if let Some(quote) = &user.quote {
         add_quote(&user_bubble, quote);
     }
     if page {
-        crate::page_ask::mark(&user_bubble, None);
+        page_ask::mark(&user_bubble, None);
     }
     add_hide_toggle(&user_bubble, &user.id);
     let bubble = add_bubble(Role::Assistant, "")?;
@@ -419,7 +435,7 @@ fn send_turn(
             bubble,
             md: Live::new(body),
             frame_pending: false,
-            not_before: 0.0,
+            done: None,
             tools: Vec::new(),
             user_id: user.id.clone(),
             user_bubble,
@@ -472,8 +488,19 @@ pub(crate) fn clear_view() -> Result<(), DomError> {
     dom::by_id::<HtmlElement>("messages")?.set_inner_html("");
     show_error("");
     progress("");
-    crate::debug::reset();
+    hub::publish(&hub::Event::Cleared);
     Ok(())
+}
+
+/// The text of message `id` of the conversation (the Debug drawer names pairs by it).
+fn message_text(id: &str) -> Option<String> {
+    STATE.with(|s| {
+        s.borrow()
+            .messages
+            .iter()
+            .find(|m| m.id == id)
+            .map(|m| m.content.clone())
+    })
 }
 
 /// The conversation as the panel holds it (for "Save conversation").
@@ -502,12 +529,12 @@ pub(crate) fn show_conversation(messages: Vec<ChatMessage>) -> Result<(), DomErr
         let bubble = add_bubble(m.role, &m.content)?;
         match (&m.quote, &m.page) {
             // The page's whole text stays out of the bubble: its name says what was asked about.
-            (Some(_), Some(name)) => crate::page_ask::mark(&bubble, Some(name)),
+            (Some(_), Some(name)) => page_ask::mark(&bubble, Some(name)),
             (Some(quote), None) => add_quote(&bubble, quote),
             (None, _) => {}
         }
         for card in &m.tools {
-            crate::tools::show_card(&bubble, card)?;
+            crate::cards::show_card(&bubble, card)?;
         }
         if m.role == Role::Assistant && !m.content.is_empty() {
             add_copy(&bubble, &m.id);
@@ -583,7 +610,24 @@ fn receive(message: WorkerToPanel) {
             provider,
             usage,
             ..
-        } => finish(&request_id, Ended::Done { provider, usage }),
+        } => {
+            let ended = Ended::Done { provider, usage };
+            // A backlog is shown over the next frames, as it was while streaming, rather than
+            // in one long task that would freeze the panel: the answer ends after it.
+            let ended = STATE.with(|s| {
+                let mut s = s.borrow_mut();
+                match s.streaming.as_mut() {
+                    Some(st) if st.md.behind() => {
+                        st.done = Some(ended);
+                        None
+                    }
+                    _ => Some(ended),
+                }
+            });
+            if let Some(ended) = ended {
+                finish(&request_id, ended);
+            }
+        }
         WorkerToPanel::Restart { note, .. } => STATE.with(|s| {
             if let Some(st) = s.borrow_mut().streaming.as_mut() {
                 st.md.reset();
@@ -608,7 +652,7 @@ fn receive(message: WorkerToPanel) {
             ..
         } => STATE.with(|s| {
             if let Some(st) = s.borrow_mut().streaming.as_mut() {
-                report(crate::tools::show_use(
+                report(crate::cards::show_use(
                     &st.bubble,
                     &call_id,
                     &tool,
@@ -639,7 +683,7 @@ fn receive(message: WorkerToPanel) {
             ..
         } => STATE.with(|s| {
             if let Some(st) = s.borrow_mut().streaming.as_mut() {
-                report(crate::tools::show_result(
+                report(crate::cards::show_result(
                     &st.bubble,
                     &call_id,
                     ok,
@@ -653,20 +697,8 @@ fn receive(message: WorkerToPanel) {
             }
             progress("");
         }),
-        WorkerToPanel::Debug { report, .. } => {
-            let shown = crate::debug::show(&report, |id| {
-                STATE.with(|s| {
-                    s.borrow()
-                        .messages
-                        .iter()
-                        .find(|m| m.id == id)
-                        .map(|m| m.content.clone())
-                })
-            });
-            if let Err(e) = shown {
-                web_sys::console::warn_1(&format!("Tandem: debug report not shown: {e}").into());
-            }
-        }
+        // The Debug drawer shows it (the hub: this view does not know the drawer).
+        WorkerToPanel::Debug { report, .. } => hub::publish(&hub::Event::Report(&report)),
         WorkerToPanel::ConnectionResult { .. }
         | WorkerToPanel::Models { .. }
         | WorkerToPanel::NanoStatus { .. }
@@ -706,9 +738,11 @@ fn finish(request_id: &str, ended: Ended) {
     let Some(mut st) = take_streaming(request_id) else {
         return;
     };
-    show_rest(&mut st.md);
+    if let Err(e) = st.md.render_all() {
+        show_error(&e.to_string());
+    }
     st.bubble.remove_attribute("aria-busy").ok();
-    let text = st.md.source().to_string();
+    let text = st.md.source();
     if !text.is_empty() {
         add_copy(&st.bubble, &st.answer_id);
     }
@@ -746,7 +780,7 @@ fn finish_with_error(request_id: &str, kind: ErrorKind, message: &str) {
         s.borrow()
             .streaming
             .as_ref()
-            .is_some_and(|x| !x.md.source().is_empty())
+            .is_some_and(|x| !x.md.is_empty())
     });
     if partial {
         // A stall gives the question back too, to send again as it was; the partial answer
@@ -785,8 +819,8 @@ fn finish_with_error(request_id: &str, kind: ErrorKind, message: &str) {
         pos.map(|p| s.messages.remove(p))
             .filter(|m| m.quote.is_none())
             .and_then(|m| {
-                crate::attach::restore(m.images);
-                crate::page_ask::give_back(&m.id, m.content)
+                attach::restore(m.images);
+                page_ask::give_back(&m.id, m.content)
             })
     });
     if let (Some(text), Ok(input)) = (text, dom::by_id::<HtmlTextAreaElement>("message")) {
@@ -881,13 +915,18 @@ fn text_of(bubble: &HtmlElement) -> Result<HtmlElement, DomError> {
         .ok_or(DomError::Missing("messages"))
 }
 
-/// Shows the deltas not shown yet, scrolling along if the user was at the end.
+/// How long one frame may spend parsing and building the answer's elements; the browser's
+/// layout of them comes on top. The rest of what arrived waits for the next frame.
+const FRAME_BUDGET_MS: f64 = 10.0;
+
+/// Shows deltas not shown yet (as many as fit in a frame), scrolling along if the user was at
+/// the end.
 fn show_rest(md: &mut Live) {
     if !md.behind() {
         return;
     }
     let follow = at_bottom();
-    if let Err(e) = md.render() {
+    if let Err(e) = md.render(FRAME_BUDGET_MS) {
         show_error(&e.to_string());
     }
     if follow {
@@ -901,63 +940,79 @@ type Callback = Closure<dyn FnMut()>;
 thread_local! {
     /// The frame callbacks, made once: a closure per frame would be garbage per frame.
     static FRAME: (Callback, Callback) = (
-        Closure::new(on_frame),
-        Closure::new(on_frame),
+        Closure::new(on_animation_frame),
+        Closure::new(on_timer),
     );
+    /// When the last animation frame came (ms since the epoch).
+    static LAST_FRAME: Cell<f64> = const { Cell::new(0.0) };
+    /// The backup timer is set.
+    static TIMER_SET: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Asks for a frame to show the deltas. A timer backs up the animation frame, which a
-/// background tab never gets; whichever comes first shows them.
+/// hidden panel never gets; it renders only when no frame came for a while, so renders
+/// happen once per frame, before the browser lays out and paints.
 fn schedule_frame() {
     let Some(window) = web_sys::window() else {
         return;
     };
     FRAME.with(|(raf, timer)| {
         let _ = window.request_animation_frame(raf.as_ref().unchecked_ref());
-        let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(
-            timer.as_ref().unchecked_ref(),
-            100,
-        );
+        if !TIMER_SET.with(|t| t.replace(true)) {
+            let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(
+                timer.as_ref().unchecked_ref(),
+                100,
+            );
+        }
     });
 }
 
-/// Asks for `on_frame` again in `ms`.
-fn schedule_later(ms: f64) {
-    let Some(window) = web_sys::window() else {
-        return;
-    };
-    FRAME.with(|(_, timer)| {
-        let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(
-            timer.as_ref().unchecked_ref(),
-            ms.ceil() as i32,
-        );
-    });
+fn on_animation_frame() {
+    LAST_FRAME.with(|t| t.set(js_sys::Date::now()));
+    on_frame();
 }
 
+fn on_timer() {
+    TIMER_SET.with(|t| t.set(false));
+    if js_sys::Date::now() - LAST_FRAME.with(Cell::get) >= 90.0 {
+        on_frame();
+    } else if STATE.with(|s| {
+        s.borrow()
+            .streaming
+            .as_ref()
+            .is_some_and(|x| x.frame_pending)
+    }) {
+        // Frames are coming: they show the rest; the timer stays ready in case they stop.
+        schedule_frame();
+    }
+}
+
+/// Shows what arrived, at most [`FRAME_BUDGET_MS`] of work per frame: the browser handles
+/// typing, clicks and scrolling between frames however fast the text comes, and a backlog is
+/// shown over the next frames. Ends the answer once all is shown if the worker said it is
+/// complete.
 fn on_frame() {
-    STATE.with(|s| {
+    let ended = STATE.with(|s| {
         let mut s = s.borrow_mut();
-        let Some(st) = s.streaming.as_mut() else {
-            return;
-        };
+        let st = s.streaming.as_mut()?;
         if !st.frame_pending {
-            return;
+            return None;
         }
-        // An unfinished block that keeps growing (one long paragraph or list) costs more at
-        // every render. Rendering at most a quarter of the time keeps the whole answer linear
-        // and leaves the rest of the time to typing and scrolling.
-        let now = js_sys::Date::now();
-        if now < st.not_before {
-            schedule_later(st.not_before - now);
-            return;
-        }
-        st.frame_pending = false;
         show_rest(&mut st.md);
-        let end = js_sys::Date::now();
-        st.not_before = end + 3.0 * (end - now);
         // Text arrived: whatever the progress line said is over.
         progress("");
+        if st.md.behind() {
+            // More than a frame's worth arrived: the rest at the next frame.
+            schedule_frame();
+            return None;
+        }
+        st.frame_pending = false;
+        Some((st.request_id.clone(), st.done.take()?))
     });
+    // All shown, and the worker had said the answer is complete.
+    if let Some((request_id, ended)) = ended {
+        finish(&request_id, ended);
+    }
 }
 
 /// The per-answer "Copy answer" button: puts the answer's Markdown on the clipboard.

@@ -1,0 +1,151 @@
+//! Tool-call cards in a transcript: the calls a model made (with Approve / Deny when the
+//! worker asks) and what came of them, in a chat answer or a task step. Not a view: the chat
+//! and the task both show cards, and neither depends on the other or on the Tools settings.
+
+use tandem_core::chat::ToolCard;
+use tandem_core::protocol::PanelToWorker;
+use tandem_core::tools::page;
+use wasm_bindgen::JsCast;
+use web_sys::HtmlElement;
+
+use crate::dom::{self, DomError};
+
+/// A call the model made, as a card in the answer (above its text). With `question`, the
+/// card asks Approve / Deny and sends the answer to the worker.
+pub fn show_use(
+    bubble: &HtmlElement,
+    call_id: &str,
+    tool: &str,
+    provider: &str,
+    arguments: &str,
+    question: Option<&str>,
+) -> Result<(), DomError> {
+    let card = dom::create("details", "tool-card")?;
+    dom::set_attr(&card, "data-call", call_id);
+    dom::set_attr(&card, "aria-label", &format!("Tool call {tool}"));
+    dom::set_attr(&card, "open", "");
+    let summary = dom::create("summary", "")?;
+    summary.set_text_content(Some(&if provider.is_empty() {
+        format!("Tool {tool}")
+    } else if provider.starts_with(page::PROVIDER_NAME) {
+        // A page's own tool (WebMCP): not an extension the user allowed.
+        format!("Tool {tool} provided by {provider}")
+    } else {
+        format!("Tool {tool} from {provider}")
+    }));
+    let _ = card.append_child(&summary);
+    let args = dom::create("pre", "tool-args")?;
+    dom::set_attr(&args, "aria-label", "Arguments");
+    args.set_text_content(Some(arguments));
+    let _ = card.append_child(&args);
+    if let Some(question) = question {
+        let ask = dom::create("div", "tool-ask")?;
+        dom::set_attr(&ask, "role", "group");
+        dom::set_attr(&ask, "aria-label", &format!("Run {tool}?"));
+        let text = dom::create("p", "")?;
+        text.set_text_content(Some(question));
+        let _ = ask.append_child(&text);
+        let row = dom::create("div", "row")?;
+        for (label, approve) in [("Approve", true), ("Deny", false)] {
+            let button = dom::create("button", "")?;
+            dom::set_attr(&button, "type", "button");
+            button.set_text_content(Some(label));
+            let (id, group) = (call_id.to_string(), ask.clone());
+            dom::on(&button, "click", move |_: web_sys::Event| {
+                let decided = PanelToWorker::ToolDecision {
+                    call_id: id.clone(),
+                    approve,
+                };
+                if let Err(e) = crate::port::post(&decided) {
+                    crate::alert::show_error(&format!(
+                        "Tandem's background worker is not reachable ({e})."
+                    ));
+                    return;
+                }
+                group.remove();
+            });
+            let _ = row.append_child(&button);
+        }
+        let _ = ask.append_child(&row);
+        let _ = card.append_child(&ask);
+    }
+    let before = bubble.query_selector(".text").ok().flatten();
+    let _ = bubble.insert_before(&card, before.as_ref().map(|e| e.as_ref()));
+    Ok(())
+}
+
+/// What came of the call: shown in its card (a question still open there is closed).
+pub fn show_result(
+    bubble: &HtmlElement,
+    call_id: &str,
+    ok: bool,
+    text: &str,
+    duration_ms: Option<u64>,
+) -> Result<(), DomError> {
+    let Some(card) = bubble
+        .query_selector_all(".tool-card")
+        .ok()
+        .and_then(|cards| {
+            (0..cards.length())
+                .filter_map(|i| cards.item(i))
+                .filter_map(|n| n.dyn_into::<HtmlElement>().ok())
+                .find(|c| c.get_attribute("data-call").as_deref() == Some(call_id))
+        })
+    else {
+        return Ok(());
+    };
+    if let Some(ask) = card.query_selector(".tool-ask").ok().flatten() {
+        ask.remove();
+    }
+    let result = dom::create(
+        "p",
+        if ok {
+            "tool-result"
+        } else {
+            "tool-result error"
+        },
+    )?;
+    dom::set_attr(&result, "aria-label", "Tool result");
+    let took = duration_ms
+        .map(|ms| format!(" ({:.1} s)", ms as f64 / 1000.0))
+        .unwrap_or_default();
+    result.set_text_content(Some(&format!(
+        "{}{took}: {}",
+        if ok { "Done" } else { "Failed" },
+        shorten(text)
+    )));
+    let _ = card.append_child(&result);
+    Ok(())
+}
+
+/// A card of an earlier answer (the conversation shown again): how the call ended.
+pub fn show_card(bubble: &HtmlElement, card: &ToolCard) -> Result<(), DomError> {
+    show_use(
+        bubble,
+        &card.call_id,
+        &card.tool,
+        &card.provider,
+        &card.arguments,
+        None,
+    )?;
+    match card.ok {
+        Some(ok) => show_result(bubble, &card.call_id, ok, &card.result, None),
+        None => Ok(()),
+    }
+}
+
+/// The fence lines of the model's copy are for the model; the user reads the text inside.
+fn shorten(text: &str) -> String {
+    let inner: Vec<&str> = text
+        .lines()
+        .filter(|l| {
+            !l.starts_with(tandem_core::fence::FENCE_OPEN) && *l != tandem_core::fence::FENCE_CLOSE
+        })
+        .collect();
+    let joined = inner.join("\n");
+    if joined.chars().count() > 600 {
+        format!("{}…", joined.chars().take(600).collect::<String>())
+    } else {
+        joined
+    }
+}
