@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { launchExtension } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
 import { startMcpServer } from './lib/mcp-server.mjs';
-import { openChatMode, openSettings, useProvider } from './lib/panel.mjs';
+import { lastAnswer as lastAnswerOf, nanoReplies as scriptNano, openChatMode, openSettings, sendMessage, useProvider, waitIdle } from './lib/panel.mjs';
 
 const TANDEM_ID = 'bkkhgefimkkanagkjaoehnjcmpolnojf';
 
@@ -43,26 +43,12 @@ after(async () => {
 
 const fake = (fn, arg) => browser.serviceWorker.evaluate(fn, arg);
 const fakeCalls = () => fake(() => globalThis.__fakeLanguageModel.calls);
-const lastAnswer = () => panel.getByRole('article', { name: 'Tandem' }).last();
-const idle = () => panel.waitForFunction(() => !document.querySelector('[aria-busy="true"]'));
+const lastAnswer = () => lastAnswerOf(panel);
+const idle = () => waitIdle(panel);
 
-async function ask(text) {
-  await openChatMode(panel);
-  await panel.getByRole('textbox', { name: 'Message' }).fill(text);
-  await panel.getByRole('textbox', { name: 'Message' }).press('Enter');
-}
+const ask = (text) => sendMessage(panel, text);
 
-// Nano's replies as Chrome's constrained decoding writes them: `calls` maps the user's turn to
-// a tool call, a tool's result is answered with `answer`, anything else is echoed.
-async function nanoReplies({ calls = {}, answer }) {
-  await fake(({ calls, answer }) => {
-    globalThis.__fakeLanguageModel.reply = (said) => {
-      if (said.startsWith('Result of') || said.startsWith('The call of')) return JSON.stringify({ answer });
-      if (calls[said]) return JSON.stringify(calls[said]);
-      return JSON.stringify({ answer: `You said: ${said}` });
-    };
-  }, { calls, answer });
-}
+const nanoReplies = (script) => scriptNano(browser.serviceWorker, script);
 
 test('on Nano, a chat turn calls the MCP server\'s tool: the server runs it, Nano reads the fenced result on the same session, the cloud is not used', async () => {
   // A first message creates the conversation's session, its instructions listing the tools.

@@ -9,7 +9,7 @@ import http from 'node:http';
 import { launchExtension, collectConsole } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
 import { startMcpServer } from './lib/mcp-server.mjs';
-import { openChatMode, openSettings, toolProviders, useProvider } from './lib/panel.mjs';
+import { lastAnswer as lastAnswerOf, openChatMode, openSettings, sendMessage, toolProviders, useProvider, waitIdle } from './lib/panel.mjs';
 
 const TANDEM_ID = 'bkkhgefimkkanagkjaoehnjcmpolnojf';
 const KEY = 'sk-mcp-abcdefgh12345678';
@@ -43,13 +43,9 @@ const servers = () => toolProviders(panel);
 const mcpStatus = () => panel.getByRole('status', { name: 'MCP server status' });
 const registry = () => panel.evaluate(() => chrome.storage.local.get('toolRegistry').then((x) => x.toolRegistry ?? { providers: {} }));
 
-async function ask(text) {
-  await openChatMode(panel);
-  await panel.getByRole('textbox', { name: 'Message' }).fill(text);
-  await panel.getByRole('textbox', { name: 'Message' }).press('Enter');
-}
-const idle = () => panel.waitForFunction(() => !document.querySelector('[aria-busy="true"]'));
-const lastAnswer = () => panel.getByRole('article', { name: 'Tandem' }).last();
+const ask = (text) => sendMessage(panel, text);
+const idle = () => waitIdle(panel);
+const lastAnswer = () => lastAnswerOf(panel);
 
 async function fillServer({ name, url, token = '' }) {
   await openSettings(panel);

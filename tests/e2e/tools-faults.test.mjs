@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { launchExtension } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
-import { openChatMode, toolProviders, useProvider } from './lib/panel.mjs';
+import { lastAnswer as lastAnswerOf, openChatMode, sendMessage, toolProviders, useProvider } from './lib/panel.mjs';
 
 const TANDEM_ID = 'bkkhgefimkkanagkjaoehnjcmpolnojf';
 
@@ -64,13 +64,9 @@ after(async () => {
 
 beforeEach(() => mock.reset());
 
-async function ask(text) {
-  await openChatMode(panel);
-  await panel.getByRole('textbox', { name: 'Message' }).fill(text);
-  await panel.getByRole('textbox', { name: 'Message' }).press('Enter');
-}
+const ask = (text) => sendMessage(panel, text);
 const idle = () => panel.waitForFunction(() => !document.querySelector('[aria-busy="true"]'), null, { timeout: 60000 });
-const lastAnswer = () => panel.getByRole('article', { name: 'Tandem' }).last();
+const lastAnswer = () => lastAnswerOf(panel);
 const received = () => slow.evaluate(() => self.calls.map((c) => c.toolName));
 
 async function toolName(suffix) {

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { launchExtension } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
-import { openChatMode, openSettings, toolProviders, useProvider } from './lib/panel.mjs';
+import { lastAnswer as lastAnswerOf, nanoReplies as scriptNano, openChatMode, openSettings, sendMessage, toolProviders, useProvider, waitIdle } from './lib/panel.mjs';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const PROVIDER_DIR = path.join(repoRoot, 'dist-tools', 'tabs');
@@ -53,8 +53,8 @@ after(async () => {
 const fake = (fn, arg) => browser.serviceWorker.evaluate(fn, arg);
 const fakeCalls = () => fake(() => globalThis.__fakeLanguageModel.calls);
 const openTabs = () => browser.context.pages().map((p) => p.url());
-const lastAnswer = () => panel.getByRole('article', { name: 'Tandem' }).last();
-const idle = () => panel.waitForFunction(() => !document.querySelector('[aria-busy="true"]'));
+const lastAnswer = () => lastAnswerOf(panel);
+const idle = () => waitIdle(panel);
 const policy = async () => (await toolProviders(panel)).getByRole('combobox', { name: 'tab.open from Tandem Tabs' });
 
 /** The tab the tool opened comes to the front: the conversation's tab goes back there. */
@@ -64,11 +64,7 @@ async function backToConversation() {
   await panel.getByRole('status', { name: 'Memory' }).filter({ hasText: 'Remembered for docs.tandem.test in this tab' }).waitFor();
 }
 
-async function ask(text) {
-  await openChatMode(panel);
-  await panel.getByRole('textbox', { name: 'Message' }).fill(text);
-  await panel.getByRole('textbox', { name: 'Message' }).press('Enter');
-}
+const ask = (text) => sendMessage(panel, text);
 
 async function until(cond, what, ms = 10000) {
   const end = Date.now() + ms;
@@ -78,18 +74,7 @@ async function until(cond, what, ms = 10000) {
   }
 }
 
-// Nano's replies as Chrome's constrained decoding writes them: JSON of the constraint's
-// shape. `script` maps the user's turn to a tool call; a tool result is answered with
-// `answer`; anything else is echoed as an answer.
-async function nanoReplies({ calls = {}, answer }) {
-  await fake(({ calls, answer }) => {
-    globalThis.__fakeLanguageModel.reply = (said) => {
-      if (said.startsWith('Result of') || said.startsWith('The call of')) return JSON.stringify({ answer });
-      if (calls[said]) return JSON.stringify(calls[said]);
-      return JSON.stringify({ answer: `You said: ${said}` });
-    };
-  }, { calls, answer });
-}
+const nanoReplies = (script) => scriptNano(browser.serviceWorker, script);
 
 /**
  * The model-facing name of tab.open, as Nano's session instructions list it: a first message

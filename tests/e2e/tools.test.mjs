@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { launchExtension } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
-import { openChatMode, toolProviders, useProvider } from './lib/panel.mjs';
+import { lastAnswer as lastAnswerOf, openChatMode, sendMessage, toolProviders, useProvider, waitIdle } from './lib/panel.mjs';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const PROVIDER_DIR = path.join(repoRoot, 'dist-tools', 'tabs');
@@ -62,13 +62,9 @@ async function until(cond, what, ms = 5000) {
   }
 }
 
-async function ask(text) {
-  await openChatMode(panel);
-  await panel.getByRole('textbox', { name: 'Message' }).fill(text);
-  await panel.getByRole('textbox', { name: 'Message' }).press('Enter');
-}
-const idle = () => panel.waitForFunction(() => !document.querySelector('[aria-busy="true"]'));
-const lastAnswer = () => panel.getByRole('article', { name: 'Tandem' }).last();
+const ask = (text) => sendMessage(panel, text);
+const idle = () => waitIdle(panel);
+const lastAnswer = () => lastAnswerOf(panel);
 
 test('a provider\'s first registration asks the user; Allow lists its tools in Settings with their policies', async () => {
   // The provider registered when it started, before anyone approved it: it is held.

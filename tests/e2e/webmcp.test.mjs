@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { launchExtension } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
 import { routeSite } from './lib/fixtures.mjs';
-import { closeSettings, openChatMode, openSettings, useProvider } from './lib/panel.mjs';
+import { closeSettings, lastAnswer, openChatMode, openSettings, sendMessage as ask, useProvider, waitIdle as idle } from './lib/panel.mjs';
 import { lastUserText, scriptedModel, taskUi } from './lib/agent-harness.mjs';
 
 const KEY = 'sk-webmcp-abcdefgh12345678';
@@ -66,13 +66,6 @@ async function pageToolsLine(panel, expected) {
   return text;
 }
 
-async function ask(panel, text) {
-  await openChatMode(panel);
-  await panel.getByRole('textbox', { name: 'Message' }).fill(text);
-  await panel.getByRole('textbox', { name: 'Message' }).press('Enter');
-}
-const idle = (panel) => panel.waitForFunction(() => !document.querySelector('[aria-busy="true"]'));
-const lastAnswer = (panel) => panel.getByRole('article', { name: 'Tandem' }).last();
 
 describe('a browser with WebMCP', () => {
   let env;

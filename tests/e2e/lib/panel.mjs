@@ -65,3 +65,31 @@ export async function useProvider(panel, { provider = 'OpenAI-compatible', baseU
   await saveSettings(panel, { close: !keepOpen });
   if (keepOpen) await openSettings(panel);
 }
+
+/** Sends `text` from the Message box, as Enter does (in Chat mode). */
+export async function sendMessage(panel, text) {
+  await openChatMode(panel);
+  await panel.getByRole('textbox', { name: 'Message' }).fill(text);
+  await panel.getByRole('textbox', { name: 'Message' }).press('Enter');
+}
+
+/** Waits until no answer is busy (streaming, waiting for a tool or for the user). */
+export const waitIdle = (panel) => panel.waitForFunction(() => !document.querySelector('[aria-busy="true"]'));
+
+/** The newest answer, as the person sees it. */
+export const lastAnswer = (panel) => panel.getByRole('article', { name: 'Tandem' }).last();
+
+/**
+ * Scripts the fake Prompt API in Tandem's `worker` (lib/fake-language-model.js) to reply as
+ * Chrome's constrained decoding writes chat answers: `calls` maps the user's turn to a tool
+ * call, a tool's result is answered with `answer`, anything else is echoed as an answer.
+ */
+export async function nanoReplies(worker, { calls = {}, answer }) {
+  await worker.evaluate(({ calls, answer }) => {
+    globalThis.__fakeLanguageModel.reply = (said) => {
+      if (said.startsWith('Result of') || said.startsWith('The call of')) return JSON.stringify({ answer });
+      if (calls[said]) return JSON.stringify(calls[said]);
+      return JSON.stringify({ answer: `You said: ${said}` });
+    };
+  }, { calls, answer });
+}

@@ -113,25 +113,20 @@ impl Reader {
                 },
             });
         }
-        Ok(Reader {
-            kind,
-            expected: out.id,
-            method: out.method.clone(),
-            sse: SseDecoder::new(),
-            json: Vec::new(),
-            read: 0,
-            response: None,
-            notifications: Vec::new(),
-            odd: None,
-        })
+        Ok(Reader::empty(kind, out.id, out.method.clone()))
     }
 
     /// A reader for the server's own event stream (the GET): notifications only.
     pub fn listening() -> Reader {
+        Reader::empty(BodyKind::EventStream, None, "the event stream".into())
+    }
+
+    /// A reader that has read nothing yet.
+    fn empty(kind: BodyKind, expected: Option<u64>, method: String) -> Reader {
         Reader {
-            kind: BodyKind::EventStream,
-            expected: None,
-            method: "the event stream".into(),
+            kind,
+            expected,
+            method,
             sse: SseDecoder::new(),
             json: Vec::new(),
             read: 0,
