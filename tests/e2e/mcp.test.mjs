@@ -116,6 +116,19 @@ test('Test names the exact problem (401: needs a token; nothing listening), then
   assert.ok(!JSON.stringify(await registry()).includes(TOKEN), 'nor in the registry');
 });
 
+test('a server that pages its tool list (nextCursor): Test follows every page and lists all the tools', async () => {
+  const paged = await startMcpServer({ name: 'Paged', pageSize: 2 });
+  try {
+    const form = await fillServer({ name: 'Paged', url: paged.url });
+    await form.getByRole('button', { name: 'Test server' }).click();
+    await mcpStatus().filter({ hasText: 'Connected to «Paged»: 3 tools: echo, write_note, slow.' }).waitFor();
+    const pages = paged.received.filter((m) => m.rpc === 'tools/list');
+    assert.deepEqual(pages.map((m) => m.params?.cursor ?? null), [null, '2'], 'the second page was asked for with the server\'s cursor');
+  } finally {
+    await paged.close();
+  }
+});
+
 test('a chat turn on an event-stream server calls its tool: the server gets the arguments, the model gets the text (image named, fenced)', async () => {
   const echo = await offeredName('__echo');
   assert.ok(echo, 'the MCP tool is offered to the model');

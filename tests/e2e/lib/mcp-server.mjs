@@ -13,8 +13,9 @@ import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprot
  * `received` records every JSON-RPC message with the headers it came with. `cors`: the server
  * lets any origin read its answers (CORS headers and preflight answers, as a server meant for
  * browser clients does); without it, a browser client without host access cannot read them.
+ * `pageSize`: `tools/list` answers that many tools a page, with a `nextCursor` to the next.
  */
-export async function startMcpServer({ name, json = false, token = null, port = 0, header = null, cors = false }) {
+export async function startMcpServer({ name, json = false, token = null, port = 0, header = null, cors = false, pageSize = 0 }) {
   const received = [];
   const streams = new Set(); // open GET event streams
   const sessions = new Map(); // session id → { transport, server }
@@ -37,7 +38,12 @@ export async function startMcpServer({ name, json = false, token = null, port = 
   };
   const newServer = () => {
     const server = new Server({ name, version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } });
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
+    server.setRequestHandler(ListToolsRequestSchema, async (req) => {
+      if (!pageSize) return { tools };
+      const start = Number(req.params?.cursor ?? 0);
+      const end = start + pageSize;
+      return end < tools.length ? { tools: tools.slice(start, end), nextCursor: String(end) } : { tools: tools.slice(start) };
+    });
     server.setRequestHandler(CallToolRequestSchema, async (req) => {
       const run = handlers[req.params.name];
       if (!run) return { isError: true, content: [{ type: 'text', text: `no tool ${req.params.name}` }] };
