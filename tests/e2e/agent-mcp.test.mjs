@@ -1,15 +1,17 @@
 // Tasks call MCP servers' tools too (issue 16): a REAL MCP server built with the official
-// TypeScript SDK (Streamable HTTP on 127.0.0.1, Bearer token), added in Settings as a person
-// would; a task on an https fixture origin the manifest does not list; the model scripted at
+// TypeScript SDK (Streamable HTTP, Bearer token), reached as a remote server on an https
+// origin the manifest does not list (https://files.tandem.test, through the browser's
+// routing) and added in Settings as a person would; a task on another such origin; the model scripted at
 // the mock server (OpenAI wire format) or in the fake LanguageModel. Every claim is checked on
 // what the MCP server received, on what the model received next, or on the task view.
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { closeSettings, lastUserText, openSettings, startAgentEnv } from './lib/agent-harness.mjs';
-import { startMcpServer } from './lib/mcp-server.mjs';
+import { routeMcpServer, startMcpServer } from './lib/mcp-server.mjs';
 import { page } from './lib/shop-site.mjs';
 
 const NOTES = 'https://notes.tandem.test';
+const FILES = 'https://files.tandem.test';
 const TOKEN = 'mcp-task-token-9k2mqx';
 
 let env, panel, ui, tab, mock, files;
@@ -24,14 +26,17 @@ before(async () => {
     onDevice: 'cloud',
   });
   ({ panel, ui, tab, mock } = env);
+  const filesUrl = await routeMcpServer(env.browser.context, FILES, files);
   await openSettings(panel);
   await panel.getByRole('button', { name: 'Add MCP server' }).click();
   const form = panel.getByRole('group', { name: 'New MCP server' });
   await form.getByLabel('Server name').fill('My files');
-  await form.getByLabel('Server URL').fill(files.url);
+  await form.getByLabel('Server URL').fill(filesUrl);
   await form.getByLabel('Bearer token (optional)').fill(TOKEN);
   await form.getByRole('button', { name: 'Add server' }).click();
   await panel.getByRole('list', { name: 'Tool providers' }).getByRole('combobox', { name: /^echo from My files/ }).waitFor({ timeout: 15_000 });
+  // Settings shows the server at its https address, as the user typed it.
+  await panel.getByRole('list', { name: 'Tool providers' }).getByText(`MCP server «My files» (${filesUrl}, token …`).waitFor();
   await closeSettings(panel);
 });
 after(async () => {

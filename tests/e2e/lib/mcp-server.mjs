@@ -116,3 +116,24 @@ export async function startMcpServer({ name, json = false, token = null, port = 
     },
   };
 }
+
+/**
+ * Serves the SDK `server` at `origin` (https, an origin the manifest does not list by name)
+ * through the browser's routing, as a remote MCP server on the web is reached. Each POST and
+ * DELETE goes on to the server with its headers and body, and its answer comes back whole
+ * (the SDK ends a POST's event stream once the response is in it). The long-lived GET stream
+ * is answered 405, as a server that offers none answers: routing cannot stream. Returns the
+ * server's https URL.
+ */
+export async function routeMcpServer(context, origin, server) {
+  const local = new URL(server.url);
+  await context.route(`${origin}/**`, async (route) => {
+    const request = route.request();
+    if (request.method() === 'GET') return route.fulfill({ status: 405, headers: { allow: 'POST, DELETE' } });
+    const url = new URL(request.url());
+    url.protocol = local.protocol;
+    url.host = local.host;
+    await route.fulfill({ response: await route.fetch({ url: url.toString() }) });
+  });
+  return `${origin}${local.pathname}`;
+}
