@@ -4,7 +4,7 @@ import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { launchExtension } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
-import { closeSettings, openChatMode } from './lib/panel.mjs';
+import { closeSettings, openChatMode, useProvider } from './lib/panel.mjs';
 
 const KEY = 'sk-test-abcdefgh12345678';
 let browser, mock, panel;
@@ -30,14 +30,7 @@ const ui = {
 };
 
 async function saveSettings({ provider = 'OpenAI-compatible', baseUrl = `${mock.url}/v1`, model = 'gpt-test', key = KEY } = {}) {
-  const settings = panel.getByRole('region', { name: 'Settings' });
-  if (!(await settings.isVisible())) await panel.getByRole('button', { name: 'Settings' }).click();
-  await panel.getByLabel('Provider', { exact: true }).selectOption({ label: provider });
-  await panel.getByLabel('Base URL').fill(baseUrl);
-  await panel.getByLabel('Model', { exact: true }).fill(model);
-  await panel.getByLabel('API key').fill(key);
-  await panel.getByRole('button', { name: 'Save' }).click();
-  await panel.getByRole('status').filter({ hasText: 'Saved' }).waitFor();
+  await useProvider(panel, { provider, baseUrl, model, key });
 }
 
 async function ask(text) {

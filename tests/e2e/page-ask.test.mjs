@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import { launchExtension } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
 import { routeSite } from './lib/fixtures.mjs';
+import { useProvider } from './lib/panel.mjs';
 
 const KEY = 'sk-page-ask-test-1234';
 const NEWS = 'https://news.tandem.test';
@@ -72,17 +73,9 @@ const bubbles = (name) => panel.getByRole('log', { name: 'Conversation' }).getBy
 const alertLine = () => panel.getByRole('alert');
 
 async function configure() {
-  const settings = panel.getByRole('region', { name: 'Settings' });
   // The first run opens Settings by itself.
   await panel.waitForTimeout(200);
-  if (!(await settings.isVisible())) await panel.getByRole('button', { name: 'Settings' }).click();
-  await panel.getByLabel('Provider', { exact: true }).selectOption({ label: 'OpenAI-compatible' });
-  await panel.getByLabel('Base URL').fill(`${mock.url}/v1`);
-  await panel.getByLabel('Model', { exact: true }).fill('gpt-page');
-  await panel.getByLabel('API key').fill(KEY);
-  await panel.getByRole('button', { name: 'Save' }).click();
-  await panel.getByRole('status', { name: 'Settings status' }).filter({ hasText: 'Saved' }).waitFor();
-  if (await settings.isVisible()) await panel.getByRole('button', { name: 'Settings' }).click();
+  await useProvider(panel, { baseUrl: `${mock.url}/v1`, model: 'gpt-page', key: KEY });
 }
 
 async function setContextWindow(tokens) {
