@@ -44,15 +44,7 @@ pub fn read_tools(result: &Value) -> Result<ToolsPage, McpError> {
         } else {
             format!("tool {:?}", clip(name, 64))
         };
-        match descriptor(t) {
-            Ok(d) if page.tools.iter().any(|k| k.name == d.name) => page
-                .skipped
-                .push(format!("{shown} is listed twice; the first is kept.")),
-            Ok(d) => page.tools.push(d),
-            Err(problem) => page
-                .skipped
-                .push(format!("{shown} is left out: {problem}.")),
-        }
+        crate::tools::keep_listed(&mut page.tools, &mut page.skipped, &shown, descriptor(t));
     }
     Ok(page)
 }

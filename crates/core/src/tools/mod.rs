@@ -39,6 +39,24 @@ pub use registry::{
 pub use schema::{check_schema, validate, Invalid, Violation};
 pub use turn::{plan_call, plan_round, round_limit_sentence, CallPlan, Rounds, Run, MAX_ROUNDS};
 
+/// Keeps a tool read from a provider's own list (an MCP server's `tools/list`, a page's
+/// `getTools()`), as `checked` by that list's reader, unless one of its name is kept already;
+/// what is left out gets a sentence in `skipped` naming it as `shown`.
+pub(crate) fn keep_listed(
+    tools: &mut Vec<ToolDescriptor>,
+    skipped: &mut Vec<String>,
+    shown: &str,
+    checked: Result<ToolDescriptor, String>,
+) {
+    match checked {
+        Ok(d) if tools.iter().any(|k| k.name == d.name) => {
+            skipped.push(format!("{shown} is listed twice; the first is kept."))
+        }
+        Ok(d) => tools.push(d),
+        Err(problem) => skipped.push(format!("{shown} is left out: {problem}.")),
+    }
+}
+
 #[cfg(test)]
 mod robustness {
     //! Whatever another extension or a model sends, the readers answer; they never panic.

@@ -104,15 +104,12 @@ pub fn read_listing(v: &Value) -> PageListing {
             ));
             break;
         }
-        match descriptor(t) {
-            Ok(d) if listing.tools.iter().any(|k| k.name == d.name) => listing
-                .skipped
-                .push(format!("{shown} is listed twice; the first is kept.")),
-            Ok(d) => listing.tools.push(d),
-            Err(problem) => listing
-                .skipped
-                .push(format!("{shown} is left out: {problem}.")),
-        }
+        super::keep_listed(
+            &mut listing.tools,
+            &mut listing.skipped,
+            &shown,
+            descriptor(t),
+        );
     }
     listing
 }
