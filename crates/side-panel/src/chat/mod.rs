@@ -8,6 +8,7 @@
 
 mod attach;
 mod export;
+mod follow;
 mod memory;
 mod page_ask;
 
@@ -125,6 +126,7 @@ pub fn wire() -> Result<(), DomError> {
         }
     });
     attach::wire()?;
+    follow::wire()?;
     memory::wire()?;
     export::wire()?;
     Ok(())
@@ -881,28 +883,8 @@ fn add_bubble(role: Role, text: &str) -> Result<HtmlElement, DomError> {
         .map_err(|_| DomError::Missing("messages"))?;
     list.append_child(&bubble)
         .map_err(|_| DomError::Missing("messages"))?;
-    scroll_to_end();
+    follow::to_end();
     Ok(bubble)
-}
-
-fn scroll_to_end() {
-    if let Ok(main) = dom::document().and_then(|d| {
-        d.query_selector("main")
-            .ok()
-            .flatten()
-            .ok_or(DomError::Missing("main"))
-    }) {
-        main.set_scroll_top(main.scroll_height());
-    }
-}
-
-/// Whether the conversation is scrolled to its end (give or take a line), so new text may
-/// scroll it; someone reading further up is left where they are.
-fn at_bottom() -> bool {
-    dom::document()
-        .ok()
-        .and_then(|d| d.query_selector("main").ok().flatten())
-        .is_none_or(|main| main.scroll_top() + main.client_height() >= main.scroll_height() - 32)
 }
 
 /// The element holding a bubble's text.
@@ -925,12 +907,11 @@ fn show_rest(md: &mut Live) {
     if !md.behind() {
         return;
     }
-    let follow = at_bottom();
     if let Err(e) = md.render(FRAME_BUDGET_MS) {
         show_error(&e.to_string());
     }
-    if follow {
-        scroll_to_end();
+    if follow::following() {
+        follow::to_end();
     }
 }
 
