@@ -3,7 +3,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { launchExtension } from './lib/browser.mjs';
-import { closeSettings, openTaskMode } from './lib/panel.mjs';
+import { closeSettings, openTaskMode, settingsView } from './lib/panel.mjs';
 
 let browser, panel;
 before(async () => {
@@ -23,7 +23,9 @@ for (const [what, value, notice] of [
     // A fresh worker reads the state first thing, as after a browser restart.
     await browser.stopServiceWorker();
     await panel.reload();
-    // No provider yet, so the panel opens on Settings; the notice waits in the conversation view.
+    // No provider yet, so the panel opens on Settings (once it has read them: wait for it,
+    // or Back is looked for before the view opens); the notice waits in the conversation view.
+    await settingsView(panel).waitFor();
     await closeSettings(panel);
     await panel.getByRole('status', { name: 'Task notice' }).filter({ hasText: notice }).waitFor();
     assert.equal(await stored(), undefined, 'the unreadable state is gone');

@@ -166,7 +166,7 @@ test('a 500 KB answer: its end is shown and the Message box keeps taking typing'
 });
 
 test('a reader who scrolled up stays where they are while the answer streams', async () => {
-  const reply = longMarkdown(30_000, 'end-of-scroll-test');
+  const reply = longMarkdown(100_000, 'end-of-scroll-test');
   mock.script({ reply, delayMs: 2, batch: 2 });
   await ask('a long answer to read from the top');
   const main = panel.locator('main');
@@ -175,12 +175,51 @@ test('a reader who scrolled up stays where they are while the answer streams', a
     const m = document.querySelector('main');
     return m.scrollHeight > m.clientHeight * 3;
   });
-  await main.evaluate((m) => { m.scrollTop = 0; });
+  // As a person does: the mouse over the conversation, the wheel turned up.
+  const box = await main.boundingBox();
+  await panel.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await panel.mouse.wheel(0, -1_000_000);
+  await panel.waitForFunction(() => document.querySelector('main').scrollTop === 0);
   const height = await main.evaluate((m) => m.scrollHeight);
+  assert.equal(await ui.lastAnswer().getAttribute('aria-busy'), 'true', 'still streaming when the reader went up');
   await panel.waitForFunction((h) => document.querySelector('main').scrollHeight > h + 500, height);
   assert.equal(await main.evaluate((m) => m.scrollTop), 0, 'not pulled down by new text');
   await idle();
   assert.equal(await main.evaluate((m) => m.scrollTop), 0, 'not pulled down when it ended');
+});
+
+test('a reader who scrolls back down to the end follows the answer again', async () => {
+  const reply = longMarkdown(80_000, 'end-of-follow-test');
+  mock.script({ reply, delayMs: 2, batch: 2 });
+  await ask('a long answer to follow');
+  const main = panel.locator('main');
+  await panel.waitForFunction(() => {
+    const m = document.querySelector('main');
+    return m.scrollHeight > m.clientHeight * 3;
+  });
+  const box = await main.boundingBox();
+  await panel.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await panel.mouse.wheel(0, -1_000_000);
+  await panel.waitForFunction(() => document.querySelector('main').scrollTop === 0);
+  // Down to the end again, while the answer still streams.
+  await panel.mouse.wheel(0, 10_000_000);
+  const atEnd = () => panel.waitForFunction(() => {
+    const m = document.querySelector('main');
+    return m.scrollTop + m.clientHeight >= m.scrollHeight - 32;
+  });
+  await atEnd();
+  const height = await main.evaluate((m) => m.scrollHeight);
+  assert.equal(await ui.lastAnswer().getAttribute('aria-busy'), 'true', 'still streaming when the reader came back');
+  await panel.waitForFunction((h) => document.querySelector('main').scrollHeight > h + 2000, height);
+  await idle();
+  await atEnd();
+  const end = ui.lastAnswer().getByText('end-of-follow-test');
+  const inView = await end.evaluate((el) => {
+    const r = el.getBoundingClientRect();
+    const m = document.querySelector('main').getBoundingClientRect();
+    return r.bottom <= m.bottom + 1 && r.top >= m.top - 1;
+  });
+  assert.equal(inView, true, 'the end of the answer is on screen');
 });
 
 test('Stop during a fast flood: no new text appears after the click', async () => {

@@ -1,36 +1,72 @@
 //! Keeps the end of the conversation in view while the reader is there, and leaves a reader
 //! who scrolled up where they are.
 //!
-//! The conversation's height changes under Tandem's feet: parts of a long answer are laid
-//! out at an estimated height (`content-visibility`, see markdown.rs) until the browser
-//! renders them, which can happen right after Tandem scrolled to the end, and a shrinking
-//! conversation pulls the scroll position up with it. So "not at the end" does not mean the
-//! reader left. The reader left when the position is above where Tandem put it although
-//! the conversation did not get shorter since; anything else is the layout moving, and the
-//! end is brought back. A resize observer does that whenever the conversation's height
-//! changes, after layout and before paint.
+//! Whether the reader follows is decided by what the reader does, never by the geometry: the
+//! conversation moves under Tandem's feet (parts of a long answer are laid out at an
+//! estimated height until the browser renders them, see markdown.rs; the composer changes
+//! height when an answer ends), so "not at the end" does not mean the reader left, and
+//! guessing from positions lost the end of long answers on slow machines. The reader leaves
+//! by scrolling up (wheel, touch, the scrollbar, keys) and comes back by scrolling down to the
+//! end, or by sending. While they follow, every change of the conversation's height brings
+//! the end back into view: a resize observer runs after layout and before paint.
 
 use std::cell::Cell;
 
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsCast;
-use web_sys::{Element, HtmlElement};
+use web_sys::{Element, HtmlElement, KeyboardEvent, MouseEvent, WheelEvent};
 
 use crate::dom::{self, DomError};
 
 thread_local! {
     /// The reader is at the end of the conversation.
     static FOLLOWING: Cell<bool> = const { Cell::new(true) };
-    /// Where Tandem last scrolled the conversation to (`scrollTop`), and how tall the
-    /// conversation was then (`scrollHeight`).
-    static PUT_AT: Cell<(i32, i32)> = const { Cell::new((0, 0)) };
+    /// The position last seen (by a `scroll` event, or set by Tandem), to tell the reader
+    /// scrolling down from anything else.
+    static LAST_TOP: Cell<i32> = const { Cell::new(0) };
 }
 
 /// Listens to the reader's scrolling and to the conversation's size.
 pub fn wire() -> Result<(), DomError> {
     let main = conversation()?;
+    let leave = || FOLLOWING.with(|f| f.set(false));
+    // Up, where there is somewhere to go: a wheel turned on a conversation that fits on
+    // screen is no reading.
+    dom::on(&main, "wheel", move |e: WheelEvent| {
+        if e.delta_y() < 0.0 && conversation().is_ok_and(|m| m.scroll_top() > 0) {
+            leave();
+        }
+    });
+    dom::on(&main, "touchmove", move |_: web_sys::Event| leave());
+    // A press right of the content box is on the scrollbar; a press in the conversation
+    // (selecting text, Copy) is not.
+    dom::on(&main, "pointerdown", move |e: MouseEvent| {
+        let on_main = e
+            .target()
+            .and_then(|t| t.dyn_into::<Element>().ok())
+            .is_some_and(|t| t.tag_name().eq_ignore_ascii_case("main"));
+        if on_main && conversation().is_ok_and(|m| e.offset_x() >= m.client_width()) {
+            leave();
+        }
+    });
+    dom::on(&main, "keydown", move |e: KeyboardEvent| {
+        let up = matches!(e.key().as_str(), "PageUp" | "ArrowUp" | "Home");
+        if up || (e.key() == " " && e.shift_key()) {
+            leave();
+        }
+    });
     dom::on(&main, "scroll", |_: web_sys::Event| {
-        let _ = following();
+        if let Ok(main) = conversation() {
+            let top = main.scroll_top();
+            // Strictly down: the event of Tandem's own scroll to the end (position unchanged
+            // since) may be dispatched after the reader's wheel, and must not undo it.
+            let down = top > LAST_TOP.with(Cell::get);
+            LAST_TOP.with(|t| t.set(top));
+            // Back at the end by scrolling down: follow again.
+            if down && top + main.client_height() >= main.scroll_height() - 32 {
+                FOLLOWING.with(|f| f.set(true));
+            }
+        }
     });
     let list: Element = dom::by_id::<HtmlElement>("messages")?.into();
     let resized = Closure::<dyn FnMut()>::new(|| {
@@ -47,19 +83,8 @@ pub fn wire() -> Result<(), DomError> {
     Ok(())
 }
 
-/// Whether new text may scroll the conversation: the reader has not scrolled up since
-/// Tandem last put it at the end, or has come back to the end.
+/// Whether new text may scroll the conversation.
 pub fn following() -> bool {
-    let Ok(main) = conversation() else {
-        return false;
-    };
-    let (top, height) = (main.scroll_top(), main.scroll_height());
-    let (put_top, put_height) = PUT_AT.with(Cell::get);
-    if top + main.client_height() >= height - 32 {
-        FOLLOWING.with(|f| f.set(true));
-    } else if top < put_top - 1 && height >= put_height {
-        FOLLOWING.with(|f| f.set(false));
-    }
     FOLLOWING.with(Cell::get)
 }
 
@@ -67,7 +92,7 @@ pub fn following() -> bool {
 pub fn to_end() {
     if let Ok(main) = conversation() {
         main.set_scroll_top(main.scroll_height());
-        PUT_AT.with(|p| p.set((main.scroll_top(), main.scroll_height())));
+        LAST_TOP.with(|t| t.set(main.scroll_top()));
         FOLLOWING.with(|f| f.set(true));
     }
 }
