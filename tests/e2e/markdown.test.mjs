@@ -165,21 +165,34 @@ test('a 500 KB answer: its end is shown and the Message box keeps taking typing'
   await ui.message().fill('');
 });
 
-test('a reader who scrolled up stays where they are while the answer streams', async () => {
-  const reply = longMarkdown(100_000, 'end-of-scroll-test');
-  mock.script({ reply, delayMs: 2, batch: 2 });
-  await ask('a long answer to read from the top');
+/**
+ * Asks for a long answer and, once it is taller than three screens, scrolls the conversation
+ * to its top as a person does: the mouse over it, the wheel turned up. Returns `main`.
+ */
+async function scrollUpDuringLongAnswer(bytes, last) {
+  mock.script({ reply: longMarkdown(bytes, last), delayMs: 2, batch: 2 });
+  await ask(`a long answer ending with ${last}`);
   const main = panel.locator('main');
-  // Once the answer is taller than the conversation area, the reader goes back up.
   await panel.waitForFunction(() => {
     const m = document.querySelector('main');
     return m.scrollHeight > m.clientHeight * 3;
   });
-  // As a person does: the mouse over the conversation, the wheel turned up.
   const box = await main.boundingBox();
   await panel.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
   await panel.mouse.wheel(0, -1_000_000);
   await panel.waitForFunction(() => document.querySelector('main').scrollTop === 0);
+  return main;
+}
+
+/** Whether `locator` is on screen in the conversation (not only rendered somewhere in it). */
+const onScreen = (locator) => locator.evaluate((el) => {
+  const r = el.getBoundingClientRect();
+  const m = document.querySelector('main').getBoundingClientRect();
+  return r.bottom <= m.bottom + 1 && r.top >= m.top - 1;
+});
+
+test('a reader who scrolled up stays where they are while the answer streams', async () => {
+  const main = await scrollUpDuringLongAnswer(100_000, 'end-of-scroll-test');
   const height = await main.evaluate((m) => m.scrollHeight);
   assert.equal(await ui.lastAnswer().getAttribute('aria-busy'), 'true', 'still streaming when the reader went up');
   await panel.waitForFunction((h) => document.querySelector('main').scrollHeight > h + 500, height);
@@ -189,18 +202,7 @@ test('a reader who scrolled up stays where they are while the answer streams', a
 });
 
 test('a reader who scrolls back down to the end follows the answer again', async () => {
-  const reply = longMarkdown(80_000, 'end-of-follow-test');
-  mock.script({ reply, delayMs: 2, batch: 2 });
-  await ask('a long answer to follow');
-  const main = panel.locator('main');
-  await panel.waitForFunction(() => {
-    const m = document.querySelector('main');
-    return m.scrollHeight > m.clientHeight * 3;
-  });
-  const box = await main.boundingBox();
-  await panel.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
-  await panel.mouse.wheel(0, -1_000_000);
-  await panel.waitForFunction(() => document.querySelector('main').scrollTop === 0);
+  const main = await scrollUpDuringLongAnswer(80_000, 'end-of-follow-test');
   // Down to the end again, while the answer still streams.
   await panel.mouse.wheel(0, 10_000_000);
   const atEnd = () => panel.waitForFunction(() => {
@@ -213,13 +215,7 @@ test('a reader who scrolls back down to the end follows the answer again', async
   await panel.waitForFunction((h) => document.querySelector('main').scrollHeight > h + 2000, height);
   await idle();
   await atEnd();
-  const end = ui.lastAnswer().getByText('end-of-follow-test');
-  const inView = await end.evaluate((el) => {
-    const r = el.getBoundingClientRect();
-    const m = document.querySelector('main').getBoundingClientRect();
-    return r.bottom <= m.bottom + 1 && r.top >= m.top - 1;
-  });
-  assert.equal(inView, true, 'the end of the answer is on screen');
+  assert.equal(await onScreen(ui.lastAnswer().getByText('end-of-follow-test')), true, 'the end of the answer is on screen');
 });
 
 test('Stop during a fast flood: no new text appears after the click', async () => {
