@@ -67,12 +67,21 @@ pub fn start(
         })
     });
     outbox::track(&request_id);
-    spawn_local(watch(port.clone(), request_id.clone(), controller.clone()));
     spawn_local(async move {
-        let answered = match turn.await {
-            Ok(_) if controller.signal().aborted() => Err(Failure::Stopped),
-            Ok(turn) => answer(&port, &request_id, turn, &controller).await,
-            Err(e) => Err(e.into()),
+        // Read once for the turn: the stall watch and the answer see the same settings.
+        let settings = storage::settings().await.map_err(not_configured);
+        spawn_local(watch(
+            port.clone(),
+            request_id.clone(),
+            controller.clone(),
+            settings.as_ref().ok().cloned(),
+        ));
+        let answered = match (turn.await, settings) {
+            (Ok(_), _) if controller.signal().aborted() => Err(Failure::Stopped),
+            (Ok(turn), Ok(settings)) => {
+                answer(&port, &request_id, turn, &settings, &controller).await
+            }
+            (Ok(_), Err(e)) | (Err(e), _) => Err(e.into()),
         };
         let stalled = outbox::untrack(&request_id);
         let last = match (answered, stalled) {
@@ -119,8 +128,12 @@ pub fn stop_all_for(port: &Port) {
 /// Watches an answer in flight: after a third of the stall limit (at most 20 s) without a sign
 /// of life the user reads that Tandem is still waiting; at the limit the request is aborted
 /// and the answer ends with a sentence, what arrived kept. A running tool is not a stall.
-async fn watch(port: Port, request_id: String, controller: AbortController) {
-    let settings = storage::settings().await.ok();
+async fn watch(
+    port: Port,
+    request_id: String,
+    controller: AbortController,
+    settings: Option<Settings>,
+) {
     let limit_s = settings
         .as_ref()
         .map_or(60, |s| s.budget.stall_seconds)
@@ -168,18 +181,14 @@ fn not_configured(e: impl ToString) -> ProviderError {
     ProviderError::new(ErrorKind::NotConfigured, e.to_string())
 }
 
-async fn load_settings() -> Result<Settings, ProviderError> {
-    storage::settings().await.map_err(not_configured)
-}
-
 async fn answer(
     port: &Port,
     request_id: &str,
     turn: Turn,
+    settings: &Settings,
     controller: &AbortController,
 ) -> Result<WorkerToPanel, Failure> {
     let messages = &turn.messages;
-    let settings = load_settings().await?;
     let images = Conversation::from_messages(messages)
         .map_err(ProviderError::from)?
         .request
@@ -191,7 +200,7 @@ async fn answer(
     // The conversation's session: Nano first, the cloud when Nano cannot answer, mid-turn
     // with the tool rounds done, so nothing is lost and no tool runs twice.
     let mut conversation =
-        sessions::Conversation::open(messages, &settings, tools.clone(), SYSTEM_PROMPT).await?;
+        sessions::Conversation::open(messages, settings, tools.clone(), SYSTEM_PROMPT).await?;
     let session = &mut conversation.session;
     session.set_abort(Some(controller.clone()));
     let provider_label = |p: Option<ProviderId>| match p {
@@ -205,12 +214,12 @@ async fn answer(
             provider: provider_label(session.provider()),
         },
     );
-    let model = CloudConfig::from_settings(&settings, settings.budget.clone())
+    let model = CloudConfig::from_settings(settings, settings.budget.clone())
         .map(|c| c.model)
         .unwrap_or_default();
     let mut planner = ChatPlanner {
         turn: &turn,
-        settings: &settings,
+        settings,
         images,
         tools,
     };
