@@ -37,6 +37,23 @@ extern "C" {
 
     #[wasm_bindgen(catch, js_namespace = ["chrome", "permissions"], js_name = request)]
     pub fn permissions_request(permissions: &JsValue) -> Result<Promise, JsValue>;
+
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = query)]
+    fn tabs_query(query: &JsValue) -> Result<Promise, JsValue>;
+}
+
+/// The tab active in the panel's window (a `chrome.tabs.Tab`); `None` when Chrome does not
+/// say (no tab).
+pub async fn active_tab() -> Option<JsValue> {
+    let query = js_sys::Object::new();
+    let _ = js_sys::Reflect::set(&query, &"active".into(), &JsValue::TRUE);
+    let _ = js_sys::Reflect::set(&query, &"currentWindow".into(), &JsValue::TRUE);
+    let tabs = wasm_bindgen_futures::JsFuture::from(tabs_query(&query).ok()?)
+        .await
+        .ok()?;
+    js_sys::Reflect::get(&tabs, &0.into())
+        .ok()
+        .filter(|t| t.is_object())
 }
 
 /// The JSON text stored under `key` in `chrome.storage.local`; `None` when nothing is.

@@ -3,19 +3,13 @@
 //! hands the browser a Blob through an `<a download>` click, so no permission is needed and
 //! nothing is written anywhere but where the user's browser saves downloads.
 
-use js_sys::{Array, Object, Promise, Reflect};
+use js_sys::{Array, Reflect};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::{spawn_local, JsFuture};
+use wasm_bindgen_futures::spawn_local;
 use web_sys::{Blob, BlobPropertyBag, HtmlButtonElement, Url};
 
 use crate::dom::{self, DomError};
-
-#[wasm_bindgen]
-extern "C" {
-    #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = query)]
-    fn tabs_query(query: &JsValue) -> Result<Promise, JsValue>;
-}
 
 /// Why a conversation could not be saved, said to the user.
 #[derive(Debug, thiserror::Error)]
@@ -46,12 +40,8 @@ pub fn wire() -> Result<(), DomError> {
 /// The URL of the tab active in the panel's window: the conversation on screen is its.
 /// `None` when Chrome does not say (no tab, a page Tandem may not read).
 async fn active_url() -> Option<String> {
-    let query = Object::new();
-    let _ = Reflect::set(&query, &"active".into(), &JsValue::TRUE);
-    let _ = Reflect::set(&query, &"currentWindow".into(), &JsValue::TRUE);
-    let tabs = JsFuture::from(tabs_query(&query).ok()?).await.ok()?;
-    let first = Reflect::get(&tabs, &0.into()).ok()?;
-    Reflect::get(&first, &"url".into()).ok()?.as_string()
+    let tab = crate::chrome::active_tab().await?;
+    Reflect::get(&tab, &"url".into()).ok()?.as_string()
 }
 
 fn save(site: Option<&str>) -> Result<(), ExportError> {

@@ -9,23 +9,17 @@
 use std::cell::RefCell;
 use std::collections::VecDeque;
 
-use js_sys::{Object, Promise, Reflect};
+use js_sys::Reflect;
 use tandem_core::chat::ChatMessage;
 use tandem_core::protocol::{PanelToWorker, WorkerToPanel};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::{spawn_local, JsFuture};
+use wasm_bindgen_futures::spawn_local;
 use web_sys::HtmlButtonElement;
 
 use super as chat;
 use crate::chrome::Event;
 use crate::dom::{self, DomError};
-
-#[wasm_bindgen]
-extern "C" {
-    #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = query)]
-    fn tabs_query(query: &JsValue) -> Result<Promise, JsValue>;
-}
 
 /// How many answers that ended in this panel are remembered, to skip the worker's notice
 /// about them.
@@ -136,12 +130,8 @@ fn follow() {
 }
 
 async fn active_tab() -> Option<i32> {
-    let query = Object::new();
-    let _ = Reflect::set(&query, &"active".into(), &JsValue::TRUE);
-    let _ = Reflect::set(&query, &"currentWindow".into(), &JsValue::TRUE);
-    let tabs = JsFuture::from(tabs_query(&query).ok()?).await.ok()?;
-    let first = Reflect::get(&tabs, &0.into()).ok()?;
-    let id = Reflect::get(&first, &"id".into()).ok()?.as_f64()?;
+    let tab = crate::chrome::active_tab().await?;
+    let id = Reflect::get(&tab, &"id".into()).ok()?.as_f64()?;
     (id >= 0.0).then_some(id as i32)
 }
 
