@@ -119,7 +119,7 @@ pub fn wire() -> Result<(), DomError> {
     // streaming it is left to whatever else uses it.
     let document: web_sys::EventTarget = dom::document()?.into();
     dom::on(&document, "keydown", |e: KeyboardEvent| {
-        let streaming = STATE.with(|s| s.borrow().streaming.is_some());
+        let streaming = is_streaming();
         if e.key() == "Escape" && !e.is_composing() && streaming {
             e.prevent_default();
             stop_streaming();
@@ -141,7 +141,7 @@ fn report(result: Result<(), DomError>) {
 fn send_message() -> Result<(), DomError> {
     let input: HtmlTextAreaElement = dom::by_id("message")?;
     let text = input.value();
-    if text.trim().is_empty() || STATE.with(|s| s.borrow().streaming.is_some()) {
+    if text.trim().is_empty() || is_streaming() {
         return Ok(());
     }
     input.set_value("");
@@ -474,10 +474,20 @@ fn clear_conversation() -> Result<(), DomError> {
     Ok(())
 }
 
+/// The id of the answer being streamed, if any.
+fn streaming_id() -> Option<String> {
+    STATE.with(|s| s.borrow().streaming.as_ref().map(|x| x.request_id.clone()))
+}
+
+/// Runs `f` on the answer being streamed, if any.
+fn with_streaming<R>(f: impl FnOnce(&mut Streaming) -> R) -> Option<R> {
+    STATE.with(|s| s.borrow_mut().streaming.as_mut().map(f))
+}
+
 /// Stops the answer being streamed, if any, and ends it here at once.
 pub(crate) fn end_streaming() {
     stop_streaming();
-    let streaming = STATE.with(|s| s.borrow().streaming.as_ref().map(|x| x.request_id.clone()));
+    let streaming = streaming_id();
     if let Some(id) = streaming {
         finish_stopped(&id);
     }
@@ -561,9 +571,7 @@ pub(crate) fn show_conversation(messages: Vec<ChatMessage>) -> Result<(), DomErr
 }
 
 fn stop_streaming() {
-    let Some(request_id) =
-        STATE.with(|s| s.borrow().streaming.as_ref().map(|x| x.request_id.clone()))
-    else {
+    let Some(request_id) = streaming_id() else {
         return;
     };
     // The answer ends here at once: deltas already queued behind the click are dropped
@@ -571,18 +579,14 @@ fn stop_streaming() {
     let _ = post(&PanelToWorker::Stop {
         request_id: request_id.clone(),
     });
-    STATE.with(|s| {
-        if let Some(st) = s.borrow_mut().streaming.as_mut() {
-            // What is on screen at the click is the answer.
-            st.md.stop();
-        }
-    });
+    // What is on screen at the click is the answer.
+    with_streaming(|st| st.md.stop());
     finish_stopped(&request_id);
 }
 
 /// The worker went away (its Port closed): an answer in flight ends, what arrived kept.
 fn worker_gone() {
-    let in_flight = STATE.with(|s| s.borrow().streaming.as_ref().map(|x| x.request_id.clone()));
+    let in_flight = streaming_id();
     if let Some(id) = in_flight {
         finish_with_error(&id, ErrorKind::StreamCut, "Tandem's background worker stopped before the answer finished. The partial answer is kept; send again to retry.");
     }
@@ -590,18 +594,16 @@ fn worker_gone() {
 
 /// A message about the answer being streamed (the Port's dispatch sends the rest elsewhere).
 fn receive(message: WorkerToPanel) {
-    let current = STATE.with(|s| s.borrow().streaming.as_ref().map(|x| x.request_id.clone()));
+    let current = streaming_id();
     if current.as_deref() != Some(message.request_id()) {
         return; // A late message for an answer that already ended.
     }
     match message {
         // O(delta): the text is kept, and shown at the next frame with whatever else came.
         WorkerToPanel::Delta { text, .. } => {
-            let schedule = STATE.with(|s| {
-                let mut s = s.borrow_mut();
-                let st = s.streaming.as_mut()?;
+            let schedule = with_streaming(|st| {
                 st.md.push(&text);
-                Some(!std::mem::replace(&mut st.frame_pending, true))
+                !std::mem::replace(&mut st.frame_pending, true)
             });
             if schedule == Some(true) {
                 schedule_frame();
@@ -630,12 +632,12 @@ fn receive(message: WorkerToPanel) {
                 finish(&request_id, ended);
             }
         }
-        WorkerToPanel::Restart { note, .. } => STATE.with(|s| {
-            if let Some(st) = s.borrow_mut().streaming.as_mut() {
+        WorkerToPanel::Restart { note, .. } => {
+            with_streaming(|st| {
                 st.md.reset();
                 add_note(&st.bubble, "switch", &note);
-            }
-        }),
+            });
+        }
         WorkerToPanel::Stopped { request_id } => finish_stopped(&request_id),
         WorkerToPanel::Error {
             request_id,
@@ -652,8 +654,8 @@ fn receive(message: WorkerToPanel) {
             arguments,
             question,
             ..
-        } => STATE.with(|s| {
-            if let Some(st) = s.borrow_mut().streaming.as_mut() {
+        } => {
+            with_streaming(|st| {
                 report(crate::cards::show_use(
                     &st.bubble,
                     &call_id,
@@ -670,21 +672,21 @@ fn receive(message: WorkerToPanel) {
                     ok: None,
                     result: String::new(),
                 });
-            }
+            });
             progress(&if question.is_some() {
                 format!("Waiting for your answer: run {tool}?")
             } else {
                 format!("Running {tool}…")
             });
-        }),
+        }
         WorkerToPanel::ToolResult {
             call_id,
             ok,
             text,
             duration_ms,
             ..
-        } => STATE.with(|s| {
-            if let Some(st) = s.borrow_mut().streaming.as_mut() {
+        } => {
+            with_streaming(|st| {
                 report(crate::cards::show_result(
                     &st.bubble,
                     &call_id,
@@ -696,9 +698,9 @@ fn receive(message: WorkerToPanel) {
                     card.ok = Some(ok);
                     card.result = text;
                 }
-            }
+            });
             progress("");
-        }),
+        }
         // The Debug drawer shows it (the hub: this view does not know the drawer).
         WorkerToPanel::Debug { report, .. } => hub::publish(&hub::Event::Report(&report)),
         WorkerToPanel::ConnectionResult { .. }
