@@ -10,7 +10,7 @@
 //! end, or by sending. While they follow, every change of the conversation's height brings
 //! the end back into view: a resize observer runs after layout and before paint.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsCast;
@@ -24,11 +24,20 @@ thread_local! {
     /// The position last seen (by a `scroll` event, or set by Tandem), to tell the reader
     /// scrolling down from anything else.
     static LAST_TOP: Cell<i32> = const { Cell::new(0) };
+    /// The conversation's scroller (`main`), found once: it is read at every frame of an
+    /// answer and at every scroll event.
+    static MAIN: RefCell<Option<HtmlElement>> = const { RefCell::new(None) };
 }
 
 /// Listens to the reader's scrolling and to the conversation's size.
 pub fn wire() -> Result<(), DomError> {
-    let main = conversation()?;
+    let main = dom::document()?
+        .query_selector("main")
+        .ok()
+        .flatten()
+        .and_then(|e| e.dyn_into::<HtmlElement>().ok())
+        .ok_or(DomError::Missing("main"))?;
+    MAIN.with(|m| m.replace(Some(main.clone())));
     let leave = || FOLLOWING.with(|f| f.set(false));
     // Up, where there is somewhere to go: a wheel turned on a conversation that fits on
     // screen is no reading.
@@ -98,10 +107,6 @@ pub fn to_end() {
 }
 
 fn conversation() -> Result<HtmlElement, DomError> {
-    dom::document()?
-        .query_selector("main")
-        .ok()
-        .flatten()
-        .and_then(|e| e.dyn_into::<HtmlElement>().ok())
+    MAIN.with(|m| m.borrow().clone())
         .ok_or(DomError::Missing("main"))
 }
