@@ -93,13 +93,12 @@ test('Nano answers steps 1–2, is destroyed, and the cloud answers step 3 and t
   assert.equal(msgs[0].role, 'system');
   const rest = msgs.slice(1);
   assert.deepEqual(rest.map((m) => m.role), ['user', 'assistant', 'user', 'assistant', 'user'], JSON.stringify(rest.map((m) => m.role)));
-  for (const [sent, whole, role] of [[rest[0].content, prompts[0], 'ROLE: PLANNER'], [rest[2].content, prompts[1], 'ROLE: NAVIGATOR']]) {
+  for (const [sent, whole, role, short] of [[rest[0].content, prompts[0], 'ROLE: PLANNER', 'PLANNER after 0 actions.\n'], [rest[2].content, prompts[1], 'ROLE: NAVIGATOR', 'Step 1.\n']]) {
     assert.ok(whole.startsWith(role) && whole.includes('⟦untrusted data: element list⟧'), whole);
-    assert.ok(sent.startsWith(role), sent);
+    assert.ok(sent.startsWith(short), sent);
     assert.ok(!sent.includes('element list⟧') && sent.length * 2 < whole.length, sent);
     assert.ok(sent.includes(site.url), `the compact turn names the page: ${sent}`);
   }
-  assert.match(rest[2].content, /^ROLE: NAVIGATOR, step 1\./);
   assert.equal(JSON.parse(rest[3].content).action, 'type');
   assert.equal(rest[4].content, prompts[2], 'the cloud re-runs the very step Nano failed');
   await browser.screenshot(panel, 'agent-nano-failover');

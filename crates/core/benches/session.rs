@@ -12,6 +12,7 @@
 use pollster::block_on;
 use tandem_core::agent::task::{self, PageSeen, TaskContext};
 use tandem_core::chat::{ChatMessage, Role};
+use tandem_core::fence::fence;
 use tandem_core::provider::ProviderKind;
 use tandem_core::request::UniversalRequest;
 use tandem_core::session::testing::{scripted_reply, FakeCloud, FakeNano, Fault, RecordingSleeper};
@@ -25,8 +26,9 @@ type Manager = SessionManager<FakeNano, FakeCloud, RecordingSleeper>;
 fn main() {
     let task = Task::new(10);
     println!(
-        "Scripted task: {} steps (1 planner + {} navigator). Estimated tokens: system prompt {}, schema \
-         instructions {}, step state {}-{}, compact step {}-{}, reply {}-{}.",
+        "Scripted task: {} steps (1 planner + {} navigator), Tandem's own prompts. Estimated tokens: system \
+         prompt {}, schema instructions {}, step {}-{}, compact step {}-{}, Tandem's reply {}-{}, a peer's \
+         history entry {}-{}.",
         task.turns.len(),
         task.turns.len() - 1,
         estimate_tokens(&task.system),
@@ -35,8 +37,10 @@ fn main() {
         task.turns.iter().map(|t| estimate_tokens(t)).max().unwrap_or(0),
         task.summaries.iter().map(|t| estimate_tokens(t)).min().unwrap_or(0),
         task.summaries.iter().map(|t| estimate_tokens(t)).max().unwrap_or(0),
-        task.replies.iter().map(|t| estimate_tokens(t)).min().unwrap_or(0),
-        task.replies.iter().map(|t| estimate_tokens(t)).max().unwrap_or(0),
+        task.turns.iter().map(|t| estimate_tokens(&tandem_reply(t))).min().unwrap_or(0),
+        task.turns.iter().map(|t| estimate_tokens(&tandem_reply(t))).max().unwrap_or(0),
+        task.peer_history.iter().map(|t| estimate_tokens(t)).min().unwrap_or(0),
+        task.peer_history.iter().map(|t| estimate_tokens(t)).max().unwrap_or(0),
     );
     nano(&task);
     cloud(&task);
@@ -206,66 +210,63 @@ struct Task {
     system: String,
     schema: String,
     turns: Vec<String>,
-    /// Each turn's compact form, as the agent gives it (`task::navigator_summary`'s shape).
+    /// Each turn's compact form, as the agent gives it (`task::navigator_summary`).
     summaries: Vec<String>,
-    replies: Vec<String>,
+    /// What peer extensions keep of each step in their history (the model's evaluation,
+    /// memory and next goal with its action: `scripted_reply`'s shape).
+    peer_history: Vec<String>,
 }
 
 impl Task {
+    /// Tandem's own prompt, schema instructions, turns and compact turns (from `agent::task`),
+    /// around a page state of ~500 tokens per step; the model answers as Tandem's navigator
+    /// and planner do ([`tandem_reply`]).
     fn new(steps: usize) -> Self {
         let mut words = Words(0x2545_f491_4f6c_dd1d);
-        let system = format!(
-            "You are a browser navigation agent. Follow the rules. {}",
-            words.text(500)
-        );
-        let schema = format!(
-            "Answer with one JSON object: evaluation, memory, nextGoal, action. {}",
-            words.text(300)
-        );
-        let turns: Vec<String> = (0..steps)
-            .map(|i| {
-                let head = if i == 0 {
-                    "Planner: break the task into steps. Task: compare three laptops under 1000 EUR."
-                        .to_string()
-                } else {
-                    format!("Navigator step {i}. Last action result: clicked. Current page state:")
-                };
-                format!("{head} {}", words.text(500))
-            })
-            .collect();
-        // The compact forms the agent would give (`task::navigator_summary`), for pages like
-        // the ones stepped through: a result, the element acted on, a new URL and title.
-        let summaries = (0..steps)
-            .map(|i| {
-                let mut ctx = TaskContext::new("bench", "compare three laptops under 1000 EUR", 1);
-                let url = format!("https://shop.example/laptops/{i}");
-                let title = format!("Laptop {i} - Shop");
-                let page = PageSeen {
-                    url: &url,
-                    title: &title,
-                    change: task::page_change(Some(("https://shop.example/", "a")), &url, "b"),
-                };
-                if i == 0 {
-                    return task::planner_summary(&ctx, &page, false);
-                }
+        let goal = "compare three laptops under 1000 EUR";
+        let mut ctx = TaskContext::new("bench", goal, 40);
+        let mut turns = Vec::new();
+        let mut summaries = Vec::new();
+        let mut previous: Option<(String, String)> = None;
+        for i in 0..steps {
+            let url = format!("https://shop.example/laptops/{i}");
+            let title = format!("Laptop {i} - Shop");
+            let state = fence("element list", &words.text(480));
+            let page = PageSeen {
+                url: &url,
+                title: &title,
+                change: task::page_change(
+                    previous.as_ref().map(|(u, f)| (u.as_str(), f.as_str())),
+                    &url,
+                    "b",
+                ),
+            };
+            if i == 0 {
+                turns.push(task::planner_turn(&ctx, &state, None));
+                summaries.push(task::planner_summary(&ctx, &page, false));
+                ctx.plan =
+                    "1. Open each laptop under 1000 EUR. 2. Note its price. 3. Compare.".into();
+            } else {
+                turns.push(task::navigator_turn(&ctx, &state));
+                summaries.push(task::navigator_summary(&ctx, &page));
                 ctx.record_action(
-                    r#"{"type":"click","index":12}"#.into(),
-                    Some(format!("[12] link \"Laptop {i}\"")),
-                    Ok("clicked".into()),
+                    r#"{"action":"click","element":12}"#.into(),
+                    Some(format!("[12] link \"Laptop {}\"", i + 1)),
+                    Ok("clicked; the page changed".into()),
                     None,
                     None,
                 );
-                ctx.actions_taken = i as u32 - 1;
-                task::navigator_summary(&ctx, &page)
-            })
-            .collect();
-        let replies = turns.iter().map(|t| scripted_reply(t)).collect();
+                ctx.actions_taken = i as u32;
+            }
+            previous = Some((url, "b".into()));
+        }
+        let peer_history = turns.iter().map(|t| scripted_reply(t)).collect();
         Self {
-            system,
-            schema,
+            system: task::system_prompt(),
+            schema: task::schema_instructions(),
             turns,
             summaries,
-            replies,
+            peer_history,
         }
     }
 
@@ -316,7 +317,8 @@ impl Task {
         let m = manager();
         let mut sent = Vec::new();
         for (step, turn) in self.turns.iter().enumerate() {
-            let earlier = self.turns[..step].iter().zip(&self.replies[..step]);
+            let replies = self.turns[..step].iter().map(|t| tandem_reply(t));
+            let earlier = self.turns[..step].iter().zip(replies);
             let messages: Vec<ChatMessage> = match history {
                 History::Full => earlier
                     .flat_map(|(t, r)| {
@@ -326,8 +328,9 @@ impl Task {
                         ]
                     })
                     .collect(),
-                History::RepliesOnly => earlier
-                    .map(|(_, r)| ChatMessage::new(Role::Assistant, r.as_str()))
+                History::RepliesOnly => self.peer_history[..step]
+                    .iter()
+                    .map(|r| ChatMessage::new(Role::Assistant, r.as_str()))
                     .collect(),
                 History::None => Vec::new(),
             };
@@ -344,12 +347,25 @@ impl Task {
 }
 
 fn manager() -> Manager {
-    SessionManager::new(
+    let m = SessionManager::new(
         FakeNano::new(Availability::Available),
         FakeCloud::default(),
         RecordingSleeper::default(),
         Some(CloudConfig::new(ProviderKind::OpenAi, "gpt-4o")),
-    )
+    );
+    m.nano().reply_with(tandem_reply);
+    m.transport().reply_with(tandem_reply);
+    m
+}
+
+/// What Tandem's model answers: the planner's plan, or one flat navigator action (the JSON
+/// the schema instructions ask for), its element varying with the turn.
+fn tandem_reply(turn: &str) -> String {
+    if turn.starts_with(task::PLANNER_TAG) {
+        return r#"{"plan":"1. Open each laptop under 1000 EUR. 2. Note its price. 3. Compare.","complete":false}"#.into();
+    }
+    let element = turn.len() % 97;
+    format!(r#"{{"action":"click","element":{element}}}"#)
 }
 
 /// Tokens sent per step, all attempts included.

@@ -280,6 +280,62 @@ pub fn action_schema_with_tools(tools: &[String]) -> Value {
     schema
 }
 
+/// The action schema as the model reads it: one line per field with its type, values,
+/// bounds and description, then an example. Every word of the JSON Schema that tells the
+/// model something is kept; its punctuation (about half of its tokens, re-sent with every
+/// cloud request of a task) is not. Nano is held to the schema itself (`responseConstraint`).
+pub fn describe_schema(schema: &Value) -> String {
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let fields = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .map(|(name, p)| {
+            let mut kind = match p.get("enum").and_then(Value::as_array) {
+                // Tandem's values are plain words: quotes around each would only cost tokens.
+                Some(values) => values
+                    .iter()
+                    .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+                    .collect::<Vec<_>>()
+                    .join(" | "),
+                None => p
+                    .get("type")
+                    .and_then(Value::as_str)
+                    .unwrap_or("any")
+                    .to_string(),
+            };
+            match (p.get("minimum"), p.get("maximum")) {
+                (Some(min), Some(max)) => kind.push_str(&format!(" {min}–{max}")),
+                (Some(min), None) => kind.push_str(&format!(" ≥ {min}")),
+                (None, Some(max)) => kind.push_str(&format!(" ≤ {max}")),
+                (None, None) => {}
+            }
+            if required.contains(&name.as_str()) {
+                kind.insert_str(0, "required: ");
+            }
+            let note = p
+                .get("description")
+                .and_then(Value::as_str)
+                .map(|d| format!(": {d}"))
+                .unwrap_or_default();
+            format!("- {name} ({kind}){note}")
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let about = schema
+        .get("description")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    format!(
+        "A NAVIGATOR answer is one JSON object. {about}\nFields:\n{fields}\nFor example {{\"action\":\"click\",\"element\":3}}."
+    )
+}
+
 fn flat_schema() -> Value {
     // A constant that a native test parses: it cannot fail here.
     serde_json::from_str(FLAT_SCHEMA).expect("FLAT_SCHEMA is valid JSON (tested natively)")
@@ -993,5 +1049,48 @@ mod flat_schema_source {
             "FLAT_SCHEMA is out of date; paste this:\n{}",
             serde_json::to_string(&generated).unwrap_or_default()
         );
+    }
+
+    /// The model's description of the schema loses nothing the schema tells: every field
+    /// with its type or values, its bounds, whether it is required and its description.
+    #[test]
+    fn the_schema_as_the_model_reads_it_keeps_every_field_and_rule() {
+        let tools = ["tandem_tabs__tab_open".to_string()];
+        for schema in [
+            super::action_schema(),
+            super::action_schema_with_tools(&tools),
+        ] {
+            let text = super::describe_schema(&schema);
+            assert!(text.contains(schema["description"].as_str().unwrap_or("?")));
+            let props = schema["properties"].as_object().expect("properties");
+            for (name, p) in props {
+                let line = text
+                    .lines()
+                    .find(|l| l.starts_with(&format!("- {name} (")))
+                    .unwrap_or_else(|| panic!("{name} in {text}"));
+                if let Some(d) = p.get("description").and_then(Value::as_str) {
+                    assert!(line.ends_with(&format!("): {d}")), "{line}");
+                }
+                match p.get("enum").and_then(Value::as_array) {
+                    Some(values) => {
+                        for v in values {
+                            assert!(line.contains(v.as_str().unwrap_or("?")), "{v} in {line}");
+                        }
+                    }
+                    None => assert!(line.contains(p["type"].as_str().unwrap_or("?")), "{line}"),
+                }
+                for bound in ["minimum", "maximum"] {
+                    if let Some(b) = p.get(bound) {
+                        assert!(line.contains(&b.to_string()), "{bound} in {line}");
+                    }
+                }
+                assert_eq!(line.contains("(required: "), name == "action", "{line}");
+            }
+            assert_eq!(text.matches("\n- ").count(), props.len());
+        }
+        let with_tools = super::describe_schema(&super::action_schema_with_tools(&tools));
+        assert!(with_tools.contains("- tool (tandem_tabs__tab_open): "));
+        assert!(with_tools.contains("- ms (integer 0–10000): wait: milliseconds."));
+        assert!(with_tools.contains("- element (integer ≥ 0): "));
     }
 }

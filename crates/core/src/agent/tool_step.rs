@@ -15,7 +15,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::actions::{action_schema_with_tools, Action};
+use super::actions::{action_schema_with_tools, describe_schema, Action};
 use super::safety::fence;
 use super::task::{StepKind, StepRecord, TaskContext};
 use crate::request::{ToolCall, ToolOutcome, ToolSpec};
@@ -43,10 +43,7 @@ pub fn tool_names(tools: &[ToolSpec]) -> Vec<String> {
 /// the `tool` action, then the tools (their descriptions are the providers' words, so they
 /// are fenced). Without tools it is exactly [`super::task::schema_instructions`].
 pub fn schema_instructions_with(tools: &[ToolSpec]) -> String {
-    let head = format!(
-        "A NAVIGATOR answer is one JSON object matching this JSON Schema:\n{}",
-        action_schema_with_tools(&tool_names(tools))
-    );
+    let head = describe_schema(&action_schema_with_tools(&tool_names(tools)));
     if tools.is_empty() {
         return head;
     }

@@ -21,6 +21,9 @@ use crate::request::{ToolCall, UniversalRequest};
 use crate::send::UniversalResponse;
 use crate::stream::Usage;
 
+/// What a fake answers to a turn, unless a fault says otherwise.
+pub type Replier = fn(&str) -> String;
+
 /// The agent-style JSON answer to `turn`: the same for every provider, a few dozen tokens.
 pub fn scripted_reply(turn: &str) -> String {
     // FNV-1a: a stable hash with no dependency, so the reply differs per turn.
@@ -76,6 +79,7 @@ pub struct FakeNano {
     create_fault: RefCell<Option<NanoError>>,
     /// Faults by prompt call index, counted over the fake's whole life.
     faults: Rc<RefCell<HashMap<usize, Fault<NanoError>>>>,
+    replier: Rc<Cell<Replier>>,
 }
 
 impl Default for FakeNano {
@@ -92,7 +96,13 @@ impl FakeNano {
             stats: Rc::default(),
             create_fault: RefCell::new(None),
             faults: Rc::default(),
+            replier: Rc::new(Cell::new(scripted_reply)),
         }
+    }
+
+    /// Every model answers with `replier` instead of [`scripted_reply`].
+    pub fn reply_with(&self, replier: Replier) {
+        self.replier.set(replier);
     }
 
     /// Prompt call `call` (0-based, over all models) does `fault`.
@@ -130,6 +140,7 @@ impl NanoBackend for FakeNano {
         Ok(FakeNanoModel {
             stats: Rc::clone(&self.stats),
             faults: Rc::clone(&self.faults),
+            replier: Rc::clone(&self.replier),
             usage: Cell::new(f64::from(usage)),
             window: self.context_window,
             overflowed: Cell::new(false),
@@ -141,6 +152,7 @@ impl NanoBackend for FakeNano {
 pub struct FakeNanoModel {
     stats: Rc<NanoStats>,
     faults: Rc<RefCell<HashMap<usize, Fault<NanoError>>>>,
+    replier: Rc<Cell<Replier>>,
     usage: Cell<f64>,
     window: f64,
     overflowed: Cell<bool>,
@@ -162,7 +174,7 @@ impl NanoModel for FakeNanoModel {
         let reply = match self.faults.borrow_mut().remove(&call) {
             Some(Fault::Fail(e)) => return Err(e),
             Some(Fault::Reply(text)) => text,
-            None => scripted_reply(input),
+            None => self.replier.get()(input),
         };
         let usage = self.usage.get() + f64::from(message_tokens(input) + message_tokens(&reply));
         // Like Chrome: past the window the oldest exchanges go and `contextoverflow` fires.
@@ -216,12 +228,19 @@ pub struct FakeCloud {
     faults: RefCell<HashMap<usize, Fault<ProviderError>>>,
     /// Tool calls the answer to a given request makes.
     calls: RefCell<HashMap<usize, Vec<ToolCall>>>,
+    /// Answers instead of [`scripted_reply`].
+    replier: Cell<Option<Replier>>,
 }
 
 impl FakeCloud {
     /// Request `call` (0-based) does `fault`.
     pub fn fault_at(&self, call: usize, fault: Fault<ProviderError>) {
         self.faults.borrow_mut().insert(call, fault);
+    }
+
+    /// Every request is answered with `replier` instead of [`scripted_reply`].
+    pub fn reply_with(&self, replier: Replier) {
+        self.replier.set(Some(replier));
     }
 
     /// The answer to request `call` (0-based) also calls these tools.
@@ -245,7 +264,7 @@ impl CloudTransport for FakeCloud {
         let content = match self.faults.borrow_mut().remove(&call) {
             Some(Fault::Fail(e)) => return Err(e),
             Some(Fault::Reply(text)) => text,
-            None => scripted_reply(turn),
+            None => self.replier.get().unwrap_or(scripted_reply)(turn),
         };
         let input = message_tokens(req.system.as_deref().unwrap_or(""))
             + req
