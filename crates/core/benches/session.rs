@@ -157,6 +157,19 @@ fn cloud(task: &Task) {
         ratio(whole_fresh, w),
         n.saturating_sub(whole_fresh)
     );
+    // What the share hides: caching discounts the cached part, it does not remove it. Billed
+    // at a cached token's price relative to an uncached one (OpenAI 0.5, Anthropic and Gemini
+    // about 0.1), compact turns cost less than whole ones at every rate.
+    for (provider, rate) in [("OpenAI", 0.5), ("Anthropic/Gemini", 0.1)] {
+        let billed = |uncached: u32, all: u32| {
+            f64::from(uncached) + rate * f64::from(all.saturating_sub(uncached))
+        };
+        println!(
+            "  billed as uncached tokens with cached ones at {rate} ({provider}): compact {:.0}, whole turns {:.0}",
+            billed(n, t),
+            billed(whole_fresh, w)
+        );
+    }
     println!(
         "  largest request: {} tokens compact, {} with whole turns",
         scoped.iter().max().unwrap_or(&0),
