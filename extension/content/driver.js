@@ -10,7 +10,7 @@
 (() => {
   'use strict';
 
-  const VERSION = 2;
+  const VERSION = 3;
   const existing = globalThis.__tandemDriver;
   if (existing && existing.version === VERSION) return;
 
@@ -485,6 +485,9 @@
     const elements = [];
     const frames = [];
     const forms = new Map();
+    // Every root walked (the document, open shadow roots, same-origin frames): watched for
+    // changes once the snapshot is taken (`arm`).
+    const roots = [];
     let visited = 0;
     let truncated = false;
 
@@ -500,6 +503,7 @@
 
     // `offset` turns frame-local coordinates into the top document's.
     const walkRoot = (root, framePath, offset) => {
+      roots.push(root);
       const walker = (root.ownerDocument || root).createTreeWalker(root, NodeFilter.SHOW_ELEMENT);
       let frameCounter = 0;
       let node = walker.nextNode();
@@ -675,7 +679,48 @@
     if (o.maxText > 0) {
       result.text = cap(collapse(document.body ? document.body.innerText : ''), o.maxText);
     }
+    arm(roots);
     return result;
+  }
+
+  // Whether the page changed since the last snapshot: watched from the moment a snapshot is
+  // taken, so that the worker can act on that snapshot's elements without taking another when
+  // nothing changed while the model thought. Anything counts, conservatively: a DOM mutation
+  // outside the driver's own overlay (in the document, an open shadow root or a same-origin
+  // frame), a field edited, anything scrolled, another URL.
+  let since = null;
+  function arm(roots) {
+    if (since) since.stop();
+    const state = { url: location.href, dirty: false };
+    const dirty = () => { state.dirty = true; };
+    const own = (n) => ownNodes.has(n);
+    const foreign = (r) => !own(r.target) &&
+      !(r.type === 'childList' && [...r.addedNodes, ...r.removedNodes].every(own));
+    const observers = [];
+    const docs = new Set();
+    for (const root of roots) {
+      const doc = root.ownerDocument || root;
+      const view = doc.defaultView;
+      if (!view) continue;
+      docs.add(doc);
+      const observer = new view.MutationObserver((records) => {
+        if (records.some(foreign)) dirty();
+      });
+      observer.observe(root, { subtree: true, childList: true, attributes: true, characterData: true });
+      observers.push(observer);
+    }
+    const EVENTS = ['input', 'change', 'scroll'];
+    for (const doc of docs) for (const type of EVENTS) doc.addEventListener(type, dirty, true);
+    state.stop = () => {
+      for (const observer of observers) observer.disconnect();
+      for (const doc of docs) for (const type of EVENTS) doc.removeEventListener(type, dirty, true);
+    };
+    since = state;
+  }
+
+  // True when the last snapshot still describes the page (see `arm`).
+  function unchanged() {
+    return !!since && !since.dirty && since.url === location.href;
   }
 
   // ---- acting ---------------------------------------------------------------------------
@@ -1163,7 +1208,7 @@
   }
 
   Object.defineProperty(globalThis, '__tandemDriver', {
-    value: Object.freeze({ version: VERSION, docId, snapshot, act }),
+    value: Object.freeze({ version: VERSION, docId, snapshot, unchanged, act }),
     configurable: true,
     enumerable: false,
     writable: false,

@@ -139,6 +139,28 @@ test('a list re-rendered in a new order with new ids after every click: the inte
   assert.ok(s.some((x) => /"click".*button "Pick Apple".*✓ clicked/.test(x)), s.join('\n'));
 });
 
+test('the look the model answered is acted on while the page is unchanged; a page that changed is looked at again', async () => {
+  picks.length = 0;
+  navigator = async (turn) => {
+    const els = elements(turn);
+    const want = picks.length === 0 ? 'Pick Cherry' : picks.length === 1 ? 'Pick Apple' : null;
+    if (!want) return { action: 'done', success: true, answer: `Picked ${picks.join(' and ')}.` };
+    const el = els.find((e) => e.name === want);
+    if (!el) return { action: 'done', success: false, answer: `no ${want}` };
+    // The first answer leaves the page as the agent saw it; before the second, the page
+    // re-renders (new order, new nodes, new ids).
+    if (picks.length === 1) await tab.evaluate(() => window.reshuffle());
+    return { action: 'click', element: el.id };
+  };
+  await startTask('Pick the cherry, then the apple', site.url + '/shuffle');
+  await waitStatus(/^Done/);
+  assert.deepEqual(picks, ['cherry', 'apple'], 'exactly the intended items, in order');
+  // Snapshots per click step, from the task's debug timings: the look alone, then the look
+  // and a new one before acting on the changed page.
+  const clicks = ((await stored())?.steps ?? []).filter((x) => /"click"/.test(x.action));
+  assert.deepEqual(clicks.map((x) => x.timings?.snapshots), [1, 2], JSON.stringify(clicks.map((x) => x.timings)));
+});
+
 test('a widget inside an open shadow root is operated', async () => {
   basket.length = 0;
   navigator = (turn) => {

@@ -1,6 +1,9 @@
 //! Acting on the page: the action's effect in the tab, and the failure ladder for actions on
-//! an element (locate it again in a fresh snapshot, ask the user where it needs approval,
-//! highlight, act, let the page settle).
+//! an element (locate it again in a fresh snapshot, or in the look the model answered when
+//! the page has not changed since, ask the user where it needs approval, highlight, act, let
+//! the page settle).
+
+use std::borrow::Cow;
 
 use tandem_core::agent::task::{PendingConfirmation, TaskContext};
 use tandem_core::agent::{
@@ -10,7 +13,7 @@ use tandem_core::agent::{
 
 use super::page::{
     act_in_page, activate_tab, allowed, close_tab, go_back, host_of, lap, navigate, open_tab,
-    settle, snapshot, Phase,
+    settle, snapshot, unchanged_since_snapshot, Phase,
 };
 use super::run::{Loop, Observed};
 use super::Session;
@@ -157,8 +160,9 @@ impl Loop {
         }
     }
 
-    /// The failure ladder: locate by signature in a fresh snapshot; if missing, refresh the
-    /// map and try once more; a second failure makes the planner re-plan.
+    /// The failure ladder: locate by signature in a fresh snapshot (the observed one when the
+    /// page is unchanged since); if missing, refresh the map and try once more with a new
+    /// snapshot; a second failure makes the planner re-plan.
     async fn act_on_element(
         &mut self,
         ctx: &mut TaskContext,
@@ -179,11 +183,17 @@ impl Loop {
             if attempt > 0 {
                 chrome::sleep(400).await;
             }
-            let fresh = match snapshot(tab, 0).await {
-                Ok(s) => s,
-                Err(e) => {
-                    last_error = e.to_string();
-                    continue;
+            // The look the model answered still holds when nothing changed since: no second
+            // snapshot (on a large page, most of a step's own time).
+            let fresh = if attempt == 0 && unchanged_since_snapshot(tab).await {
+                Cow::Borrowed(&observed.snapshot)
+            } else {
+                match snapshot(tab, 0).await {
+                    Ok(s) => Cow::Owned(s),
+                    Err(e) => {
+                        last_error = e.to_string();
+                        continue;
+                    }
                 }
             };
             let started = js_sys::Date::now();

@@ -27,6 +27,14 @@ function snapshot(opts) {
   }
   return d.snapshot(opts);
 }
+function unchanged() {
+  // As for snapshot: a frame read by its same-origin parent is the parent's to say.
+  if (window !== window.top) {
+    try { if (window.parent.document) return null; } catch (_) { /* cross-origin parent */ }
+  }
+  const d = globalThis.__tandemDriver;
+  return !!(d && d.unchanged && d.unchanged());
+}
 function act(handle, command) {
   const d = globalThis.__tandemDriver;
   return d ? d.act(handle, command) : { ok: false, error: 'stale-handle', message: 'the page driver is not loaded' };
@@ -58,11 +66,13 @@ function quiet(quietMs, capMs) {
 export function snapshot_fn() { return snapshot; }
 export function quiet_fn() { return quiet; }
 export function act_fn() { return act; }
+export function unchanged_fn() { return unchanged; }
 export function back_fn() { return back; }
 ")]
 extern "C" {
     fn snapshot_fn() -> Function;
     fn act_fn() -> Function;
+    fn unchanged_fn() -> Function;
     fn back_fn() -> Function;
     fn quiet_fn() -> Function;
 }
@@ -369,7 +379,35 @@ pub(super) async fn snapshot(tab: i32, max_text: u32) -> Result<Snapshot, AgentE
     let started = js_sys::Date::now();
     let taken = take_snapshot(tab, max_text).await;
     lap(Phase::Snapshot, started);
+    CLOCK.with(|c| c.borrow_mut().snapshots += 1);
     taken
+}
+
+/// Whether every frame's page is as its last snapshot found it (the driver's `unchanged`):
+/// then that snapshot's handles and signatures still hold and acting needs no new one. Any
+/// doubt (a frame without the driver, a failed call) is a change.
+pub(super) async fn unchanged_since_snapshot(tab: i32) -> bool {
+    let started = js_sys::Date::now();
+    let results = execute(tab, Frames::All, &unchanged_fn(), &Array::new()).await;
+    lap(Phase::Snapshot, started);
+    let Ok(results) = results else {
+        return false;
+    };
+    let mut top = false;
+    for item in results.iter() {
+        let result = Reflect::get(&item, &"result".into()).unwrap_or(JsValue::NULL);
+        if result.is_null() {
+            continue; // a frame its parent's driver read and watches
+        }
+        if result != JsValue::TRUE {
+            return false;
+        }
+        let frame = Reflect::get(&item, &"frameId".into())
+            .ok()
+            .and_then(|v| v.as_f64());
+        top |= frame == Some(0.0);
+    }
+    top
 }
 
 async fn take_snapshot(tab: i32, max_text: u32) -> Result<Snapshot, AgentError> {

@@ -94,6 +94,10 @@ pub struct StepTimings {
     pub locate: f64,
     pub act: f64,
     pub settle: f64,
+    /// Snapshots taken: the look before the model's answer, and another before acting only
+    /// when the page changed in between.
+    #[serde(default)]
+    pub snapshots: u32,
 }
 
 /// An action waiting for the user's Approve / Deny.
