@@ -138,6 +138,9 @@ try {
     const cells = phases.map((p) => `${p} ${median(timed.map((s) => s.timings[p])).toFixed(0)}`);
     const total = median(timed.map((s) => phases.reduce((sum, p) => sum + s.timings[p], 0)));
     console.log(`per-step breakdown, median ms over ${timed.length} action steps (Tandem's own work, model excluded): ${cells.join(', ')}; sum ${total.toFixed(0)}`);
+    // One look per step while the page stays as the model saw it; a second only when it changed.
+    const looks = timed.map((s) => s.timings.snapshots ?? 0);
+    console.log(`snapshots per action step: ${looks.join(' ')} (the look the model answered is acted on unless the page changed meanwhile)`);
   } else {
     console.log('per-step breakdown: no timed steps recorded');
   }
