@@ -488,6 +488,9 @@
     // Every root walked (the document, open shadow roots, same-origin frames): watched for
     // changes once the snapshot is taken (`arm`).
     const roots = [];
+    // Each same-origin frame walked, with its document then: a frame that loads another
+    // document changes nothing in this one.
+    const frameDocs = [];
     let visited = 0;
     let truncated = false;
 
@@ -541,6 +544,7 @@
           // snapshot is placed when the worker merges it.
           const bbox = { x: Math.round(inner.x), y: Math.round(inner.y), width: el.clientWidth, height: el.clientHeight };
           frames.push({ path, url: doc ? doc.URL : String(el.src || ''), accessible: !!doc, bbox });
+          if (doc) frameDocs.push([el, doc]);
           if (doc && doc.documentElement) walkRoot(doc.documentElement, path, inner);
         }
         node = walker.nextNode();
@@ -679,7 +683,7 @@
     if (o.maxText > 0) {
       result.text = cap(collapse(document.body ? document.body.innerText : ''), o.maxText);
     }
-    arm(roots);
+    arm(roots, frameDocs);
     return result;
   }
 
@@ -689,10 +693,15 @@
   // outside the driver's own overlay (in the document, an open shadow root or a same-origin
   // frame), a field edited, anything scrolled, another URL.
   let since = null;
-  function arm(roots) {
+  function arm(roots, frameDocs) {
     if (since) since.stop();
-    const state = { url: location.href, dirty: false };
-    const dirty = () => { state.dirty = true; };
+    const state = { url: location.href, dirty: false, roots, frameDocs };
+    // The first change settles the question until the next snapshot: stop watching then, so
+    // a busy page left after a task pays for one batch of records, not for ever.
+    const dirty = () => {
+      state.dirty = true;
+      state.stop();
+    };
     const own = (n) => ownNodes.has(n);
     const foreign = (r) => !own(r.target) &&
       !(r.type === 'childList' && [...r.addedNodes, ...r.removedNodes].every(own));
@@ -720,7 +729,9 @@
 
   // True when the last snapshot still describes the page (see `arm`).
   function unchanged() {
-    return !!since && !since.dirty && since.url === location.href;
+    return !!since && !since.dirty && since.url === location.href &&
+      since.roots.every((r) => r.isConnected) &&
+      since.frameDocs.every(([frame, doc]) => frame.contentDocument === doc);
   }
 
   // ---- acting ---------------------------------------------------------------------------
