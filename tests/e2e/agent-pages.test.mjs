@@ -116,20 +116,27 @@ const steps = () => ui.steps();
 
 // ---------------------------------------------------------------- item 1: messy pages
 
+// The fruit picker's navigator: the cherry, then the apple, then done. `meanwhile(n)` runs
+// between the agent's look and its act on the nth pick (0-based).
+const fruitPicker = (meanwhile) => async (turn) => {
+  const els = elements(turn);
+  const want = picks.length === 0 ? 'Pick Cherry' : picks.length === 1 ? 'Pick Apple' : null;
+  if (!want) return { action: 'done', success: true, answer: `Picked ${picks.join(' and ')}.` };
+  const el = els.find((e) => e.name === want);
+  if (!el) return { action: 'done', success: false, answer: `no ${want}` };
+  await meanwhile(picks.length);
+  return { action: 'click', element: el.id };
+};
+const reshuffle = () => tab.evaluate(() => window.reshuffle());
+
 test('a list re-rendered in a new order with new ids after every click: the intended items are clicked', async () => {
   picks.length = 0;
   let reshuffles = 0;
-  navigator = async (turn) => {
-    const els = elements(turn);
-    const want = picks.length === 0 ? 'Pick Cherry' : picks.length === 1 ? 'Pick Apple' : null;
-    if (!want) return { action: 'done', success: true, answer: `Picked ${picks.join(' and ')}.` };
-    const el = els.find((e) => e.name === want);
-    if (!el) return { action: 'done', success: false, answer: `no ${want}` };
-    // The page re-renders between the agent's look and its act: new order, new nodes, new ids.
-    await tab.evaluate(() => window.reshuffle());
+  // The page re-renders between the agent's look and its act: new order, new nodes, new ids.
+  navigator = fruitPicker(async () => {
+    await reshuffle();
     reshuffles++;
-    return { action: 'click', element: el.id };
-  };
+  });
   await startTask('Pick the cherry, then the apple', site.url + '/shuffle');
   await waitStatus(/^Done/);
   assert.deepEqual(picks, ['cherry', 'apple'], 'exactly the intended items, in order');
@@ -141,17 +148,11 @@ test('a list re-rendered in a new order with new ids after every click: the inte
 
 test('the look the model answered is acted on while the page is unchanged; a page that changed is looked at again', async () => {
   picks.length = 0;
-  navigator = async (turn) => {
-    const els = elements(turn);
-    const want = picks.length === 0 ? 'Pick Cherry' : picks.length === 1 ? 'Pick Apple' : null;
-    if (!want) return { action: 'done', success: true, answer: `Picked ${picks.join(' and ')}.` };
-    const el = els.find((e) => e.name === want);
-    if (!el) return { action: 'done', success: false, answer: `no ${want}` };
-    // The first answer leaves the page as the agent saw it; before the second, the page
-    // re-renders (new order, new nodes, new ids).
-    if (picks.length === 1) await tab.evaluate(() => window.reshuffle());
-    return { action: 'click', element: el.id };
-  };
+  // The first answer leaves the page as the agent saw it; before the second, the page
+  // re-renders (new order, new nodes, new ids).
+  navigator = fruitPicker(async (n) => {
+    if (n === 1) await reshuffle();
+  });
   await startTask('Pick the cherry, then the apple', site.url + '/shuffle');
   await waitStatus(/^Done/);
   assert.deepEqual(picks, ['cherry', 'apple'], 'exactly the intended items, in order');
