@@ -84,9 +84,52 @@ pub fn flat_estimate(text: &str, ascii_chars_per_token: f32) -> u32 {
 
 /// Estimated tokens of `text` for a modern BPE tokeniser (see the module docs).
 pub fn estimate_tokens(text: &str) -> u32 {
+    // The budget estimates whole conversations when its cache is cold, so the two commonest
+    // cases skip the general scan. What `push` would do for them is plain: a lower-case
+    // letter continuing a word only counts (nothing closes, since digits, punctuation and
+    // spaces were closed when the word began); one space between two words charges the word
+    // before and costs nothing itself (it joins the next word). The property test below
+    // holds both to the plain scan.
     let mut scan = Scan::default();
-    for c in text.chars() {
+    let bytes = text.as_bytes();
+    let lower_run = |from: usize| {
+        bytes[from..]
+            .iter()
+            .position(|b| !b.is_ascii_lowercase())
+            .unwrap_or(bytes.len() - from)
+    };
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if scan.word_letters > 0 && b.is_ascii_lowercase() {
+            let run = lower_run(i);
+            scan.word_letters += run as u64;
+            scan.prev = Class::Lower;
+            i += run;
+            continue;
+        }
+        if scan.word_letters > 0
+            && b == b' '
+            && bytes.get(i + 1).is_some_and(u8::is_ascii_lowercase)
+        {
+            scan.close_word();
+            let run = lower_run(i + 1);
+            scan.word_letters = run as u64;
+            scan.prev = Class::Lower;
+            i += 1 + run;
+            continue;
+        }
+        let c = if b.is_ascii() {
+            char::from(b)
+        } else {
+            // `i` is always at a char boundary: it only moves by whole chars.
+            match text[i..].chars().next() {
+                Some(c) => c,
+                None => break,
+            }
+        };
         scan.push(c);
+        i += c.len_utf8();
     }
     scan.finish()
 }
@@ -282,9 +325,7 @@ impl Scan {
         // A capital after a lower-case letter starts a new word (`TokenCache` → 2 words).
         let camel = next == Some(Class::Upper) && self.prev == Class::Lower;
         if self.word_letters > 0 && (!next_is_letter || camel) {
-            let extra = self.word_letters.saturating_sub(WORD_SHORT);
-            self.milli += WORD + extra * WORD_EXTRA_PER_LETTER;
-            self.word_letters = 0;
+            self.close_word();
         }
         if next != Some(Class::Digit) {
             self.digits = 0;
@@ -319,6 +360,13 @@ impl Scan {
         }
     }
 
+    /// Charges the open word.
+    fn close_word(&mut self) {
+        let extra = self.word_letters.saturating_sub(WORD_SHORT);
+        self.milli += WORD + extra * WORD_EXTRA_PER_LETTER;
+        self.word_letters = 0;
+    }
+
     fn finish(mut self) -> u32 {
         self.close_pieces(None);
         u32::try_from(self.milli.div_ceil(1000)).unwrap_or(u32::MAX)
@@ -329,6 +377,40 @@ impl Scan {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// The scan one char at a time, without the fast paths of [`estimate_tokens`].
+    fn char_by_char(text: &str) -> u32 {
+        let mut scan = Scan::default();
+        for c in text.chars() {
+            scan.push(c);
+        }
+        scan.finish()
+    }
+
+    proptest! {
+        /// The fast paths (runs of lower-case letters, a space between two words) change
+        /// how fast, never what: any text costs what the plain scan says.
+        #[test]
+        fn the_fast_paths_count_exactly_what_the_plain_scan_counts(
+            text in "[a-zA-Z0-9 \n\t.,;:!?(){}\"'é漢😀_-]{0,200}"
+        ) {
+            prop_assert_eq!(estimate_tokens(&text), char_by_char(&text));
+        }
+    }
+
+    #[test]
+    fn the_fast_paths_count_the_corpora_exactly_as_the_plain_scan() {
+        let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data");
+        let mut files = 0;
+        for dir in ["corpus", "corpus-heldout"] {
+            for entry in std::fs::read_dir(data.join(dir)).expect("corpus dir") {
+                let text = std::fs::read_to_string(entry.expect("entry").path()).expect("text");
+                assert_eq!(estimate_tokens(&text), char_by_char(&text));
+                files += 1;
+            }
+        }
+        assert!(files > 40, "{files} files");
+    }
 
     #[test]
     fn pieces_are_charged_like_a_bpe_pre_tokeniser() {
