@@ -18,6 +18,8 @@ use crate::chrome::{self, execute_script, tabs_get};
 use crate::storage::js_text;
 
 #[wasm_bindgen(inline_js = "
+// Each function below runs in the page through executeScript({func}), which sends the
+// function's source alone: one cannot call another, so each is written out whole.
 function snapshot(opts) {
   const d = globalThis.__tandemDriver;
   if (!d) return null;
@@ -397,20 +399,28 @@ pub(super) async fn unchanged_since_snapshot(tab: i32) -> bool {
         return false;
     };
     let mut top = false;
-    for item in results.iter() {
-        let result = Reflect::get(&item, &"result".into()).unwrap_or(JsValue::NULL);
+    for (frame_id, result) in frame_results(&results) {
         if result.is_null() {
             continue; // a frame its parent's driver read and watches
         }
         if result != JsValue::TRUE {
             return false;
         }
-        let frame = Reflect::get(&item, &"frameId".into())
-            .ok()
-            .and_then(|v| v.as_f64());
-        top |= frame == Some(0.0);
+        top |= frame_id == 0;
     }
     top
+}
+
+/// Each frame's id and result from an `executeScript` over all frames.
+fn frame_results(results: &Array) -> impl Iterator<Item = (u32, JsValue)> + '_ {
+    results.iter().map(|item| {
+        let result = Reflect::get(&item, &"result".into()).unwrap_or(JsValue::NULL);
+        let frame_id = Reflect::get(&item, &"frameId".into())
+            .ok()
+            .and_then(|v| v.as_f64())
+            .unwrap_or(0.0) as u32;
+        (frame_id, result)
+    })
 }
 
 async fn take_snapshot(tab: i32, max_text: u32) -> Result<Snapshot, AgentError> {
@@ -419,15 +429,10 @@ async fn take_snapshot(tab: i32, max_text: u32) -> Result<Snapshot, AgentError> 
     let results = execute(tab, Frames::All, &snapshot_fn(), &Array::of1(&opts)).await?;
     let mut top: Option<Snapshot> = None;
     let mut others: Vec<(u32, Snapshot)> = Vec::new();
-    for item in results.iter() {
-        let result = Reflect::get(&item, &"result".into()).unwrap_or(JsValue::NULL);
+    for (frame_id, result) in frame_results(&results) {
         if result.is_undefined() || result.is_null() {
             continue; // no driver, or a frame its parent's driver already read
         }
-        let frame_id = Reflect::get(&item, &"frameId".into())
-            .ok()
-            .and_then(|v| v.as_f64())
-            .unwrap_or(0.0) as u32;
         let parsed = result
             .as_string()
             .ok_or_else(|| AgentError::Driver(format!("snapshot of frame {frame_id}: not text")))
