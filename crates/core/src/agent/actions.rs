@@ -285,17 +285,8 @@ pub fn action_schema_with_tools(tools: &[String]) -> Value {
 /// model something is kept; its punctuation (about half of its tokens, re-sent with every
 /// cloud request of a task) is not. Nano is held to the schema itself (`responseConstraint`).
 pub fn describe_schema(schema: &Value) -> String {
-    let required: Vec<&str> = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let fields = schema
-        .get("properties")
-        .and_then(Value::as_object)
-        .into_iter()
-        .flatten()
-        .map(|(name, p)| {
+    let fields = crate::tools::schema::properties(schema)
+        .map(|(name, p, required)| {
             let mut kind = match p.get("enum").and_then(Value::as_array) {
                 // Tandem's values are plain words: quotes around each would only cost tokens.
                 Some(values) => values
@@ -315,7 +306,7 @@ pub fn describe_schema(schema: &Value) -> String {
                 (None, Some(max)) => kind.push_str(&format!(" ≤ {max}")),
                 (None, None) => {}
             }
-            if required.contains(&name.as_str()) {
+            if required {
                 kind.insert_str(0, "required: ");
             }
             let note = p

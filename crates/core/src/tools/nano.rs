@@ -80,17 +80,8 @@ pub fn instructions(specs: &[ToolSpec]) -> String {
 /// `- name: description Arguments: url (string, required): the page; active (boolean).`
 pub(crate) fn describe(spec: &ToolSpec) -> String {
     let description = clip(spec.description.trim(), MAX_TOOL_DESCRIPTION);
-    let props = spec.parameters.get("properties").and_then(Value::as_object);
-    let required: Vec<&str> = spec
-        .parameters
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let args: Vec<String> = props
-        .into_iter()
-        .flatten()
-        .map(|(name, p)| {
+    let args: Vec<String> = super::schema::properties(&spec.parameters)
+        .map(|(name, p, required)| {
             let kind = match p.get("type") {
                 Some(Value::String(t)) => t.clone(),
                 Some(Value::Array(ts)) => ts
@@ -115,11 +106,7 @@ pub(crate) fn describe(spec: &ToolSpec) -> String {
                 ),
                 None => kind,
             };
-            let req = if required.contains(&name.as_str()) {
-                ", required"
-            } else {
-                ""
-            };
+            let req = if required { ", required" } else { "" };
             let note = p
                 .get("description")
                 .and_then(Value::as_str)

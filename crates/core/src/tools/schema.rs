@@ -72,6 +72,22 @@ impl fmt::Display for Invalid {
 }
 
 /// Checks `value` (a tool call's arguments) against `schema`; paths start at `params`.
+/// An object schema's properties in order, each with whether `required` names it: what the
+/// texts that describe a schema to a model (a tool's arguments, the agent's action) list.
+pub fn properties(schema: &Value) -> impl Iterator<Item = (&str, &Value, bool)> {
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .map(move |(name, p)| (name.as_str(), p, required.contains(&name.as_str())))
+}
+
 pub fn validate(schema: &Value, value: &Value) -> Result<(), Invalid> {
     let mut out = Vec::new();
     check(schema, value, "params", &mut out, 0);
