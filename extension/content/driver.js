@@ -42,10 +42,13 @@
   // a sticky header or a badge still counts as reachable.
   const SPOTS = [[0.5, 0.5], [0.25, 0.25], [0.75, 0.25], [0.25, 0.75], [0.75, 0.75]];
   // How long `act` watches the page for the action's effects: a change ends the watch once
-  // the page has been quiet for QUIET_MS; with no change at all it ends after NO_CHANGE_MS;
-  // a page that never stops changing (an animation) is cut off at MAX_WATCH_MS.
+  // the page has been quiet for QUIET_MS; with no change at all it ends after NO_CHANGE_MS
+  // (a static page answers a click within a frame or two), unless the page shows it is
+  // working on it (an aria-busy region, an animation the action started), which waits for
+  // the first change; a page that never stops changing (an animation) is cut off at
+  // MAX_WATCH_MS.
   const QUIET_MS = 60;
-  const NO_CHANGE_MS = 250;
+  const NO_CHANGE_MS = 100;
   const MAX_WATCH_MS = 1000;
   const POLL_MS = 20;
   // Lists whose items are what a click lands on: an `li` of such a list is a target of its
@@ -73,10 +76,10 @@
     'menuitemradio', 'option', 'treeitem', 'heading', 'cell', 'gridcell', 'columnheader',
     'rowheader', 'tooltip', 'summary',
   ]);
-  const KEY_ATTRS = [
+  const KEY_ATTRS = new Set([
     'id', 'name', 'type', 'placeholder', 'href', 'autocomplete', 'title', 'alt', 'for',
     'inputmode', 'pattern', 'maxlength', 'min', 'max', 'step', 'multiple', 'required', 'readonly',
-  ];
+  ]);
   const PAYMENT_AUTOCOMPLETE = /\bcc-(number|csc|exp|exp-month|exp-year|name|type)\b/i;
   const SENSITIVE_WORDS = /\b(card|cc|cvv|cvc|csc|cid|security code|iban|bic|ssn|social security|tax id|passport)\b/i;
 
@@ -162,30 +165,41 @@
   function contentText(node, limit, skip) {
     let out = '';
     const skipped = typeof skip === 'function' ? skip : (n) => n === skip;
+    // Children by firstChild/nextSibling: the snapshot reads the text around every element,
+    // and NodeList iterators cost several times more.
+    const visitChildren = (parent) => {
+      for (let c = parent.firstChild; c && out.length < limit; c = c.nextSibling) visit(c);
+    };
     const visit = (n) => {
-      if (out.length >= limit || skipped(n)) return;
-      if (n.nodeType === Node.TEXT_NODE) {
-        out += n.data;
+      const type = n.nodeType;
+      if (type === Node.TEXT_NODE) {
+        if (!skipped(n)) out += n.data;
         return;
       }
-      if (n.nodeType === Node.DOCUMENT_FRAGMENT_NODE) {
-        for (const c of n.childNodes) visit(c); // a shadow root reached as an ancestor
+      if (skipped(n)) return;
+      if (type === Node.DOCUMENT_FRAGMENT_NODE) {
+        visitChildren(n); // a shadow root reached as an ancestor
         return;
       }
-      if (n.nodeType !== Node.ELEMENT_NODE) return;
-      if (SKIP_TAGS.has(n.tagName) || n.getAttribute('aria-hidden') === 'true') return;
-      if (n.tagName === 'IMG' || (n.tagName === 'INPUT' && n.type === 'image')) {
+      if (type !== Node.ELEMENT_NODE) return;
+      const tag = n.tagName;
+      if (SKIP_TAGS.has(tag) || n.getAttribute('aria-hidden') === 'true') return;
+      if (tag === 'IMG' || (tag === 'INPUT' && n.type === 'image')) {
         out += ' ' + (n.getAttribute('alt') || '') + ' ';
         return;
       }
-      const block = BLOCK_TAGS.has(n.tagName);
+      const block = BLOCK_TAGS.has(tag);
       // Block boundaries separate words ("Price" + "$35" must not read "Price$35"); inline
       // ones must not split them ("c<b>art</b>" is one word).
       if (block) out += ' ';
-      const children =
-        n.tagName === 'SLOT' ? n.assignedNodes({ flatten: true })
-          : n.shadowRoot ? n.shadowRoot.childNodes : n.childNodes;
-      for (const c of children) visit(c);
+      if (tag === 'SLOT') {
+        for (const c of n.assignedNodes({ flatten: true })) {
+          if (out.length >= limit) break;
+          visit(c);
+        }
+      } else {
+        visitChildren(n.shadowRoot || n);
+      }
       if (block) out += ' ';
     };
     visit(node);
@@ -202,6 +216,30 @@
       .join(' ');
   }
 
+  // `el.labels` searches the whole document (or shadow root) for the labels of `el` on every
+  // read: on a page with a thousand fields, the snapshot spent most of its time there. While
+  // a snapshot runs, each root's labels are indexed once, in document order as `labels` has
+  // them, and read from that index.
+  let labelIndex = null;
+  function labelsOf(el) {
+    if (!labelIndex) return el.labels ? [...el.labels] : [];
+    if (!el.labels) return []; // not a labelable element
+    const root = el.getRootNode();
+    let byControl = labelIndex.get(root);
+    if (!byControl) {
+      byControl = new Map();
+      for (const label of root.querySelectorAll ? root.querySelectorAll('label') : []) {
+        const control = label.control;
+        if (!control) continue;
+        const list = byControl.get(control);
+        if (list) list.push(label);
+        else byControl.set(control, [label]);
+      }
+      labelIndex.set(root, byControl);
+    }
+    return byControl.get(el) || [];
+  }
+
   // A reasonable subset of the accname algorithm, in its precedence order.
   function accessibleName(el, role) {
     const labelledby = el.getAttribute('aria-labelledby');
@@ -211,8 +249,9 @@
     }
     const label = collapse(el.getAttribute('aria-label'));
     if (label) return label;
-    if (el.labels && el.labels.length) {
-      const t = collapse([...el.labels].map((l) => contentText(l, NAME_CAP * 2, el)).join(' '));
+    const labels = labelsOf(el);
+    if (labels.length) {
+      const t = collapse(labels.map((l) => contentText(l, NAME_CAP * 2, el)).join(' '));
       if (t) return t;
     }
     const tag = el.tagName;
@@ -258,7 +297,7 @@
   // camelCase and snake_case split ("cardNumber", "card_cvv" → "card Number", "card cvv").
   function fieldWords(el) {
     const parts = [el.name, el.id, el.getAttribute('placeholder'), el.getAttribute('aria-label')];
-    if (el.labels) for (const l of el.labels) parts.push(l.textContent);
+    for (const l of labelsOf(el)) parts.push(l.textContent);
     return parts.filter(Boolean).join(' ').replace(/([a-z])([A-Z])/g, '$1 $2').replace(/[_-]+/g, ' ');
   }
 
@@ -273,12 +312,11 @@
 
   function attributesOf(el) {
     const attrs = {};
-    for (const name of KEY_ATTRS) {
-      const v = el.getAttribute(name);
-      if (v !== null) attrs[name] = cap(collapse(v), ATTR_CAP);
-    }
-    for (const a of el.attributes) {
-      if (a.name.startsWith('aria-')) attrs[a.name] = cap(collapse(a.value), ATTR_CAP);
+    // One pass over what the element has, rather than a lookup of every attribute reported.
+    const list = el.attributes;
+    for (let i = 0; i < list.length; i++) {
+      const a = list[i];
+      if (KEY_ATTRS.has(a.name) || a.name.startsWith('aria-')) attrs[a.name] = cap(collapse(a.value), ATTR_CAP);
     }
     // Never a password's value, nor a card's: the snapshot goes to an LLM.
     const hasValue = el.tagName === 'INPUT' || el.tagName === 'TEXTAREA' || el.tagName === 'SELECT';
@@ -422,7 +460,7 @@
   function relation(el, hit) {
     if (composedContains(el, hit)) return 'inside';
     const label = hit.closest && hit.closest('label');
-    if (label && el.labels && [...el.labels].includes(label)) return 'inside';
+    if (label && labelsOf(el).includes(label)) return 'inside';
     if (composedContains(hit, el)) return 'ancestor';
     return 'covered';
   }
@@ -480,6 +518,15 @@
   }
 
   function snapshot(opts) {
+    labelIndex = new Map();
+    try {
+      return takeSnapshot(opts);
+    } finally {
+      labelIndex = null;
+    }
+  }
+
+  function takeSnapshot(opts) {
     const o = { ...DEFAULTS, ...(opts || {}) };
     const top = { w: window.innerWidth, h: window.innerHeight };
     const elements = [];
@@ -901,6 +948,18 @@
       const e = n.nodeType === Node.ELEMENT_NODE ? n : n.parentElement;
       return !!(e && e.closest('head'));
     };
+    // Whether the page shows it is still working on the action: a region that turned
+    // aria-busy, or an animation (a spinner) that started after this moment. What was busy
+    // or running before (a loader stuck elsewhere) says nothing about the action.
+    const busyQuery = '[aria-busy="true"]';
+    const busyBefore = new Set(docs.flatMap((d) => [...d.querySelectorAll(busyQuery)]));
+    const startedAt = docs.map((d) => (d.timeline ? d.timeline.currentTime : null));
+    const working = () => docs.some((d, i) => {
+      for (const b of d.querySelectorAll(busyQuery)) if (!busyBefore.has(b) && !mine(b)) return true;
+      if (startedAt[i] === null || !d.getAnimations) return false;
+      // A start time of null: the animation starts with the next frame.
+      return d.getAnimations().some((a) => a.playState === 'running' && (a.startTime === null || a.startTime >= startedAt[i]));
+    });
     const observer = new view.MutationObserver((records) => {
       // Only what is counted delays the end of the watch: a page rewriting data-* attributes
       // all the time would otherwise never look quiet.
@@ -992,8 +1051,8 @@
             const now = performance.now();
             if (loading) break;
             if (!firstChange && changed()) firstChange = now;
-            if (firstChange && now - Math.max(lastMutation, firstChange) >= QUIET_MS) break;
-            if (!firstChange && now - t0 >= NO_CHANGE_MS) break;
+            const waited = firstChange ? now - Math.max(lastMutation, firstChange) >= QUIET_MS : now - t0 >= NO_CHANGE_MS;
+            if (waited && !working()) break;
             if (now - t0 >= MAX_WATCH_MS) break;
           }
         } finally {

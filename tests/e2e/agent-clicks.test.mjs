@@ -93,6 +93,30 @@ const routes = {
   '/add': () => text('ok'),
   '/consent': () => text('ok'),
 
+  // Buttons whose answer comes from the server a moment later, while the page shows it is
+  // working: a status region that turns aria-busy, and a spinner (a CSS animation).
+  '/stock': page('Trail shoe stock', `<h1>Trail shoe</h1>
+    <style>@keyframes spin{to{transform:rotate(360deg)}}.spinner{width:16px;height:16px;border:3px solid #999;border-top-color:#333;border-radius:50%;animation:spin .8s linear infinite}</style>
+    <button id="check">Check stock</button> <p id="status" aria-live="polite"></p>
+    <button id="load">Load reviews</button> <div id="reviews"></div>
+    <script>
+      const later = (f) => fetch('/slow-answer').then(() => setTimeout(f, 300));
+      document.getElementById('check').addEventListener('click', () => {
+        const status = document.getElementById('status');
+        status.setAttribute('aria-busy', 'true');
+        later(() => {
+          status.innerHTML = '3 in stock <button>Reserve one</button>';
+          status.setAttribute('aria-busy', 'false');
+        });
+      });
+      document.getElementById('load').addEventListener('click', () => {
+        const reviews = document.getElementById('reviews');
+        reviews.innerHTML = '<div class="spinner" role="img" aria-label="Loading"></div>';
+        later(() => { reviews.innerHTML = '<button>Read all 212 reviews</button>'; });
+      });
+    </script>`),
+  '/slow-answer': () => text('ok'),
+
   // A button nothing listens to.
   '/inert': page('Newsletter', `<h1>Newsletter</h1><p>Sign-ups are closed.</p><button type="button">Subscribe</button>
     <script>window.seen = []; document.addEventListener('click', (e) => window.seen.push(e.target.textContent), true);</script>`),
@@ -232,4 +256,28 @@ test('a click that changes nothing is delivered and reported as "no visible chan
   // The next navigator turn carries it, so the model can react.
   assert.ok(navigatorTurns().some((t) => /Result of the previous step: done: clicked, but no visible change/.test(t)),
     navigatorTurns().join('\n---\n'));
+});
+
+test('an answer that comes a moment after the click, while the page shows it is working, is waited for and reported', async () => {
+  navigator = (turn) => {
+    const els = elements(turn);
+    const named = (name) => els.find((e) => e.name === name);
+    if (named('Read all 212 reviews')) return { action: 'done', success: true, answer: '3 in stock; 212 reviews.' };
+    if (named('Reserve one')) return { action: 'click', element: named('Load reviews').id };
+    if (/Result of the previous step/.test(turn)) return { action: 'done', success: false, answer: 'the answer was not there yet' };
+    return { action: 'click', element: named('Check stock').id };
+  };
+  await ui.startTask(tab, 'Check the stock and the reviews', site.url + '/stock');
+  await ui.waitStatus(/^(Done|Failed)/);
+
+  // What the page shows: both answers arrived.
+  assert.deepEqual(await tab.evaluate(() => [...document.querySelectorAll('#status button, #reviews button')].map((b) => b.textContent)),
+    ['Reserve one', 'Read all 212 reviews']);
+  // Each click's step waited for its answer: the look after it already had the answer (an
+  // aria-busy region, then a spinner, kept the watch open), and its result says what came.
+  const s = await ui.steps();
+  assert.ok(s.some((x) => /"click".*button "Check stock".*✓ clicked; /.test(x) && !/no visible change/.test(x)), s.join('\n'));
+  assert.ok(s.some((x) => /"click".*button "Load reviews".*✓ clicked; /.test(x)), s.join('\n'));
+  assert.equal(paths('/slow-answer').length, 2);
+  assert.match(await ui.status().textContent(), /^Done/, navigatorTurns().join('\n---\n'));
 });
