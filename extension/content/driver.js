@@ -271,7 +271,9 @@
     return collapse(el.getAttribute('placeholder'));
   }
 
-  function interactivity(el, role, style, parentStyle) {
+  // `parent`: the element's parent across shadow roots, whose style is read only when the
+  // element has the pointer cursor (most elements do not, and a style read costs).
+  function interactivity(el, role, style, parent) {
     const hints = [];
     const tag = el.tagName;
     const native =
@@ -284,7 +286,8 @@
     if (el.hasAttribute('onclick')) hints.push('onclick');
     if (el.hasAttribute('tabindex') && el.tabIndex >= 0) hints.push('tabindex');
     // Only where the pointer cursor starts: descendants inherit it and are not separate targets.
-    if (style.cursor === 'pointer' && (!parentStyle || parentStyle.cursor !== 'pointer')) {
+    if (style.cursor === 'pointer' &&
+        (!parent || el.ownerDocument.defaultView.getComputedStyle(parent).cursor !== 'pointer')) {
       hints.push('pointer');
     }
     if (el.isContentEditable && !(el.parentElement && el.parentElement.isContentEditable)) {
@@ -632,11 +635,10 @@
 
     const visit = (el, style, framePath, offset) => {
       const parent = el.parentElement || (el.parentNode && el.parentNode.host) || null;
-      const parentStyle = parent ? el.ownerDocument.defaultView.getComputedStyle(parent) : null;
       const explicit = explicitRole(el);
       const implicit = implicitRole(el);
       const role = explicit || implicit;
-      const hints = interactivity(el, role, style, parentStyle);
+      const hints = interactivity(el, role, style, parent);
       // An item of a list that is itself a target (a pointer cursor on the `ul`, a listbox
       // role): the click lands on the item, and the item is what does the work.
       if (el.tagName === 'LI' && parent && indexOf.has(parent) &&
