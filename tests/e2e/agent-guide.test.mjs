@@ -179,8 +179,8 @@ test('guiding an ended task is refused with a sentence', async () => {
   assert.equal(await ui.button('Send note').isVisible(), false, 'no guiding controls once the task ended');
   const answer = await panel.evaluate(() => new Promise((resolve) => {
     const port = chrome.runtime.connect({ name: 'tandem-chat' });
-    port.onMessage.addListener((m) => resolve(JSON.parse(m)));
-    port.postMessage(JSON.stringify({ type: 'task', command: { op: 'updateContext', note: 'too late' } }));
+    port.onMessage.addListener((m) => resolve(JSON.parse(m).taskState));
+    port.postMessage(JSON.stringify({ task: { command: { updateContext: { note: 'too late' } } } }));
   }));
   assert.match(answer.notice, /has ended; start a new one/);
   assert.deepEqual((await ui.stored()).notes, [], 'the note was not added');

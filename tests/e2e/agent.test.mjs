@@ -123,7 +123,7 @@ test('private by default: page text never reaches storage.local, panels get no t
     assert.ok(!/transcript|extracted|"recent"/.test(v), `a panel got only the slim view: ${v.slice(0, 200)}`);
   }
   // As deltas: each broadcast carries only the steps after the previous one's.
-  const deltas = views.map((v) => JSON.parse(v)).filter((m) => m.type === 'taskDelta').map((m) => m.delta);
+  const deltas = views.map((v) => JSON.parse(v)).filter((m) => m.taskDelta).map((m) => m.taskDelta.delta);
   assert.ok(deltas.length >= 3, `${deltas.length} deltas`);
   for (let i = 1; i < deltas.length; i++) {
     if (deltas[i].id !== deltas[i - 1].id) continue;
@@ -206,12 +206,13 @@ test('a second START_TASK while one runs is refused with a sentence; Cancel stop
   mock.setDefault(async (rec) => ({ ...(await llm(rec)), latencyMs: 1500 }));
   await startTask('Add the blue backpack to the cart', site.url + '/');
   await waitStatus(/^Running/);
-  const answer = await panel.evaluate(() => new Promise((resolve) => {
+  const reply = await panel.evaluate(() => new Promise((resolve) => {
     const port = chrome.runtime.connect({ name: 'tandem-chat' });
     port.onMessage.addListener((m) => resolve(JSON.parse(m)));
-    port.postMessage(JSON.stringify({ type: 'task', command: { op: 'start', task: 'Something else', tabId: null } }));
+    port.postMessage(JSON.stringify({ task: { command: { start: { task: 'Something else', tabId: null } } } }));
   }));
-  assert.equal(answer.type, 'taskState');
+  assert.ok(reply.taskState, JSON.stringify(reply));
+  const answer = reply.taskState;
   assert.match(answer.notice, /already running/);
   assert.equal(answer.state.task, 'Add the blue backpack to the cart');
   assert.equal(await ui.start().isDisabled(), true);

@@ -45,11 +45,11 @@ after(async () => {
 /** Every shape the panel sends, aimed at a server of the sender's choosing. */
 function panelMessages(mockUrl, tabId) {
   return [
-    { type: 'testConnection', requestId: 't1', provider: 'openai-compatible', settings: { baseUrl: `${mockUrl}/v1`, model: 'x', apiKey: '', contextWindow: null, projectId: '', appId: '' } },
-    { type: 'send', requestId: 's1', messages: [{ role: 'user', text: 'spend the key' }], tabId, answerId: 'a1' },
-    { type: 'open', requestId: 'o1', tabId },
-    { type: 'task', command: { op: 'getState' } },
-    { type: 'task', command: { op: 'start', task: 'buy everything', tabId } },
+    { testConnection: { requestId: 't1', provider: 'openai-compatible', settings: { baseUrl: `${mockUrl}/v1`, model: 'x', apiKey: '', contextWindow: null, projectId: '', appId: '' } } },
+    { send: { requestId: 's1', messages: [{ role: 'user', text: 'spend the key' }], tabId, answerId: 'a1' } },
+    { open: { requestId: 'o1', tabId } },
+    { task: { command: { getState: {} } } },
+    { task: { command: { start: { task: 'buy everything', tabId } } } },
   ].map((m) => JSON.stringify(m));
 }
 
@@ -141,12 +141,12 @@ test('two Start task commands in the same tick: one run, the other refused with 
     const got = [];
     port.onMessage.addListener((m) => {
       const parsed = JSON.parse(m);
-      if (parsed.type === 'taskState') got.push(parsed);
+      if (parsed.taskState) got.push(parsed.taskState);
       if (got.length === 2) resolve(got);
     });
     // One tick: a double click, or two panels at once.
-    port.postMessage(JSON.stringify({ type: 'task', command: { op: 'start', task: 'First task', tabId: id } }));
-    port.postMessage(JSON.stringify({ type: 'task', command: { op: 'start', task: 'Second task', tabId: id } }));
+    port.postMessage(JSON.stringify({ task: { command: { start: { task: 'First task', tabId: id } } } }));
+    port.postMessage(JSON.stringify({ task: { command: { start: { task: 'Second task', tabId: id } } } }));
   }), tabId);
   const refused = answers.filter((a) => /already running/.test(a.notice ?? ''));
   assert.equal(refused.length, 1, JSON.stringify(answers.map((a) => a.notice)));

@@ -47,8 +47,12 @@ impl Sender<'_> {
     }
 }
 
+/// On the wire, a message is named by its variant (`{"send":{…}}`, `"forgetAll"`), as are
+/// [`ToolsCommand`], [`WorkerToPanel`] and `TaskCommand`: a tag inside the object
+/// (`{"type":"send",…}`) makes serde buffer every message, and whatever it carries, before
+/// reading it, and that buffering code was ~25 KB of the gzipped wasm. Both ends are Tandem's.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "camelCase")]
+#[serde(rename_all = "camelCase")]
 pub enum PanelToWorker {
     /// Answer the last user message of `messages` (the conversation as shown, oldest first;
     /// hidden ones are filtered out by the worker). When `tab_id`'s page has a memory (a web
@@ -146,7 +150,7 @@ pub enum PanelToWorker {
 
 /// What the panel asks of the tool registry.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "op", rename_all = "camelCase")]
+#[serde(rename_all = "camelCase")]
 pub enum ToolsCommand {
     /// Allow or Deny a provider that asked to give tools (remembered).
     #[serde(rename_all = "camelCase")]
@@ -192,7 +196,7 @@ pub enum ToolsCommand {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "camelCase")]
+#[serde(rename_all = "camelCase")]
 pub enum WorkerToPanel {
     /// The answer to `Open`: the tab's conversation, kept for `domain` (the session's site).
     /// `domain` is `None` for pages that get no memory (not web pages): the panel keeps its
@@ -424,7 +428,7 @@ mod tests {
     use crate::chat::Role;
 
     #[test]
-    fn wire_form_is_tagged_camel_case_and_round_trips() {
+    fn wire_form_is_named_by_variant_in_camel_case_and_round_trips() {
         let m = PanelToWorker::Send {
             request_id: "r1".into(),
             messages: vec![ChatMessage::new(Role::User, "hi")],
@@ -440,13 +444,13 @@ mod tests {
             "a new question says nothing of it: {json}"
         );
         assert!(
-            json.contains("\"type\":\"send\"") && json.contains("\"requestId\":\"r1\""),
+            json.starts_with(r#"{"send":{"#) && json.contains("\"requestId\":\"r1\""),
             "{json}"
         );
         assert!(json.contains("\"tabId\":7"), "{json}");
         assert_eq!(PanelToWorker::from_json(&json).unwrap(), m);
         // A panel from before tabs had sessions sends neither field.
-        let old = r#"{"type":"send","requestId":"r1","messages":[]}"#;
+        let old = r#"{"send":{"requestId":"r1","messages":[]}}"#;
         assert!(matches!(
             PanelToWorker::from_json(old),
             Ok(PanelToWorker::Send {
@@ -467,18 +471,12 @@ mod tests {
         };
         assert!(again.to_json().contains("\"replaces\":\"m1\""));
         assert_eq!(PanelToWorker::from_json(&again.to_json()).unwrap(), again);
-        assert_eq!(
-            PanelToWorker::ForgetAll.to_json(),
-            r#"{"type":"forgetAll"}"#
-        );
+        assert_eq!(PanelToWorker::ForgetAll.to_json(), r#""forgetAll""#);
         let c = WorkerToPanel::Changed {
             tab_id: 3,
             request_id: None,
         };
-        assert_eq!(
-            c.to_json(),
-            r#"{"type":"changed","tabId":3,"requestId":null}"#
-        );
+        assert_eq!(c.to_json(), r#"{"changed":{"tabId":3,"requestId":null}}"#);
         assert_eq!(c.request_id(), "");
         let e = WorkerToPanel::Error {
             request_id: "r1".into(),

@@ -627,7 +627,7 @@ impl ClassifyName for serde_json::Error {
 
 /// What the panel asks the coordinator.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "op", rename_all = "camelCase")]
+#[serde(rename_all = "camelCase")]
 pub enum TaskCommand {
     /// START_TASK on `tab_id` (the panel's tab; the worker falls back to the last web tab used).
     #[serde(rename_all = "camelCase")]
@@ -981,7 +981,7 @@ mod tests {
         assert_eq!(now.delta_since(0).into_view(), Ok(now.clone()));
         assert_eq!(now.delta_since(1).into_view(), Err(DeltaGap));
         // The panel's poll still parses without `have`.
-        let cmd: TaskCommand = serde_json::from_str(r#"{"op":"getState"}"#).expect("parses");
+        let cmd: TaskCommand = serde_json::from_str(r#"{"getState":{}}"#).expect("parses");
         assert_eq!(cmd, TaskCommand::GetState { have: None });
     }
     use super::*;
@@ -1068,9 +1068,9 @@ mod tests {
             tab_id: Some(4),
         };
         let json = serde_json::to_string(&c).unwrap();
-        assert_eq!(json, r#"{"op":"start","task":"t","tabId":4}"#);
+        assert_eq!(json, r#"{"start":{"task":"t","tabId":4}}"#);
         assert_eq!(
-            serde_json::from_str::<TaskCommand>(r#"{"op":"confirm","approve":true}"#).unwrap(),
+            serde_json::from_str::<TaskCommand>(r#"{"confirm":{"approve":true}}"#).unwrap(),
             TaskCommand::Confirm {
                 approve: true,
                 secret: None,
@@ -1078,26 +1078,26 @@ mod tests {
             }
         );
         assert_eq!(
-            serde_json::from_str::<TaskCommand>(r#"{"op":"answer","text":"blue"}"#).unwrap(),
+            serde_json::from_str::<TaskCommand>(r#"{"answer":{"text":"blue"}}"#).unwrap(),
             TaskCommand::Answer {
                 text: "blue".into()
             }
         );
         for (json, command) in [
             (
-                r#"{"op":"updateContext","note":"size M"}"#,
+                r#"{"updateContext":{"note":"size M"}}"#,
                 TaskCommand::UpdateContext {
                     note: "size M".into(),
                 },
             ),
             (
-                r#"{"op":"recordAction","description":"logged in"}"#,
+                r#"{"recordAction":{"description":"logged in"}}"#,
                 TaskCommand::RecordAction {
                     description: "logged in".into(),
                 },
             ),
             (
-                r#"{"op":"addRelevantTab","tabId":7}"#,
+                r#"{"addRelevantTab":{"tabId":7}}"#,
                 TaskCommand::AddRelevantTab { tab_id: Some(7) },
             ),
         ] {
