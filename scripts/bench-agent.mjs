@@ -8,7 +8,7 @@
 //     that ends in "no visible change")
 //   - per-step overhead excluding LLM time: from one navigator answer to the next navigator
 //     request (locate by signature in a fresh snapshot, act, settle, persist, observe again)
-//   - its breakdown (inject, snapshot, map, locate, act, settle), as the worker recorded it
+//   - its breakdown (inject, snapshot, map, locate, act, settle, persist), as the worker recorded it
 //     in each action step of the task (`StepRecord.timings`)
 // Prints figures; asserts nothing.
 import fs from 'node:fs';
@@ -134,7 +134,7 @@ try {
   const task = typeof stored === 'string' ? JSON.parse(stored) : stored;
   const timed = (task?.steps ?? []).filter((s) => s.timings);
   if (timed.length) {
-    const phases = ['inject', 'snapshot', 'map', 'locate', 'act', 'settle'];
+    const phases = ['inject', 'snapshot', 'map', 'locate', 'act', 'settle', 'persist'];
     const cells = phases.map((p) => `${p} ${median(timed.map((s) => s.timings[p])).toFixed(0)}`);
     const total = median(timed.map((s) => phases.reduce((sum, p) => sum + s.timings[p], 0)));
     console.log(`per-step breakdown, median ms over ${timed.length} action steps (Tandem's own work, model excluded): ${cells.join(', ')}; sum ${total.toFixed(0)}`);

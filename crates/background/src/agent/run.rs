@@ -144,12 +144,18 @@ impl Loop {
     }
 
     pub(super) async fn persist(&self, ctx: &mut TaskContext, session: &Session) {
+        let started = js_sys::Date::now();
         ctx.transcript = Some(session.transcript().clone());
         if self.stop.get() == Stop::Cancel {
             ctx.finish(TaskStatus::Cancelled, "Cancelled by you.");
         }
         if let Err(e) = save(ctx).await {
             crate::log_error("the task could not be saved", &e.to_string().into());
+        }
+        // Counted in the step just recorded; stored with the next save, since this one has
+        // already been written.
+        if let Some(t) = ctx.steps.last_mut().and_then(|s| s.timings.as_mut()) {
+            t.persist += (js_sys::Date::now() - started).max(0.0);
         }
     }
 

@@ -84,8 +84,8 @@ pub struct StepRecord {
 
 /// Milliseconds an action step spent per phase, outside the model: injecting the driver,
 /// taking snapshots, building and rendering the element map, locating the target again,
-/// acting (the driver's own watch for the action's effects included) and settling after a
-/// navigation.
+/// acting (the driver's own watch for the action's effects included), settling after a
+/// navigation and saving the task.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct StepTimings {
     pub inject: f64,
@@ -98,6 +98,9 @@ pub struct StepTimings {
     /// when the page changed in between.
     #[serde(default)]
     pub snapshots: u32,
+    /// Saving the task after the step (its transcript included) and telling the panels.
+    #[serde(default)]
+    pub persist: f64,
 }
 
 /// An action waiting for the user's Approve / Deny.
