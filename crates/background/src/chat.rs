@@ -214,9 +214,6 @@ async fn answer(
             provider: provider_label(session.provider()),
         },
     );
-    let model = CloudConfig::from_settings(settings, settings.budget.clone())
-        .map(|c| c.model)
-        .unwrap_or_default();
     let mut planner = ChatPlanner {
         turn: &turn,
         settings,
@@ -227,7 +224,6 @@ async fn answer(
         port,
         request_id,
         controller,
-        model,
         rounds: Rounds::default(),
         usage: None,
     };
@@ -360,7 +356,6 @@ struct ChatHooks<'a> {
     port: &'a Port,
     request_id: &'a str,
     controller: &'a AbortController,
-    model: String,
     rounds: Rounds,
     /// The usage the latest attempt's stream reported, for `Done`.
     usage: Option<Usage>,
@@ -383,7 +378,7 @@ impl TurnHooks for ChatHooks<'_> {
         self.usage = report.usage;
         let report = serde_json::json!({
             "provider": report.provider.label(),
-            "model": self.model,
+            "model": report.model,
             "budget": report.plan.budget(),
             "request": report.trace.request,
             "attempts": report.plan.attempts(),

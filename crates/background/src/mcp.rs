@@ -16,9 +16,8 @@ use std::collections::HashMap;
 use js_sys::{Object, Reflect, Uint8Array, JSON};
 use serde_json::{json, Value};
 use tandem_core::mcp::{
-    self, add_page, call_result, check_status, check_url, parse_headers, read_tools,
-    rpc_error_result, token_hint, Credentials, McpError, Outgoing, Reader, Reply, Session,
-    ToolsPage, TOOLS_CHANGED,
+    self, add_page, call_result, check_status, check_url, read_tools, rpc_error_result, token_hint,
+    Credentials, McpEndpoint, McpError, Outgoing, Reader, Reply, Session, ToolsPage, TOOLS_CHANGED,
 };
 use tandem_core::tools::{McpServer, Run};
 use wasm_bindgen::prelude::*;
@@ -557,9 +556,9 @@ async fn clear_problem(id: &str) {
 
 /// Settings → Test: initialize and list, on a session of its own (ended at once), and write
 /// what came of it for the panel.
-pub async fn test(request_id: String, url: String, token: String, headers: String) {
-    let credentials = match parse_headers(&headers) {
-        Ok(h) => Credentials::new(&token, h),
+pub async fn test(request_id: String, server: McpEndpoint) {
+    let (url, credentials) = match server.checked() {
+        Ok(c) => c,
         Err(e) => return report(&request_id, false, &e, &[]).await,
     };
     let found = probe(&url, &credentials).await;
@@ -634,14 +633,12 @@ async fn report(request_id: &str, ok: bool, message: &str, tools: &[String]) {
 
 /// Settings → Save: the server becomes a provider, allowed (the user added it), even when it
 /// cannot be reached right now (the problem is shown with it).
-pub async fn add(request_id: String, name: String, url: String, token: String, headers: String) {
-    let checked = check_url(&url).and_then(|u| Ok((u, parse_headers(&headers)?)));
-    let (clean, headers) = match checked {
+pub async fn add(request_id: String, name: String, server: McpEndpoint) {
+    let (clean, credentials) = match server.checked() {
         Ok(c) => c,
         Err(e) => return report(&request_id, false, &e, &[]).await,
     };
     let id = format!("{}{}", mcp::ID_PREFIX, random_uuid());
-    let credentials = Credentials::new(&token, headers);
     set_credentials(&id, Some(&credentials)).await;
     let found = probe(&clean, &credentials).await;
     let (tools, problem, server_name, message) = match found {

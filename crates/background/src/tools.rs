@@ -190,19 +190,14 @@ pub fn on_command(command: ToolsCommand) {
                 }
                 change(|r| r.remove_provider(&provider_id)).await;
             }
-            ToolsCommand::TestMcp {
-                request_id,
-                url,
-                token,
-                headers,
-            } => crate::mcp::test(request_id, url, token, headers).await,
+            ToolsCommand::TestMcp { request_id, server } => {
+                crate::mcp::test(request_id, server).await
+            }
             ToolsCommand::AddMcp {
                 request_id,
                 name,
-                url,
-                token,
-                headers,
-            } => crate::mcp::add(request_id, name, url, token, headers).await,
+                server,
+            } => crate::mcp::add(request_id, name, server).await,
             ToolsCommand::SetMcpEnabled {
                 provider_id,
                 enabled,

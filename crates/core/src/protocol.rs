@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::chat::ChatMessage;
 use crate::errors::ErrorKind;
+use crate::mcp::McpEndpoint;
 use crate::provider::{ProviderKind, ProviderSettings};
 use crate::stream::Usage;
 
@@ -171,12 +172,7 @@ pub enum ToolsCommand {
     #[serde(rename_all = "camelCase")]
     TestMcp {
         request_id: String,
-        url: String,
-        #[serde(default)]
-        token: String,
-        /// "More headers": one `Name: value` a line.
-        #[serde(default)]
-        headers: String,
+        server: McpEndpoint,
     },
     /// Save: the server becomes a provider (allowed: the user added it), its token kept apart
     /// from the registry.
@@ -184,11 +180,7 @@ pub enum ToolsCommand {
     AddMcp {
         request_id: String,
         name: String,
-        url: String,
-        #[serde(default)]
-        token: String,
-        #[serde(default)]
-        headers: String,
+        server: McpEndpoint,
     },
     /// Turn an MCP server off (its tools are kept, not offered) or on again.
     #[serde(rename_all = "camelCase")]

@@ -4,6 +4,7 @@
 //! Approve / Deny when the tool is set to Ask). The registry lives in `chrome.storage.local`,
 //! written by the worker; this module renders it and sends the user's choices to the worker.
 
+use tandem_core::mcp::McpEndpoint;
 use tandem_core::protocol::{PanelToWorker, ToolsCommand};
 use tandem_core::tools::page::{self, PageListing};
 use tandem_core::tools::{Decision, Policy, Registry, STORAGE_KEY};
@@ -115,21 +116,19 @@ fn mcp_submit(add: bool) {
                 "Chrome did not allow Tandem to reach {origin}, so Tandem cannot talk to this server."
             ));
         }
+        let server = McpEndpoint {
+            url,
+            token,
+            headers,
+        };
         send(if add {
             ToolsCommand::AddMcp {
                 request_id,
                 name,
-                url,
-                token,
-                headers,
+                server,
             }
         } else {
-            ToolsCommand::TestMcp {
-                request_id,
-                url,
-                token,
-                headers,
-            }
+            ToolsCommand::TestMcp { request_id, server }
         });
     });
 }

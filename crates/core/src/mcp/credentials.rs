@@ -3,6 +3,7 @@
 //! registry (`chrome.storage.local` under [`super::TOKENS_KEY`]), read by the worker only, and
 //! shown back by the token's end and the headers' names, never their values.
 
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 /// Headers a user may give a server, at most.
@@ -77,6 +78,28 @@ impl Credentials {
     }
 }
 
+/// An MCP server as Settings → Tools → Add MCP server names it: where it is and how to sign
+/// in, as the user typed them. Test and Save both read it through [`McpEndpoint::checked`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct McpEndpoint {
+    pub url: String,
+    #[serde(default)]
+    pub token: String,
+    /// "More headers": one `Name: value` a line.
+    #[serde(default)]
+    pub headers: String,
+}
+
+impl McpEndpoint {
+    /// The URL as it will be reached and the credentials to send, or the sentence saying
+    /// what is wrong with what the user typed (the URL first).
+    pub fn checked(&self) -> Result<(String, Credentials), String> {
+        let url = super::check_url(&self.url)?;
+        let headers = parse_headers(&self.headers)?;
+        Ok((url, Credentials::new(&self.token, headers)))
+    }
+}
+
 /// The user's "More headers" text, one `Name: value` per line (blank lines skipped), or the
 /// sentence saying which line is wrong.
 pub fn parse_headers(text: &str) -> Result<Vec<(String, String)>, String> {
@@ -133,6 +156,33 @@ fn check_header(name: &str, value: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_endpoint_is_checked_url_first_then_headers() {
+        let endpoint = |url: &str, headers: &str| McpEndpoint {
+            url: url.into(),
+            token: " t-1 ".into(),
+            headers: headers.into(),
+        };
+        let (url, credentials) = endpoint("https://mcp.example/mcp", "X-Team: blue")
+            .checked()
+            .expect("a good endpoint");
+        assert_eq!(url, "https://mcp.example/mcp");
+        assert_eq!(
+            credentials,
+            Credentials::new("t-1", vec![("X-Team".into(), "blue".into())])
+        );
+        let both_wrong = endpoint("ftp://mcp.example", "no colon");
+        assert_eq!(
+            both_wrong.checked().map(|_| ()),
+            Err(super::super::check_url("ftp://mcp.example").unwrap_err())
+        );
+        let bad_header = endpoint("https://mcp.example/mcp", "no colon");
+        assert_eq!(
+            bad_header.checked().map(|_| ()),
+            Err(parse_headers("no colon").unwrap_err())
+        );
+    }
 
     #[test]
     fn header_lines_are_read_and_wrong_ones_named() {

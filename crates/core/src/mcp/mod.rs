@@ -23,7 +23,7 @@ mod reader;
 mod session;
 mod tools;
 
-pub use credentials::{parse_headers, Credentials, MAX_HEADERS};
+pub use credentials::{parse_headers, Credentials, McpEndpoint, MAX_HEADERS};
 pub use error::McpError;
 pub use reader::{check_status, BodyKind, Reader, Reply};
 pub use session::{Outgoing, Session, ACCEPT, PROTOCOL_VERSION, SUPPORTED_VERSIONS};

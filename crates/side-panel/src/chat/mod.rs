@@ -615,17 +615,12 @@ fn receive(message: WorkerToPanel) {
             usage,
             ..
         } => {
-            let ended = Ended::Done { provider, usage };
+            let mut ended = Some(Ended::Done { provider, usage });
             // A backlog is shown over the next frames, as it was while streaming, rather than
             // in one long task that would freeze the panel: the answer ends after it.
-            let ended = STATE.with(|s| {
-                let mut s = s.borrow_mut();
-                match s.streaming.as_mut() {
-                    Some(st) if st.md.behind() => {
-                        st.done = Some(ended);
-                        None
-                    }
-                    _ => Some(ended),
+            with_streaming(|st| {
+                if st.md.behind() {
+                    st.done = ended.take();
                 }
             });
             if let Some(ended) = ended {
