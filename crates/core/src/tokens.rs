@@ -84,52 +84,27 @@ pub fn flat_estimate(text: &str, ascii_chars_per_token: f32) -> u32 {
 
 /// Estimated tokens of `text` for a modern BPE tokeniser (see the module docs).
 pub fn estimate_tokens(text: &str) -> u32 {
-    // The budget estimates whole conversations when its cache is cold, so the two commonest
-    // cases skip the general scan. What `push` would do for them is plain: a lower-case
-    // letter continuing a word only counts (nothing closes, since digits, punctuation and
-    // spaces were closed when the word began); one space between two words charges the word
-    // before and costs nothing itself (it joins the next word). The property test below
-    // holds both to the plain scan.
+    // The budget estimates whole conversations when its cache is cold, so this walks ASCII a
+    // run at a time instead of a char at a time (`Scan::push_ascii_run`): the first char of a
+    // run is pushed as usual (it closes what came before, which is where the costs are
+    // decided), and the rest of the run only extends what that char opened. Only non-ASCII
+    // chars are decoded and classified one by one. The property tests below hold this to the
+    // plain scan.
     let mut scan = Scan::default();
-    let bytes = text.as_bytes();
-    let lower_run = |from: usize| {
-        bytes[from..]
-            .iter()
-            .position(|b| !b.is_ascii_lowercase())
-            .unwrap_or(bytes.len() - from)
-    };
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        if scan.word_letters > 0 && b.is_ascii_lowercase() {
-            let run = lower_run(i);
-            scan.word_letters += run as u64;
-            scan.prev = Class::Lower;
-            i += run;
-            continue;
-        }
-        if scan.word_letters > 0
-            && b == b' '
-            && bytes.get(i + 1).is_some_and(u8::is_ascii_lowercase)
-        {
-            scan.close_word();
-            let run = lower_run(i + 1);
-            scan.word_letters = run as u64;
-            scan.prev = Class::Lower;
-            i += 1 + run;
-            continue;
-        }
-        let c = if b.is_ascii() {
-            char::from(b)
+    let mut rest = text.as_bytes();
+    while let [b, tail @ ..] = rest {
+        if let Some(&class) = ASCII_CLASS.get(usize::from(*b)) {
+            rest = tail;
+            scan.push_ascii_run(*b, class, &mut rest);
         } else {
-            // `i` is always at a char boundary: it only moves by whole chars.
-            match text[i..].chars().next() {
-                Some(c) => c,
-                None => break,
-            }
-        };
-        scan.push(c);
-        i += c.len_utf8();
+            // `rest` always starts at a char boundary: it only moves by whole chars.
+            let at = text.len() - rest.len();
+            let Some(c) = text.get(at..).and_then(|rest| rest.chars().next()) else {
+                break;
+            };
+            scan.push(c);
+            rest = rest.get(c.len_utf8()..).unwrap_or_default();
+        }
     }
     scan.finish()
 }
@@ -197,15 +172,22 @@ enum Class {
     Symbol,
 }
 
+/// The class of each ASCII byte, so that the hot loop of [`estimate_tokens`] looks a class up
+/// instead of running [`Class::of`]'s chain of comparisons.
+const ASCII_CLASS: [Class; 128] = {
+    let mut table = [Class::Punct; 128];
+    let mut b = 0;
+    while b < 128 {
+        table[b] = Class::of_ascii(b as u8);
+        b += 1;
+    }
+    table
+};
+
 impl Class {
     fn of(c: char) -> Class {
-        match c {
-            'a'..='z' => Class::Lower,
-            'A'..='Z' => Class::Upper,
-            '0'..='9' => Class::Digit,
-            '\n' | '\r' => Class::Newline,
-            ' ' | '\t' => Class::Space,
-            _ if c.is_ascii() => Class::Punct,
+        match u8::try_from(c) {
+            Ok(b) if b.is_ascii() => Class::of_ascii(b),
             _ => match u32::from(c) {
                 // Skin tones, ZWJ, variation selectors, keycaps and tags extend the emoji before.
                 0x200D | 0xFE0E | 0xFE0F | 0x20E3 | 0x1F3FB..=0x1F3FF | 0xE0020..=0xE007F => {
@@ -237,6 +219,17 @@ impl Class {
         }
     }
 
+    const fn of_ascii(b: u8) -> Class {
+        match b {
+            b'a'..=b'z' => Class::Lower,
+            b'A'..=b'Z' => Class::Upper,
+            b'0'..=b'9' => Class::Digit,
+            b'\n' | b'\r' => Class::Newline,
+            b' ' | b'\t' => Class::Space,
+            _ => Class::Punct,
+        }
+    }
+
     fn is_word_letter(self) -> bool {
         matches!(
             self,
@@ -264,7 +257,12 @@ struct Scan {
 
 impl Scan {
     fn push(&mut self, c: char) {
-        let class = Class::of(c);
+        self.push_classified(c, Class::of(c));
+    }
+
+    /// [`Scan::push`] of `c`, whose class is `class`.
+    #[inline(always)]
+    fn push_classified(&mut self, c: char, class: Class) {
         self.close_pieces(Some(class));
         match class {
             Class::Lower | Class::Upper | Class::LatinExt | Class::Vietnamese => {
@@ -319,7 +317,96 @@ impl Scan {
         self.prev = class;
     }
 
+    /// [`Scan::push`] of the ASCII `b` (of class `class`) and of the rest of its run, which
+    /// `rest` starts with; moves `rest` past that run.
+    ///
+    /// Within a run pushing is simple, because the run's first char already closed everything
+    /// else: a letter only counts (a capital after a lower-case letter also starts a new word);
+    /// a digit only opens a new group of three; a space or a punctuation char only counts; a
+    /// line break after a line break is joined to it. One case across runs is as plain and
+    /// common enough to take here too: a single space between two words charges the word
+    /// before and costs nothing itself (it joins the next word).
+    fn push_ascii_run(&mut self, b: u8, class: Class, rest: &mut &[u8]) {
+        // One arm per class, so that each inlined copy of `push_classified` knows its class
+        // and the compiler drops the branches for the others.
+        let c = char::from(b);
+        match class {
+            Class::Lower => {
+                self.push_classified(c, Class::Lower);
+                self.extend_word(rest);
+            }
+            Class::Upper => {
+                self.push_classified(c, Class::Upper);
+                self.extend_word(rest);
+            }
+            Class::Digit => {
+                self.push_classified(c, Class::Digit);
+                let mut n = 0;
+                while let [b'0'..=b'9', tail @ ..] = *rest {
+                    n += 1;
+                    *rest = tail;
+                }
+                let before = self.digits;
+                self.digits += n;
+                self.milli += (self.digits.div_ceil(3) - before.div_ceil(3)) * ONE;
+            }
+            Class::Space => {
+                self.push_classified(c, Class::Space);
+                while let [b' ' | b'\t', tail @ ..] = *rest {
+                    self.spaces += 1;
+                    *rest = tail;
+                }
+            }
+            Class::Newline => {
+                self.push_classified(c, Class::Newline);
+                while let [b'\n' | b'\r', tail @ ..] = *rest {
+                    *rest = tail;
+                }
+            }
+            _ => {
+                self.push_classified(c, Class::Punct);
+                while let [b, tail @ ..] = *rest {
+                    if ASCII_CLASS.get(usize::from(*b)) != Some(&Class::Punct) {
+                        break;
+                    }
+                    self.punct_len += 1;
+                    *rest = tail;
+                }
+            }
+        }
+    }
+
+    /// Continues the open word over the ASCII letters `rest` starts with (and over single
+    /// spaces between words); moves `rest` past them.
+    fn extend_word(&mut self, rest: &mut &[u8]) {
+        loop {
+            let lower = skip_lower(rest);
+            if lower > 0 {
+                self.word_letters += lower;
+                self.prev = Class::Lower;
+            }
+            match *rest {
+                [b'A'..=b'Z', tail @ ..] => {
+                    if self.prev == Class::Lower {
+                        self.close_word();
+                    }
+                    self.word_letters += 1;
+                    self.prev = Class::Upper;
+                    *rest = tail;
+                }
+                [b' ', tail @ ..] if tail.first().is_some_and(u8::is_ascii_alphabetic) => {
+                    self.close_word();
+                    // As after the space: a capital next is no camelCase break.
+                    self.prev = Class::Space;
+                    *rest = tail;
+                }
+                _ => return,
+            }
+        }
+    }
+
     /// Charges the open pieces that `next` (`None`: end of text) ends.
+    #[inline(always)]
     fn close_pieces(&mut self, next: Option<Class>) {
         let next_is_letter = next.is_some_and(Class::is_word_letter);
         // A capital after a lower-case letter starts a new word (`TokenCache` → 2 words).
@@ -373,6 +460,42 @@ impl Scan {
     }
 }
 
+/// Moves `rest` past the run of `a`–`z` it starts with; returns the run's length.
+fn skip_lower(rest: &mut &[u8]) -> u64 {
+    let mut n = 0;
+    // Eight bytes at a time: most words end within one load, where a byte-by-byte loop
+    // compares each letter.
+    while let &[a, b, c, d, e, f, g, h, ..] = *rest {
+        let not_lower = not_lower_bytes(u64::from_le_bytes([a, b, c, d, e, f, g, h]));
+        // Little-endian: the first byte is the lowest; 8 when all are letters.
+        let letters = not_lower.trailing_zeros() / 8;
+        n += u64::from(letters);
+        *rest = rest.get(letters as usize..).unwrap_or_default();
+        if letters < 8 {
+            return n;
+        }
+    }
+    while let [b'a'..=b'z', tail @ ..] = *rest {
+        n += 1;
+        *rest = tail;
+    }
+    n
+}
+
+/// The high bit of each byte of `w` that is not `a`–`z`.
+fn not_lower_bytes(w: u64) -> u64 {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    // Without their high bits no byte can carry into the next one when added to below.
+    let low = w & !HIGH;
+    // Reaches 0x80 from `a` (0x61) up...
+    let from_a = low + (0x80 - u64::from(b'a')) * ONES;
+    // ...and from the byte after `z` up.
+    let after_z = low + (0x80 - u64::from(b'z') - 1) * ONES;
+    // Non-ASCII bytes (high bit set) are not lower-case either.
+    (!from_a | after_z | w) & HIGH
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -387,14 +510,60 @@ mod tests {
         scan.finish()
     }
 
+    /// Text made of the pieces the fast paths take at once: words (long ones too, longer than
+    /// the eight bytes read at a time), capitalised and camelCase words, digit groups,
+    /// punctuation runs, runs of blanks and line breaks, and non-ASCII chars right against
+    /// them.
+    fn piecewise_text() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            "[a-z]{1,20}",
+            "[A-Z][a-z]{0,12}",
+            "[a-z]{1,6}[A-Z][a-z]{1,6}",
+            "[A-Z]{2,5}",
+            " ",
+            "[ \t]{2,4}",
+            "[0-9]{1,7}",
+            "[.,;:!?(){}\"'_=<>-]{1,4}",
+            "[\n\r]{1,3}",
+            "[éơ漢😀\u{a0}]",
+        ];
+        prop::collection::vec(piece, 0..40).prop_map(|pieces| pieces.concat())
+    }
+
     proptest! {
-        /// The fast paths (runs of lower-case letters, a space between two words) change
-        /// how fast, never what: any text costs what the plain scan says.
+        /// The fast paths (runs of letters, digits, blanks, punctuation and line breaks, a
+        /// space between two words) change how fast, never what: any text costs what the plain
+        /// scan says.
         #[test]
         fn the_fast_paths_count_exactly_what_the_plain_scan_counts(
-            text in "[a-zA-Z0-9 \n\t.,;:!?(){}\"'é漢😀_-]{0,200}"
+            text in "[a-zA-Z0-9 \n\r\t.,;:!?(){}\"'é漢😀_-]{0,200}"
         ) {
             prop_assert_eq!(estimate_tokens(&text), char_by_char(&text));
+        }
+
+        #[test]
+        fn the_fast_paths_count_word_like_text_as_the_plain_scan(text in piecewise_text()) {
+            prop_assert_eq!(estimate_tokens(&text), char_by_char(&text));
+        }
+    }
+
+    #[test]
+    fn eight_bytes_at_a_time_finds_exactly_the_lower_case_letters() {
+        for b in 0..=u8::MAX {
+            for at in 0..8 {
+                let mut bytes = *b"abcxyzaz";
+                bytes[at] = b;
+                let expected = if b.is_ascii_lowercase() {
+                    0
+                } else {
+                    0x80 << (8 * at)
+                };
+                assert_eq!(
+                    not_lower_bytes(u64::from_le_bytes(bytes)),
+                    expected,
+                    "{b:#x} at {at}"
+                );
+            }
         }
     }
 
