@@ -94,15 +94,14 @@ pub fn estimate_tokens(text: &str) -> u32 {
     let mut rest = text.as_bytes();
     while let [b, tail @ ..] = rest {
         if let Some(&class) = ASCII_CLASS.get(usize::from(*b)) {
-            rest = tail;
-            scan.push_ascii_run(*b, class, &mut rest);
+            rest = scan.push_ascii_run(*b, class, tail);
         } else {
             // `rest` always starts at a char boundary: it only moves by whole chars.
             let at = text.len() - rest.len();
             let Some(c) = text.get(at..).and_then(|rest| rest.chars().next()) else {
                 break;
             };
-            scan.push(c);
+            scan = scan.pushed(c);
             rest = rest.get(c.len_utf8()..).unwrap_or_default();
         }
     }
@@ -260,6 +259,14 @@ impl Scan {
         self.push_classified(c, Class::of(c));
     }
 
+    /// [`Scan::push`] by value, for the chars outside ASCII: with no reference to the scan
+    /// leaving [`estimate_tokens`], its counters can live in registers there.
+    #[inline(never)]
+    fn pushed(mut self, c: char) -> Scan {
+        self.push(c);
+        self
+    }
+
     /// [`Scan::push`] of `c`, whose class is `class`.
     #[inline(always)]
     fn push_classified(&mut self, c: char, class: Class) {
@@ -326,25 +333,25 @@ impl Scan {
     /// line break after a line break is joined to it. One case across runs is as plain and
     /// common enough to take here too: a single space between two words charges the word
     /// before and costs nothing itself (it joins the next word).
-    fn push_ascii_run(&mut self, b: u8, class: Class, rest: &mut &[u8]) {
+    fn push_ascii_run<'a>(&mut self, b: u8, class: Class, mut rest: &'a [u8]) -> &'a [u8] {
         // One arm per class, so that each inlined copy of `push_classified` knows its class
         // and the compiler drops the branches for the others.
         let c = char::from(b);
         match class {
             Class::Lower => {
                 self.push_classified(c, Class::Lower);
-                self.extend_word(rest);
+                rest = self.extend_word(rest);
             }
             Class::Upper => {
                 self.push_classified(c, Class::Upper);
-                self.extend_word(rest);
+                rest = self.extend_word(rest);
             }
             Class::Digit => {
                 self.push_classified(c, Class::Digit);
                 let mut n = 0;
-                while let [b'0'..=b'9', tail @ ..] = *rest {
+                while let [b'0'..=b'9', tail @ ..] = rest {
                     n += 1;
-                    *rest = tail;
+                    rest = tail;
                 }
                 let before = self.digits;
                 self.digits += n;
@@ -352,57 +359,116 @@ impl Scan {
             }
             Class::Space => {
                 self.push_classified(c, Class::Space);
-                while let [b' ' | b'\t', tail @ ..] = *rest {
+                while let [b' ' | b'\t', tail @ ..] = rest {
                     self.spaces += 1;
-                    *rest = tail;
+                    rest = tail;
                 }
             }
             Class::Newline => {
                 self.push_classified(c, Class::Newline);
-                while let [b'\n' | b'\r', tail @ ..] = *rest {
-                    *rest = tail;
+                while let [b'\n' | b'\r', tail @ ..] = rest {
+                    rest = tail;
                 }
             }
             _ => {
                 self.push_classified(c, Class::Punct);
-                while let [b, tail @ ..] = *rest {
+                while let [b, tail @ ..] = rest {
                     if ASCII_CLASS.get(usize::from(*b)) != Some(&Class::Punct) {
                         break;
                     }
                     self.punct_len += 1;
-                    *rest = tail;
+                    rest = tail;
                 }
             }
         }
+        rest
     }
 
     /// Continues the open word over the ASCII letters `rest` starts with (and over single
     /// spaces between words); moves `rest` past them.
-    fn extend_word(&mut self, rest: &mut &[u8]) {
+    #[inline(always)]
+    fn extend_word<'a>(&mut self, mut rest: &'a [u8]) -> &'a [u8] {
         loop {
-            let lower = skip_lower(rest);
-            if lower > 0 {
-                self.word_letters += lower;
-                self.prev = Class::Lower;
-            }
-            match *rest {
+            rest = self.extend_lower_words(rest);
+            match rest {
                 [b'A'..=b'Z', tail @ ..] => {
                     if self.prev == Class::Lower {
                         self.close_word();
                     }
                     self.word_letters += 1;
                     self.prev = Class::Upper;
-                    *rest = tail;
+                    rest = tail;
                 }
                 [b' ', tail @ ..] if tail.first().is_some_and(u8::is_ascii_alphabetic) => {
                     self.close_word();
                     // As after the space: a capital next is no camelCase break.
                     self.prev = Class::Space;
-                    *rest = tail;
+                    rest = tail;
                 }
-                _ => return,
+                _ => return rest,
             }
         }
+    }
+
+    /// Continues the open word over the lower-case letters `rest` starts with, and over the
+    /// lower-case words after it that single spaces separate; moves `rest` past them.
+    #[inline(always)]
+    fn extend_lower_words<'a>(&mut self, mut rest: &'a [u8]) -> &'a [u8] {
+        // Eight bytes at a time, taking every word break among them from the same load:
+        // stepping a word at a time made each load wait for the end of the word before. The
+        // counts live in locals until the end, so that they stay in registers.
+        let (mut letters, mut milli) = (self.word_letters, self.milli);
+        let start = rest.len();
+        while let &[a, b, c, d, e, f, g, h, ref after @ ..] = rest {
+            let chunk = u64::from_le_bytes([a, b, c, d, e, f, g, h]);
+            let mut breaks = not_lower_bytes(chunk);
+            // Bit offsets (8 per byte) in `chunk`: where the current stretch of letters began,
+            // and the next byte that is not a letter (64: none left).
+            let mut from = 0;
+            loop {
+                let at = breaks.trailing_zeros() & !7;
+                letters += u64::from((at - from) / 8);
+                if at == 64 {
+                    break;
+                }
+                // One space, then a letter within this chunk (else the caller decides).
+                let space_then_letter =
+                    (chunk >> at) as u8 == b' ' && at < 56 && breaks & (0x80 << (at + 8)) == 0;
+                if !space_then_letter {
+                    rest = rest.get((at / 8) as usize..).unwrap_or_default();
+                    return self.end_lower_words(rest, start, letters, milli);
+                }
+                milli += word_cost(letters);
+                letters = 0;
+                breaks &= breaks - 1;
+                from = at + 8;
+            }
+            rest = after;
+        }
+        while let [b'a'..=b'z', tail @ ..] = rest {
+            letters += 1;
+            rest = tail;
+        }
+        self.end_lower_words(rest, start, letters, milli)
+    }
+
+    /// Stores what [`Scan::extend_lower_words`] counted, from `start` bytes to `rest`.
+    #[inline(always)]
+    fn end_lower_words<'a>(
+        &mut self,
+        rest: &'a [u8],
+        start: usize,
+        letters: u64,
+        milli: u64,
+    ) -> &'a [u8] {
+        // The last byte taken, if any, was a lower-case letter: a space is only taken with the
+        // letter after it.
+        if rest.len() != start {
+            self.prev = Class::Lower;
+        }
+        self.word_letters = letters;
+        self.milli = milli;
+        rest
     }
 
     /// Charges the open pieces that `next` (`None`: end of text) ends.
@@ -448,9 +514,9 @@ impl Scan {
     }
 
     /// Charges the open word.
+    #[inline(always)]
     fn close_word(&mut self) {
-        let extra = self.word_letters.saturating_sub(WORD_SHORT);
-        self.milli += WORD + extra * WORD_EXTRA_PER_LETTER;
+        self.milli += word_cost(self.word_letters);
         self.word_letters = 0;
     }
 
@@ -460,29 +526,14 @@ impl Scan {
     }
 }
 
-/// Moves `rest` past the run of `a`–`z` it starts with; returns the run's length.
-fn skip_lower(rest: &mut &[u8]) -> u64 {
-    let mut n = 0;
-    // Eight bytes at a time: most words end within one load, where a byte-by-byte loop
-    // compares each letter.
-    while let &[a, b, c, d, e, f, g, h, ..] = *rest {
-        let not_lower = not_lower_bytes(u64::from_le_bytes([a, b, c, d, e, f, g, h]));
-        // Little-endian: the first byte is the lowest; 8 when all are letters.
-        let letters = not_lower.trailing_zeros() / 8;
-        n += u64::from(letters);
-        *rest = rest.get(letters as usize..).unwrap_or_default();
-        if letters < 8 {
-            return n;
-        }
-    }
-    while let [b'a'..=b'z', tail @ ..] = *rest {
-        n += 1;
-        *rest = tail;
-    }
-    n
+/// What a word of `letters` letters costs.
+#[inline(always)]
+fn word_cost(letters: u64) -> u64 {
+    WORD + letters.saturating_sub(WORD_SHORT) * WORD_EXTRA_PER_LETTER
 }
 
 /// The high bit of each byte of `w` that is not `a`–`z`.
+#[inline(always)]
 fn not_lower_bytes(w: u64) -> u64 {
     const HIGH: u64 = 0x8080_8080_8080_8080;
     const ONES: u64 = 0x0101_0101_0101_0101;
