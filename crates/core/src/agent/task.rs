@@ -1292,6 +1292,32 @@ mod tests {
         assert_eq!(page_change(Some(("v", "a")), "u", "a"), PageChange::NewUrl);
     }
 
+    /// The system prompt quotes the heads of compact turns; they must be the heads the
+    /// summaries write, or the model is told of a form it never sees.
+    #[test]
+    fn the_system_prompt_quotes_the_compact_heads_the_summaries_write() {
+        let mut ctx = TaskContext::new("t", "add the blue backpack", 1);
+        ctx.feedback = "done: clicked".into();
+        ctx.actions_taken = 7;
+        let page = PageSeen {
+            url: "https://shop.example/",
+            title: "Shop",
+            change: PageChange::First,
+        };
+        let generic = |summary: String, head_end: &str| {
+            let line = summary.lines().next().unwrap_or_default().to_string();
+            let head = &line[..line.find(head_end).unwrap_or(line.len())];
+            head.replace(['7', '8'], "N")
+        };
+        let prompt = system_prompt();
+        let planner = generic(planner_summary(&ctx, &page, false), ".");
+        assert_eq!(planner, "PLANNER after N actions");
+        assert!(prompt.contains(&format!("\"{planner}\"")), "{prompt}");
+        let step = generic(navigator_summary(&ctx, &page), ": ");
+        assert_eq!(step, "Step N");
+        assert!(prompt.contains(&format!("\"{step}: <")), "{prompt}");
+    }
+
     #[test]
     fn a_compact_turn_on_the_same_url_names_only_the_title() {
         let ctx = TaskContext::new("t", "add the blue backpack", 1);
