@@ -285,37 +285,9 @@ pub fn action_schema_with_tools(tools: &[String]) -> Value {
 /// model something is kept; its punctuation (about half of its tokens, re-sent with every
 /// cloud request of a task) is not. Nano is held to the schema itself (`responseConstraint`).
 pub fn describe_schema(schema: &Value) -> String {
-    let fields = crate::tools::schema::properties(schema)
-        .map(|(name, p, required)| {
-            let mut kind = match p.get("enum").and_then(Value::as_array) {
-                // Tandem's values are plain words: quotes around each would only cost tokens.
-                Some(values) => values
-                    .iter()
-                    .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
-                    .collect::<Vec<_>>()
-                    .join(" | "),
-                None => p
-                    .get("type")
-                    .and_then(Value::as_str)
-                    .unwrap_or("any")
-                    .to_string(),
-            };
-            match (p.get("minimum"), p.get("maximum")) {
-                (Some(min), Some(max)) => kind.push_str(&format!(" {min}–{max}")),
-                (Some(min), None) => kind.push_str(&format!(" ≥ {min}")),
-                (None, Some(max)) => kind.push_str(&format!(" ≤ {max}")),
-                (None, None) => {}
-            }
-            if required {
-                kind.insert_str(0, "required: ");
-            }
-            let note = p
-                .get("description")
-                .and_then(Value::as_str)
-                .map(|d| format!(": {d}"))
-                .unwrap_or_default();
-            format!("- {name} ({kind}){note}")
-        })
+    // Tandem's own words: nothing in them needs cutting.
+    let fields = crate::tools::schema::describe_fields(schema, usize::MAX)
+        .map(|field| format!("- {field}"))
         .collect::<Vec<_>>()
         .join("\n");
     let about = schema
@@ -1075,7 +1047,7 @@ mod flat_schema_source {
                         assert!(line.contains(&b.to_string()), "{bound} in {line}");
                     }
                 }
-                assert_eq!(line.contains("(required: "), name == "action", "{line}");
+                assert_eq!(line.contains(", required)"), name == "action", "{line}");
             }
             assert_eq!(text.matches("\n- ").count(), props.len());
         }

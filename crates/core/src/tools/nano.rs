@@ -80,41 +80,8 @@ pub fn instructions(specs: &[ToolSpec]) -> String {
 /// `- name: description Arguments: url (string, required): the page; active (boolean).`
 pub(crate) fn describe(spec: &ToolSpec) -> String {
     let description = clip(spec.description.trim(), MAX_TOOL_DESCRIPTION);
-    let args: Vec<String> = super::schema::properties(&spec.parameters)
-        .map(|(name, p, required)| {
-            let kind = match p.get("type") {
-                Some(Value::String(t)) => t.clone(),
-                Some(Value::Array(ts)) => ts
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .collect::<Vec<_>>()
-                    .join(" or "),
-                _ if p.get("enum").is_some() => "one of the listed values".into(),
-                _ => "any".into(),
-            };
-            let kind = match p.get("enum").and_then(Value::as_array) {
-                Some(values) => format!(
-                    "{kind}: {}",
-                    clip(
-                        &values
-                            .iter()
-                            .map(Value::to_string)
-                            .collect::<Vec<_>>()
-                            .join(", "),
-                        MAX_PROPERTY_NOTE
-                    )
-                ),
-                None => kind,
-            };
-            let req = if required { ", required" } else { "" };
-            let note = p
-                .get("description")
-                .and_then(Value::as_str)
-                .map(|d| format!(": {}", clip(d.trim(), MAX_PROPERTY_NOTE)))
-                .unwrap_or_default();
-            format!("{name} ({kind}{req}){note}")
-        })
-        .collect();
+    let args: Vec<String> =
+        super::schema::describe_fields(&spec.parameters, MAX_PROPERTY_NOTE).collect();
     let args = if args.is_empty() {
         "no arguments".to_string()
     } else {
@@ -315,7 +282,7 @@ mod tests {
     fn instructions_list_the_tools_inside_the_fence() {
         let text = instructions(&specs());
         assert!(text.contains(
-            "- tandem_tabs__tab_open: «Tandem Tabs»: Opens a tab. Arguments: url (string, required): The page to open; where (one of the listed values: \"tab\", \"window\")."
+            "- tandem_tabs__tab_open: «Tandem Tabs»: Opens a tab. Arguments: url (string, required): The page to open; where (tab | window)."
         ), "{text}");
         assert!(text.contains(
             "- tandem_tabs__tab_list: «Tandem Tabs»: Lists tabs. Arguments: no arguments."
