@@ -12,7 +12,7 @@ try {
     const started = performance.now();
     const port = chrome.runtime.connect({ name: 'tandem-chat' });
     port.onMessage.addListener(() => { resolve(performance.now() - started); port.disconnect(); });
-    port.postMessage(JSON.stringify({ type: 'nanoStatus', requestId: 'bench' }));
+    port.postMessage(JSON.stringify({ nanoStatus: { requestId: 'bench' } }));
   }));
   const cold = [];
   const warm = [];
