@@ -39,11 +39,21 @@ pub fn wire() -> Result<(), DomError> {
         .ok_or(DomError::Missing("main"))?;
     MAIN.with(|m| m.replace(Some(main.clone())));
     let leave = || FOLLOWING.with(|f| f.set(false));
-    // Up, where there is somewhere to go: a wheel turned on a conversation that fits on
-    // screen is no reading.
     dom::on(&main, "wheel", move |e: WheelEvent| {
-        if e.delta_y() < 0.0 && conversation().is_ok_and(|m| m.scroll_top() > 0) {
+        let Ok(m) = conversation() else {
+            return;
+        };
+        // Up, where there is somewhere to go: a wheel turned on a conversation that fits on
+        // screen is no reading.
+        if e.delta_y() < 0.0 && m.scroll_top() > 0 {
             leave();
+        }
+        // Down as far as the end: follow again. Decided from the wheel itself, because the
+        // scroll event comes a frame later, when a streaming answer may already have grown
+        // past where the wheel stopped, and the reader would be left behind.
+        let reach = f64::from(m.scroll_top()) + f64::from(m.client_height()) + wheel_pixels(&e);
+        if e.delta_y() > 0.0 && reach >= f64::from(m.scroll_height()) - 32.0 {
+            FOLLOWING.with(|f| f.set(true));
         }
     });
     dom::on(&main, "touchmove", move |_: web_sys::Event| leave());
@@ -90,6 +100,16 @@ pub fn wire() -> Result<(), DomError> {
     resized.forget();
     std::mem::forget(observer);
     Ok(())
+}
+
+/// How far down a wheel event scrolls, in pixels (it may count lines or pages).
+fn wheel_pixels(e: &WheelEvent) -> f64 {
+    match e.delta_mode() {
+        WheelEvent::DOM_DELTA_PIXEL => e.delta_y(),
+        // Chrome scrolls about 40 px a line.
+        WheelEvent::DOM_DELTA_LINE => e.delta_y() * 40.0,
+        _ => e.delta_y() * conversation().map_or(0.0, |m| f64::from(m.client_height())),
+    }
 }
 
 /// Whether new text may scroll the conversation.
