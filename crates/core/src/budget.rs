@@ -8,12 +8,12 @@
 //! the user reads, never a silent truncation.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 use serde::{Deserialize, Serialize};
 
 use crate::chat::{ChatMessage, Role};
 use crate::errors::{ErrorKind, ProviderError};
+use crate::hash::BuildFnv1a;
 use crate::request::{RequestMessage, RequestOptions, UniversalRequest};
 use crate::stream::Usage;
 use crate::tokens::{image_tokens, Estimator, MESSAGE_OVERHEAD};
@@ -130,36 +130,11 @@ impl<'a> Conversation<'a> {
 /// Per-pair token counts, kept by the caller between sends so each pair is estimated once.
 #[derive(Clone, Debug, Default)]
 pub struct TokenCache {
-    entries: HashMap<String, CachedCount, BuildHasherDefault<IdHasher>>,
+    // FNV-1a rather than std's SipHash, which took a tenth of a cold budget (each pair's id
+    // is hashed twice); the ids are the chat's own.
+    entries: HashMap<String, CachedCount, BuildFnv1a>,
     estimator: Estimator,
     estimator_calls: u64,
-}
-
-/// FNV-1a for the cache's pair ids instead of std's SipHash, which took a tenth of a cold
-/// budget (it hashes each pair's id twice). SipHash resists ids chosen to collide; these are
-/// the chat's own message ids, in the user's own cache, so a collision could only slow the
-/// user's own budget.
-#[derive(Clone, Copy, Debug)]
-struct IdHasher(u64);
-
-impl Default for IdHasher {
-    fn default() -> Self {
-        // The FNV offset basis.
-        IdHasher(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Hasher for IdHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            // The FNV prime.
-            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
 }
 
 #[derive(Clone, Copy, Debug)]

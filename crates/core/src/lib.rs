@@ -13,6 +13,7 @@ pub mod chat;
 pub mod errors;
 pub mod export;
 pub mod fence;
+pub mod hash;
 pub mod http;
 pub mod json;
 pub mod markdown;

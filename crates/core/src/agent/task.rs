@@ -916,12 +916,8 @@ pub fn page_block(element_list: &str, extracted: Option<&str>) -> String {
 
 /// A short fingerprint of a page state (URL + list), for loop detection.
 pub fn fingerprint(url: &str, list: &str) -> String {
-    // FNV-1a: stable across runs (unlike the std hasher), enough to compare states.
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in url.bytes().chain([0]).chain(list.bytes()) {
-        hash ^= u64::from(b);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
-    }
+    // Stable across runs, enough to compare states.
+    let hash = crate::hash::fnv1a(url.bytes().chain([0]).chain(list.bytes()));
     format!("{hash:016x}")
 }
 

@@ -26,10 +26,8 @@ pub type Replier = fn(&str) -> String;
 
 /// The agent-style JSON answer to `turn`: the same for every provider, a few dozen tokens.
 pub fn scripted_reply(turn: &str) -> String {
-    // FNV-1a: a stable hash with no dependency, so the reply differs per turn.
-    let hash = turn.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
-    });
+    // A stable hash, so the reply differs per turn.
+    let hash = crate::hash::fnv1a(turn.bytes());
     let index = hash % 97;
     format!(
         r#"{{"evaluation":"The previous action worked and the page shows the expected content.","memory":"Checked element {index}; results list still loading.","nextGoal":"Open the result at index {index} and read its details.","action":{{"click":{{"index":{index}}}}}}}"#

@@ -806,15 +806,9 @@ fn model_names(prefix: &str, tools: &[ToolDescriptor]) -> Vec<String> {
 fn hashed(slug: &str, name: &str, room: usize, salt: u32) -> String {
     let keep = room.saturating_sub(9);
     let head: String = slug.chars().take(keep).collect();
-    format!("{head}_{:08x}", fnv1a(&format!("{name}#{salt}")))
-}
-
-/// FNV-1a: tiny and fixed forever, unlike std's hasher, whose output may change between
-/// Rust releases (names must survive an update).
-fn fnv1a(s: &str) -> u32 {
-    s.bytes().fold(0x811c_9dc5u32, |h, b| {
-        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
-    })
+    // Fixed forever (`crate::hash`): names must survive an update.
+    let hash = crate::hash::fnv1a_32(format!("{name}#{salt}").bytes());
+    format!("{head}_{hash:08x}")
 }
 
 #[cfg(test)]
