@@ -286,7 +286,7 @@ pub fn action_schema_with_tools(tools: &[String]) -> Value {
 /// cloud request of a task) is not. Nano is held to the schema itself (`responseConstraint`).
 pub fn describe_schema(schema: &Value) -> String {
     // Tandem's own words: nothing in them needs cutting.
-    let fields = crate::tools::schema::describe_fields(schema, usize::MAX)
+    let fields = crate::tools::schema_text::describe_fields(schema, usize::MAX)
         .map(|field| format!("- {field}"))
         .collect::<Vec<_>>()
         .join("\n");

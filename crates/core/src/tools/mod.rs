@@ -24,6 +24,7 @@ pub mod page;
 pub mod protocol;
 pub mod registry;
 pub mod schema;
+pub mod schema_text;
 pub mod turn;
 
 pub use nano::{instructions, parse_reply, response_constraint, result_turn, NanoReply};

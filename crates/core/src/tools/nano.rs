@@ -81,7 +81,7 @@ pub fn instructions(specs: &[ToolSpec]) -> String {
 pub(crate) fn describe(spec: &ToolSpec) -> String {
     let description = clip(spec.description.trim(), MAX_TOOL_DESCRIPTION);
     let args: Vec<String> =
-        super::schema::describe_fields(&spec.parameters, MAX_PROPERTY_NOTE).collect();
+        super::schema_text::describe_fields(&spec.parameters, MAX_PROPERTY_NOTE).collect();
     let args = if args.is_empty() {
         "no arguments".to_string()
     } else {
