@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use js_sys::{Object, Reflect, Uint8Array, JSON};
 use serde_json::{json, Value};
 use tandem_core::mcp::{
-    self, add_page, call_result, check_status, check_url, read_tools, rpc_error_result, token_hint,
+    self, add_page, call_result, check_status, read_tools, rpc_error_result, token_hint,
     Credentials, McpEndpoint, McpError, Outgoing, Reader, Reply, Session, ToolsPage, TOOLS_CHANGED,
 };
 use tandem_core::tools::{McpServer, Run};
@@ -563,8 +563,8 @@ pub async fn test(request_id: String, server: McpEndpoint) {
     };
     let found = probe(&url, &credentials).await;
     let (ok, message, tools) = match found {
-        Ok((name, page, session, clean_url)) => {
-            end_session(&clean_url, &credentials, &session).await;
+        Ok((name, page, session)) => {
+            end_session(&url, &credentials, &session).await;
             (true, found_sentence(&name, &page), names(&page))
         }
         Err(e) => (false, e, Vec::new()),
@@ -572,21 +572,21 @@ pub async fn test(request_id: String, server: McpEndpoint) {
     report(&request_id, ok, &message, &tools).await;
 }
 
-/// Initialize and list on a fresh session: the server's name, its tools, the session.
+/// Initialize and list on a fresh session at `url` (checked: [`McpEndpoint::checked`]): the
+/// server's name, its tools, the session.
 async fn probe(
     url: &str,
     credentials: &Credentials,
-) -> Result<(String, ToolsPage, Session, String), String> {
-    let url = check_url(url)?;
+) -> Result<(String, ToolsPage, Session), String> {
     let controller = timed(CONNECT_TIMEOUT_MS).ok_or("Tandem could not start a request.")?;
-    let mut session = connect(&url, credentials, &controller)
+    let mut session = connect(url, credentials, &controller)
         .await
         .map_err(|e| e.to_string())?;
-    let page = list_all(&url, credentials, &mut session, &controller)
+    let page = list_all(url, credentials, &mut session, &controller)
         .await
         .map_err(|e| e.to_string())?;
     let name = session.server_name.clone().unwrap_or_default();
-    Ok((name, page, session, url))
+    Ok((name, page, session))
 }
 
 fn found_sentence(name: &str, page: &ToolsPage) -> String {
@@ -642,7 +642,7 @@ pub async fn add(request_id: String, name: String, server: McpEndpoint) {
     set_credentials(&id, Some(&credentials)).await;
     let found = probe(&clean, &credentials).await;
     let (tools, problem, server_name, message) = match found {
-        Ok((server_name, page, session, _)) => {
+        Ok((server_name, page, session)) => {
             let message = format!("Added. {}", found_sentence(&server_name, &page));
             SESSIONS.with(|m| m.borrow_mut().insert(id.clone(), session.clone()));
             listen(
