@@ -177,10 +177,19 @@ async function scrollUpDuringLongAnswer(bytes, last) {
     const m = document.querySelector('main');
     return m.scrollHeight > m.clientHeight * 3;
   });
+  // Where the conversation went, to say so if it is not at the top.
+  await main.evaluate((m) => {
+    window.scrolls = [];
+    m.addEventListener('scroll', () => window.scrolls.push([Math.round(performance.now()), m.scrollTop, m.scrollHeight]));
+  });
   const box = await main.boundingBox();
   await panel.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
   await panel.mouse.wheel(0, -1_000_000);
-  await panel.waitForFunction(() => document.querySelector('main').scrollTop === 0);
+  await panel.waitForFunction(() => document.querySelector('main').scrollTop === 0, null, { timeout: 15_000 })
+    .catch(async (e) => {
+      const scrolls = await panel.evaluate(() => JSON.stringify(window.scrolls.slice(0, 30)));
+      throw new Error(`not at the top after the wheel; scroll events [ms, top, height]: ${scrolls}`, { cause: e });
+    });
   return main;
 }
 

@@ -24,6 +24,12 @@ thread_local! {
     /// The position last seen (by a `scroll` event, or set by Tandem), to tell the reader
     /// scrolling down from anything else.
     static LAST_TOP: Cell<i32> = const { Cell::new(0) };
+    /// The reader's last gesture went up (a wheel turned up, an up key). Until they turn
+    /// down again, a scroll event that ends near the end is not theirs: the browser moved
+    /// the conversation (scroll anchoring as parts above get their real height), or the
+    /// event of an older position came late, and following again then pulled the reader
+    /// back down from where they had just gone.
+    static WENT_UP: Cell<bool> = const { Cell::new(false) };
     /// The conversation's scroller (`main`), found once: it is read at every frame of an
     /// answer and at every scroll event.
     static MAIN: RefCell<Option<HtmlElement>> = const { RefCell::new(None) };
@@ -38,15 +44,23 @@ pub fn wire() -> Result<(), DomError> {
         .and_then(|e| e.dyn_into::<HtmlElement>().ok())
         .ok_or(DomError::Missing("main"))?;
     MAIN.with(|m| m.replace(Some(main.clone())));
-    let leave = || FOLLOWING.with(|f| f.set(false));
+    // `up`: whether the gesture went up; a touch or the scrollbar may go either way.
+    let leave = |up: bool| {
+        FOLLOWING.with(|f| f.set(false));
+        WENT_UP.with(|w| w.set(up));
+    };
     dom::on(&main, "wheel", move |e: WheelEvent| {
         let Ok(m) = conversation() else {
             return;
         };
         // Up, where there is somewhere to go: a wheel turned on a conversation that fits on
-        // screen is no reading.
-        if e.delta_y() < 0.0 && m.scroll_top() > 0 {
-            leave();
+        // screen is no reading. Judged by the size, not by the position: the position may
+        // already be the wheel's own when a busy panel handles the event late.
+        if e.delta_y() < 0.0 && m.scroll_height() > m.client_height() {
+            leave(true);
+        }
+        if e.delta_y() > 0.0 {
+            WENT_UP.with(|w| w.set(false));
         }
         // Down as far as the end: follow again. Decided from the wheel itself, because the
         // scroll event comes a frame later, when a streaming answer may already have grown
@@ -56,7 +70,7 @@ pub fn wire() -> Result<(), DomError> {
             FOLLOWING.with(|f| f.set(true));
         }
     });
-    dom::on(&main, "touchmove", move |_: web_sys::Event| leave());
+    dom::on(&main, "touchmove", move |_: web_sys::Event| leave(false));
     // A press right of the content box is on the scrollbar; a press in the conversation
     // (selecting text, Copy) is not.
     dom::on(&main, "pointerdown", move |e: MouseEvent| {
@@ -65,13 +79,16 @@ pub fn wire() -> Result<(), DomError> {
             .and_then(|t| t.dyn_into::<Element>().ok())
             .is_some_and(|t| t.tag_name().eq_ignore_ascii_case("main"));
         if on_main && conversation().is_ok_and(|m| e.offset_x() >= m.client_width()) {
-            leave();
+            leave(false);
         }
     });
     dom::on(&main, "keydown", move |e: KeyboardEvent| {
-        let up = matches!(e.key().as_str(), "PageUp" | "ArrowUp" | "Home");
-        if up || (e.key() == " " && e.shift_key()) {
-            leave();
+        let key = e.key();
+        let up = matches!(key.as_str(), "PageUp" | "ArrowUp" | "Home");
+        if up || (key == " " && e.shift_key()) {
+            leave(true);
+        } else if matches!(key.as_str(), "PageDown" | "ArrowDown" | "End" | " ") {
+            WENT_UP.with(|w| w.set(false));
         }
     });
     dom::on(&main, "scroll", |_: web_sys::Event| {
@@ -81,8 +98,10 @@ pub fn wire() -> Result<(), DomError> {
             // since) may be dispatched after the reader's wheel, and must not undo it.
             let down = top > LAST_TOP.with(Cell::get);
             LAST_TOP.with(|t| t.set(top));
-            // Back at the end by scrolling down: follow again.
-            if down && top + main.client_height() >= main.scroll_height() - 32 {
+            // Back at the end by scrolling down: follow again. Not after a gesture up (see
+            // WENT_UP): the reader who turned the wheel up did not come back by it.
+            let went_up = WENT_UP.with(Cell::get);
+            if down && !went_up && top + main.client_height() >= main.scroll_height() - 32 {
                 FOLLOWING.with(|f| f.set(true));
             }
         }
@@ -123,6 +142,7 @@ pub fn to_end() {
         main.set_scroll_top(main.scroll_height());
         LAST_TOP.with(|t| t.set(main.scroll_top()));
         FOLLOWING.with(|f| f.set(true));
+        WENT_UP.with(|w| w.set(false));
     }
 }
 
