@@ -922,7 +922,12 @@
   // Starts watching what an action on el does to the page; `done()` waits for the page to
   // settle and says what changed: a navigation, the URL, the title, where focus went, el's own
   // state, and elements added, removed or changed. The driver's own overlay is not counted.
-  function watch(el) {
+  //
+  // `lookOpts` (snapshot options, or nothing): also take the next step's snapshot while the
+  // watch waits, as soon as the page has been still for a poll, so that its time overlaps
+  // the wait instead of following it. `look()` gives it (JSON) only if nothing at all changed
+  // after it was taken (`unchanged`, as the worker checks it again before using it).
+  function watch(el, lookOpts) {
     const doc = el.ownerDocument;
     const view = doc.defaultView;
     const root = rootPoint(el, 0, 0).doc;
@@ -1034,6 +1039,17 @@
       const state = (c.state || []).filter((x) => !ignored.includes(x.name));
       return Object.keys(c).some((k) => k !== 'state') || state.length > 0;
     };
+    let look;
+    let looks = 0;
+    // Taken at most twice: a page that keeps changing after the action is looked at by the
+    // worker once the watch is over, as without `lookOpts`.
+    const lookAgain = (now, firstChange) => {
+      if (look !== undefined && !unchanged()) look = undefined;
+      if (!lookOpts || look !== undefined || looks >= 2 || loading) return;
+      if (now - Math.max(lastMutation, firstChange) < POLL_MS || working()) return;
+      looks++;
+      look = JSON.stringify(snapshot(lookOpts));
+    };
     const sleep = (ms) => new Promise((r) => {
       const timer = setTimeout(r, ms);
       wake = () => {
@@ -1056,6 +1072,7 @@
             const waited = firstChange ? now - Math.max(lastMutation, firstChange) >= QUIET_MS : now - t0 >= NO_CHANGE_MS;
             if (waited && !working()) break;
             if (now - t0 >= MAX_WATCH_MS) break;
+            lookAgain(now, firstChange || t0);
           }
         } finally {
           observer.disconnect();
@@ -1065,6 +1082,7 @@
             w.removeEventListener('beforeunload', onLeave);
           }
         }
+        if (look !== undefined && (loading || !unchanged())) look = undefined;
         const c = summary();
         if (c.state) {
           c.state = c.state.filter((s) => !ignore.includes(s.name));
@@ -1072,17 +1090,18 @@
         }
         return c;
       },
+      look: () => look,
     };
   }
 
-  async function click(el) {
+  async function click(el, lookOpts) {
     const blocked = usable(el);
     if (blocked) return blocked;
     const spot = aim(el);
     if (spot.err) return spot.err;
-    const seen = watch(el);
+    const seen = watch(el, lookOpts);
     pointerSequence(spot.hit, spot.x, spot.y, true);
-    return { ok: true, changes: await seen.done() };
+    return { ok: true, changes: await seen.done(), look: seen.look() };
   }
 
   function setNativeValue(el, value) {
@@ -1116,7 +1135,7 @@
     if (el.ownerDocument.activeElement !== el) el.focus({ preventScroll: true });
   }
 
-  async function type(el, action) {
+  async function type(el, action, lookOpts) {
     const blocked = usable(el);
     if (blocked) return blocked;
     const text = String(action.text ?? '');
@@ -1126,7 +1145,7 @@
     if (isField && el.readOnly) return fail('disabled', 'the field is read-only');
     const spot = aim(el);
     if (spot.err) return spot.err;
-    const seen = watch(el);
+    const seen = watch(el, lookOpts);
     // The field's new value is the point of typing, not a change to report.
     const expected = ['value'];
     if (isField) {
@@ -1142,7 +1161,7 @@
       // Typed inputs (number, date, email with pattern…) may refuse the text.
       const accepted = el.value === value;
       if (action.submit) submit(el);
-      return { ok: true, accepted, changes: await seen.done(expected) };
+      return { ok: true, accepted, changes: await seen.done(expected), look: seen.look() };
     }
     {
       pressInto(el, spot);
@@ -1160,7 +1179,7 @@
         fire(el, 'input', { inputType: 'insertText', data: text });
       }
       if (action.submit) pressEnter(el);
-      return { ok: true, accepted: true, changes: await seen.done(expected) };
+      return { ok: true, accepted: true, changes: await seen.done(expected), look: seen.look() };
     }
   }
 
@@ -1175,7 +1194,7 @@
     }
   }
 
-  async function selectOption(el, action) {
+  async function selectOption(el, action, lookOpts) {
     if (el.tagName !== 'SELECT') return fail('not-select', `a ${el.tagName.toLowerCase()} is not a <select>`);
     const blocked = usable(el);
     if (blocked) return blocked;
@@ -1194,12 +1213,12 @@
     // A native list cannot be opened by script; what matters is that a person could reach it.
     const spot = aim(el);
     if (spot.err) return spot.err;
-    const seen = watch(el);
+    const seen = watch(el, lookOpts);
     el.focus({ preventScroll: true });
     setNativeValue(el, match.value);
     fire(el, 'input');
     fire(el, 'change');
-    return { ok: true, value: match.value, text: collapse(match.text), changes: await seen.done(['value']) };
+    return { ok: true, value: match.value, text: collapse(match.text), changes: await seen.done(['value']), look: seen.look() };
   }
 
   function scrollPage(direction) {
@@ -1254,21 +1273,22 @@
   // a moment to say what the action changed.
   const exception = (e) => fail('exception', String((e && e.message) || e));
 
-  function act(handle, action) {
-    const outcome = actNow(handle, action);
+  // `lookOpts`: see `watch`.
+  function act(handle, action, lookOpts) {
+    const outcome = actNow(handle, action, lookOpts);
     return outcome instanceof Promise ? outcome.catch(exception) : outcome;
   }
 
-  function actNow(handle, action) {
+  function actNow(handle, action, lookOpts) {
     try {
       const op = action && action.op;
       if (op === 'scroll' && (handle === null || handle === undefined)) return scrollPage(action.direction);
       const { el, err } = resolve(handle);
       if (err) return err;
       switch (op) {
-        case 'click': return click(el);
-        case 'type': return type(el, action);
-        case 'select': return selectOption(el, action);
+        case 'click': return click(el, lookOpts);
+        case 'type': return type(el, action, lookOpts);
+        case 'select': return selectOption(el, action, lookOpts);
         case 'scroll': reveal(el); return { ok: true };
         case 'read': return read(el, action);
         case 'highlight': return highlight(el, action);

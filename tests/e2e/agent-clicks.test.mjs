@@ -1,11 +1,12 @@
 // Clicks that land where a person's would, and an element list of what a person can reach:
 // a tab strip whose `li[role=tab]` wraps the link that does the work, an autocomplete whose
 // items (not the list) select, a button a cookie banner comes to cover between the agent's
-// look and its act, and a click that changes nothing. The pages are served on an https origin
-// the manifest does not list (lib/fixtures.mjs routeSite), trusted up front so that the site
-// question does not interrupt. Each test asserts what the page saw (requests the fixture site
-// received, page state read with tab.evaluate), then what the timeline says. The scripted
-// model picks elements by their visible text, as in agent-pages.test.mjs.
+// look and its act, a click whose effects come in waves, and a click that changes nothing.
+// The pages are served on an https origin the manifest does not list (lib/fixtures.mjs
+// routeSite), trusted up front so that the site question does not interrupt. Each test
+// asserts what the page saw (requests the fixture site received, page state read with
+// tab.evaluate), then what the timeline says. The scripted model picks elements by their
+// visible text, as in agent-pages.test.mjs.
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { scriptedModel, startAgentEnv } from './lib/agent-harness.mjs';
@@ -116,6 +117,21 @@ const routes = {
       });
     </script>`),
   '/slow-answer': () => text('ok'),
+
+  // A menu whose items come in three waves: one at once, one 30 ms later, one 70 ms later,
+  // with nothing showing the page is busy; each wave comes within the watch's quiet time
+  // after the one before, so the click's watch sees all three. The driver looks at the page
+  // while it watches; a look taken between two waves must not be the one the model gets.
+  '/waves': page('Saved searches', `<h1>Saved searches</h1>
+    <button id="open">Show saved searches</button> <ul id="menu"></ul>
+    <script>
+      const add = (name) => { const li = document.createElement('li'); li.innerHTML = '<button>' + name + '</button>'; document.getElementById('menu').append(li); };
+      document.getElementById('open').addEventListener('click', () => {
+        add('Trail shoes under $100');
+        setTimeout(() => add('Rain jackets'), 30);
+        setTimeout(() => add('Headlamps'), 70);
+      });
+    </script>`),
 
   // A button nothing listens to.
   '/inert': page('Newsletter', `<h1>Newsletter</h1><p>Sign-ups are closed.</p><button type="button">Subscribe</button>
@@ -235,6 +251,26 @@ test('a button a cookie banner covers: reported covered, not clicked; the banner
   assert.match(after, /1 element in view is under something else/);
   assert.ok(s.some((x) => /"click".*button "Add to cart".*✓ clicked/.test(x)), s.join('\n'));
   assert.match(await ui.status().textContent(), /^Done/);
+});
+
+test('a click whose effects come in waves: the next look has all of them', async () => {
+  const SEARCHES = ['Trail shoes under $100', 'Rain jackets', 'Headlamps'];
+  navigator = (turn) => {
+    const names = elements(turn).map((e) => e.name);
+    if (!/Result of the previous step/.test(turn)) return { action: 'click', element: elements(turn).find((e) => e.name === 'Show saved searches').id };
+    const seen = SEARCHES.filter((n) => names.includes(n));
+    return seen.length === SEARCHES.length
+      ? { action: 'done', success: true, answer: seen.join('; ') }
+      : { action: 'done', success: false, answer: `only saw: ${seen.join('; ')}` };
+  };
+  await ui.startTask(tab, 'List my saved searches', site.url + '/waves');
+  await ui.waitStatus(/^(Done|Failed)/);
+  // The page has the three; the look the model answered after the click had them too.
+  assert.deepEqual(await tab.evaluate(() => [...document.querySelectorAll('#menu button')].map((b) => b.textContent)), SEARCHES);
+  const after = navigatorTurns().find((t) => /Result of the previous step/.test(t));
+  assert.deepEqual(SEARCHES.filter((n) => !elements(after).some((e) => e.name === n)), [], after);
+  assert.match(after, /Result of the previous step: done: clicked; 3 elements appeared/);
+  assert.match(await ui.status().textContent(), /^Done/, navigatorTurns().join('\n---\n'));
 });
 
 test('a click that changes nothing is delivered and reported as "no visible change"', async () => {

@@ -114,7 +114,7 @@ impl Loop {
                 let Some(command) = action.driver_command() else {
                     return (None, Err("nothing to do".into()));
                 };
-                match act_in_page(tab, None, &command).await {
+                match act_in_page(tab, None, &command, false).await {
                     Ok(_) => (None, Ok("scrolled".into())),
                     Err(e) => (None, Err(e)),
                 }
@@ -238,9 +238,12 @@ impl Loop {
                 tab,
                 Some(&element.handle),
                 &DriverCommand::Highlight { ms: Some(800) },
+                false,
             )
             .await;
-            match act_in_page(tab, Some(&element.handle), &command).await {
+            // The next step looks at the page again: the driver takes that look while it
+            // watches this action's effects.
+            match act_in_page(tab, Some(&element.handle), &command, true).await {
                 Ok(acted) => {
                     // The driver watched the page until it was quiet; only a new document
                     // still loading is waited for here.

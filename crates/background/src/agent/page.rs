@@ -40,9 +40,15 @@ function unchanged() {
   const d = globalThis.__tandemDriver;
   return !!(d && d.unchanged && d.unchanged());
 }
-function act(handle, command) {
+// The result as JSON, and beside it the snapshot the driver took while it watched (see its
+// `watch`), already JSON: kept out of the result, where it would be escaped into a string.
+async function act(handle, command, lookOpts) {
   const d = globalThis.__tandemDriver;
-  return d ? d.act(handle, command) : { ok: false, error: 'stale-handle', message: 'the page driver is not loaded' };
+  if (!d) return [JSON.stringify({ ok: false, error: 'stale-handle', message: 'the page driver is not loaded' }), null];
+  const result = await d.act(handle, command, lookOpts);
+  const look = result && typeof result.look === 'string' ? result.look : null;
+  if (result) delete result.look;
+  return [JSON.stringify(result), look];
 }
 function back() { history.back(); return true; }
 // Resolves once the document has had no DOM mutation for `quietMs`, or after `capMs`: a page
@@ -388,6 +394,32 @@ pub(super) async fn snapshot(tab: i32, max_text: u32) -> Result<Snapshot, AgentE
     taken
 }
 
+/// The snapshot the driver took while it watched the last action on `tab`
+/// ([`act_in_page`]'s `look`), if every frame still shows what it saw then; else `None`, and
+/// the caller takes one.
+pub(super) async fn pending_look(tab: i32) -> Option<Snapshot> {
+    let (look_tab, look) = LOOK.with(|l| l.borrow_mut().take())?;
+    if look_tab != tab || !unchanged_since_snapshot(tab).await {
+        return None;
+    }
+    CLOCK.with(|c| c.borrow_mut().snapshots += 1);
+    Some(look)
+}
+
+/// Keeps the driver's look at `tab` for [`pending_look`], unless the page has frames of other
+/// origins: their own drivers were not asked, and a look without them is not the tab's.
+fn keep_look(tab: i32, json: &str) {
+    let started = js_sys::Date::now();
+    match serde_json::from_str::<Snapshot>(json) {
+        Ok(look) if look.frames.iter().all(|f| f.accessible) => {
+            LOOK.with(|l| *l.borrow_mut() = Some((tab, look)));
+        }
+        Ok(_) => {}
+        Err(e) => crate::log_error("the driver's look was unreadable", &e.to_string().into()),
+    }
+    lap(Phase::Snapshot, started);
+}
+
 /// Whether every frame's page is as its last snapshot found it (the driver's `unchanged`):
 /// then that snapshot's handles and signatures still hold and acting needs no new one. Any
 /// doubt (a frame without the driver, a failed call) is a change.
@@ -464,13 +496,20 @@ pub(super) struct Acted {
 
 /// `act(handle, command)` in the page; what it did (`ActResult::sentence`: what it
 /// changed), or why nothing was done.
+///
+/// `look`: the next step will look at the page; the driver may take that snapshot while it
+/// watches the action's effects (its time then overlaps the watch), kept for
+/// [`pending_look`]. Asked of the top frame only: a look from another frame is not the tab's.
 pub(super) async fn act_in_page(
     tab: i32,
     handle: Option<&str>,
     command: &DriverCommand,
+    look: bool,
 ) -> Result<Acted, String> {
+    // Whatever was looked at before this action is older than it.
+    LOOK.with(|l| l.borrow_mut().take());
     let started = js_sys::Date::now();
-    let acted = act_in_page_inner(tab, handle, command).await;
+    let acted = act_in_page_inner(tab, handle, command, look).await;
     lap(Phase::Act, started);
     acted
 }
@@ -479,6 +518,7 @@ async fn act_in_page_inner(
     tab: i32,
     handle: Option<&str>,
     command: &DriverCommand,
+    look: bool,
 ) -> Result<Acted, String> {
     let command_json = serde_json::to_string(command).map_err(|e| e.to_string())?;
     let command_js = JSON::parse(&command_json).map_err(js_text)?;
@@ -486,11 +526,32 @@ async fn act_in_page_inner(
         Some((frame, local)) => (frame, JsValue::from_str(local)),
         None => (None, JsValue::NULL),
     };
-    let json = run_in_page(tab, frame, &act_fn(), &Array::of2(&handle, &command_js))
-        .await
-        .map_err(|e| e.to_string())?;
+    let look_opts = if look && frame.is_none() {
+        let opts = Object::new();
+        let _ = Reflect::set(&opts, &"maxText".into(), &0.into());
+        JsValue::from(opts)
+    } else {
+        JsValue::NULL
+    };
+    let results = execute(
+        tab,
+        Frames::One(frame),
+        &act_fn(),
+        &Array::of3(&handle, &command_js, &look_opts),
+    )
+    .await
+    .map_err(|e| e.to_string())?;
+    let pair = Reflect::get(&results.get(0), &"result".into()).unwrap_or(JsValue::NULL);
+    let pair = Array::from(&pair);
+    let json = pair
+        .get(0)
+        .as_string()
+        .ok_or_else(|| AgentError::Driver("no result".into()).to_string())?;
     let result: ActResult = serde_json::from_str(&json)
         .map_err(|e| format!("the driver's answer was unreadable ({e})"))?;
+    if let Some(look) = pair.get(1).as_string() {
+        keep_look(tab, &look);
+    }
     let loading = result.may_be_loading();
     result
         .sentence(command)
@@ -498,6 +559,8 @@ async fn act_in_page_inner(
 }
 
 thread_local! {
+    /// The snapshot the driver took while watching the last action, and its tab.
+    static LOOK: RefCell<Option<(i32, Snapshot)>> = const { RefCell::new(None) };
     /// Where the current step's time went outside the model (the worker is single-threaded;
     /// the loop takes it with each action step's record).
     static CLOCK: RefCell<StepTimings> = RefCell::new(StepTimings::default());

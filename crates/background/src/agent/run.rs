@@ -23,8 +23,8 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortController;
 
 use super::page::{
-    allowed, canonical_host, file_access, host_of, lap, settle, snapshot, tab_url, take_timings,
-    Phase,
+    allowed, canonical_host, file_access, host_of, lap, pending_look, settle, snapshot, tab_url,
+    take_timings, Phase,
 };
 use super::store::{load_grants, remember_site, save};
 use super::{manager, AgentError, Session, Stop, STEP_TIMEOUT_MS};
@@ -644,7 +644,7 @@ impl Loop {
                 chrome::sleep(pause).await;
                 settle(tab).await;
             }
-            match self.observe(tab, 0).await {
+            match self.observe(tab).await {
                 Ok(o) => return Ok(o),
                 Err(e) => last = e.to_string(),
             }
@@ -688,8 +688,13 @@ impl Loop {
         Grant::Given
     }
 
-    async fn observe(&mut self, tab: i32, max_text: u32) -> Result<Observed, AgentError> {
-        let snapshot = snapshot(tab, max_text).await?;
+    async fn observe(&mut self, tab: i32) -> Result<Observed, AgentError> {
+        // The look the driver took while it watched the last action, when the page is still
+        // as it saw it; else a new one.
+        let snapshot = match pending_look(tab).await {
+            Some(look) => look,
+            None => snapshot(tab, 0).await?,
+        };
         let started = js_sys::Date::now();
         let map = ElementMap::build(&snapshot, self.previous.as_ref());
         let list = map.render(&snapshot, MAP_CHARS).text;

@@ -301,7 +301,9 @@ pub enum ScrollDirection {
     Down,
 }
 
-/// What `act` returns. Success fields depend on the command; absent ones are `None`.
+/// What `act` returns. Success fields depend on the command; absent ones are `None`. (A
+/// click, type or select asked to look also returns `look`, a snapshot's JSON; the worker's
+/// wrapper in `agent/page.rs` takes it off before this is read.)
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum ActResult {
