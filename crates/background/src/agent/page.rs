@@ -511,7 +511,12 @@ pub(super) async fn act_in_page(
     let started = js_sys::Date::now();
     let acted = act_in_page_inner(tab, handle, command, look).await;
     lap(Phase::Act, started);
-    acted
+    // Reading the look is the next step's look, timed as such.
+    let (acted, look) = acted?;
+    if let Some(look) = look {
+        keep_look(tab, &look);
+    }
+    Ok(acted)
 }
 
 async fn act_in_page_inner(
@@ -519,7 +524,7 @@ async fn act_in_page_inner(
     handle: Option<&str>,
     command: &DriverCommand,
     look: bool,
-) -> Result<Acted, String> {
+) -> Result<(Acted, Option<String>), String> {
     let command_json = serde_json::to_string(command).map_err(|e| e.to_string())?;
     let command_js = JSON::parse(&command_json).map_err(js_text)?;
     let (frame, handle) = match handle.map(frame_of_handle) {
@@ -549,13 +554,11 @@ async fn act_in_page_inner(
         .ok_or_else(|| AgentError::Driver("no result".into()).to_string())?;
     let result: ActResult = serde_json::from_str(&json)
         .map_err(|e| format!("the driver's answer was unreadable ({e})"))?;
-    if let Some(look) = pair.get(1).as_string() {
-        keep_look(tab, &look);
-    }
+    let look = pair.get(1).as_string();
     let loading = result.may_be_loading();
     result
         .sentence(command)
-        .map(|sentence| Acted { sentence, loading })
+        .map(|sentence| (Acted { sentence, loading }, look))
 }
 
 thread_local! {
