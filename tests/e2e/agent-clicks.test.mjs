@@ -1,7 +1,8 @@
 // Clicks that land where a person's would, and an element list of what a person can reach:
 // a tab strip whose `li[role=tab]` wraps the link that does the work, an autocomplete whose
 // items (not the list) select, a button a cookie banner comes to cover between the agent's
-// look and its act, a click whose effects come in waves, and a click that changes nothing.
+// look and its act, a click whose effects come in waves, a link to a page that loads its
+// content after its load event, and a click that changes nothing.
 // The pages are served on an https origin the manifest does not list (lib/fixtures.mjs
 // routeSite), trusted up front so that the site question does not interrupt. Each test
 // asserts what the page saw (requests the fixture site received, page state read with
@@ -132,6 +133,24 @@ const routes = {
         setTimeout(() => add('Headlamps'), 70);
       });
     </script>`),
+
+  // A link to a page that renders after its load event: it shows a spinner (an indeterminate
+  // progress bar, in a region marked busy) while it fetches its content, which the server
+  // answers after 600 ms; the DOM does not change meanwhile.
+  '/reports': page('Reports', `<h1>Reports</h1><a href="/report">Open the Q3 report</a>`),
+  '/report': page('Q3 report', `<h1>Q3 report</h1>
+    <main id="report" aria-busy="true"><div role="progressbar" aria-label="Loading the report"></div></main>
+    <script>
+      fetch('/report-data').then((r) => r.text()).then((t) => {
+        const main = document.getElementById('report');
+        main.innerHTML = '<p>' + t + '</p><button>Download the Q3 report</button>';
+        main.setAttribute('aria-busy', 'false');
+      });
+    </script>`),
+  '/report-data': async () => {
+    await new Promise((r) => setTimeout(r, 600));
+    return text('Revenue grew 12%.');
+  },
 
   // A button nothing listens to.
   '/inert': page('Newsletter', `<h1>Newsletter</h1><p>Sign-ups are closed.</p><button type="button">Subscribe</button>
@@ -270,6 +289,24 @@ test('a click whose effects come in waves: the next look has all of them', async
   const after = navigatorTurns().find((t) => /Result of the previous step/.test(t));
   assert.deepEqual(SEARCHES.filter((n) => !elements(after).some((e) => e.name === n)), [], after);
   assert.match(after, /Result of the previous step: done: clicked; 3 elements appeared/);
+  assert.match(await ui.status().textContent(), /^Done/, navigatorTurns().join('\n---\n'));
+});
+
+test('a link to a page that loads its content after the load event: the next look has the content, not the spinner', async () => {
+  navigator = (turn) => {
+    const els = elements(turn);
+    const named = (name) => els.find((e) => e.name === name);
+    if (named('Open the Q3 report')) return { action: 'click', element: named('Open the Q3 report').id };
+    if (named('Download the Q3 report')) return { action: 'done', success: true, answer: 'The report is there.' };
+    return { action: 'done', success: false, answer: 'the report page showed no report' };
+  };
+  await ui.startTask(tab, 'Open the Q3 report', site.url + '/reports');
+  await ui.waitStatus(/^(Done|Failed)/);
+  assert.match(tab.url(), /\/report$/);
+  assert.equal(paths('/report-data').length, 1);
+  // The look after the click was of the loaded report: the model answered Done at once.
+  const after = navigatorTurns().find((t) => /Result of the previous step/.test(t));
+  assert.match(after, /button "Download the Q3 report"/, after);
   assert.match(await ui.status().textContent(), /^Done/, navigatorTurns().join('\n---\n'));
 });
 

@@ -51,10 +51,19 @@ async function act(handle, command, lookOpts) {
   return [JSON.stringify(result), look];
 }
 function back() { history.back(); return true; }
-// Resolves once the document has had no DOM mutation for `quietMs`, or after `capMs`: a page
-// that renders after its load event (a single-page app fetching its content) gets its time,
-// a static page is done after `quietMs`.
+// Resolves once the document has had no DOM mutation for `quietMs` and shows nothing still
+// loading, or after `capMs`: a page that renders after its load event (a single-page app
+// fetching its content) gets its time, a static page is done after `quietMs`. Still loading
+// is what the page says in the accessible way, which spinner components do: a visible region
+// marked aria-busy, or an indeterminate progress bar (no value); while it waits on the
+// network the DOM is still, so stillness alone ended the wait on a 'Loading…' page.
 function quiet(quietMs, capMs) {
+  const loading = () => {
+    for (const el of document.querySelectorAll('[aria-busy=true], [role=progressbar]:not([aria-valuenow]), progress:not([value])')) {
+      if (el.checkVisibility ? el.checkVisibility() : el.getClientRects().length > 0) return true;
+    }
+    return false;
+  };
   return new Promise((resolve) => {
     const start = performance.now();
     let last = start;
@@ -64,11 +73,11 @@ function quiet(quietMs, capMs) {
     } catch (_) { resolve(0); return; }
     const tick = () => {
       const now = performance.now();
-      if (now - last >= quietMs || now - start >= capMs) {
+      if ((now - last >= quietMs && !loading()) || now - start >= capMs) {
         watch.disconnect();
         resolve(Math.round(now - start));
       } else {
-        setTimeout(tick, Math.max(10, quietMs - (now - last)));
+        setTimeout(tick, Math.max(20, quietMs - (now - last)));
       }
     };
     setTimeout(tick, quietMs);
@@ -263,7 +272,7 @@ const POLL_MS: i32 = 40;
 
 /// Waits until the tab is settled after an action that may navigate: no navigation pending
 /// (`status` complete, no `pendingUrl`), then the document quiet (no DOM mutation for
-/// [`QUIET_MS`], at most [`QUIET_CAP_MS`]). Event-driven, not a fixed wait: a static page is
+/// [`QUIET_MS`] and nothing marked as still loading, at most [`QUIET_CAP_MS`]). Event-driven, not a fixed wait: a static page is
 /// settled in about `QUIET_MS`, a slow one gets up to [`SETTLE_MS`] to load.
 pub(super) async fn settle(tab: i32) {
     let started = js_sys::Date::now();
