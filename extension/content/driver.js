@@ -956,9 +956,11 @@
       return !!(e && e.closest('head'));
     };
     // Whether the page shows it is still working on the action: a region that turned
-    // aria-busy, or an animation (a spinner) that started after this moment. What was busy
-    // or running before (a loader stuck elsewhere) says nothing about the action.
-    const busyQuery = '[aria-busy="true"]';
+    // aria-busy, an indeterminate progress bar (no value) that appeared, or an animation (a
+    // spinner) that started after this moment. What was busy or running before (a loader
+    // stuck elsewhere) says nothing about the action. The worker's wait after a navigation
+    // reads the same marks (agent/page.rs `quiet`).
+    const busyQuery = '[aria-busy="true"], [role="progressbar"]:not([aria-valuenow]), progress:not([value])';
     const busyBefore = new Set(docs.flatMap((d) => [...d.querySelectorAll(busyQuery)]));
     const startedAt = docs.map((d) => (d.timeline ? d.timeline.currentTime : null));
     const working = () => docs.some((d, i) => {

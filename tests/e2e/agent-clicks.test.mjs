@@ -96,11 +96,13 @@ const routes = {
   '/consent': () => text('ok'),
 
   // Buttons whose answer comes from the server a moment later, while the page shows it is
-  // working: a status region that turns aria-busy, and a spinner (a CSS animation).
+  // working: a status region that turns aria-busy, a spinner (a CSS animation), and a
+  // progress bar without a value (no animation).
   '/stock': page('Trail shoe stock', `<h1>Trail shoe</h1>
     <style>@keyframes spin{to{transform:rotate(360deg)}}.spinner{width:16px;height:16px;border:3px solid #999;border-top-color:#333;border-radius:50%;animation:spin .8s linear infinite}</style>
     <button id="check">Check stock</button> <p id="status" aria-live="polite"></p>
     <button id="load">Load reviews</button> <div id="reviews"></div>
+    <button id="delivery">Check delivery</button> <div id="when"></div>
     <script>
       const later = (f) => fetch('/slow-answer').then(() => setTimeout(f, 300));
       document.getElementById('check').addEventListener('click', () => {
@@ -115,6 +117,11 @@ const routes = {
         const reviews = document.getElementById('reviews');
         reviews.innerHTML = '<div class="spinner" role="img" aria-label="Loading"></div>';
         later(() => { reviews.innerHTML = '<button>Read all 212 reviews</button>'; });
+      });
+      document.getElementById('delivery').addEventListener('click', () => {
+        const when = document.getElementById('when');
+        when.innerHTML = '<div role="progressbar" aria-label="Checking delivery"></div>';
+        later(() => { when.innerHTML = 'By Friday <button>Choose delivery</button>'; });
       });
     </script>`),
   '/slow-answer': () => text('ok'),
@@ -332,25 +339,31 @@ test('a click that changes nothing is delivered and reported as "no visible chan
 });
 
 test('an answer that comes a moment after the click, while the page shows it is working, is waited for and reported', async () => {
+  // Each click's answer must be in the look right after it: a step later is too late.
+  let asked = null;
   navigator = (turn) => {
     const els = elements(turn);
     const named = (name) => els.find((e) => e.name === name);
-    if (named('Read all 212 reviews')) return { action: 'done', success: true, answer: '3 in stock; 212 reviews.' };
-    if (named('Reserve one')) return { action: 'click', element: named('Load reviews').id };
-    if (/Result of the previous step/.test(turn)) return { action: 'done', success: false, answer: 'the answer was not there yet' };
-    return { action: 'click', element: named('Check stock').id };
+    const answers = { 'Check stock': 'Reserve one', 'Load reviews': 'Read all 212 reviews', 'Check delivery': 'Choose delivery' };
+    if (asked && !named(answers[asked])) return { action: 'done', success: false, answer: `the answer to ${asked} was not there yet` };
+    const next = ['Check stock', 'Load reviews', 'Check delivery'].find((b) => !named(answers[b]));
+    if (!next) return { action: 'done', success: true, answer: '3 in stock; 212 reviews; by Friday.' };
+    asked = next;
+    return { action: 'click', element: named(next).id };
   };
-  await ui.startTask(tab, 'Check the stock and the reviews', site.url + '/stock');
+  await ui.startTask(tab, 'Check the stock, the reviews and the delivery', site.url + '/stock');
   await ui.waitStatus(/^(Done|Failed)/);
 
-  // What the page shows: both answers arrived.
-  assert.deepEqual(await tab.evaluate(() => [...document.querySelectorAll('#status button, #reviews button')].map((b) => b.textContent)),
-    ['Reserve one', 'Read all 212 reviews']);
+  // What the page shows: the three answers arrived.
+  assert.deepEqual(await tab.evaluate(() => [...document.querySelectorAll('#status button, #reviews button, #when button')].map((b) => b.textContent)),
+    ['Reserve one', 'Read all 212 reviews', 'Choose delivery']);
   // Each click's step waited for its answer: the look after it already had the answer (an
-  // aria-busy region, then a spinner, kept the watch open), and its result says what came.
+  // aria-busy region, a spinner, then a progress bar kept the watch open), and its result
+  // says what came.
   const s = await ui.steps();
   assert.ok(s.some((x) => /"click".*button "Check stock".*✓ clicked; /.test(x) && !/no visible change/.test(x)), s.join('\n'));
   assert.ok(s.some((x) => /"click".*button "Load reviews".*✓ clicked; /.test(x)), s.join('\n'));
-  assert.equal(paths('/slow-answer').length, 2);
+  assert.ok(s.some((x) => /"click".*button "Check delivery".*✓ clicked; /.test(x)), s.join('\n'));
+  assert.equal(paths('/slow-answer').length, 3);
   assert.match(await ui.status().textContent(), /^Done/, navigatorTurns().join('\n---\n'));
 });
