@@ -51,6 +51,8 @@
   const NO_CHANGE_MS = 100;
   const MAX_WATCH_MS = 1000;
   const POLL_MS = 20;
+  // Display types whose transform the snapshot reads (see noteLayer).
+  const TRANSFORMABLE = (display) => display !== 'inline' && display !== 'contents' && !display.startsWith('table');
   // Lists whose items are what a click lands on: an `li` of such a list is a target of its
   // own even when it inherits the list's pointer cursor instead of starting one.
   const LIST_TAGS = new Set(['UL', 'OL', 'MENU']);
@@ -83,7 +85,11 @@
   const PAYMENT_AUTOCOMPLETE = /\bcc-(number|csc|exp|exp-month|exp-year|name|type)\b/i;
   const SENSITIVE_WORDS = /\b(card|cc|cvv|cvc|csc|cid|security code|iban|bic|ssn|social security|tax id|passport)\b/i;
 
-  const collapse = (s) => String(s ?? '').replace(/\s+/g, ' ').trim();
+  // Most strings have single spaces only: a test costs less than a replace that changes nothing.
+  const collapse = (s) => {
+    const t = String(s ?? '');
+    return /[^\S ]| {2}/.test(t) ? t.replace(/\s+/g, ' ').trim() : t.trim();
+  };
   const cap = (s, n) => (s.length > n ? s.slice(0, n - 1) + '…' : s);
   const clean = (s, n) => cap(collapse(s), n);
 
@@ -572,14 +578,15 @@
         }
         const view = el.ownerDocument.defaultView;
         const style = view.getComputedStyle(el);
-        if (style.display === 'none' && !o.includeHidden) {
+        const display = style.display;
+        if (display === 'none' && !o.includeHidden) {
           node = skipSubtree(walker);
           continue;
         }
         // Tracked during the walk rather than searched backwards from each field: a page
         // with a thousand fields would otherwise walk back over the same nodes a thousand times.
         if (/^H[1-6]$/.test(el.tagName) || explicitRole(el) === 'heading') heading = el;
-        noteLayer(el, style, offset);
+        noteLayer(el, style, display, offset);
         visit(el, style, framePath, offset);
         if (el.shadowRoot) walkRoot(el.shadowRoot, framePath, offset);
         if (el.tagName === 'IFRAME' || el.tagName === 'FRAME') {
@@ -619,9 +626,14 @@
     // always, so anything this misses is still caught before a click.
     const layers = [];
     const inViewportBoxes = [];
-    const noteLayer = (el, style, offset) => {
-      const positioned = style.position !== 'static' && (style.position !== 'relative' || style.zIndex !== 'auto');
-      if (!positioned && style.transform === 'none') return;
+    const noteLayer = (el, style, display, offset) => {
+      const position = style.position;
+      const positioned = position !== 'static' && (position !== 'relative' || style.zIndex !== 'auto');
+      // A transform is read only where it can lift a box over others: not on inline boxes,
+      // which it does not move, nor on table rows and cells, which pages do not slide over
+      // content. Read on every element of a large table, it cost a fifth of the snapshot;
+      // acting hit-tests anyway.
+      if (!positioned && (!TRANSFORMABLE(display) || style.transform === 'none')) return;
       const r = el.getBoundingClientRect();
       if (r.width <= 0 || r.height <= 0) return;
       const x = r.left + offset.x;
