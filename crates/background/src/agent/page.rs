@@ -272,8 +272,9 @@ const POLL_MS: i32 = 40;
 
 /// Waits until the tab is settled after an action that may navigate: no navigation pending
 /// (`status` complete, no `pendingUrl`), then the document quiet (no DOM mutation for
-/// [`QUIET_MS`] and nothing marked as still loading, at most [`QUIET_CAP_MS`]). Event-driven, not a fixed wait: a static page is
-/// settled in about `QUIET_MS`, a slow one gets up to [`SETTLE_MS`] to load.
+/// [`QUIET_MS`] and nothing marked as still loading, at most [`QUIET_CAP_MS`]).
+/// Event-driven, not a fixed wait: a static page is settled in about `QUIET_MS`, a slow one
+/// gets up to [`SETTLE_MS`] to load.
 pub(super) async fn settle(tab: i32) {
     let started = js_sys::Date::now();
     settle_inner(tab, started).await;
