@@ -127,9 +127,8 @@ const routes = {
   '/slow-answer': () => text('ok'),
 
   // A menu whose items come in three waves: one at once, one 30 ms later, one 70 ms later,
-  // with nothing showing the page is busy; each wave comes within the watch's quiet time
-  // after the one before, so the click's watch sees all three. The driver looks at the page
-  // while it watches; a look taken between two waves must not be the one the model gets.
+  // with nothing showing the page is busy. The driver looks at the page while it watches the
+  // click's effects; a look taken between two waves must not be the one the model gets.
   '/waves': page('Saved searches', `<h1>Saved searches</h1>
     <button id="open">Show saved searches</button> <ul id="menu"></ul>
     <script>
@@ -294,8 +293,9 @@ test('a click whose effects come in waves: the next look has all of them', async
   // The page has the three; the look the model answered after the click had them too.
   assert.deepEqual(await tab.evaluate(() => [...document.querySelectorAll('#menu button')].map((b) => b.textContent)), SEARCHES);
   const after = navigatorTurns().find((t) => /Result of the previous step/.test(t));
+  // (What the step's result counts depends on the watch's timing on a loaded machine; what
+  // the model saw must not.)
   assert.deepEqual(SEARCHES.filter((n) => !elements(after).some((e) => e.name === n)), [], after);
-  assert.match(after, /Result of the previous step: done: clicked; 3 elements appeared/);
   assert.match(await ui.status().textContent(), /^Done/, navigatorTurns().join('\n---\n'));
 });
 
