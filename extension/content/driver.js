@@ -968,15 +968,18 @@
       return !!(e && e.closest('head'));
     };
     // Whether the page shows it is still working on the action: a region that turned
-    // aria-busy, an indeterminate progress bar (no value) that appeared, or an animation (a
-    // spinner) that started after this moment. What was busy or running before (a loader
-    // stuck elsewhere) says nothing about the action. The worker's wait after a navigation
-    // reads the same marks (agent/page.rs `quiet`).
+    // aria-busy, an indeterminate progress bar (no value) that appeared or was shown (a
+    // hidden one kept in the page for the purpose), or an animation (a spinner) that started
+    // after this moment. What was busy and shown, or running, before (a loader stuck
+    // elsewhere) says nothing about the action. The worker's wait after a navigation reads
+    // the same marks (agent/page.rs `quiet`).
     const busyQuery = '[aria-busy="true"], [role="progressbar"]:not([aria-valuenow]), progress:not([value])';
-    const busyBefore = new Set(docs.flatMap((d) => [...d.querySelectorAll(busyQuery)]));
+    const shown = (b) => (b.checkVisibility ? b.checkVisibility() : b.getClientRects().length > 0);
+    const busyNow = (d) => [...d.querySelectorAll(busyQuery)].filter(shown);
+    const busyBefore = new Set(docs.flatMap(busyNow));
     const startedAt = docs.map((d) => (d.timeline ? d.timeline.currentTime : null));
     const working = () => docs.some((d, i) => {
-      for (const b of d.querySelectorAll(busyQuery)) if (!busyBefore.has(b) && !mine(b)) return true;
+      for (const b of busyNow(d)) if (!busyBefore.has(b) && !mine(b)) return true;
       if (startedAt[i] === null || !d.getAnimations) return false;
       // A start time of null: the animation starts with the next frame.
       return d.getAnimations().some((a) => a.playState === 'running' && (a.startTime === null || a.startTime >= startedAt[i]));

@@ -96,13 +96,14 @@ const routes = {
   '/consent': () => text('ok'),
 
   // Buttons whose answer comes from the server a moment later, while the page shows it is
-  // working: a status region that turns aria-busy, a spinner (a CSS animation), and a
-  // progress bar without a value (no animation).
+  // working: a status region that turns aria-busy, a spinner (a CSS animation), a progress
+  // bar without a value (no animation), and such a bar kept hidden in the page and shown.
   '/stock': page('Trail shoe stock', `<h1>Trail shoe</h1>
     <style>@keyframes spin{to{transform:rotate(360deg)}}.spinner{width:16px;height:16px;border:3px solid #999;border-top-color:#333;border-radius:50%;animation:spin .8s linear infinite}</style>
     <button id="check">Check stock</button> <p id="status" aria-live="polite"></p>
     <button id="load">Load reviews</button> <div id="reviews"></div>
     <button id="delivery">Check delivery</button> <div id="when"></div>
+    <button id="returns">Check returns</button> <div role="progressbar" aria-label="Checking returns" id="returning" hidden></div> <p id="policy"></p>
     <script>
       const later = (f) => fetch('/slow-answer').then(() => setTimeout(f, 300));
       document.getElementById('check').addEventListener('click', () => {
@@ -122,6 +123,14 @@ const routes = {
         const when = document.getElementById('when');
         when.innerHTML = '<div role="progressbar" aria-label="Checking delivery"></div>';
         later(() => { when.innerHTML = 'By Friday <button>Choose delivery</button>'; });
+      });
+      document.getElementById('returns').addEventListener('click', () => {
+        const bar = document.getElementById('returning');
+        bar.hidden = false;
+        later(() => {
+          bar.hidden = true;
+          document.getElementById('policy').innerHTML = '30 days <button>Read the returns policy</button>';
+        });
       });
     </script>`),
   '/slow-answer': () => text('ok'),
@@ -344,26 +353,32 @@ test('an answer that comes a moment after the click, while the page shows it is 
   navigator = (turn) => {
     const els = elements(turn);
     const named = (name) => els.find((e) => e.name === name);
-    const answers = { 'Check stock': 'Reserve one', 'Load reviews': 'Read all 212 reviews', 'Check delivery': 'Choose delivery' };
+    const answers = {
+      'Check stock': 'Reserve one',
+      'Load reviews': 'Read all 212 reviews',
+      'Check delivery': 'Choose delivery',
+      'Check returns': 'Read the returns policy',
+    };
     if (asked && !named(answers[asked])) return { action: 'done', success: false, answer: `the answer to ${asked} was not there yet` };
-    const next = ['Check stock', 'Load reviews', 'Check delivery'].find((b) => !named(answers[b]));
-    if (!next) return { action: 'done', success: true, answer: '3 in stock; 212 reviews; by Friday.' };
+    const next = Object.keys(answers).find((b) => !named(answers[b]));
+    if (!next) return { action: 'done', success: true, answer: '3 in stock; 212 reviews; by Friday; 30 days to return.' };
     asked = next;
     return { action: 'click', element: named(next).id };
   };
-  await ui.startTask(tab, 'Check the stock, the reviews and the delivery', site.url + '/stock');
+  await ui.startTask(tab, 'Check the stock, the reviews, the delivery and the returns', site.url + '/stock');
   await ui.waitStatus(/^(Done|Failed)/);
 
-  // What the page shows: the three answers arrived.
-  assert.deepEqual(await tab.evaluate(() => [...document.querySelectorAll('#status button, #reviews button, #when button')].map((b) => b.textContent)),
-    ['Reserve one', 'Read all 212 reviews', 'Choose delivery']);
+  // What the page shows: the four answers arrived.
+  assert.deepEqual(await tab.evaluate(() => [...document.querySelectorAll('#status button, #reviews button, #when button, #policy button')].map((b) => b.textContent)),
+    ['Reserve one', 'Read all 212 reviews', 'Choose delivery', 'Read the returns policy']);
   // Each click's step waited for its answer: the look after it already had the answer (an
-  // aria-busy region, a spinner, then a progress bar kept the watch open), and its result
-  // says what came.
+  // aria-busy region, a spinner, a progress bar, then a progress bar shown kept the watch
+  // open), and its result says what came.
   const s = await ui.steps();
   assert.ok(s.some((x) => /"click".*button "Check stock".*✓ clicked; /.test(x) && !/no visible change/.test(x)), s.join('\n'));
   assert.ok(s.some((x) => /"click".*button "Load reviews".*✓ clicked; /.test(x)), s.join('\n'));
   assert.ok(s.some((x) => /"click".*button "Check delivery".*✓ clicked; /.test(x)), s.join('\n'));
-  assert.equal(paths('/slow-answer').length, 3);
+  assert.ok(s.some((x) => /"click".*button "Check returns".*✓ clicked; /.test(x)), s.join('\n'));
+  assert.equal(paths('/slow-answer').length, 4);
   assert.match(await ui.status().textContent(), /^Done/, navigatorTurns().join('\n---\n'));
 });
