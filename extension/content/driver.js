@@ -10,7 +10,7 @@
 (() => {
   'use strict';
 
-  const VERSION = 3;
+  const VERSION = 4;
   const existing = globalThis.__tandemDriver;
   if (existing && existing.version === VERSION) return;
 
@@ -91,6 +91,14 @@
     return /[^\S ]| {2}/.test(t) ? t.replace(/\s+/g, ' ').trim() : t.trim();
   };
   const cap = (s, n) => (s.length > n ? s.slice(0, n - 1) + '…' : s);
+
+  // What a page shows while it is still working, in the accessible way spinner components
+  // mark themselves: a region marked aria-busy, an indeterminate progress bar (no value).
+  // Only what is shown counts. Read by `watch` (what the action made busy) and `settle`
+  // (a new document still loading).
+  const BUSY_QUERY = '[aria-busy="true"], [role="progressbar"]:not([aria-valuenow]), progress:not([value])';
+  const shown = (el) => (el.checkVisibility ? el.checkVisibility() : el.getClientRects().length > 0);
+  const busyIn = (doc) => [...doc.querySelectorAll(BUSY_QUERY)].filter(shown);
   const clean = (s, n) => cap(collapse(s), n);
 
   function handleFor(el) {
@@ -971,15 +979,11 @@
     // aria-busy, an indeterminate progress bar (no value) that appeared or was shown (a
     // hidden one kept in the page for the purpose), or an animation (a spinner) that started
     // after this moment. What was busy and shown, or running, before (a loader stuck
-    // elsewhere) says nothing about the action. The worker's wait after a navigation reads
-    // the same marks (agent/page.rs `quiet`).
-    const busyQuery = '[aria-busy="true"], [role="progressbar"]:not([aria-valuenow]), progress:not([value])';
-    const shown = (b) => (b.checkVisibility ? b.checkVisibility() : b.getClientRects().length > 0);
-    const busyNow = (d) => [...d.querySelectorAll(busyQuery)].filter(shown);
-    const busyBefore = new Set(docs.flatMap(busyNow));
+    // elsewhere) says nothing about the action.
+    const busyBefore = new Set(docs.flatMap(busyIn));
     const startedAt = docs.map((d) => (d.timeline ? d.timeline.currentTime : null));
     const working = () => docs.some((d, i) => {
-      for (const b of busyNow(d)) if (!busyBefore.has(b) && !mine(b)) return true;
+      for (const b of busyIn(d)) if (!busyBefore.has(b) && !mine(b)) return true;
       if (startedAt[i] === null || !d.getAnimations) return false;
       // A start time of null: the animation starts with the next frame.
       return d.getAnimations().some((a) => a.playState === 'running' && (a.startTime === null || a.startTime >= startedAt[i]));
@@ -1284,6 +1288,32 @@
     return { ok: true };
   }
 
+  // Resolves once the document has had no DOM mutation for `quietMs` and shows nothing still
+  // loading (`busyIn`), or after `capMs`: the wait after a navigation. A page that renders
+  // after its load event (a single-page app fetching its content) gets its time, a static
+  // page is done after `quietMs`. While such a page waits on the network its DOM is still,
+  // so stillness alone ended the wait on its spinner.
+  function settle(quietMs, capMs) {
+    return new Promise((resolve) => {
+      const start = performance.now();
+      let last = start;
+      const observer = new MutationObserver(() => { last = performance.now(); });
+      try {
+        observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+      } catch (_) { resolve(0); return; }
+      const tick = () => {
+        const now = performance.now();
+        if ((now - last >= quietMs && busyIn(document).length === 0) || now - start >= capMs) {
+          observer.disconnect();
+          resolve(Math.round(now - start));
+        } else {
+          setTimeout(tick, Math.max(20, quietMs - (now - last)));
+        }
+      };
+      setTimeout(tick, quietMs);
+    });
+  }
+
   // act(handle, {op, ...}); `handle` is null for page-level scrolling. Never throws: every
   // outcome is a JSON-serialisable {ok: true, ...} or {ok: false, error, message}. Click, type
   // and select return a promise of it (executeScript waits for it): they watch the page for
@@ -1317,7 +1347,7 @@
   }
 
   Object.defineProperty(globalThis, '__tandemDriver', {
-    value: Object.freeze({ version: VERSION, docId, snapshot, unchanged, act }),
+    value: Object.freeze({ version: VERSION, docId, snapshot, unchanged, act, settle }),
     configurable: true,
     enumerable: false,
     writable: false,

@@ -51,37 +51,11 @@ async function act(handle, command, lookOpts) {
   return [JSON.stringify(result), look];
 }
 function back() { history.back(); return true; }
-// Resolves once the document has had no DOM mutation for `quietMs` and shows nothing still
-// loading, or after `capMs`: a page that renders after its load event (a single-page app
-// fetching its content) gets its time, a static page is done after `quietMs`. Still loading
-// is what the page says in the accessible way, which spinner components do: a visible region
-// marked aria-busy, or an indeterminate progress bar (no value); while it waits on the
-// network the DOM is still, so stillness alone ended the wait on a 'Loading…' page.
+// The driver's wait for a new document (its `settle`); nothing to wait for without it (a
+// page Tandem cannot script).
 function quiet(quietMs, capMs) {
-  const loading = () => {
-    for (const el of document.querySelectorAll('[aria-busy=true], [role=progressbar]:not([aria-valuenow]), progress:not([value])')) {
-      if (el.checkVisibility ? el.checkVisibility() : el.getClientRects().length > 0) return true;
-    }
-    return false;
-  };
-  return new Promise((resolve) => {
-    const start = performance.now();
-    let last = start;
-    const watch = new MutationObserver(() => { last = performance.now(); });
-    try {
-      watch.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
-    } catch (_) { resolve(0); return; }
-    const tick = () => {
-      const now = performance.now();
-      if ((now - last >= quietMs && !loading()) || now - start >= capMs) {
-        watch.disconnect();
-        resolve(Math.round(now - start));
-      } else {
-        setTimeout(tick, Math.max(20, quietMs - (now - last)));
-      }
-    };
-    setTimeout(tick, quietMs);
-  });
+  const d = globalThis.__tandemDriver;
+  return d && d.settle ? d.settle(quietMs, capMs) : 0;
 }
 export function snapshot_fn() { return snapshot; }
 export function quiet_fn() { return quiet; }
@@ -298,7 +272,10 @@ async fn settle_inner(tab: i32, started: f64) {
         }
         chrome::sleep(POLL_MS).await;
     }
-    // Pages Tandem cannot script (not web pages) have nothing to wait for.
+    // Pages Tandem cannot script (not web pages) have nothing to wait for: a driver that
+    // cannot be injected is no error here. The wait is the driver's, which knows the marks of
+    // a page still loading.
+    let _ = inject_driver(tab).await;
     let args = Array::of2(&QUIET_MS.into(), &QUIET_CAP_MS.into());
     let _ = run_in_page(tab, None, &quiet_fn(), &args).await;
 }
