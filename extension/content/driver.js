@@ -10,7 +10,7 @@
 (() => {
   'use strict';
 
-  const VERSION = 4;
+  const VERSION = 5;
   const existing = globalThis.__tandemDriver;
   if (existing && existing.version === VERSION) return;
 
@@ -678,25 +678,26 @@
       const inViewport =
         visible && bbox.x < top.w && bbox.y < top.h && bbox.x + bbox.width > 0 && bbox.y + bbox.height > 0;
       const isField = el.tagName === 'INPUT' || el.tagName === 'TEXTAREA' || el.tagName === 'SELECT';
-      const item = {
-        handle: handleFor(el),
-        frame: framePath,
-        tag: el.tagName.toLowerCase(),
-        role: explicit,
-        implicitRole: implicit,
-        name: clean(accessibleName(el, role), NAME_CAP),
-        text: isField ? '' : clean(el.innerText || el.textContent || '', TEXT_CAP),
-        context: contextOf(el),
-        attrs: attributesOf(el),
-        bbox,
-        visible,
-        inViewport,
-        interactive: hints,
-        disabled: isDisabled(el),
-        checked: checkedOf(el),
-        form: formIndex(el),
-        shadow: el.getRootNode() instanceof ShadowRoot,
-      };
+      // What is at its default (null, false, empty) is left out: on a large page the snapshot
+      // is ~1,500 elements, written here and parsed by the worker every step.
+      const item = { handle: handleFor(el), tag: el.tagName.toLowerCase(), name: clean(accessibleName(el, role), NAME_CAP), attrs: attributesOf(el) };
+      const text = isField ? '' : clean(el.innerText || el.textContent || '', TEXT_CAP);
+      const context = contextOf(el);
+      const checked = checkedOf(el);
+      const form = formIndex(el);
+      if (framePath.length) item.frame = framePath;
+      if (explicit) item.role = explicit;
+      if (implicit) item.implicitRole = implicit;
+      if (text) item.text = text;
+      if (context) item.context = context;
+      item.bbox = bbox;
+      item.visible = visible;
+      if (inViewport) item.inViewport = true;
+      item.interactive = hints;
+      if (isDisabled(el)) item.disabled = true;
+      if (checked !== null) item.checked = checked;
+      if (form !== null) item.form = form;
+      if (el.getRootNode() instanceof ShadowRoot) item.shadow = true;
       const options = optionsOf(el);
       if (options) item.options = options;
       if (isField || hints.includes('editable')) {
@@ -945,7 +946,7 @@
   //
   // `lookOpts` (snapshot options, or nothing): also take the next step's snapshot while the
   // watch waits, as soon as the page has been still for a poll, so that its time overlaps
-  // the wait instead of following it. `look()` gives it (JSON) only if nothing at all changed
+  // the wait instead of following it. `with` adds it (JSON) only if nothing at all changed
   // after it was taken (`unchanged`, as the worker checks it again before using it).
   function watch(el, lookOpts) {
     const doc = el.ownerDocument;
@@ -1035,7 +1036,10 @@
       if (composedContains(el, now)) return null;
       return now;
     };
-    const summary = () => {
+    // `fields`: compare every field's value too. Left to the end of the watch: on a page of a
+    // thousand fields that costs several milliseconds, and a script-set value with no other
+    // change only means the watch waits NO_CHANGE_MS rather than QUIET_MS.
+    const summary = (fields) => {
       const after = stateOf(el);
       const state = Object.keys(after).filter((k) => after[k] !== before.state[k]).map((k) => ({ name: k, value: after[k] }));
       const moved = focusMoved();
@@ -1043,11 +1047,13 @@
       const changes = {};
       for (const [k, n] of Object.entries(counts)) if (n) changes[k] = n;
       if (state.length) changes.state = state;
-      let fields = 0;
-      for (const [f, v] of fieldValues()) {
-        if (f !== el && fieldsBefore.has(f) && fieldsBefore.get(f) !== v) fields++;
+      if (fields) {
+        let edited = 0;
+        for (const [f, v] of fieldValues()) {
+          if (f !== el && fieldsBefore.has(f) && fieldsBefore.get(f) !== v) edited++;
+        }
+        if (edited) changes.fields = edited;
       }
-      if (fields) changes.fields = fields;
       if (loading) changes.loading = true;
       if (url() !== before.url) changes.url = el.isConnected ? view.location.href : root.defaultView.location.href;
       if (root.title !== before.title) changes.title = true;
@@ -1056,7 +1062,7 @@
     };
     let ignored = [];
     const changed = () => {
-      const c = summary();
+      const c = summary(false);
       const state = (c.state || []).filter((x) => !ignored.includes(x.name));
       return Object.keys(c).some((k) => k !== 'state') || state.length > 0;
     };
@@ -1064,12 +1070,14 @@
     let looks = 0;
     // Taken at most twice: a page that keeps changing after the action is looked at by the
     // worker once the watch is over, as without `lookOpts`.
+    // True when it took one.
     const lookAgain = (now, firstChange) => {
       if (look !== undefined && !unchanged()) look = undefined;
-      if (!lookOpts || look !== undefined || looks >= 2 || loading) return;
-      if (now - Math.max(lastMutation, firstChange) < POLL_MS || working()) return;
+      if (!lookOpts || look !== undefined || looks >= 2 || loading) return false;
+      if (now - Math.max(lastMutation, firstChange) < POLL_MS || working()) return false;
       looks++;
       look = JSON.stringify(snapshot(lookOpts));
+      return true;
     };
     const sleep = (ms) => new Promise((r) => {
       const timer = setTimeout(r, ms);
@@ -1084,16 +1092,24 @@
         ignored = ignore;
         const t0 = performance.now();
         let firstChange = 0;
+        // When the watch may end: QUIET_MS after the last change, or NO_CHANGE_MS after the
+        // action when nothing changed.
+        const due = () => (firstChange ? Math.max(lastMutation, firstChange) + QUIET_MS : t0 + NO_CHANGE_MS);
+        let wait = POLL_MS;
         try {
           while (!loading) {
-            await sleep(POLL_MS);
+            await sleep(wait);
             const now = performance.now();
             if (loading) break;
             if (!firstChange && changed()) firstChange = now;
-            const waited = firstChange ? now - Math.max(lastMutation, firstChange) >= QUIET_MS : now - t0 >= NO_CHANGE_MS;
+            const waited = now >= due();
             if (waited && !working()) break;
             if (now - t0 >= MAX_WATCH_MS) break;
-            lookAgain(now, firstChange || t0);
+            const looked = lookAgain(now, firstChange || t0);
+            // Wake when the watch may end rather than up to a poll after it; at once when the
+            // look just taken ran past that moment. Past it (the page still working), poll.
+            const left = due() - performance.now();
+            wait = left > 0 ? Math.min(POLL_MS, left) : looked ? 0 : POLL_MS;
           }
         } finally {
           observer.disconnect();
@@ -1104,14 +1120,15 @@
           }
         }
         if (look !== undefined && (loading || !unchanged())) look = undefined;
-        const c = summary();
+        const c = summary(true);
         if (c.state) {
           c.state = c.state.filter((s) => !ignore.includes(s.name));
           if (!c.state.length) delete c.state;
         }
         return c;
       },
-      look: () => look,
+      // The result with the look beside it, when one was kept.
+      with: (result) => (look === undefined ? result : { ...result, look }),
     };
   }
 
@@ -1122,7 +1139,7 @@
     if (spot.err) return spot.err;
     const seen = watch(el, lookOpts);
     pointerSequence(spot.hit, spot.x, spot.y, true);
-    return { ok: true, changes: await seen.done(), look: seen.look() };
+    return seen.with({ ok: true, changes: await seen.done() });
   }
 
   function setNativeValue(el, value) {
@@ -1182,7 +1199,7 @@
       // Typed inputs (number, date, email with pattern…) may refuse the text.
       const accepted = el.value === value;
       if (action.submit) submit(el);
-      return { ok: true, accepted, changes: await seen.done(expected), look: seen.look() };
+      return seen.with({ ok: true, accepted, changes: await seen.done(expected) });
     }
     {
       pressInto(el, spot);
@@ -1200,7 +1217,7 @@
         fire(el, 'input', { inputType: 'insertText', data: text });
       }
       if (action.submit) pressEnter(el);
-      return { ok: true, accepted: true, changes: await seen.done(expected), look: seen.look() };
+      return seen.with({ ok: true, accepted: true, changes: await seen.done(expected) });
     }
   }
 
@@ -1239,7 +1256,7 @@
     setNativeValue(el, match.value);
     fire(el, 'input');
     fire(el, 'change');
-    return { ok: true, value: match.value, text: collapse(match.text), changes: await seen.done(['value']), look: seen.look() };
+    return seen.with({ ok: true, value: match.value, text: collapse(match.text), changes: await seen.done(['value']) });
   }
 
   function scrollPage(direction) {

@@ -1,14 +1,14 @@
 //! Acting on the page: the action's effect in the tab, and the failure ladder for actions on
-//! an element (locate it again in a fresh snapshot, or in the look the model answered when
-//! the page has not changed since, ask the user where it needs approval, highlight, act, let
-//! the page settle).
+//! an element (locate it again in a fresh snapshot, or take it from the look the model
+//! answered when the page has not changed since, ask the user where it needs approval,
+//! highlight and act in one call, let the page settle).
 
 use std::borrow::Cow;
 
 use tandem_core::agent::task::{PendingConfirmation, TaskContext};
 use tandem_core::agent::{
     approval_sentence, fence, leave_question, needs_confirmation, needs_leave_approval, tabs,
-    Action, ConfirmReason, DriverCommand, Element, ScrollTarget,
+    Action, ConfirmReason, DriverCommand, Element, LocateError, ScrollTarget,
 };
 
 use super::page::{
@@ -114,7 +114,7 @@ impl Loop {
                 let Some(command) = action.driver_command() else {
                     return (None, Err("nothing to do".into()));
                 };
-                match act_in_page(tab, None, &command, false).await {
+                match act_in_page(tab, None, &command, false, None).await {
                     Ok(_) => (None, Ok("scrolled".into())),
                     Err(e) => (None, Err(e)),
                 }
@@ -197,7 +197,15 @@ impl Loop {
                 }
             };
             let started = js_sys::Date::now();
-            let located = observed.map.locate(id, &fresh);
+            let located = match &fresh {
+                // The page the model saw: its element is the one it named, no search needed
+                // (a search could only find it again, or call twins ambiguous).
+                Cow::Borrowed(_) => observed
+                    .map
+                    .element(id, &observed.snapshot)
+                    .ok_or(LocateError::UnknownId(id)),
+                Cow::Owned(fresh) => observed.map.locate(id, fresh),
+            };
             lap(Phase::Locate, started);
             let element = match located {
                 Ok(el) => el.clone(),
@@ -234,16 +242,9 @@ impl Loop {
                     );
                 }
             }
-            let _ = act_in_page(
-                tab,
-                Some(&element.handle),
-                &DriverCommand::Highlight { ms: Some(800) },
-                false,
-            )
-            .await;
             // The next step looks at the page again: the driver takes that look while it
-            // watches this action's effects.
-            match act_in_page(tab, Some(&element.handle), &command, true).await {
+            // watches this action's effects. The element is highlighted first.
+            match act_in_page(tab, Some(&element.handle), &command, true, Some(800)).await {
                 Ok(acted) => {
                     // The driver watched the page until it was quiet; only a new document
                     // still loading is waited for here.

@@ -42,9 +42,12 @@ function unchanged() {
 }
 // The result as JSON, and beside it the snapshot the driver took while it watched (see its
 // `watch`), already JSON: kept out of the result, where it would be escaped into a string.
-async function act(handle, command, lookOpts) {
+// `mark`: a highlight command done first, in the same call (a round trip less a step than a
+// call of its own).
+async function act(handle, command, lookOpts, mark) {
   const d = globalThis.__tandemDriver;
   if (!d) return [JSON.stringify({ ok: false, error: 'stale-handle', message: 'the page driver is not loaded' }), null];
+  if (mark) d.act(handle, mark, null);
   const result = await d.act(handle, command, lookOpts);
   const look = result && typeof result.look === 'string' ? result.look : null;
   if (result) delete result.look;
@@ -487,16 +490,20 @@ pub(super) struct Acted {
 /// `look`: the next step will look at the page; the driver may take that snapshot while it
 /// watches the action's effects (its time then overlaps the watch), kept for
 /// [`pending_look`]. Asked of the top frame only: a look from another frame is not the tab's.
+///
+/// `mark_ms`: highlight the element for that long just before acting, so that the person
+/// watching sees what Tandem acts on.
 pub(super) async fn act_in_page(
     tab: i32,
     handle: Option<&str>,
     command: &DriverCommand,
     look: bool,
+    mark_ms: Option<u32>,
 ) -> Result<Acted, String> {
     // Whatever was looked at before this action is older than it.
     LOOK.with(|l| l.borrow_mut().take());
     let started = js_sys::Date::now();
-    let acted = act_in_page_inner(tab, handle, command, look).await;
+    let acted = act_in_page_inner(tab, handle, command, look, mark_ms).await;
     lap(Phase::Act, started);
     // Reading the look is the next step's look, timed as such.
     let (acted, look) = acted?;
@@ -511,9 +518,17 @@ async fn act_in_page_inner(
     handle: Option<&str>,
     command: &DriverCommand,
     look: bool,
+    mark_ms: Option<u32>,
 ) -> Result<(Acted, Option<String>), String> {
-    let command_json = serde_json::to_string(command).map_err(|e| e.to_string())?;
-    let command_js = JSON::parse(&command_json).map_err(js_text)?;
+    let to_js = |command: &DriverCommand| {
+        let json = serde_json::to_string(command).map_err(|e| e.to_string())?;
+        JSON::parse(&json).map_err(js_text)
+    };
+    let command_js = to_js(command)?;
+    let mark = match mark_ms {
+        Some(ms) => to_js(&DriverCommand::Highlight { ms: Some(ms) })?,
+        None => JsValue::NULL,
+    };
     let (frame, handle) = match handle.map(frame_of_handle) {
         Some((frame, local)) => (frame, JsValue::from_str(local)),
         None => (None, JsValue::NULL),
@@ -529,7 +544,7 @@ async fn act_in_page_inner(
         tab,
         Frames::One(frame),
         &act_fn(),
-        &Array::of3(&handle, &command_js, &look_opts),
+        &Array::of4(&handle, &command_js, &look_opts, &mark),
     )
     .await
     .map_err(|e| e.to_string())?;

@@ -144,26 +144,34 @@ impl Snapshot {
 }
 
 /// A candidate element: anything with at least one [`Hint`] of interactivity.
+///
+/// A field at its default (no role, not disabled, not in a shadow root…) may be left out: the
+/// driver leaves them out, since a large page's snapshot is ~1,500 elements, parsed every step.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Element {
     /// `<docId>.<n>`; the same DOM node keeps its handle across snapshots.
     pub handle: String,
     /// Path of the iframe holding it ([`FrameInfo::path`]); empty in the top document.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub frame: Vec<u32>,
     /// Lowercase tag name.
     pub tag: String,
     /// The `role` attribute (first token), when present.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role: Option<String>,
     /// The role the tag implies (`button`, `link`, `textbox`…), when it implies one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub implicit_role: Option<String>,
     /// Accessible name (aria-labelledby, aria-label, labels, alt, value, content, title,
     /// placeholder), whitespace-collapsed and capped.
     pub name: String,
     /// Visible text (empty for form fields), collapsed and capped.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub text: String,
     /// Text of the nearest ancestor that has text besides the element's own (a product card's
     /// title and price): what tells identical buttons apart.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub context: String,
     /// id, name, type, placeholder, href, autocomplete, title, alt, aria-*, and `value` of
     /// fields that are neither passwords nor payment fields.
@@ -171,13 +179,18 @@ pub struct Element {
     pub bbox: Rect,
     /// Rendered with a non-empty box (off-screen elements are visible too).
     pub visible: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
     pub in_viewport: bool,
     pub interactive: Vec<Hint>,
+    #[serde(default, skip_serializing_if = "is_false")]
     pub disabled: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checked: Option<Checked>,
     /// Index of the form owning it, numbered per snapshot: same number, same form.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub form: Option<u32>,
     /// Inside an open shadow root.
+    #[serde(default, skip_serializing_if = "is_false")]
     pub shadow: bool,
     /// The options of a `<select>`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
