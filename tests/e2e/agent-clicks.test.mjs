@@ -167,9 +167,14 @@ const routes = {
     return text('Revenue grew 12%.');
   },
 
-  // A button nothing listens to.
+  // A button nothing listens to. The page notes whether Tandem's highlight (a box in a
+  // closed shadow root, its host an aria-hidden div under <html>) is up when the click lands.
   '/inert': page('Newsletter', `<h1>Newsletter</h1><p>Sign-ups are closed.</p><button type="button">Subscribe</button>
-    <script>window.seen = []; document.addEventListener('click', (e) => window.seen.push(e.target.textContent), true);</script>`),
+    <script>
+      window.seen = [];
+      window.markShown = () => [...document.documentElement.children].some((c) => c.tagName === 'DIV' && c.getAttribute('aria-hidden') === 'true');
+      document.addEventListener('click', (e) => window.seen.push([e.target.textContent, window.markShown()]), true);
+    </script>`),
 };
 
 const turns = [];
@@ -337,8 +342,10 @@ test('a click that changes nothing is delivered and reported as "no visible chan
   await ui.startTask(tab, 'Subscribe to the newsletter', site.url + '/inert');
   await ui.waitStatus(/^(Done|Failed)/);
 
-  // The page got the click, on the button, and nothing else happened.
-  assert.deepEqual(await tab.evaluate(() => window.seen), ['Subscribe']);
+  // The page got the click, on the button, with the highlight shown (a person sees what
+  // Tandem acts on), and nothing else happened; the highlight goes away by itself.
+  assert.deepEqual(await tab.evaluate(() => window.seen), [['Subscribe', true]]);
+  await tab.waitForFunction(() => !window.markShown(), null, { timeout: 5000 });
   assert.match(tab.url(), /\/inert$/);
   const s = await ui.steps();
   assert.ok(s.some((x) => /"click".*button "Subscribe".*clicked, but no visible change/.test(x)), s.join('\n'));

@@ -67,7 +67,7 @@ pub(super) async fn save(ctx: &TaskContext) -> Result<(), AgentError> {
     JsFuture::from(promise)
         .await
         .map_err(|e| AgentError::Storage(js_text(e)))?;
-    broadcast(Some(ctx)).await;
+    broadcast(Some(ctx));
     Ok(())
 }
 
@@ -79,7 +79,7 @@ thread_local! {
 }
 
 /// Tells every open panel what changed in the task as they show it (`None`: there is none).
-pub(super) async fn broadcast(ctx: Option<&TaskContext>) {
+pub(super) fn broadcast(ctx: Option<&TaskContext>) {
     let message = match ctx.map(TaskView::from) {
         Some(view) => {
             let since = BROADCAST.with(|b| {
@@ -105,8 +105,11 @@ pub(super) async fn broadcast(ctx: Option<&TaskContext>) {
     };
     if let Ok(p) = runtime_send_message(&JsValue::from_str(&crate::redact::out(&message.to_json())))
     {
-        // No panel open is not an error.
-        let _ = JsFuture::from(p).await;
+        // Nothing waits for the panels' answer (the task goes on at once), but the promise is
+        // taken care of: no panel open rejects it, which is not an error.
+        wasm_bindgen_futures::spawn_local(async move {
+            let _ = JsFuture::from(p).await;
+        });
     }
 }
 

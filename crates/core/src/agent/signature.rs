@@ -8,6 +8,7 @@
 //! [`ACCEPT`] is [`Match::NotFound`], and two candidates within [`MARGIN`] of each other are
 //! [`Match::Ambiguous`] unless position settles it (see [`Evidence::Position`]).
 
+use std::cell::OnceCell;
 use std::collections::HashMap;
 
 use super::snapshot::{Element, Snapshot};
@@ -60,24 +61,52 @@ pub struct Signature {
 }
 
 /// A normalised string (lowercase, collapsed whitespace) with its character bigrams, computed
-/// once because the same signature is compared with many candidates.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// once because the same signature is compared with many candidates, and only when first
+/// compared: most elements are paired by node or by equal text and never need them (a large
+/// page's map builds ~1,500 signatures a step).
+#[derive(Clone, Debug)]
 pub struct Text {
     pub norm: String,
-    grams: Vec<(char, char)>,
+    grams: OnceCell<Vec<(char, char)>>,
 }
+
+/// The bigrams follow from the text, computed or not.
+impl PartialEq for Text {
+    fn eq(&self, other: &Self) -> bool {
+        self.norm == other.norm
+    }
+}
+
+impl Eq for Text {}
 
 impl Text {
     pub fn new(raw: &str) -> Self {
-        let norm = raw
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ")
-            .to_lowercase();
-        let chars: Vec<char> = norm.chars().collect();
-        let mut grams: Vec<(char, char)> = chars.windows(2).map(|w| (w[0], w[1])).collect();
-        grams.sort_unstable();
-        Self { norm, grams }
+        // The driver sends text already collapsed: then only the case changes.
+        let collapsed = !raw.starts_with(' ')
+            && !raw.ends_with(' ')
+            && !raw.contains("  ")
+            && !raw.chars().any(|c| c.is_whitespace() && c != ' ');
+        let norm = if collapsed {
+            raw.to_lowercase()
+        } else {
+            raw.split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+                .to_lowercase()
+        };
+        Self {
+            norm,
+            grams: OnceCell::new(),
+        }
+    }
+
+    fn grams(&self) -> &[(char, char)] {
+        self.grams.get_or_init(|| {
+            let chars: Vec<char> = self.norm.chars().collect();
+            let mut grams: Vec<(char, char)> = chars.windows(2).map(|w| (w[0], w[1])).collect();
+            grams.sort_unstable();
+            grams
+        })
     }
 
     pub fn is_empty(&self) -> bool {
@@ -90,12 +119,13 @@ impl Text {
         if self.norm == other.norm {
             return 1.0;
         }
-        if self.grams.is_empty() || other.grams.is_empty() {
+        let (mine, theirs) = (self.grams(), other.grams());
+        if mine.is_empty() || theirs.is_empty() {
             return 0.0;
         }
         let (mut i, mut j, mut common) = (0, 0, 0usize);
-        while i < self.grams.len() && j < other.grams.len() {
-            match self.grams[i].cmp(&other.grams[j]) {
+        while i < mine.len() && j < theirs.len() {
+            match mine[i].cmp(&theirs[j]) {
                 std::cmp::Ordering::Less => i += 1,
                 std::cmp::Ordering::Greater => j += 1,
                 std::cmp::Ordering::Equal => {
@@ -105,7 +135,7 @@ impl Text {
                 }
             }
         }
-        (2 * common) as f64 / (self.grams.len() + other.grams.len()) as f64
+        (2 * common) as f64 / (mine.len() + theirs.len()) as f64
     }
 }
 

@@ -1524,3 +1524,31 @@ fn colliding_names_keep_the_shortest_distinguishing_near() {
             [88] link "Edit this entry" href="/edit/1" (2nd of 2)"#]],
     );
 }
+
+/// `Text::new` skips re-joining text the driver already collapsed; whatever the input, the
+/// result is the full normalisation (split on any whitespace, single spaces, lowercase).
+#[test]
+fn text_normalises_as_the_full_scan_does() {
+    use super::signature::Text;
+    let full = |raw: &str| {
+        raw.split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .to_lowercase()
+    };
+    for raw in [
+        "Add to cart",
+        " Add to cart",
+        "Add to cart ",
+        "Add  to cart",
+        "Add\tto\ncart",
+        "Add\u{a0}to\u{2003}cart",
+        "ÄÖÜ Straße",
+        "",
+        " ",
+        "ΣΑΣ",
+    ] {
+        assert_eq!(Text::new(raw).norm, full(raw), "{raw:?}");
+    }
+    assert!((Text::new("Cart (0)").similarity(&Text::new("cart (1)")) - 10.0 / 14.0).abs() < 1e-9);
+}
