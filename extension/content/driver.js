@@ -1070,14 +1070,12 @@
     let looks = 0;
     // Taken at most twice: a page that keeps changing after the action is looked at by the
     // worker once the watch is over, as without `lookOpts`.
-    // True when it took one.
     const lookAgain = (now, firstChange) => {
       if (look !== undefined && !unchanged()) look = undefined;
-      if (!lookOpts || look !== undefined || looks >= 2 || loading) return false;
-      if (now - Math.max(lastMutation, firstChange) < POLL_MS || working()) return false;
+      if (!lookOpts || look !== undefined || looks >= 2 || loading) return;
+      if (now - Math.max(lastMutation, firstChange) < POLL_MS || working()) return;
       looks++;
       look = JSON.stringify(snapshot(lookOpts));
-      return true;
     };
     const sleep = (ms) => new Promise((r) => {
       const timer = setTimeout(r, ms);
@@ -1105,11 +1103,12 @@
             const waited = now >= due();
             if (waited && !working()) break;
             if (now - t0 >= MAX_WATCH_MS) break;
-            const looked = lookAgain(now, firstChange || t0);
-            // Wake when the watch may end rather than up to a poll after it; at once when the
-            // look just taken ran past that moment. Past it (the page still working), poll.
+            lookAgain(now, firstChange || t0);
+            // Wake when the watch may end rather than up to a poll after it, and at once when
+            // that moment passed since this poll began (a look taken just now ran past it).
+            // Already past it then (the page still working): poll.
             const left = due() - performance.now();
-            wait = left > 0 ? Math.min(POLL_MS, left) : looked ? 0 : POLL_MS;
+            wait = left > 0 ? Math.min(POLL_MS, left) : waited ? POLL_MS : 0;
           }
         } finally {
           observer.disconnect();

@@ -39,8 +39,8 @@ pub use safety::{
 pub use settings::{AgentSettings, SiteListError};
 pub use signature::{Evidence, Match, Signature};
 pub use sites::{
-    explain_script_error, leave_question, needs_leave_approval, needs_site_grant, page_refusal,
-    site_denied, site_question, SiteGrants, SITE_GRANTS_KEY,
+    explain_script_error, leave_question, needs_file_access, needs_leave_approval,
+    needs_site_grant, page_refusal, site_denied, site_question, SiteGrants, SITE_GRANTS_KEY,
 };
 pub use snapshot::{frame_of_handle, ActResult, DriverCommand, Element, Snapshot};
 pub use tool_step::ToolUse;

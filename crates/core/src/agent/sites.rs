@@ -146,6 +146,14 @@ fn short(url: &str) -> String {
     }
 }
 
+/// Whether [`page_refusal`]'s answer for `url` depends on file access (a `file:` page): the
+/// worker asks Chrome about it only then, not on every step.
+pub fn needs_file_access(url: &str) -> bool {
+    url.trim()
+        .get(..5)
+        .is_some_and(|s| s.eq_ignore_ascii_case("file:"))
+}
+
 /// The sentence for a page no extension may act on, or `None` for an ordinary web page.
 /// `file_access`: the user turned on "Allow access to file URLs" for Tandem.
 pub fn page_refusal(url: &str, file_access: bool) -> Option<String> {
@@ -208,6 +216,37 @@ pub fn explain_script_error(url: &str, raw: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn only_file_pages_depend_on_file_access() {
+        for url in [
+            "https://shop.example/",
+            "http://127.0.0.1:8080/a.pdf",
+            "chrome://settings",
+            "about:blank",
+            "data:text/html,hi",
+            "view-source:https://a.example/",
+            " file:///home/a.html",
+            "FILE:///home/a.pdf",
+            "file:///home/a.html",
+            "fil",
+            "",
+        ] {
+            if !super::needs_file_access(url) {
+                assert_eq!(
+                    super::page_refusal(url, true),
+                    super::page_refusal(url, false),
+                    "{url}"
+                );
+            }
+        }
+        assert!(super::needs_file_access(" FILE:///home/a.html"));
+        assert!(!super::needs_file_access("https://file.example/"));
+        assert_ne!(
+            super::page_refusal("file:///home/a.html", true),
+            super::page_refusal("file:///home/a.html", false)
+        );
+    }
+
     use super::*;
     use crate::agent::ScrollTarget;
 
