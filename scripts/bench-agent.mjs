@@ -7,7 +7,10 @@
 //     wait for the click's effects (the generated buttons do nothing, so it is the full wait
 //     that ends in "no visible change")
 //   - per-step overhead excluding LLM time: from one navigator answer to the next navigator
-//     request (locate by signature in a fresh snapshot, act, settle, persist, observe again)
+//     request (the element from the look the model answered, or by signature in a fresh
+//     snapshot when the page changed; highlight and act, whose watch takes the next look;
+//     settle, persist, observe again). The watch alone waits 100 ms when a click changes
+//     nothing, as these do.
 //   - its breakdown (inject, snapshot, map, locate, act, settle, persist), as the worker recorded it
 //     in each action step of the task (`StepRecord.timings`)
 // Prints figures; asserts nothing.

@@ -46,10 +46,12 @@
   // (a static page answers a click within a frame or two), unless the page shows it is
   // working on it (an aria-busy region, an animation the action started), which waits for
   // the first change; a page that never stops changing (an animation) is cut off at
-  // MAX_WATCH_MS.
+  // MAX_WATCH_MS, and a page that shows it is still working on the action (a server answering
+  // behind a spinner) at MAX_BUSY_MS, as long as the wait after a navigation.
   const QUIET_MS = 60;
   const NO_CHANGE_MS = 100;
   const MAX_WATCH_MS = 1000;
+  const MAX_BUSY_MS = 2000;
   const POLL_MS = 20;
   // Display types whose transform the snapshot reads (see noteLayer).
   const TRANSFORMABLE = (display) => display !== 'inline' && display !== 'contents' && !display.startsWith('table');
@@ -982,12 +984,14 @@
     // after this moment. What was busy and shown, or running, before (a loader stuck
     // elsewhere) says nothing about the action.
     const busyBefore = new Set(docs.flatMap(busyIn));
-    const startedAt = docs.map((d) => (d.timeline ? d.timeline.currentTime : null));
-    const working = () => docs.some((d, i) => {
+    // The animations running before, by identity: a start time compared with the timeline's
+    // time at this moment missed a spinner the action started within the same frame (its
+    // start time came out a hundredth of a millisecond earlier).
+    const animations = (d) => (d.getAnimations ? d.getAnimations().filter((a) => a.playState === 'running') : []);
+    const runningBefore = new Set(docs.flatMap(animations));
+    const working = () => docs.some((d) => {
       for (const b of busyIn(d)) if (!busyBefore.has(b) && !mine(b)) return true;
-      if (startedAt[i] === null || !d.getAnimations) return false;
-      // A start time of null: the animation starts with the next frame.
-      return d.getAnimations().some((a) => a.playState === 'running' && (a.startTime === null || a.startTime >= startedAt[i]));
+      return animations(d).some((a) => !runningBefore.has(a));
     });
     const observer = new view.MutationObserver((records) => {
       // Only what is counted delays the end of the watch: a page rewriting data-* attributes
@@ -1101,8 +1105,8 @@
             if (loading) break;
             if (!firstChange && changed()) firstChange = now;
             const waited = now >= due();
-            if (waited && !working()) break;
-            if (now - t0 >= MAX_WATCH_MS) break;
+            const long = now - t0 >= MAX_WATCH_MS;
+            if ((waited || long) && (!working() || now - t0 >= MAX_BUSY_MS)) break;
             lookAgain(now, firstChange || t0);
             // Wake when the watch may end rather than up to a poll after it, and at once when
             // that moment passed since this poll began (a look taken just now ran past it).

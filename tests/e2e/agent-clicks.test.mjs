@@ -104,8 +104,9 @@ const routes = {
     <button id="load">Load reviews</button> <div id="reviews"></div>
     <button id="delivery">Check delivery</button> <div id="when"></div>
     <button id="returns">Check returns</button> <div role="progressbar" aria-label="Checking returns" id="returning" hidden></div> <p id="policy"></p>
+    <button id="warranty">Check warranty</button> <div id="cover"></div>
     <script>
-      const later = (f) => fetch('/slow-answer').then(() => setTimeout(f, 300));
+      const later = (f, ms = 300) => fetch('/slow-answer').then(() => setTimeout(f, ms));
       document.getElementById('check').addEventListener('click', () => {
         const status = document.getElementById('status');
         status.setAttribute('aria-busy', 'true');
@@ -131,6 +132,12 @@ const routes = {
           bar.hidden = true;
           document.getElementById('policy').innerHTML = '30 days <button>Read the returns policy</button>';
         });
+      });
+      // A slower server: the answer comes over a second after the click, behind a progress bar.
+      document.getElementById('warranty').addEventListener('click', () => {
+        const cover = document.getElementById('cover');
+        cover.innerHTML = '<div role="progressbar" aria-label="Checking the warranty"></div>';
+        later(() => { cover.innerHTML = '2 years <button>Register the warranty</button>'; }, 1100);
       });
     </script>`),
   '/slow-answer': () => text('ok'),
@@ -365,27 +372,29 @@ test('an answer that comes a moment after the click, while the page shows it is 
       'Load reviews': 'Read all 212 reviews',
       'Check delivery': 'Choose delivery',
       'Check returns': 'Read the returns policy',
+      'Check warranty': 'Register the warranty',
     };
     if (asked && !named(answers[asked])) return { action: 'done', success: false, answer: `the answer to ${asked} was not there yet` };
     const next = Object.keys(answers).find((b) => !named(answers[b]));
-    if (!next) return { action: 'done', success: true, answer: '3 in stock; 212 reviews; by Friday; 30 days to return.' };
+    if (!next) return { action: 'done', success: true, answer: '3 in stock; 212 reviews; by Friday; 30 days to return; 2 years of warranty.' };
     asked = next;
     return { action: 'click', element: named(next).id };
   };
-  await ui.startTask(tab, 'Check the stock, the reviews, the delivery and the returns', site.url + '/stock');
+  await ui.startTask(tab, 'Check the stock, the reviews, the delivery, the returns and the warranty', site.url + '/stock');
   await ui.waitStatus(/^(Done|Failed)/);
 
-  // What the page shows: the four answers arrived.
-  assert.deepEqual(await tab.evaluate(() => [...document.querySelectorAll('#status button, #reviews button, #when button, #policy button')].map((b) => b.textContent)),
-    ['Reserve one', 'Read all 212 reviews', 'Choose delivery', 'Read the returns policy']);
+  // What the page shows: the five answers arrived.
+  assert.deepEqual(await tab.evaluate(() => [...document.querySelectorAll('#status button, #reviews button, #when button, #policy button, #cover button')].map((b) => b.textContent)),
+    ['Reserve one', 'Read all 212 reviews', 'Choose delivery', 'Read the returns policy', 'Register the warranty']);
   // Each click's step waited for its answer: the look after it already had the answer (an
   // aria-busy region, a spinner, a progress bar, then a progress bar shown kept the watch
-  // open), and its result says what came.
+  // open; the last one for over a second), and its result says what came.
   const s = await ui.steps();
   assert.ok(s.some((x) => /"click".*button "Check stock".*✓ clicked; /.test(x) && !/no visible change/.test(x)), s.join('\n'));
   assert.ok(s.some((x) => /"click".*button "Load reviews".*✓ clicked; /.test(x)), s.join('\n'));
   assert.ok(s.some((x) => /"click".*button "Check delivery".*✓ clicked; /.test(x)), s.join('\n'));
   assert.ok(s.some((x) => /"click".*button "Check returns".*✓ clicked; /.test(x)), s.join('\n'));
-  assert.equal(paths('/slow-answer').length, 4);
+  assert.ok(s.some((x) => /"click".*button "Check warranty".*✓ clicked; /.test(x)), s.join('\n'));
+  assert.equal(paths('/slow-answer').length, 5);
   assert.match(await ui.status().textContent(), /^Done/, navigatorTurns().join('\n---\n'));
 });

@@ -147,14 +147,24 @@ impl Signature {
             .iter()
             .filter_map(|&i| snapshot.elements.get(i).map(|el| Self::single(i, el)))
             .collect();
-        let mut groups: HashMap<(Vec<u32>, String, String), usize> = HashMap::new();
-        for sig in &mut sigs {
-            let seen = groups.entry(sig.group_key()).or_default();
-            sig.ordinal = *seen;
-            *seen += 1;
-        }
-        for sig in &mut sigs {
-            sig.group_size = groups.get(&sig.group_key()).copied().unwrap_or(1);
+        // Keys borrowed from the signatures (a large page has ~1,500 of them a step), then
+        // written back once the map is done with them.
+        let mut groups: HashMap<(&[u32], &str, &str), usize> = HashMap::new();
+        let ordinals: Vec<usize> = sigs
+            .iter()
+            .map(|sig| {
+                let seen = groups.entry(sig.group_key()).or_default();
+                *seen += 1;
+                *seen - 1
+            })
+            .collect();
+        let sizes: Vec<usize> = sigs
+            .iter()
+            .map(|sig| groups.get(&sig.group_key()).copied().unwrap_or(1))
+            .collect();
+        for ((sig, ordinal), size) in sigs.iter_mut().zip(ordinals).zip(sizes) {
+            sig.ordinal = ordinal;
+            sig.group_size = size;
         }
         sigs
     }
@@ -179,12 +189,8 @@ impl Signature {
         }
     }
 
-    fn group_key(&self) -> (Vec<u32>, String, String) {
-        (
-            self.frame.clone(),
-            self.role.clone(),
-            self.name.norm.clone(),
-        )
+    fn group_key(&self) -> (&[u32], &str, &str) {
+        (&self.frame, &self.role, &self.name.norm)
     }
 
     /// Everything but handle and position: elements with equal keys can only be told apart by
