@@ -387,14 +387,24 @@ pub(super) async fn snapshot(tab: i32, max_text: u32) -> Result<Snapshot, AgentE
 /// The snapshot the driver took while it watched the last action on `tab`
 /// ([`act_in_page`]'s `look`), if every frame still shows what it saw then; else `None`, and
 /// the caller takes one.
+///
+/// The driver kept it only if nothing changed after it until its watch ended: within
+/// [`LOOK_FRESH_MS`] of that, asking every frame again would say the same at the price of a
+/// round trip a step. A look kept longer (the task paused, a question to the user) is checked.
 pub(super) async fn pending_look(tab: i32) -> Option<Snapshot> {
-    let (look_tab, look) = LOOK.with(|l| l.borrow_mut().take())?;
-    if look_tab != tab || !unchanged_since_snapshot(tab).await {
+    let (look_tab, kept_at, look) = LOOK.with(|l| l.borrow_mut().take())?;
+    if look_tab != tab {
+        return None;
+    }
+    if js_sys::Date::now() - kept_at > LOOK_FRESH_MS && !unchanged_since_snapshot(tab).await {
         return None;
     }
     CLOCK.with(|c| c.borrow_mut().snapshots += 1);
     Some(look)
 }
+
+/// How long after the driver's watch its look is used without asking the page again.
+const LOOK_FRESH_MS: f64 = 250.0;
 
 /// Keeps the driver's look at `tab` for [`pending_look`], unless the page has frames of other
 /// origins: their own drivers were not asked, and a look without them is not the tab's.
@@ -402,7 +412,7 @@ fn keep_look(tab: i32, json: &str) {
     let started = js_sys::Date::now();
     match serde_json::from_str::<Snapshot>(json) {
         Ok(look) if look.frames.iter().all(|f| f.accessible) => {
-            LOOK.with(|l| *l.borrow_mut() = Some((tab, look)));
+            LOOK.with(|l| *l.borrow_mut() = Some((tab, js_sys::Date::now(), look)));
         }
         Ok(_) => {}
         Err(e) => crate::log_error("the driver's look was unreadable", &e.to_string().into()),
@@ -565,7 +575,7 @@ async fn act_in_page_inner(
 
 thread_local! {
     /// The snapshot the driver took while watching the last action, and its tab.
-    static LOOK: RefCell<Option<(i32, Snapshot)>> = const { RefCell::new(None) };
+    static LOOK: RefCell<Option<(i32, f64, Snapshot)>> = const { RefCell::new(None) };
     /// Where the current step's time went outside the model (the worker is single-threaded;
     /// the loop takes it with each action step's record).
     static CLOCK: RefCell<StepTimings> = RefCell::new(StepTimings::default());

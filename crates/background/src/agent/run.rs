@@ -38,7 +38,7 @@ pub(super) struct Loop {
     pub(super) always: Rc<Cell<bool>>,
     pub(super) ask: Rc<RefCell<Option<Function>>>,
     pub(super) inbox: Rc<RefCell<Vec<UserUpdate>>>,
-    pub(super) previous: Option<ElementMap>,
+    pub(super) previous: Option<Rc<ElementMap>>,
     /// The URL and fingerprint of the previous step's page, for what changed since (the
     /// compact turns say it).
     pub(super) last_page: Option<(String, String)>,
@@ -72,7 +72,9 @@ enum Grant {
 
 pub(super) struct Observed {
     pub(super) snapshot: Snapshot,
-    pub(super) map: ElementMap,
+    /// Shared with the loop's `previous`, the next map's source of stable ids (a large page's
+    /// map is ~1,500 entries: a copy a step cost more than the sharing).
+    pub(super) map: Rc<ElementMap>,
     pub(super) list: String,
 }
 
@@ -697,10 +699,10 @@ impl Loop {
             None => snapshot(tab, 0).await?,
         };
         let started = js_sys::Date::now();
-        let map = ElementMap::build(&snapshot, self.previous.as_ref());
+        let map = Rc::new(ElementMap::build(&snapshot, self.previous.as_deref()));
         let list = map.render(&snapshot, MAP_CHARS).text;
         lap(Phase::Map, started);
-        self.previous = Some(map.clone());
+        self.previous = Some(Rc::clone(&map));
         Ok(Observed {
             snapshot,
             map,
