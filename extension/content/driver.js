@@ -10,7 +10,7 @@
 (() => {
   'use strict';
 
-  const VERSION = 5;
+  const VERSION = 6;
   const existing = globalThis.__tandemDriver;
   if (existing && existing.version === VERSION) return;
 
@@ -888,8 +888,21 @@
   // Where the pointer lands on el once it is scrolled into view: {hit, x, y}, or a `covered`
   // failure naming what lies on top. An element not painted where its box is (clipped by an
   // ancestor, pointer-events: none) gets the events itself, as before hit-testing existed.
+  // A highlight asked with the act (its command), shown once the element has been hit-tested:
+  // hit-testing just after the overlay went in cost ~5 ms on a large page (the page's
+  // hit-test data was stale), where afterwards the next frame brings it up to date during the
+  // watch. An act that never aims (refused first, or a read) shows it at its end.
+  let markNext = null;
+  const showMark = (el) => {
+    if (!markNext) return;
+    const mark = markNext;
+    markNext = null;
+    highlight(el, mark);
+  };
+
   function aim(el) {
     const spot = reach(el);
+    showMark(el);
     if (spot.covered) {
       const by = describeCover(spot.covered, el);
       return { err: { ...fail('covered', `the element is covered by ${by.role || by.tag} "${by.name}"`), by } };
@@ -1340,18 +1353,21 @@
   // a moment to say what the action changed.
   const exception = (e) => fail('exception', String((e && e.message) || e));
 
-  // `lookOpts`: see `watch`.
-  function act(handle, action, lookOpts) {
-    const outcome = actNow(handle, action, lookOpts);
+  // `lookOpts`: see `watch`. `mark`: a highlight command for the element (see `aim`).
+  function act(handle, action, lookOpts, mark) {
+    const outcome = actNow(handle, action, lookOpts, mark);
     return outcome instanceof Promise ? outcome.catch(exception) : outcome;
   }
 
-  function actNow(handle, action, lookOpts) {
+  function actNow(handle, action, lookOpts, mark) {
+    markNext = mark && mark.op === 'highlight' ? mark : null;
+    let target = null;
     try {
       const op = action && action.op;
       if (op === 'scroll' && (handle === null || handle === undefined)) return scrollPage(action.direction);
       const { el, err } = resolve(handle);
       if (err) return err;
+      target = el;
       switch (op) {
         case 'click': return click(el, lookOpts);
         case 'type': return type(el, action, lookOpts);
@@ -1363,6 +1379,10 @@
       }
     } catch (e) {
       return exception(e);
+    } finally {
+      // Each action aims before its first wait, so by now the mark is shown if it ever aimed.
+      if (target) showMark(target);
+      markNext = null;
     }
   }
 

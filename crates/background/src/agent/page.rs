@@ -42,13 +42,12 @@ function unchanged() {
 }
 // The result as JSON, and beside it the snapshot the driver took while it watched (see its
 // `watch`), already JSON: kept out of the result, where it would be escaped into a string.
-// `mark`: a highlight command done first, in the same call (a round trip less a step than a
-// call of its own).
+// `mark`: a highlight command the driver shows on the element as it acts, in the same call
+// (a round trip less a step than a call of its own).
 async function act(handle, command, lookOpts, mark) {
   const d = globalThis.__tandemDriver;
   if (!d) return [JSON.stringify({ ok: false, error: 'stale-handle', message: 'the page driver is not loaded' }), null];
-  if (mark) d.act(handle, mark, null);
-  const result = await d.act(handle, command, lookOpts);
+  const result = await d.act(handle, command, lookOpts, mark);
   const look = result && typeof result.look === 'string' ? result.look : null;
   if (result) delete result.look;
   return [JSON.stringify(result), look];
@@ -501,7 +500,7 @@ pub(super) struct Acted {
 /// watches the action's effects (its time then overlaps the watch), kept for
 /// [`pending_look`]. Asked of the top frame only: a look from another frame is not the tab's.
 ///
-/// `mark_ms`: highlight the element for that long just before acting, so that the person
+/// `mark_ms`: highlight the element for that long as the driver acts on it, so that the person
 /// watching sees what Tandem acts on.
 pub(super) async fn act_in_page(
     tab: i32,
