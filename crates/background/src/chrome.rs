@@ -42,6 +42,22 @@ extern "C" {
     /// The global `fetch`: a service worker has no `window`.
     #[wasm_bindgen(js_name = fetch)]
     pub fn fetch_with_request(request: &web_sys::Request) -> Promise;
+
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "extension"], js_name = isAllowedFileSchemeAccess)]
+    fn is_allowed_file_scheme_access() -> Result<Promise, JsValue>;
+}
+
+/// Whether the user turned on "Allow access to file URLs" for Tandem; no when Chrome does not
+/// say.
+pub async fn file_access() -> bool {
+    let Ok(promise) = is_allowed_file_scheme_access() else {
+        return false;
+    };
+    wasm_bindgen_futures::JsFuture::from(promise)
+        .await
+        .ok()
+        .and_then(|v| v.as_bool())
+        .unwrap_or(false)
 }
 
 /// `chrome.runtime.id`: Tandem's own extension id.

@@ -5,7 +5,7 @@
 //! (Chrome's own pages, the Web Store, a PDF in the viewer, a failed injection) is a sentence
 //! for the panel, and nothing reaches the provider.
 
-use js_sys::{Array, Function, Object, Promise, Reflect, JSON};
+use js_sys::{Array, Function, Object, Reflect, JSON};
 use tandem_core::chat::{ChatMessage, Role};
 use tandem_core::errors::{ErrorKind, ProviderError};
 use tandem_core::page_text::{self, RawPage};
@@ -15,7 +15,7 @@ use tandem_core::tokens::Estimator;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
-use crate::chrome::{execute_script, tabs_get, Port};
+use crate::chrome::{self, execute_script, tabs_get, Port};
 use crate::storage::{self, js_text};
 
 // The page-side reader, serialised by `executeScript` into the page. It lives in a module (an
@@ -91,12 +91,6 @@ extern "C" {
     fn page_reader() -> Function;
 }
 
-#[wasm_bindgen]
-extern "C" {
-    #[wasm_bindgen(catch, js_namespace = ["chrome", "extension"], js_name = isAllowedFileSchemeAccess)]
-    fn is_allowed_file_scheme_access() -> Result<Promise, JsValue>;
-}
-
 /// Why the page's text could not be put on the question: each is the sentence the panel shows.
 #[derive(Debug, thiserror::Error)]
 enum ReadError {
@@ -132,7 +126,7 @@ pub async fn quote_page(
 ) -> Result<Vec<ChatMessage>, ProviderError> {
     let tab = tab_id.ok_or(ReadError::NoTab)?;
     let url = tab_url(tab).await?;
-    if let Some(why) = page_text::read_refusal(&url, file_access().await) {
+    if let Some(why) = page_text::read_refusal(&url, chrome::file_access().await) {
         return Err(ReadError::Refused(why).into());
     }
     // The progress line until the answer's first words (a long page takes a moment).
@@ -202,18 +196,6 @@ async fn tab_url(tab: i32) -> Result<String, ReadError> {
     Ok(field("pendingUrl")
         .or_else(|| field("url"))
         .unwrap_or_default())
-}
-
-/// Whether the user let Tandem read `file://` pages.
-async fn file_access() -> bool {
-    let Ok(promise) = is_allowed_file_scheme_access() else {
-        return false;
-    };
-    JsFuture::from(promise)
-        .await
-        .ok()
-        .and_then(|v| v.as_bool())
-        .unwrap_or(false)
 }
 
 /// Runs the reader in the tab's top frame.

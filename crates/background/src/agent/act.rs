@@ -243,7 +243,8 @@ impl Loop {
                 }
             }
             // The next step looks at the page again: the driver takes that look while it
-            // watches this action's effects. The element is highlighted first.
+            // watches this action's effects. The highlight goes with the act; the driver puts
+            // it up once it has hit-tested the element.
             match act_in_page(tab, Some(&element.handle), &command, true, Some(800)).await {
                 Ok(acted) => {
                     // The driver watched the page until it was quiet; only a new document

@@ -83,8 +83,6 @@ extern "C" {
     fn tabs_create(props: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = remove)]
     fn tabs_remove(tab_id: i32) -> Result<Promise, JsValue>;
-    #[wasm_bindgen(catch, js_namespace = ["chrome", "extension"], js_name = isAllowedFileSchemeAccess)]
-    fn is_allowed_file_scheme_access() -> Result<Promise, JsValue>;
 }
 
 /// How long a page may take to load after an action.
@@ -137,18 +135,6 @@ pub(super) fn canonical_host(host: &str) -> String {
         .ok()
         .filter(|h| !h.is_empty())
         .unwrap_or_else(|| host.to_string())
-}
-
-/// Whether the user turned on "Allow access to file URLs" for Tandem.
-pub(super) async fn file_access() -> bool {
-    match is_allowed_file_scheme_access() {
-        Ok(p) => JsFuture::from(p)
-            .await
-            .ok()
-            .and_then(|v| v.as_bool())
-            .unwrap_or(false),
-        Err(_) => false,
-    }
 }
 
 /// Loads `url` in the tab, then waits for it to load.

@@ -23,8 +23,8 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortController;
 
 use super::page::{
-    allowed, canonical_host, file_access, host_of, lap, pending_look, settle, snapshot, tab_url,
-    take_timings, Phase,
+    allowed, canonical_host, host_of, lap, pending_look, settle, snapshot, tab_url, take_timings,
+    Phase,
 };
 use super::store::{load_grants, remember_site, save};
 use super::{manager, AgentError, Session, Stop, STEP_TIMEOUT_MS};
@@ -634,7 +634,7 @@ impl Loop {
                 e.to_string(),
             )
         })?;
-        let files = needs_file_access(&url) && file_access().await;
+        let files = needs_file_access(&url) && chrome::file_access().await;
         if let Some(sentence) = page_refusal(&url, files) {
             return Err((sentence, format!("refused: {url}")));
         }
