@@ -10,7 +10,7 @@
 (() => {
   'use strict';
 
-  const VERSION = 6;
+  const VERSION = 7;
   const existing = globalThis.__tandemDriver;
   if (existing && existing.version === VERSION) return;
 
@@ -331,17 +331,17 @@
 
   function attributesOf(el) {
     const attrs = {};
-    // One pass over what the element has, rather than a lookup of every attribute reported.
-    const list = el.attributes;
-    for (let i = 0; i < list.length; i++) {
-      const a = list[i];
-      if (KEY_ATTRS.has(a.name) || a.name.startsWith('aria-')) attrs[a.name] = cap(collapse(a.value), ATTR_CAP);
+    // One pass over what the element has, rather than a lookup of every attribute reported;
+    // by name, as `el.attributes` would make an Attr object of each.
+    for (const name of el.getAttributeNames()) {
+      if (KEY_ATTRS.has(name) || name.startsWith('aria-')) attrs[name] = cap(collapse(el.getAttribute(name)), ATTR_CAP);
     }
     // Never a password's value, nor a card's: the snapshot goes to an LLM.
     const hasValue = el.tagName === 'INPUT' || el.tagName === 'TEXTAREA' || el.tagName === 'SELECT';
     // A checkbox's value is what the form submits, not state: `checked` carries that.
     const stateless = ['hidden', 'checkbox', 'radio'].includes(el.type);
-    if (hasValue && !isSensitive(el) && !stateless && el.value !== '') {
+    // Whether it is sensitive last: that reads its labels.
+    if (hasValue && !stateless && el.value !== '' && !isSensitive(el)) {
       attrs.value = cap(collapse(el.value), ATTR_CAP);
     }
     return attrs;
@@ -1086,20 +1086,31 @@
     let look;
     let looks = 0;
     // Taken at most twice: a page that keeps changing after the action is looked at by the
-    // worker once the watch is over, as without `lookOpts`.
-    const lookAgain = (now, firstChange) => {
+    // worker once the watch is over, as without `lookOpts`. `still`: the page has been quiet
+    // for a poll, or nothing at all changed by the first wake, a frame after the action.
+    const lookAgain = (still) => {
       if (look !== undefined && !unchanged()) look = undefined;
       if (!lookOpts || look !== undefined || looks >= 2 || loading) return;
-      if (now - Math.max(lastMutation, firstChange) < POLL_MS || working()) return;
+      if (!still || working()) return;
       looks++;
       look = JSON.stringify(snapshot(lookOpts));
     };
-    const sleep = (ms) => new Promise((r) => {
-      const timer = setTimeout(r, ms);
-      wake = () => {
+    // `frame`: wake after the page's next animation frame (and the tasks queued by it) if
+    // that comes first. A page shows a click's immediate effects by then (a handler's
+    // changes, a menu opened in requestAnimationFrame), so a click that changed nothing is
+    // known a few milliseconds after it rather than a poll later, and the look it needs
+    // takes that time back (on a large page the look runs past NO_CHANGE_MS otherwise).
+    // A tab in the background has no frames: the timer wakes it.
+    const sleep = (ms, frame) => new Promise((r) => {
+      let raf = 0;
+      const done = () => {
         clearTimeout(timer);
+        if (raf) window.cancelAnimationFrame(raf);
         r();
       };
+      const timer = setTimeout(done, ms);
+      if (frame) raf = window.requestAnimationFrame(() => setTimeout(done, 0));
+      wake = done;
     });
     return {
       // `ignore`: states of el the action is meant to change (a field's value when typing).
@@ -1111,16 +1122,19 @@
         // action when nothing changed.
         const due = () => (firstChange ? Math.max(lastMutation, firstChange) + QUIET_MS : t0 + NO_CHANGE_MS);
         let wait = POLL_MS;
+        let first = true;
         try {
           while (!loading) {
-            await sleep(wait);
+            await sleep(wait, first);
             const now = performance.now();
             if (loading) break;
             if (!firstChange && changed()) firstChange = now;
             const waited = now >= due();
             const long = now - t0 >= MAX_WATCH_MS;
             if ((waited || long) && (!working() || now - t0 >= MAX_BUSY_MS)) break;
-            lookAgain(now, firstChange || t0);
+            const quiet = now - Math.max(lastMutation, firstChange || t0) >= POLL_MS;
+            lookAgain(quiet || (first && !firstChange && !lastMutation));
+            first = false;
             // Wake when the watch may end rather than up to a poll after it, and at once when
             // that moment passed since this poll began (a look taken just now ran past it).
             // Already past it then (the page still working): poll.
@@ -1354,7 +1368,11 @@
   const exception = (e) => fail('exception', String((e && e.message) || e));
 
   // `lookOpts`: see `watch`. `mark`: a highlight command for the element (see `aim`).
-  function act(handle, action, lookOpts, mark) {
+  // `expect`: the handle comes from the last snapshot, which must still hold: anything
+  // changed since (`unchanged`) and nothing is done ('changed'), so that the worker need not
+  // ask in a call of its own first.
+  function act(handle, action, lookOpts, mark, expect) {
+    if (expect && !unchanged()) return fail('changed', 'the page changed since the last look; nothing was done');
     const outcome = actNow(handle, action, lookOpts, mark);
     return outcome instanceof Promise ? outcome.catch(exception) : outcome;
   }

@@ -27,7 +27,8 @@ const page = (title, body) => `<!doctype html><html lang="en"><head><meta charse
 
 const routes = {
   // A list that re-renders in a new order with new DOM nodes and new ids after every click
-  // (and whenever the test calls reshuffle(), to change it between the agent's look and act).
+  // (and whenever the test calls reshuffle(), to change it between the agent's look and act;
+  // recycle() changes what its rows show instead).
   '/shuffle': page('Fruit picker', `<h1>Pick fruit</h1><ul id="list"></ul>
     <script>
       const FRUIT = ['Apple', 'Banana', 'Cherry', 'Damson', 'Elderberry'];
@@ -40,10 +41,19 @@ const routes = {
           const b = document.createElement('button');
           b.id = 'b' + (++n) + '-' + Math.random().toString(36).slice(2, 6);
           b.textContent = 'Pick ' + f;
-          b.onclick = () => { fetch('/pick?item=' + f.toLowerCase()); reshuffle(); };
+          b.dataset.fruit = f;
+          b.onclick = () => { fetch('/pick?item=' + b.dataset.fruit.toLowerCase()); reshuffle(); };
           li.append(b);
           return li;
         }));
+      }
+      // The rows reused for other fruit, as a virtual list reuses them while it scrolls: the
+      // same nodes (and handles), each now showing and picking the next fruit.
+      function recycle() {
+        const buttons = [...document.querySelectorAll('#list button')];
+        const fruit = buttons.map((b) => b.dataset.fruit);
+        fruit.push(fruit.shift());
+        buttons.forEach((b, i) => { b.dataset.fruit = fruit[i]; b.textContent = 'Pick ' + fruit[i]; });
       }
       reshuffle();
     </script>`),
@@ -160,6 +170,20 @@ test('the look the model answered is acted on while the page is unchanged; a pag
   // and a new one before acting on the changed page.
   const clicks = ((await stored())?.steps ?? []).filter((x) => /"click"/.test(x.action));
   assert.deepEqual(clicks.map((x) => x.timings?.snapshots), [1, 2], JSON.stringify(clicks.map((x) => x.timings)));
+});
+
+test('rows reused for other items between the look and the act (a virtual list): the item the model chose is clicked, not its old row', async () => {
+  picks.length = 0;
+  // Before the first click, the row the model chose ("Pick Cherry") shows another fruit; the
+  // element the model named is still in the page.
+  navigator = fruitPicker(async (n) => {
+    if (n === 0) await tab.evaluate(() => window.recycle());
+  });
+  await startTask('Pick the cherry, then the apple', site.url + '/shuffle');
+  await waitStatus(/^Done/);
+  assert.deepEqual(picks, ['cherry', 'apple'], 'exactly the intended items, in order');
+  const clicks = ((await stored())?.steps ?? []).filter((x) => /"click"/.test(x.action));
+  assert.deepEqual(clicks.map((x) => x.timings?.snapshots), [2, 1], JSON.stringify(clicks.map((x) => x.timings)));
 });
 
 test('a widget inside an open shadow root is operated', async () => {

@@ -110,6 +110,13 @@ try {
   assert.equal((await snap({})).elements.length, s2.elements.length, 'the overlay is not reported');
   await page.waitForTimeout(300);
   assert.equal(await page.evaluate(() => document.documentElement.lastElementChild.tagName), 'BODY', 'overlay removed');
+  // `expect`: act only while the page is as the last snapshot saw it.
+  const s3 = await snap({});
+  const onLook = (h, a) => page.evaluate(([h, a]) => __tandemDriver.act(h, a, null, null, true), [h, a]);
+  assert.deepEqual(await onLook(find(s3, (e) => e.name.startsWith('Black')).handle, { op: 'read' }), { ok: true, text: 'Black sling — $25' });
+  await page.evaluate(() => { document.getElementById('cart').textContent = 'Cart (2)'; });
+  assert.equal((await onLook(find(s3, (e) => e.attrs.id === 'chip-sale').handle, { op: 'click' })).error, 'changed');
+  assert.equal(await page.evaluate(() => __events.length), 4, 'nothing was clicked on a changed page');
 
   // Hit-testing looks into open shadow roots: the rating's button is reached, not its host.
   await page.evaluate(() => window.scrollTo(0, 0));

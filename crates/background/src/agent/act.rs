@@ -13,7 +13,7 @@ use tandem_core::agent::{
 
 use super::page::{
     act_in_page, activate_tab, allowed, close_tab, go_back, host_of, lap, navigate, open_tab,
-    settle, snapshot, unchanged_since_snapshot, Phase,
+    settle, snapshot, unchanged_since_snapshot, NotActed, OnLook, Phase,
 };
 use super::run::{Loop, Observed};
 use super::Session;
@@ -114,9 +114,10 @@ impl Loop {
                 let Some(command) = action.driver_command() else {
                     return (None, Err("nothing to do".into()));
                 };
-                match act_in_page(tab, None, &command, false, None).await {
+                match act_in_page(tab, None, &command, false, None, OnLook::Any).await {
                     Ok(_) => (None, Ok("scrolled".into())),
-                    Err(e) => (None, Err(e)),
+                    Err(NotActed::Failed(e)) => (None, Err(e)),
+                    Err(NotActed::Changed) => (None, Err("the page changed".into())),
                 }
             }
             _ => self.act_on_element(ctx, session, observed, action).await,
@@ -179,19 +180,25 @@ impl Loop {
             .element(id, &observed.snapshot)
             .map(|el| label(id, el));
         let mut last_error = String::new();
-        for attempt in 0..2 {
+        // The look the model answered still holds when nothing changed since: no second
+        // snapshot (on a large page, most of a step's own time). When the top frame's driver
+        // watches the whole page (no frames of other origins), it checks that as it acts;
+        // otherwise every frame is asked first.
+        let whole_page = observed.snapshot.frames.iter().all(|f| f.accessible);
+        let mut on_observed = whole_page || unchanged_since_snapshot(tab).await;
+        let mut attempt = 0;
+        while attempt < 2 {
             if attempt > 0 {
                 chrome::sleep(400).await;
             }
-            // The look the model answered still holds when nothing changed since: no second
-            // snapshot (on a large page, most of a step's own time).
-            let fresh = if attempt == 0 && unchanged_since_snapshot(tab).await {
+            let fresh = if on_observed {
                 Cow::Borrowed(&observed.snapshot)
             } else {
                 match snapshot(tab, 0).await {
                     Ok(s) => Cow::Owned(s),
                     Err(e) => {
                         last_error = e.to_string();
+                        attempt += 1;
                         continue;
                     }
                 }
@@ -211,13 +218,22 @@ impl Loop {
                 Ok(el) => el.clone(),
                 Err(e) => {
                     last_error = e.to_string();
+                    attempt += 1;
+                    on_observed = false;
                     continue;
                 }
             };
             target = Some(label(id, &element));
             let mut command = command.clone();
             let mut typed_secret = false;
-            if let Some(reason) = needs_confirmation(action, Some(&element), &fresh) {
+            let reason = needs_confirmation(action, Some(&element), &fresh);
+            let asked = reason.is_some();
+            if let Some(reason) = reason {
+                // The question takes the user's time: ask it once, about the page as it is.
+                if on_observed && whole_page && !unchanged_since_snapshot(tab).await {
+                    on_observed = false;
+                    continue;
+                }
                 let secret = matches!(reason, ConfirmReason::EntersPassword);
                 let question = PendingConfirmation {
                     action: action.to_json().to_string(),
@@ -244,8 +260,16 @@ impl Loop {
             }
             // The next step looks at the page again: the driver takes that look while it
             // watches this action's effects. The highlight goes with the act; the driver puts
-            // it up once it has hit-tested the element.
-            match act_in_page(tab, Some(&element.handle), &command, true, Some(800)).await {
+            // it up once it has hit-tested the element. On the observed page's handle, the
+            // driver first checks that the page is still the one observed (after a question,
+            // the page was checked before it, as the user approved what they saw).
+            let on_look = if on_observed && whole_page && !asked {
+                OnLook::Expect
+            } else {
+                OnLook::Any
+            };
+            let handle = Some(element.handle.as_str());
+            match act_in_page(tab, handle, &command, true, Some(800), on_look).await {
                 Ok(acted) => {
                     // The driver watched the page until it was quiet; only a new document
                     // still loading is waited for here.
@@ -260,7 +284,14 @@ impl Loop {
                     }
                     return (target, Ok(acted.sentence));
                 }
-                Err(e) => last_error = e,
+                // Changed while the model thought (or the user decided): nothing was done,
+                // and no attempt is spent; find the element in a fresh snapshot.
+                Err(NotActed::Changed) => on_observed = false,
+                Err(NotActed::Failed(e)) => {
+                    last_error = e;
+                    attempt += 1;
+                    on_observed = false;
+                }
             }
         }
         // Second failure: record it and let the planner re-plan before the next step.

@@ -8,7 +8,7 @@ use std::cell::RefCell;
 use js_sys::{Array, Function, Object, Promise, Reflect, JSON};
 use tandem_core::agent::task::StepTimings;
 use tandem_core::agent::{
-    frame_of_handle, ActResult, DriverCommand, Snapshot, UrlDenied, UrlPolicy,
+    frame_of_handle, ActErrorCode, ActResult, DriverCommand, Snapshot, UrlDenied, UrlPolicy,
 };
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -43,11 +43,12 @@ function unchanged() {
 // The result as JSON, and beside it the snapshot the driver took while it watched (see its
 // `watch`), already JSON: kept out of the result, where it would be escaped into a string.
 // `mark`: a highlight command the driver shows on the element as it acts, in the same call
-// (a round trip less a step than a call of its own).
-async function act(handle, command, lookOpts, mark) {
+// (a round trip less a step than a call of its own). `expect`: act only if the page is still
+// as the last snapshot saw it (the driver answers 'changed' otherwise).
+async function act(handle, command, lookOpts, mark, expect) {
   const d = globalThis.__tandemDriver;
   if (!d) return [JSON.stringify({ ok: false, error: 'stale-handle', message: 'the page driver is not loaded' }), null];
-  const result = await d.act(handle, command, lookOpts, mark);
+  const result = await d.act(handle, command, lookOpts, mark, expect);
   const look = result && typeof result.look === 'string' ? result.look : null;
   if (result) delete result.look;
   return [JSON.stringify(result), look];
@@ -479,6 +480,32 @@ pub(super) struct Acted {
     pub loading: bool,
 }
 
+/// Why `act` did nothing.
+pub(super) enum NotActed {
+    /// Asked to act on the page of the last snapshot ([`OnLook::Expect`]), and it changed
+    /// since: look again.
+    Changed,
+    /// The sentence for the model and the timeline.
+    Failed(String),
+}
+
+impl From<String> for NotActed {
+    fn from(sentence: String) -> Self {
+        NotActed::Failed(sentence)
+    }
+}
+
+/// Whether the handle acted on must still be the last snapshot's.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum OnLook {
+    /// The driver acts only if the top frame's driver saw no change since its last snapshot,
+    /// which covers the whole page when it has no frames of other origins: a check in the
+    /// same call rather than a round trip of its own before it.
+    Expect,
+    /// The caller checked, or the handle is new.
+    Any,
+}
+
 /// `act(handle, command)` in the page; what it did (`ActResult::sentence`: what it
 /// changed), or why nothing was done.
 ///
@@ -494,11 +521,12 @@ pub(super) async fn act_in_page(
     command: &DriverCommand,
     look: bool,
     mark_ms: Option<u32>,
-) -> Result<Acted, String> {
+    on_look: OnLook,
+) -> Result<Acted, NotActed> {
     // Whatever was looked at before this action is older than it.
     LOOK.with(|l| l.borrow_mut().take());
     let started = js_sys::Date::now();
-    let acted = act_in_page_inner(tab, handle, command, look, mark_ms).await;
+    let acted = act_in_page_inner(tab, handle, command, look, mark_ms, on_look).await;
     lap(Phase::Act, started);
     // Reading the look is the next step's look, timed as such.
     let (acted, look) = acted?;
@@ -514,7 +542,8 @@ async fn act_in_page_inner(
     command: &DriverCommand,
     look: bool,
     mark_ms: Option<u32>,
-) -> Result<(Acted, Option<String>), String> {
+    on_look: OnLook,
+) -> Result<(Acted, Option<String>), NotActed> {
     let to_js = |command: &DriverCommand| {
         let json = serde_json::to_string(command).map_err(|e| e.to_string())?;
         JSON::parse(&json).map_err(js_text)
@@ -535,11 +564,12 @@ async fn act_in_page_inner(
     } else {
         JsValue::NULL
     };
+    let expect = JsValue::from_bool(on_look == OnLook::Expect);
     let results = execute(
         tab,
         Frames::One(frame),
         &act_fn(),
-        &Array::of4(&handle, &command_js, &look_opts, &mark),
+        &Array::of5(&handle, &command_js, &look_opts, &mark, &expect),
     )
     .await
     .map_err(|e| e.to_string())?;
@@ -551,11 +581,13 @@ async fn act_in_page_inner(
         .ok_or_else(|| AgentError::Driver("no result".into()).to_string())?;
     let result: ActResult = serde_json::from_str(&json)
         .map_err(|e| format!("the driver's answer was unreadable ({e})"))?;
+    if matches!(&result, ActResult::Failed(f) if f.error == ActErrorCode::Changed) {
+        return Err(NotActed::Changed);
+    }
     let look = pair.get(1).as_string();
     let loading = result.may_be_loading();
-    result
-        .sentence(command)
-        .map(|sentence| (Acted { sentence, loading }, look))
+    let sentence = result.sentence(command)?;
+    Ok((Acted { sentence, loading }, look))
 }
 
 thread_local! {

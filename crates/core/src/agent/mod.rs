@@ -42,5 +42,5 @@ pub use sites::{
     explain_script_error, leave_question, needs_file_access, needs_leave_approval,
     needs_site_grant, page_refusal, site_denied, site_question, SiteGrants, SITE_GRANTS_KEY,
 };
-pub use snapshot::{frame_of_handle, ActResult, DriverCommand, Element, Snapshot};
+pub use snapshot::{frame_of_handle, ActErrorCode, ActResult, DriverCommand, Element, Snapshot};
 pub use tool_step::ToolUse;

@@ -464,6 +464,9 @@ pub enum ActErrorCode {
     BadAction,
     /// The driver threw; the message is the exception's.
     Exception,
+    /// Asked to act only on the page of the last snapshot, and the page changed since:
+    /// nothing was done. Look again.
+    Changed,
     /// A code from a newer driver.
     #[serde(other)]
     Unknown,

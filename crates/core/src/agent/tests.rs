@@ -955,6 +955,7 @@ fn driver_protocol_shapes() {
         r#"{"ok":true,"scroll":{"x":0,"y":612},"moved":true,"atTop":false,"atBottom":false}"#,
         r#"{"ok":true,"changes":{"fields":1}}"#,
         r#"{"ok":false,"error":"covered","message":"the element is covered by dialog \"Cookie consent\"","by":{"tag":"div","role":"dialog","name":"Cookie consent"}}"#,
+        r#"{"ok":false,"error":"changed","message":"the page changed since the last look; nothing was done"}"#,
         r#"{"ok":false,"error":"from-a-newer-driver","message":"x"}"#,
         r#"{"error":"no ok field"}"#,
     ];
@@ -976,6 +977,7 @@ fn driver_protocol_shapes() {
             done ActSuccess { ok: true, changes: None, accepted: None, value: None, text: None, scroll: Some(Point { x: 0.0, y: 612.0 }), moved: Some(true), at_top: Some(false), at_bottom: Some(false) }
             done ActSuccess { ok: true, changes: Some(Changes { loading: false, url: None, title: false, focus: None, state: [], fields: 1, added: 0, removed: 0, attributes: 0, text: 0 }), accepted: None, value: None, text: None, scroll: None, moved: None, at_top: None, at_bottom: None }
             failed covered: the element is covered by dialog "Cookie consent" by Some(Cover { tag: "div", role: Some("dialog"), name: "Cookie consent" })
+            failed changed: the page changed since the last look; nothing was done by None
             failed unknown: x by None
             unreadable an act() result needs a boolean `ok`"#]],
     );
