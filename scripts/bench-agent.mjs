@@ -70,12 +70,19 @@ try {
   const site = await routeSite(browser.context, { routes: { '/big': generatedPage(), '/docs': docsPage() } });
   const log = [];
   let clicks = 0;
+  // Known here, in node, when the model says done: the status is read only after that, so
+  // that Playwright's polling of the panel does not share the machine with the steps timed.
+  let answeredDone;
+  const done = new Promise((r) => { answeredDone = r; });
   mock.setDefault((rec) => {
     const t = lastUserText(rec.body);
     const planner = t.startsWith('ROLE: PLANNER');
     log.push({ at: performance.now(), planner, turn: t });
     if (planner) return { ...AT_ONCE, reply: JSON.stringify({ plan: '1. add items', complete: true }) };
-    if (clicks >= STEPS) return { ...AT_ONCE, reply: JSON.stringify({ action: 'done', success: true, answer: 'ok' }) };
+    if (clicks >= STEPS) {
+      answeredDone();
+      return { ...AT_ONCE, reply: JSON.stringify({ action: 'done', success: true, answer: 'ok' }) };
+    }
     // A different "Add n" button each step (so the loop detector stays quiet).
     const buttons = [...t.matchAll(/^\[(\d+)\]\*? button "Add (\d+)"/gm)];
     const pick = buttons[clicks++ % Math.max(buttons.length, 1)];
@@ -123,6 +130,7 @@ try {
   await panel.getByRole('textbox', { name: 'Task' }).fill('Add some items');
   const started = performance.now();
   await panel.getByRole('button', { name: 'Start task' }).dispatchEvent('click');
+  await Promise.race([done, new Promise((r) => setTimeout(r, 120_000).unref())]);
   await panel.getByRole('status', { name: 'Task status' }).filter({ hasText: /^(Done|Failed)/ }).waitFor({ timeout: 120_000 });
 
   const first = log[0];
