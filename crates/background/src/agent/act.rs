@@ -284,8 +284,8 @@ impl Loop {
                     }
                     return (target, Ok(acted.sentence));
                 }
-                // Changed while the model thought (or the user decided): nothing was done,
-                // and no attempt is spent; find the element in a fresh snapshot.
+                // The page changed while the model thought: nothing was done, and no attempt
+                // is spent; find the element in a fresh snapshot.
                 Err(NotActed::Changed) => on_observed = false,
                 Err(NotActed::Failed(e)) => {
                     last_error = e;
