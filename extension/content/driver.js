@@ -10,7 +10,7 @@
 (() => {
   'use strict';
 
-  const VERSION = 7;
+  const VERSION = 8;
   const existing = globalThis.__tandemDriver;
   if (existing && existing.version === VERSION) return;
 
@@ -964,6 +964,9 @@
   // the wait instead of following it. `with` adds it (JSON) only if nothing at all changed
   // after it was taken (`unchanged`, as the worker checks it again before using it).
   function watch(el, lookOpts) {
+    // Where the first look goes as soon as it is taken (see `lookOf`).
+    const publish = publishTo;
+    let published;
     const doc = el.ownerDocument;
     const view = doc.defaultView;
     const root = rootPoint(el, 0, 0).doc;
@@ -1094,6 +1097,10 @@
       if (!still || working()) return;
       looks++;
       look = JSON.stringify(snapshot(lookOpts));
+      if (publish && looks === 1) {
+        published = look;
+        publish.resolve(look);
+      }
     };
     // `frame`: wake after the page's next animation frame (and the tasks queued by it) if
     // that comes first. A page shows a click's immediate effects by then (a handler's
@@ -1157,8 +1164,12 @@
         }
         return c;
       },
-      // The result with the look beside it, when one was kept.
-      with: (result) => (look === undefined ? result : { ...result, look }),
+      // The result with the look beside it, when one was kept; only whether it was, for the
+      // look already handed to `lookOf`.
+      with: (result) => {
+        if (look === undefined) return result;
+        return look === published ? { ...result, lookKept: true } : { ...result, look };
+      },
     };
   }
 
@@ -1370,11 +1381,54 @@
   // `lookOpts`: see `watch`. `mark`: a highlight command for the element (see `aim`).
   // `expect`: the handle comes from the last snapshot, which must still hold: anything
   // changed since (`unchanged`) and nothing is done ('changed'), so that the worker need not
-  // ask in a call of its own first.
-  function act(handle, action, lookOpts, mark, expect) {
-    if (expect && !unchanged()) return fail('changed', 'the page changed since the last look; nothing was done');
-    const outcome = actNow(handle, action, lookOpts, mark);
-    return outcome instanceof Promise ? outcome.catch(exception) : outcome;
+  // ask in a call of its own first. `ticket`: the look this act's watch takes is handed to
+  // `lookOf(ticket)` as soon as it is taken (see `watch`).
+  function act(handle, action, lookOpts, mark, expect, ticket) {
+    // Only the newest act's look is waited for: older tickets get nothing.
+    for (const [t, slot] of looksOut) {
+      if (t !== ticket) {
+        slot.resolve(null);
+        looksOut.delete(t);
+      }
+    }
+    publishTo = ticket === undefined || ticket === null ? null : lookSlot(ticket);
+    const done = publishTo;
+    const end = (r) => {
+      if (done) done.resolve(null); // no look taken, or one taken after the first
+      return r;
+    };
+    if (expect && !unchanged()) return end(fail('changed', 'the page changed since the last look; nothing was done'));
+    let outcome;
+    try {
+      outcome = actNow(handle, action, lookOpts, mark);
+    } finally {
+      publishTo = null;
+    }
+    return outcome instanceof Promise ? outcome.catch(exception).then(end) : end(outcome);
+  }
+
+  // Looks handed out before their act returns, by ticket: `lookOf` resolves with the first
+  // look the act's watch takes (JSON), or null when it takes none, so that the worker reads
+  // it while the watch goes on. The act's own result then says whether that look still held
+  // when the watch ended (`lookKept`), or carries the one taken after it.
+  const looksOut = new Map();
+  let publishTo = null;
+  function lookSlot(ticket) {
+    let slot = looksOut.get(ticket);
+    if (!slot) {
+      let resolve;
+      const promise = new Promise((r) => { resolve = r; });
+      slot = { promise, resolve };
+      looksOut.set(ticket, slot);
+    }
+    return slot;
+  }
+  function lookOf(ticket) {
+    // Asked before or after the act began: the worker sends both calls at once.
+    return lookSlot(ticket).promise.then((look) => {
+      looksOut.delete(ticket);
+      return look;
+    });
   }
 
   function actNow(handle, action, lookOpts, mark) {
@@ -1405,7 +1459,7 @@
   }
 
   Object.defineProperty(globalThis, '__tandemDriver', {
-    value: Object.freeze({ version: VERSION, docId, snapshot, unchanged, act, settle }),
+    value: Object.freeze({ version: VERSION, docId, snapshot, unchanged, act, lookOf, settle }),
     configurable: true,
     enumerable: false,
     writable: false,

@@ -117,6 +117,24 @@ try {
   await page.evaluate(() => { document.getElementById('cart').textContent = 'Cart (2)'; });
   assert.equal((await onLook(find(s3, (e) => e.attrs.id === 'chip-sale').handle, { op: 'click' })).error, 'changed');
   assert.equal(await page.evaluate(() => __events.length), 4, 'nothing was clicked on a changed page');
+  // `ticket`: the watch's first look is handed to lookOf(ticket) before the act returns, and
+  // the act says whether it still held at the end, or carries the look taken after it.
+  const early = (ticket) => page.evaluate(async ([h, ticket]) => {
+    const at = {};
+    const acting = __tandemDriver.act(h, { op: 'click' }, { maxText: 0 }, null, false, ticket).then((r) => { at.act = performance.now(); return r; });
+    const look = await __tandemDriver.lookOf(ticket);
+    at.look = performance.now();
+    const result = await acting;
+    return { look: JSON.parse(look).elements.length, before: at.look < at.act, result: { ...result, look: typeof result.look } };
+  }, [find(s3, (e) => e.attrs.id === 'chip-sale').handle, ticket]);
+  const s4 = await snap({});
+  const quiet = await early(41);
+  assert.deepEqual(quiet, { look: s4.elements.length, before: true, result: { ok: true, changes: {}, lookKept: true, look: 'undefined' } });
+  await page.evaluate(() => document.getElementById('chip-sale').addEventListener('click', () => setTimeout(() => { document.getElementById('cart').textContent = 'Cart (3)'; }, 40)));
+  const late = await early(42);
+  assert.equal(late.before, true, 'the first look was handed out before the act ended');
+  assert.equal(late.result.lookKept, undefined, 'a look the page changed after is not kept');
+  assert.equal(late.result.look, 'string', 'the look taken after the change comes with the result');
 
   // Hit-testing looks into open shadow roots: the rating's button is reached, not its host.
   await page.evaluate(() => window.scrollTo(0, 0));

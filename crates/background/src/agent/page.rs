@@ -45,13 +45,24 @@ function unchanged() {
 // `mark`: a highlight command the driver shows on the element as it acts, in the same call
 // (a round trip less a step than a call of its own). `expect`: act only if the page is still
 // as the last snapshot saw it (the driver answers 'changed' otherwise).
-async function act(handle, command, lookOpts, mark, expect) {
+// `ticket`: the first look is also handed to `lookOf(ticket)` as soon as it is taken; then the
+// result says only whether it still held at the end (`kept`), unless a later one replaced it.
+async function act(handle, command, lookOpts, mark, expect, ticket) {
   const d = globalThis.__tandemDriver;
-  if (!d) return [JSON.stringify({ ok: false, error: 'stale-handle', message: 'the page driver is not loaded' }), null];
-  const result = await d.act(handle, command, lookOpts, mark, expect);
+  if (!d) return [JSON.stringify({ ok: false, error: 'stale-handle', message: 'the page driver is not loaded' }), null, false];
+  const result = await d.act(handle, command, lookOpts, mark, expect, ticket);
   const look = result && typeof result.look === 'string' ? result.look : null;
-  if (result) delete result.look;
-  return [JSON.stringify(result), look];
+  const kept = !!(result && result.lookKept);
+  if (result) {
+    delete result.look;
+    delete result.lookKept;
+  }
+  return [JSON.stringify(result), look, kept];
+}
+// The look of the act with `ticket`, as soon as its watch takes it (null if it takes none).
+function lookOf(ticket) {
+  const d = globalThis.__tandemDriver;
+  return d && d.lookOf ? d.lookOf(ticket) : null;
 }
 function back() { history.back(); return true; }
 // The driver's wait for a new document (its `settle`); nothing to wait for without it (a
@@ -63,15 +74,31 @@ function quiet(quietMs, capMs) {
 export function snapshot_fn() { return snapshot; }
 export function quiet_fn() { return quiet; }
 export function act_fn() { return act; }
+export function look_of_fn() { return lookOf; }
 export function unchanged_fn() { return unchanged; }
 export function back_fn() { return back; }
 ")]
 extern "C" {
     fn snapshot_fn() -> Function;
     fn act_fn() -> Function;
+    fn look_of_fn() -> Function;
     fn unchanged_fn() -> Function;
     fn back_fn() -> Function;
     fn quiet_fn() -> Function;
+}
+
+// In the worker: whichever settles first, the early look (`{ look }`, null on failure) or the
+// act (null).
+#[wasm_bindgen(inline_js = "
+export function look_or_act(fetching, acting) {
+  return Promise.race([
+    fetching.then((look) => ({ look }), () => ({ look: null })),
+    acting.then(() => null, () => null),
+  ]);
+}
+")]
+extern "C" {
+    fn look_or_act(fetching: &Promise, acting: &Promise) -> Promise;
 }
 
 #[wasm_bindgen]
@@ -337,6 +364,26 @@ async fn execute(
     func: &Function,
     args: &Array,
 ) -> Result<Array, AgentError> {
+    let promise = execute_start(tab, frames, func, args)?;
+    execute_end(promise).await
+}
+
+/// The per-frame results of an `executeScript` begun with [`execute_start`].
+async fn execute_end(promise: Promise) -> Result<Array, AgentError> {
+    let results = JsFuture::from(promise)
+        .await
+        .map_err(|e| AgentError::Page(js_text(e)))?;
+    Ok(Array::from(&results))
+}
+
+/// Begins `chrome.scripting.executeScript` of `func(...args)` without waiting for it: two
+/// calls may then run in the page at once.
+fn execute_start(
+    tab: i32,
+    frames: Frames,
+    func: &Function,
+    args: &Array,
+) -> Result<Promise, AgentError> {
     let injection = Object::new();
     let target = Object::new();
     let _ = Reflect::set(&target, &"tabId".into(), &tab.into());
@@ -352,11 +399,7 @@ async fn execute(
     let _ = Reflect::set(&injection, &"target".into(), &target);
     let _ = Reflect::set(&injection, &"func".into(), func);
     let _ = Reflect::set(&injection, &"args".into(), args);
-    let promise = execute_script(&injection).map_err(|e| AgentError::Page(js_text(e)))?;
-    let results = JsFuture::from(promise)
-        .await
-        .map_err(|e| AgentError::Page(js_text(e)))?;
-    Ok(Array::from(&results))
+    execute_script(&injection).map_err(|e| AgentError::Page(js_text(e)))
 }
 
 /// The top frame's snapshot (with its same-origin iframes), with each cross-origin frame's
@@ -392,18 +435,22 @@ pub(super) async fn pending_look(tab: i32) -> Option<Snapshot> {
 /// How long after the driver's watch its look is used without asking the page again.
 const LOOK_FRESH_MS: f64 = 250.0;
 
-/// Keeps the driver's look at `tab` for [`pending_look`], unless the page has frames of other
-/// origins: their own drivers were not asked, and a look without them is not the tab's.
-fn keep_look(tab: i32, json: &str) {
-    let started = js_sys::Date::now();
+/// Keeps the driver's look at `tab` for [`pending_look`].
+fn keep_look(tab: i32, look: Snapshot) {
+    LOOK.with(|l| *l.borrow_mut() = Some((tab, js_sys::Date::now(), look)));
+}
+
+/// The driver's look, unless the page has frames of other origins (their own drivers were not
+/// asked, and a look without them is not the tab's) or it cannot be read.
+fn read_look(json: &str) -> Option<Snapshot> {
     match serde_json::from_str::<Snapshot>(json) {
-        Ok(look) if look.frames.iter().all(|f| f.accessible) => {
-            LOOK.with(|l| *l.borrow_mut() = Some((tab, js_sys::Date::now(), look)));
+        Ok(look) if look.frames.iter().all(|f| f.accessible) => Some(look),
+        Ok(_) => None,
+        Err(e) => {
+            crate::log_error("the driver's look was unreadable", &e.to_string().into());
+            None
         }
-        Ok(_) => {}
-        Err(e) => crate::log_error("the driver's look was unreadable", &e.to_string().into()),
     }
-    lap(Phase::Snapshot, started);
 }
 
 /// Whether every frame's page is as its last snapshot found it (the driver's `unchanged`):
@@ -528,12 +575,31 @@ pub(super) async fn act_in_page(
     let started = js_sys::Date::now();
     let acted = act_in_page_inner(tab, handle, command, look, mark_ms, on_look).await;
     lap(Phase::Act, started);
-    // Reading the look is the next step's look, timed as such.
     let (acted, look) = acted?;
-    if let Some(look) = look {
-        keep_look(tab, &look);
+    match look {
+        Some(Look::Read(look)) => keep_look(tab, look),
+        // Taken after the one handed out early: reading it is the next step's look, timed as such.
+        Some(Look::Json(json)) => {
+            let started = js_sys::Date::now();
+            if let Some(look) = read_look(&json) {
+                keep_look(tab, look);
+            }
+            lap(Phase::Snapshot, started);
+        }
+        None => {}
     }
     Ok(acted)
+}
+
+/// The look an act's watch took: read while the watch went on, or JSON still to read.
+enum Look {
+    Read(Snapshot),
+    Json(String),
+}
+
+thread_local! {
+    /// Tickets pairing an act with the call that fetches its look early.
+    static TICKET: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
 }
 
 async fn act_in_page_inner(
@@ -543,7 +609,7 @@ async fn act_in_page_inner(
     look: bool,
     mark_ms: Option<u32>,
     on_look: OnLook,
-) -> Result<(Acted, Option<String>), NotActed> {
+) -> Result<(Acted, Option<Look>), NotActed> {
     let to_js = |command: &DriverCommand| {
         let json = serde_json::to_string(command).map_err(|e| e.to_string())?;
         JSON::parse(&json).map_err(js_text)
@@ -565,15 +631,58 @@ async fn act_in_page_inner(
         JsValue::NULL
     };
     let expect = JsValue::from_bool(on_look == OnLook::Expect);
-    let results = execute(
-        tab,
-        Frames::One(frame),
-        &act_fn(),
-        &Array::of5(&handle, &command_js, &look_opts, &mark, &expect),
-    )
-    .await
-    .map_err(|e| e.to_string())?;
+    // With a look asked for, a second call fetches it as soon as the driver has taken it, and
+    // it is read while the watch goes on (on a large page, reading it took ~10 ms after).
+    let ticket = (!look_opts.is_null()).then(|| {
+        TICKET.with(|t| {
+            t.set(t.get().wrapping_add(1));
+            t.get()
+        })
+    });
+    let ticket_js = ticket.map_or(JsValue::NULL, JsValue::from);
+    let args = Array::of5(&handle, &command_js, &look_opts, &mark, &expect);
+    args.push(&ticket_js);
+    let acting =
+        execute_start(tab, Frames::One(frame), &act_fn(), &args).map_err(|e| e.to_string())?;
+    let fetching = ticket.and_then(|_| {
+        execute_start(
+            tab,
+            Frames::One(None),
+            &look_of_fn(),
+            &Array::of1(&ticket_js),
+        )
+        .ok()
+    });
+    // The look is read as soon as it comes, unless the act ends first: then it is fetched only
+    // if the act says it held (else it may never come: the page may have left, and the call
+    // reached the next document).
+    let read = |results: JsValue| {
+        // Null when the call failed (`Array.from` would throw on it).
+        if !Array::is_array(&results) {
+            return None;
+        }
+        let frames = Array::from(&results);
+        Reflect::get(&frames.get(0), &"result".into())
+            .ok()
+            .and_then(|json| json.as_string())
+            .and_then(|json| read_look(&json))
+    };
+    let mut early = None;
+    let mut fetched = false;
+    if let Some(fetching) = &fetching {
+        if let Ok(won) = JsFuture::from(look_or_act(fetching, &acting)).await {
+            if !won.is_null() {
+                fetched = true;
+                early = read(Reflect::get(&won, &"look".into()).unwrap_or(JsValue::NULL));
+            }
+        }
+    }
+    let results = execute_end(acting).await.map_err(|e| e.to_string())?;
     let pair = Reflect::get(&results.get(0), &"result".into()).unwrap_or(JsValue::NULL);
+    // Not the wrapper's array (the frame answered nothing): `Array.from` would throw on it.
+    if !Array::is_array(&pair) {
+        return Err(AgentError::Driver("no result".into()).to_string().into());
+    }
     let pair = Array::from(&pair);
     let json = pair
         .get(0)
@@ -584,7 +693,17 @@ async fn act_in_page_inner(
     if matches!(&result, ActResult::Failed(f) if f.error == ActErrorCode::Changed) {
         return Err(NotActed::Changed);
     }
-    let look = pair.get(1).as_string();
+    // The look handed out early only if it still held when the watch ended; else the one
+    // taken after it, if any.
+    let kept = pair.get(2).is_truthy();
+    if let (Some(fetching), true, false) = (fetching, kept, fetched) {
+        early = JsFuture::from(fetching).await.ok().and_then(read);
+    }
+    let look = match (early, kept, pair.get(1).as_string()) {
+        (Some(early), true, _) => Some(Look::Read(early)),
+        (_, _, Some(json)) => Some(Look::Json(json)),
+        _ => None,
+    };
     let loading = result.may_be_loading();
     let sentence = result.sentence(command)?;
     Ok((Acted { sentence, loading }, look))
