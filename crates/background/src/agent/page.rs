@@ -341,8 +341,7 @@ async fn run_in_page(
     args: &Array,
 ) -> Result<String, AgentError> {
     let results = execute(tab, Frames::One(frame), func, args).await?;
-    let first = results.get(0);
-    let result = Reflect::get(&first, &"result".into()).unwrap_or(JsValue::NULL);
+    let result = first_result(&results);
     if result.is_undefined() || result.is_null() {
         return Err(AgentError::Driver("no result".into()));
     }
@@ -597,9 +596,61 @@ enum Look {
     Json(String),
 }
 
-thread_local! {
-    /// Tickets pairing an act with the call that fetches its look early.
-    static TICKET: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+/// The first look of an act's watch, fetched by `lookOf(ticket)` beside the act.
+#[derive(Default)]
+struct EarlyLook {
+    /// The `lookOf` call, while it has not answered.
+    pending: Option<Promise>,
+    read: Option<Snapshot>,
+}
+
+impl EarlyLook {
+    /// Asks for the look and reads it as soon as it comes, unless the act ends first.
+    async fn begin(tab: i32, ticket: &JsValue, acting: &Promise) -> Self {
+        let Ok(fetching) =
+            execute_start(tab, Frames::One(None), &look_of_fn(), &Array::of1(ticket))
+        else {
+            return Self::default();
+        };
+        match JsFuture::from(look_or_act(&fetching, acting)).await {
+            Ok(won) if !won.is_null() => Self {
+                pending: None,
+                read: Reflect::get(&won, &"look".into())
+                    .ok()
+                    .and_then(|r| look_in(&r)),
+            },
+            _ => Self {
+                pending: Some(fetching),
+                read: None,
+            },
+        }
+    }
+
+    /// The look, once the act said it still held. A call still pending is awaited only then:
+    /// otherwise it may never answer (the page may have left, and it reached the next document).
+    async fn finish(&mut self) -> Option<Snapshot> {
+        if let Some(pending) = self.pending.take() {
+            self.read = JsFuture::from(pending).await.ok().and_then(|r| look_in(&r));
+        }
+        self.read.take()
+    }
+}
+
+/// The look in a `lookOf` call's results.
+fn look_in(results: &JsValue) -> Option<Snapshot> {
+    first_result(&as_array(results)?)
+        .as_string()
+        .and_then(|json| read_look(&json))
+}
+
+/// The first frame's result of an `executeScript`.
+fn first_result(results: &Array) -> JsValue {
+    Reflect::get(&results.get(0), &"result".into()).unwrap_or(JsValue::NULL)
+}
+
+/// `value` as an array, if it is one (`Array.from` throws on null).
+fn as_array(value: &JsValue) -> Option<Array> {
+    Array::is_array(value).then(|| Array::from(value))
 }
 
 async fn act_in_page_inner(
@@ -644,46 +695,14 @@ async fn act_in_page_inner(
     args.push(&ticket_js);
     let acting =
         execute_start(tab, Frames::One(frame), &act_fn(), &args).map_err(|e| e.to_string())?;
-    let fetching = ticket.and_then(|_| {
-        execute_start(
-            tab,
-            Frames::One(None),
-            &look_of_fn(),
-            &Array::of1(&ticket_js),
-        )
-        .ok()
-    });
-    // The look is read as soon as it comes, unless the act ends first: then it is fetched only
-    // if the act says it held (else it may never come: the page may have left, and the call
-    // reached the next document).
-    let read = |results: JsValue| {
-        // Null when the call failed (`Array.from` would throw on it).
-        if !Array::is_array(&results) {
-            return None;
-        }
-        let frames = Array::from(&results);
-        Reflect::get(&frames.get(0), &"result".into())
-            .ok()
-            .and_then(|json| json.as_string())
-            .and_then(|json| read_look(&json))
+    let mut early = match ticket {
+        Some(_) => EarlyLook::begin(tab, &ticket_js, &acting).await,
+        None => EarlyLook::default(),
     };
-    let mut early = None;
-    let mut fetched = false;
-    if let Some(fetching) = &fetching {
-        if let Ok(won) = JsFuture::from(look_or_act(fetching, &acting)).await {
-            if !won.is_null() {
-                fetched = true;
-                early = read(Reflect::get(&won, &"look".into()).unwrap_or(JsValue::NULL));
-            }
-        }
-    }
     let results = execute_end(acting).await.map_err(|e| e.to_string())?;
-    let pair = Reflect::get(&results.get(0), &"result".into()).unwrap_or(JsValue::NULL);
-    // Not the wrapper's array (the frame answered nothing): `Array.from` would throw on it.
-    if !Array::is_array(&pair) {
+    let Some(pair) = as_array(&first_result(&results)) else {
         return Err(AgentError::Driver("no result".into()).to_string().into());
-    }
-    let pair = Array::from(&pair);
+    };
     let json = pair
         .get(0)
         .as_string()
@@ -695,14 +714,10 @@ async fn act_in_page_inner(
     }
     // The look handed out early only if it still held when the watch ended; else the one
     // taken after it, if any.
-    let kept = pair.get(2).is_truthy();
-    if let (Some(fetching), true, false) = (fetching, kept, fetched) {
-        early = JsFuture::from(fetching).await.ok().and_then(read);
-    }
-    let look = match (early, kept, pair.get(1).as_string()) {
-        (Some(early), true, _) => Some(Look::Read(early)),
-        (_, _, Some(json)) => Some(Look::Json(json)),
-        _ => None,
+    let look = match (pair.get(2).is_truthy(), pair.get(1).as_string()) {
+        (true, _) => early.finish().await.map(Look::Read),
+        (false, Some(json)) => Some(Look::Json(json)),
+        (false, None) => None,
     };
     let loading = result.may_be_loading();
     let sentence = result.sentence(command)?;
@@ -712,6 +727,8 @@ async fn act_in_page_inner(
 thread_local! {
     /// The snapshot the driver took while watching the last action, and its tab.
     static LOOK: RefCell<Option<(i32, f64, Snapshot)>> = const { RefCell::new(None) };
+    /// Tickets pairing an act with the call that fetches its look early ([`EarlyLook`]).
+    static TICKET: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
     /// Where the current step's time went outside the model (the worker is single-threaded;
     /// the loop takes it with each action step's record).
     static CLOCK: RefCell<StepTimings> = RefCell::new(StepTimings::default());
