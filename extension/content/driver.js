@@ -888,15 +888,14 @@
   // Where the pointer lands on el once it is scrolled into view: {hit, x, y}, or a `covered`
   // failure naming what lies on top. An element not painted where its box is (clipped by an
   // ancestor, pointer-events: none) gets the events itself, as before hit-testing existed.
-  // A highlight asked with the act (its command), shown once the element has been hit-tested:
-  // hit-testing just after the overlay went in cost ~5 ms on a large page (the page's
-  // hit-test data was stale), where afterwards the next frame brings it up to date during the
-  // watch. An act that never aims (refused first, or a read) shows it at its end.
-  let markNext = null;
+  // A highlight asked with the act (`acting.mark`), shown once the element has been
+  // hit-tested: hit-testing just after the overlay went in cost ~5 ms on a large page (the
+  // page's hit-test data was stale), where afterwards the next frame brings it up to date
+  // during the watch. An act that never aims (refused first, or a read) shows it at its end.
   const showMark = (el) => {
-    if (!markNext) return;
-    const mark = markNext;
-    markNext = null;
+    const mark = acting.mark;
+    if (!mark) return;
+    acting.mark = null;
     highlight(el, mark);
   };
 
@@ -965,7 +964,7 @@
   // after it was taken (`unchanged`, as the worker checks it again before using it).
   function watch(el, lookOpts) {
     // Where the first look goes as soon as it is taken (see `lookOf`).
-    const publish = publishTo;
+    const publish = acting.look;
     let published;
     const doc = el.ownerDocument;
     const view = doc.defaultView;
@@ -1391,18 +1390,18 @@
         looksOut.delete(t);
       }
     }
-    publishTo = ticket === undefined || ticket === null ? null : lookSlot(ticket);
-    const done = publishTo;
+    const look = ticket === undefined || ticket === null ? null : lookSlot(ticket);
     const end = (r) => {
-      if (done) done.resolve(null); // no look taken, or one taken after the first
+      if (look) look.resolve(null); // no look taken, or one taken after the first
       return r;
     };
     if (expect && !unchanged()) return end(fail('changed', 'the page changed since the last look; nothing was done'));
     let outcome;
+    acting = { mark: mark && mark.op === 'highlight' ? mark : null, look };
     try {
-      outcome = actNow(handle, action, lookOpts, mark);
+      outcome = actNow(handle, action, lookOpts);
     } finally {
-      publishTo = null;
+      acting = NOT_ACTING;
     }
     return outcome instanceof Promise ? outcome.catch(exception).then(end) : end(outcome);
   }
@@ -1412,7 +1411,11 @@
   // it while the watch goes on. The act's own result then says whether that look still held
   // when the watch ended (`lookKept`), or carries the one taken after it.
   const looksOut = new Map();
-  let publishTo = null;
+  // What the act running now carries to where it is used, deep inside it: the highlight
+  // `mark` (see `aim`; taken once shown) and the `look` slot its watch hands its first look
+  // to. Set for the synchronous part of `act`, where every action aims and starts its watch.
+  const NOT_ACTING = Object.freeze({ mark: null, look: null });
+  let acting = NOT_ACTING;
   function lookSlot(ticket) {
     let slot = looksOut.get(ticket);
     if (!slot) {
@@ -1431,8 +1434,7 @@
     });
   }
 
-  function actNow(handle, action, lookOpts, mark) {
-    markNext = mark && mark.op === 'highlight' ? mark : null;
+  function actNow(handle, action, lookOpts) {
     let target = null;
     try {
       const op = action && action.op;
@@ -1454,7 +1456,6 @@
     } finally {
       // Each action aims before its first wait, so by now the mark is shown if it ever aimed.
       if (target) showMark(target);
-      markNext = null;
     }
   }
 
