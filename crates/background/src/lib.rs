@@ -27,9 +27,10 @@ use wasm_bindgen::prelude::*;
 
 use tandem_core::protocol::{PanelToWorker, CHAT_PORT};
 
-/// Runs once per worker start, after the wasm loaded.
+/// Runs once per worker start, after the wasm loaded. The panel loads the same module
+/// (crates/wasm) and never calls it.
 #[wasm_bindgen]
-pub fn start() {
+pub fn start_worker() {
     // The toolbar button opens the side panel. Set on every start (not only on install)
     // because the setting is cheap and this keeps it right after an update or a reload.
     let behavior = js_sys::Object::new();

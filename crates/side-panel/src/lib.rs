@@ -23,9 +23,11 @@ mod tab;
 mod task;
 mod tools;
 
-/// Runs when the page loads the wasm. Not in unit tests: they bring their own DOM.
-#[cfg_attr(not(test), wasm_bindgen::prelude::wasm_bindgen(start))]
-pub fn start() {
+/// Runs once the panel's bootstrap (`extension/sidepanel.js`) has loaded the wasm. An export
+/// called by name, not a `start` function run on load: the worker loads the same module
+/// (crates/wasm) and must not wire a DOM it does not have.
+#[wasm_bindgen::prelude::wasm_bindgen]
+pub fn start_panel() {
     // What the worker sends goes to the view it is for; the memory and the conversation
     // register their own.
     port::route(port::Route::Task, task::receive);
