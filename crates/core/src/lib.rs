@@ -29,6 +29,7 @@ pub mod redact;
 pub mod request;
 pub mod send;
 pub mod session;
+pub mod sort;
 pub mod sse;
 pub mod stream;
 pub mod tokens;

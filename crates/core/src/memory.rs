@@ -479,7 +479,7 @@ impl SessionMemory {
             .iter()
             .map(|(key, s)| (s.last_activity(), key.clone()))
             .collect();
-        by_age.sort();
+        crate::sort::sort(&mut by_age);
         // Oldest first, so both the expired sessions and the excess ones form a prefix.
         // saturating_sub: a clock that went backwards makes sessions young, never negative.
         let expired = by_age

@@ -104,7 +104,7 @@ pub fn read_list(
         .filter_map(|entry| listed(cfg.kind, entry))
         .take(MAX_MODELS)
         .collect();
-    models.sort_by(|a, b| a.id.cmp(&b.id));
+    crate::sort::sort_by(&mut models, |a, b| a.id.cmp(&b.id));
     models.dedup_by(|a, b| a.id == b.id);
     Ok(models)
 }

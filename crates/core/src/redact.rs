@@ -18,7 +18,7 @@ pub fn secrets_of(settings: &Settings) -> Vec<String> {
         .map(|p| p.api_key.trim().to_string())
         .filter(|k| k.chars().count() >= MIN_SECRET)
         .collect();
-    secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    crate::sort::sort_by_key(&mut secrets, |s| std::cmp::Reverse(s.len()));
     secrets.dedup();
     secrets
 }

@@ -512,7 +512,7 @@ async fn take_snapshot(tab: i32, max_text: u32) -> Result<Snapshot, AgentError> 
     }
     let mut top = top.ok_or_else(|| AgentError::Driver("no result".into()))?;
     // Parents before children: a nested frame's iframe is listed by its parent's snapshot.
-    others.sort_by_key(|(id, _)| *id);
+    tandem_core::sort::sort_by_key(&mut others, |(id, _)| *id);
     for (id, sub) in others {
         top.merge_frame(id, sub);
     }

@@ -206,7 +206,7 @@ impl Chunks {
 
     /// Emits the assembled calls, in stream order, once.
     fn flush(&mut self, out: &mut Vec<StreamEvent>) {
-        self.calls.sort_by_key(|c| c.index);
+        crate::sort::sort_by_key(&mut self.calls, |c| c.index);
         out.extend(self.calls.drain(..).map(|c| {
             StreamEvent::ToolCall(ToolCall {
                 arguments: parse_arguments(&c.arguments),

@@ -424,7 +424,7 @@ fn summarise(left: &[&Entry], snapshot: &Snapshot) -> String {
         }
     }
     // Largest first; ties keep page order.
-    groups.sort_by_key(|g| std::cmp::Reverse(g.2));
+    crate::sort::sort_by_key(&mut groups, |g| std::cmp::Reverse(g.2));
     let mut parts: Vec<String> = Vec::new();
     let mut rest = 0;
     for (i, (group, kinds, total)) in groups.iter().enumerate() {
@@ -586,7 +586,7 @@ impl Names {
         let mut by_group: HashMap<FieldGroup, Vec<&Entry>> = HashMap::new();
         // Document order, whatever order the sections put them in.
         let mut ordered: Vec<&Entry> = offered.to_vec();
-        ordered.sort_by_key(|e| e.signature.index);
+        crate::sort::sort_by_key(&mut ordered, |e| e.signature.index);
         for &entry in &ordered {
             if let Some(el) = element(entry) {
                 by_name.entry(name_key(el)).or_default().push(entry);

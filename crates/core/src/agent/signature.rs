@@ -104,7 +104,7 @@ impl Text {
         self.grams.get_or_init(|| {
             let chars: Vec<char> = self.norm.chars().collect();
             let mut grams: Vec<(char, char)> = chars.windows(2).map(|w| (w[0], w[1])).collect();
-            grams.sort_unstable();
+            crate::sort::sort(&mut grams);
             grams
         })
     }
@@ -289,7 +289,7 @@ pub fn find<'a>(target: &Signature, candidates: impl IntoIterator<Item = &'a Sig
             };
         }
     }
-    scored.sort_by(|a, b| b.1.total_cmp(&a.1));
+    crate::sort::sort_by(&mut scored, |a, b| b.1.total_cmp(&a.1));
     let Some(&(best, best_score)) = scored.first() else {
         return Match::NotFound { best: None };
     };

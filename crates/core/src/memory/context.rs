@@ -69,7 +69,7 @@ pub fn build_context(session: &SessionContext, config: &MemoryConfig) -> BuiltCo
         }
     }
     let mut parts = packer.parts;
-    parts.sort_by_key(|part| part.index);
+    crate::sort::sort_by_key(&mut parts, |part| part.index);
     let render = |parts: &[Part]| {
         parts
             .iter()

@@ -110,7 +110,7 @@ impl Settings {
             }
         };
         let mut reset = reader.reset;
-        reset.sort_unstable();
+        crate::sort::sort(&mut reset);
         reset.dedup();
         StoredSettings { settings, reset }
     }
