@@ -47,9 +47,15 @@ extern "C" {
     fn is_allowed_file_scheme_access() -> Result<Promise, JsValue>;
 }
 
+/// What to tell `page_refusal` about file access for `url`: Chrome is asked only for a `file:`
+/// page, the one kind whose answer depends on it, and not on every step or question.
+pub async fn file_access_for(url: &str) -> bool {
+    tandem_core::agent::needs_file_access(url) && file_access().await
+}
+
 /// Whether the user turned on "Allow access to file URLs" for Tandem; no when Chrome does not
 /// say.
-pub async fn file_access() -> bool {
+async fn file_access() -> bool {
     let Ok(promise) = is_allowed_file_scheme_access() else {
         return false;
     };

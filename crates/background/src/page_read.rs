@@ -126,7 +126,7 @@ pub async fn quote_page(
 ) -> Result<Vec<ChatMessage>, ProviderError> {
     let tab = tab_id.ok_or(ReadError::NoTab)?;
     let url = tab_url(tab).await?;
-    if let Some(why) = page_text::read_refusal(&url, chrome::file_access().await) {
+    if let Some(why) = page_text::read_refusal(&url, chrome::file_access_for(&url).await) {
         return Err(ReadError::Refused(why).into());
     }
     // The progress line until the answer's first words (a long page takes a moment).

@@ -12,8 +12,8 @@ use tandem_core::agent::task::{
 };
 use tandem_core::agent::tool_step;
 use tandem_core::agent::{
-    explain_script_error, needs_file_access, needs_site_grant, page_refusal, parse_action,
-    site_denied, site_question, Action, ElementMap, Snapshot, UrlPolicy,
+    explain_script_error, needs_site_grant, page_refusal, parse_action, site_denied, site_question,
+    Action, ElementMap, Snapshot, UrlPolicy,
 };
 use tandem_core::errors::ErrorKind;
 use tandem_core::request::{ToolCall, ToolOutcome};
@@ -634,8 +634,7 @@ impl Loop {
                 e.to_string(),
             )
         })?;
-        let files = needs_file_access(&url) && chrome::file_access().await;
-        if let Some(sentence) = page_refusal(&url, files) {
+        if let Some(sentence) = page_refusal(&url, chrome::file_access_for(&url).await) {
             return Err((sentence, format!("refused: {url}")));
         }
         // A page that is loading, reloading or briefly between documents cannot be read
