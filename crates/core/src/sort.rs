@@ -1,6 +1,6 @@
 //! Sorting through one compiled sort. The standard `sort_by` is generic over the item and the
 //! comparison, so every call site with its own closure compiles a sort of its own (driftsort
-//! and its small-sort networks: 2–4 KB of wasm a site, ~67 KB across Tandem's module). Here
+//! and its small-sort networks, 2–4 KB of wasm a site; 34 KB of the module went this way). Here
 //! every caller sorts a list of positions with the same comparator type, so the standard sort
 //! is compiled once, and the items are then moved into that order. The lists Tandem sorts hold
 //! at most a few thousand items; the indirect comparison costs microseconds there.
