@@ -623,13 +623,9 @@ impl Registry {
     /// (`tandem_tabs`), else the slug with the start of the id, else the id's start alone
     /// (names without Latin letters, or repeated collisions).
     fn unused_prefix(&self, id: &str, name: &str) -> String {
-        let taken: BTreeSet<&str> = self
-            .providers
-            .values()
-            .filter(|p| p.id != id)
-            .map(|p| p.prefix.as_str())
-            .collect();
-        pick_prefix(id, name, &taken)
+        pick_prefix(id, name, &|c| {
+            self.providers.values().any(|p| p.id != id && p.prefix == c)
+        })
     }
 
     /// The JSON the worker stores.
@@ -664,8 +660,7 @@ impl Registry {
         }
         for id in redo {
             if let Some(p) = providers.get_mut(&id) {
-                let refs: BTreeSet<&str> = taken.iter().map(String::as_str).collect();
-                p.prefix = pick_prefix(&id, &p.name, &refs);
+                p.prefix = pick_prefix(&id, &p.name, &|c| taken.contains(c));
                 taken.insert(p.prefix.clone());
             }
         }
@@ -742,7 +737,9 @@ fn valid_prefix(p: &str) -> bool {
         && !p.contains("__")
 }
 
-fn pick_prefix(id: &str, name: &str, taken: &BTreeSet<&str>) -> String {
+/// `taken`: whether another provider holds the prefix already (a predicate, not a set built
+/// for the question).
+fn pick_prefix(id: &str, name: &str, taken: &dyn Fn(&str) -> bool) -> String {
     // Extension ids are 32 letters a–p; ids from elsewhere are reduced to the same alphabet.
     let id_part: String = slug(id).replace('_', "");
     let base = match slug(name) {
@@ -765,14 +762,14 @@ fn pick_prefix(id: &str, name: &str, taken: &BTreeSet<&str>) -> String {
     candidates.push(format!("ext_{}", short(20)));
     if let Some(free) = candidates
         .into_iter()
-        .find(|c| valid_prefix(c) && !taken.contains(c.as_str()))
+        .find(|c| valid_prefix(c) && !taken(c))
     {
         return free;
     }
     // Ids are unique, so this is only reached with odd ids; count up until one is free.
     (1u32..)
         .map(|n| format!("ext_{}_{n}", short(8)).replace("__", "_"))
-        .find(|c| valid_prefix(c) && !taken.contains(c.as_str()))
+        .find(|c| valid_prefix(c) && !taken(c))
         .unwrap_or_else(|| "ext".to_string())
 }
 
@@ -1040,7 +1037,7 @@ mod tests {
 
     #[test]
     fn prefixes_are_readable_and_fall_back_to_the_id() {
-        let none = BTreeSet::new();
+        let none = |_: &str| false;
         assert_eq!(pick_prefix(TABS, "Tandem Tabs", &none), "tandem_tabs");
         assert_eq!(pick_prefix(TABS, "  «Tabs»!! 2 ", &none), "tabs_2");
         assert_eq!(pick_prefix(TABS, "タブ", &none), "ext_aaaabbbb");
@@ -1050,9 +1047,8 @@ mod tests {
             pick_prefix(TABS, "The Extraordinarily Long Extension Name", &none),
             "the_extraordinarily_long"
         );
-        let taken: BTreeSet<&str> = ["tandem_tabs"].into();
         assert_eq!(
-            pick_prefix(TABS, "Tandem Tabs", &taken),
+            pick_prefix(TABS, "Tandem Tabs", &|c| c == "tandem_tabs"),
             "tandem_tabs_aaaabb"
         );
         assert_eq!(
