@@ -150,12 +150,10 @@ fn schema(s: &Value) -> Value {
                 }
             },
             "properties" => {
-                let props: serde_json::Map<String, Value> = value
-                    .as_object()
-                    .into_iter()
-                    .flatten()
-                    .map(|(name, p)| (name.clone(), schema(p)))
-                    .collect();
+                let mut props = serde_json::Map::new();
+                for (name, p) in value.as_object().into_iter().flatten() {
+                    props.insert(name.clone(), schema(p));
+                }
                 out.insert(key.clone(), Value::Object(props));
             }
             "items" => {

@@ -172,11 +172,10 @@ pub fn with_page_tools(registry: &Registry, tab_id: i32, listing: &PageListing) 
                    "parameters": t.parameters})
         })
         .collect();
-    let policies: Map<String, Value> = listing
-        .tools
-        .iter()
-        .map(|t| (t.name.clone(), json!("ask")))
-        .collect();
+    let mut policies = Map::new();
+    for t in &listing.tools {
+        policies.insert(t.name.clone(), json!("ask"));
+    }
     let provider = json!({
         "name": provider_name(&listing.host),
         "decision": "allowed",

@@ -230,13 +230,17 @@ impl Provider {
                 }
             }
         }
-        let policies = o
+        let mut policies = BTreeMap::new();
+        for (tool, p) in o
             .get("policies")
             .and_then(Value::as_object)
             .into_iter()
             .flatten()
-            .filter_map(|(tool, p)| Some((tool.clone(), Policy::parse(p.as_str()?)?)))
-            .collect();
+        {
+            if let Some(p) = p.as_str().and_then(Policy::parse) {
+                policies.insert(tool.clone(), p);
+            }
+        }
         Some(Provider {
             id: id.to_string(),
             name,
@@ -630,24 +634,27 @@ impl Registry {
 
     /// The JSON the worker stores.
     pub fn to_stored(&self) -> Value {
-        let providers: Map<String, Value> = self
-            .providers
-            .iter()
-            .map(|(id, p)| (id.clone(), p.to_stored()))
-            .collect();
+        let mut providers = Map::new();
+        for (id, p) in &self.providers {
+            providers.insert(id.clone(), p.to_stored());
+        }
         json!({"version": STORED_VERSION, "providers": providers})
     }
 
     /// Reads what [`Registry::to_stored`] wrote, tolerantly: anything unreadable is
     /// skipped, never fatal (no storage, or another shape, is an empty registry).
     pub fn from_stored(v: &Value) -> Registry {
-        let mut providers: BTreeMap<String, Provider> = v
+        let mut providers = BTreeMap::new();
+        for (id, p) in v
             .get("providers")
             .and_then(Value::as_object)
             .into_iter()
             .flatten()
-            .filter_map(|(id, p)| Some((id.clone(), Provider::from_stored(id, p)?)))
-            .collect();
+        {
+            if let Some(p) = Provider::from_stored(id, p) {
+                providers.insert(id.clone(), p);
+            }
+        }
         // Prefixes must be valid and unique; keep the valid ones (the first by id wins a
         // clash), then give the others new ones. Deterministic, so reloading is stable.
         let mut taken: BTreeSet<String> = BTreeSet::new();

@@ -573,11 +573,13 @@ fn subset(schema: &Value, depth: usize) -> Value {
             "type" | "required" | "enum" | "const" | "minimum" | "maximum" | "exclusiveMinimum"
             | "exclusiveMaximum" | "minLength" | "maxLength" | "minItems" | "maxItems" => v.clone(),
             "properties" => match v {
-                Value::Object(p) => Value::Object(
-                    p.iter()
-                        .map(|(k, v)| (k.clone(), subset(v, depth + 1)))
-                        .collect(),
-                ),
+                Value::Object(p) => {
+                    let mut props = Map::new();
+                    for (k, v) in p {
+                        props.insert(k.clone(), subset(v, depth + 1));
+                    }
+                    Value::Object(props)
+                }
                 _ => continue,
             },
             "additionalProperties" | "items" => match v {
