@@ -1,7 +1,7 @@
 //! Tandem's one shipped wasm module: the service worker (`tandem-background`) and the side
 //! panel (`tandem-side-panel`) linked together. Both use most of `tandem-core`, serde_json and
-//! the standard library; as one module that code ships once (~22% less wasm than two modules)
-//! and Chrome compiles and caches one file. Each context calls only its own start export:
+//! the standard library; as one module that code ships once (635 KB gzip instead of 532 + 280
+//! KB for two modules, when they were joined). Each context calls only its own start export:
 //! `extension/background.js` calls `start_worker`, `extension/sidepanel.js` calls
 //! `start_panel`; the other half's code is never run there.
 //!
