@@ -97,7 +97,8 @@ test('Nano answers steps 1–2, is destroyed, and the cloud answers step 3 and t
     assert.ok(whole.startsWith(role) && whole.includes('⟦untrusted data: element list⟧'), whole);
     assert.ok(sent.startsWith(short), sent);
     assert.ok(!sent.includes('element list⟧') && sent.length * 2 < whole.length, sent);
-    assert.ok(sent.includes(site.url), `the compact turn names the page: ${sent}`);
+    // https:// is left out of compact turns.
+    assert.ok(sent.includes(`\n${site.url.replace(/^https:\/\//, '')}/`), `the compact turn names the page: ${sent}`);
   }
   assert.equal(JSON.parse(rest[3].content).action, 'type');
   assert.equal(rest[4].content, prompts[2], 'the cloud re-runs the very step Nano failed');

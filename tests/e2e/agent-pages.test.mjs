@@ -370,6 +370,26 @@ test('open_tab opens a second tab, the agent reads it there, close_tab returns t
   assert.equal(state.relevantTabs.length, 1);
 });
 
+test('earlier steps name their https pages without the scheme; an address the model writes that way is opened as https', async () => {
+  const bare = site.url.replace(/^https:\/\//, '');
+  assert.notEqual(bare, site.url);
+  navigator = (turn) => (urlOf(turn).endsWith('/info')
+    ? { action: 'done', success: true, answer: 'On the info page.' }
+    : { action: 'navigate', url: `${bare}/info` });
+  await startTask('Open the info page', site.url + '/start');
+  await waitStatus(/^Done/);
+  assert.equal(await tab.url(), `${site.url}/info`, 'the tab is on the https page');
+  const s = await steps();
+  assert.ok(s.some((x) => x.includes(`✓ opened ${site.url}/info`)), s.join('\n'));
+  // The request for the step on /info carries the earlier steps compacted, their page named
+  // as `shop.tandem.test/start "Start"`, without https:// in front.
+  const last = mock.requests.at(-1).body.messages;
+  const earlier = last.slice(1, -1).filter((m) => m.role === 'user').map((m) => lastUserText({ messages: [m] }));
+  assert.ok(earlier.length >= 2, JSON.stringify(last));
+  assert.ok(earlier.some((t) => t.includes(`\n${bare}/start "Start"\n`)), earlier.join('\n---\n'));
+  assert.ok(earlier.every((t) => !t.includes(`${site.url}/start "`)), earlier.join('\n---\n'));
+});
+
 // ---------------------------------------------------------------- item 4: settings
 
 async function agentSettings({ allowed = '', blocked = '', approvePlan = false }) {

@@ -304,6 +304,23 @@ fn flat_schema() -> Value {
     serde_json::from_str(FLAT_SCHEMA).expect("FLAT_SCHEMA is valid JSON (tested natively)")
 }
 
+/// Whether `url` starts with a host and has no scheme (`shop.example/p/1`,
+/// `shop.example:8443/`): a dotted name without spaces before the first `/`, `?` or `#`,
+/// with at most a numeric port. `mailto:a@b.c`, `/p/1` and `about:blank` are not.
+fn looks_like_host_first(url: &str) -> bool {
+    let host_port = url.split(['/', '?', '#']).next().unwrap_or_default();
+    let (host, port) = host_port.split_once(':').unwrap_or((host_port, ""));
+    !host.is_empty()
+        && !url.contains("://")
+        && host.contains('.')
+        && !host.starts_with('.')
+        && host
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '.' | '-' | '_'))
+        && port.chars().all(|c| c.is_ascii_digit())
+        && !(host_port.contains(':') && port.is_empty())
+}
+
 /// A repair [`parse_action`] made; worth logging, not worth failing for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Repair {
@@ -321,6 +338,9 @@ pub enum Repair {
     /// `selectOption`, `Select-Option` → `select_option`.
     ActionNameCase,
     WaitShortened,
+    /// `shop.example/p/1` → `https://shop.example/p/1`: a URL written without its scheme, as
+    /// compact turns show https URLs and small models often write them.
+    SchemeAdded,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -847,10 +867,15 @@ impl Fields<'_> {
 
     fn url(&self, repairs: &mut Vec<Repair>) -> Result<String, ActionError> {
         let url = self.string("url", "an absolute http(s) URL", repairs)?;
-        if url.trim().is_empty() {
+        let url = url.trim();
+        if url.is_empty() {
             return Err(self.missing("url", "an absolute http(s) URL"));
         }
-        Ok(url.trim().to_owned())
+        if looks_like_host_first(url) {
+            repairs.push(Repair::SchemeAdded);
+            return Ok(format!("https://{url}"));
+        }
+        Ok(url.to_owned())
     }
 
     /// A tool's arguments: a JSON object. Nothing (or null) is no arguments; an object

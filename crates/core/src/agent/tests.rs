@@ -683,6 +683,12 @@ fn json_repair_table() {
 line two"}"#,
         r#"{"action":"done","answer":"found it"}"#,
         r#"{"action":"close_tab","tab":2}"#,
+        r#"{"action":"navigate","url":"shop.example/laptops/3"}"#,
+        r#"{"action":"open_tab","url":" shop.example:8443/a?b=c "}"#,
+        r#"{"action":"navigate","url":"http://shop.example/"}"#,
+        r#"{"action":"navigate","url":"mailto:a@shop.example"}"#,
+        r#"{"action":"navigate","url":"/laptops/3"}"#,
+        r#"{"action":"navigate","url":"shop example/a.b"}"#,
     ];
     let mut out = String::new();
     for input in inputs {
@@ -762,6 +768,18 @@ line two"}"#,
               => err "done" needs "success": true or false.
             "{\"action\":\"close_tab\",\"tab\":2}"
               => ok {"action":"close_tab"}
+            "{\"action\":\"navigate\",\"url\":\"shop.example/laptops/3\"}"
+              => ok {"action":"navigate","url":"https://shop.example/laptops/3"} (repaired [SchemeAdded])
+            "{\"action\":\"open_tab\",\"url\":\" shop.example:8443/a?b=c \"}"
+              => ok {"action":"open_tab","url":"https://shop.example:8443/a?b=c"} (repaired [SchemeAdded])
+            "{\"action\":\"navigate\",\"url\":\"http://shop.example/\"}"
+              => ok {"action":"navigate","url":"http://shop.example/"}
+            "{\"action\":\"navigate\",\"url\":\"mailto:a@shop.example\"}"
+              => ok {"action":"navigate","url":"mailto:a@shop.example"}
+            "{\"action\":\"navigate\",\"url\":\"/laptops/3\"}"
+              => ok {"action":"navigate","url":"/laptops/3"}
+            "{\"action\":\"navigate\",\"url\":\"shop example/a.b\"}"
+              => ok {"action":"navigate","url":"shop example/a.b"}
         "#]],
     );
 }
