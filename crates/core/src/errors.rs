@@ -408,10 +408,38 @@ pub fn redirected(cfg: &ProviderConfig) -> ProviderError {
 /// a delay; without it a date gives `None`.
 pub fn parse_retry_after(value: &str, now_ms: Option<u64>) -> Option<u64> {
     let value = value.trim();
-    if let Ok(secs) = value.parse::<f64>() {
-        return (secs.is_finite() && secs >= 0.0).then(|| (secs * 1000.0).round() as u64);
+    if value.starts_with(|c: char| c.is_ascii_digit() || c == '.') {
+        return seconds_ms(value);
     }
     Some(http_date_ms(value)?.saturating_sub(now_ms?))
+}
+
+/// Decimal seconds (`120`, `1.5`; RFC 9110 has whole seconds, some servers send a fraction)
+/// in milliseconds, rounded; `None` for anything else. Read digit by digit, not through
+/// `f64::from_str`, whose tables would be the module's only use of them.
+fn seconds_ms(value: &str) -> Option<u64> {
+    let (whole, fraction) = value.split_once('.').unwrap_or((value, ""));
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let read = (digits(whole) && (fraction.is_empty() || digits(fraction)))
+        || (whole.is_empty() && digits(fraction));
+    if !read {
+        return None;
+    }
+    // Past u64 milliseconds is no delay anyone waits for: saturate.
+    let ms = whole.bytes().fold(0u64, |n, d| {
+        n.saturating_mul(10).saturating_add(u64::from(d - b'0'))
+    });
+    let mut ms = ms.saturating_mul(1000);
+    let mut scale = 100;
+    for d in fraction.bytes().take(3) {
+        ms = ms.saturating_add(u64::from(d - b'0') * scale);
+        scale /= 10;
+    }
+    // The fourth decimal rounds the millisecond, as the float reading did.
+    if fraction.as_bytes().get(3).is_some_and(|d| *d >= b'5') {
+        ms = ms.saturating_add(1);
+    }
+    Some(ms)
 }
 
 fn http_date_ms(s: &str) -> Option<u64> {
@@ -720,6 +748,17 @@ mod tests {
     fn retry_after_forms() {
         assert_eq!(parse_retry_after(" 120 ", None), Some(120_000));
         assert_eq!(parse_retry_after("1.5", None), Some(1_500));
+        assert_eq!(parse_retry_after("0.0625", None), Some(63));
+        assert_eq!(parse_retry_after("2.0004", None), Some(2_000));
+        assert_eq!(
+            parse_retry_after("99999999999999999999", None),
+            Some(u64::MAX)
+        );
+        assert_eq!(parse_retry_after("1.", None), Some(1_000));
+        assert_eq!(parse_retry_after(".5", None), Some(500));
+        for bad in [".", "1.5.2", "1e3", "1,5", "+3", "12s", "1. 5"] {
+            assert_eq!(parse_retry_after(bad, Some(0)), None, "{bad}");
+        }
         assert_eq!(parse_retry_after("-3", None), None);
         assert_eq!(parse_retry_after("soon", Some(0)), None);
         let date = "Wed, 21 Oct 2015 07:28:00 GMT";

@@ -103,12 +103,14 @@ pub(crate) fn data_url(url: &str) -> Option<DataUrl<'_>> {
     })
 }
 
-/// The temperature as JSON: through its shortest decimal form, because widening the f32
-/// directly would send 0.699999988079071 for 0.7.
+/// The temperature as JSON, rounded to six decimals: widening the f32 directly would send
+/// 0.699999988079071 for 0.7. An f32 holds about seven significant digits, so six decimals
+/// keep every temperature a person sets (0 to 2). Arithmetic, not `to_string().parse()`: that
+/// pair was the module's only reason to carry `f64::from_str` and its tables.
 pub(crate) fn temperature(req: &UniversalRequest) -> Option<f64> {
     req.options
         .temperature
-        .map(|t| t.to_string().parse().unwrap_or(f64::from(t)))
+        .map(|t| (f64::from(t) * 1e6).round() / 1e6)
 }
 
 pub(crate) fn header(name: &str, value: impl Into<String>) -> (String, String) {
