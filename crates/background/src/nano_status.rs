@@ -4,6 +4,7 @@
 
 use std::rc::Rc;
 
+use tandem_core::decimal::{decimal, trimmed};
 use tandem_core::protocol::WorkerToPanel;
 use tandem_core::session::{Availability, NanoBackend, NanoCreateOptions, SessionConfig};
 use wasm_bindgen_futures::spawn_local;
@@ -49,10 +50,13 @@ pub fn report_status(port: Port, request_id: String, download: bool) {
             Availability::Available => match crate::nano::params().await {
                 Some(p) => format!(
                     "ready on this device (top-K up to {}, temperature up to {})",
-                    p.get("maxTopK").and_then(|v| v.as_f64()).unwrap_or(0.0),
-                    p.get("maxTemperature")
-                        .and_then(|v| v.as_f64())
-                        .unwrap_or(0.0)
+                    trimmed(p.get("maxTopK").and_then(|v| v.as_f64()).unwrap_or(0.0), 0),
+                    trimmed(
+                        p.get("maxTemperature")
+                            .and_then(|v| v.as_f64())
+                            .unwrap_or(0.0),
+                        2
+                    )
                 ),
                 None => "ready on this device".to_string(),
             },
@@ -78,8 +82,8 @@ pub fn report_status(port: Port, request_id: String, download: bool) {
                     availability: "downloading".into(),
                     progress: Some(loaded.clamp(0.0, 1.0)),
                     detail: format!(
-                        "downloading the model: {:.0}%",
-                        loaded.clamp(0.0, 1.0) * 100.0
+                        "downloading the model: {}%",
+                        decimal(loaded.clamp(0.0, 1.0) * 100.0, 0)
                     ),
                 },
             );

@@ -14,6 +14,7 @@ pub mod adapters;
 pub mod agent;
 pub mod budget;
 pub mod chat;
+pub mod decimal;
 pub mod errors;
 pub mod export;
 pub mod fence;

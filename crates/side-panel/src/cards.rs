@@ -3,6 +3,7 @@
 //! and the task both show cards, and neither depends on the other or on the Tools settings.
 
 use tandem_core::chat::ToolCard;
+use tandem_core::decimal::decimal;
 use tandem_core::protocol::PanelToWorker;
 use tandem_core::tools::page;
 use wasm_bindgen::JsCast;
@@ -107,7 +108,7 @@ pub fn show_result(
     )?;
     dom::set_attr(&result, "aria-label", "Tool result");
     let took = duration_ms
-        .map(|ms| format!(" ({:.1} s)", ms as f64 / 1000.0))
+        .map(|ms| format!(" ({} s)", decimal(ms as f64 / 1000.0, 1)))
         .unwrap_or_default();
     result.set_text_content(Some(&format!(
         "{}{took}: {}",

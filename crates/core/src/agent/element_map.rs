@@ -11,6 +11,7 @@ use std::fmt::Write as _;
 use super::safety;
 use super::signature::{self, Match, Signature};
 use super::snapshot::{Checked, Element, Hint, Snapshot};
+use crate::decimal::decimal;
 
 /// One numbered element.
 #[derive(Clone, Debug, PartialEq)]
@@ -35,7 +36,7 @@ pub struct ElementMap {
 pub enum LocateError {
     #[error("there is no element [{0}] in the current list")]
     UnknownId(u32),
-    #[error("element [{id}] is no longer on the page (best look-alike scored {best:.2})")]
+    #[error("element [{id}] is no longer on the page (best look-alike scored {})", decimal(*best, 2))]
     Gone { id: u32, best: f64 },
     #[error("element [{id}] now matches {count} elements equally well; look at the list again")]
     Ambiguous { id: u32, count: usize },
@@ -188,15 +189,15 @@ impl ElementMap {
         let compact = inside.len() >= LONG_VIEWPORT;
         let offered: Vec<&Entry> = inside.iter().chain(&below).chain(&above).copied().collect();
         let mut body = format!(
-            "page: {}\nurl: {}\nviewport {}x{} at scroll {:.0},{:.0} of {}x{}\n",
+            "page: {}\nurl: {}\nviewport {}x{} at scroll {},{} of {}x{}\n",
             quote(&snapshot.title, NAME_CHARS),
             snapshot.url,
-            snapshot.viewport.width,
-            snapshot.viewport.height,
-            snapshot.scroll.x,
-            snapshot.scroll.y,
-            snapshot.page.width,
-            snapshot.page.height,
+            decimal(snapshot.viewport.width, 0),
+            decimal(snapshot.viewport.height, 0),
+            decimal(snapshot.scroll.x, 0),
+            decimal(snapshot.scroll.y, 0),
+            decimal(snapshot.page.width, 0),
+            decimal(snapshot.page.height, 0),
         );
         let overhead = safety::fence(FENCE_LABEL, "").chars().count();
         let truncated_note = if snapshot.truncated {

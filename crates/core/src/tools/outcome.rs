@@ -101,7 +101,7 @@ fn seconds(ms: u64) -> String {
     if ms % 1000 == 0 {
         format!("{} s", ms / 1000)
     } else {
-        format!("{:.1} s", ms as f64 / 1000.0)
+        format!("{} s", crate::decimal::decimal(ms as f64 / 1000.0, 1))
     }
 }
 

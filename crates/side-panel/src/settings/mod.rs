@@ -7,6 +7,7 @@ mod agent;
 
 use std::cell::RefCell;
 
+use tandem_core::decimal::decimal;
 use tandem_core::protocol::{PanelToWorker, WorkerToPanel};
 use tandem_core::provider::{
     mask_key, ProviderConfig, ProviderKind, ProviderSettings, Settings, StoredSettings,
@@ -14,7 +15,9 @@ use tandem_core::provider::{
 use tandem_core::session::Preferred;
 use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::{spawn_local, JsFuture};
-use web_sys::{HtmlButtonElement, HtmlElement, HtmlInputElement, HtmlSelectElement};
+use web_sys::{
+    HtmlButtonElement, HtmlElement, HtmlInputElement, HtmlProgressElement, HtmlSelectElement,
+};
 
 use crate::chrome;
 use crate::dom::{self, DomError};
@@ -165,19 +168,20 @@ fn nano_status(availability: &str, progress: Option<f64>, detail: &str) {
     if let Ok(line) = dom::by_id::<HtmlElement>("nano-status") {
         let text = match availability {
             "downloading" => format!(
-                "Gemini Nano: downloading {:.0}%",
-                progress.unwrap_or(0.0) * 100.0
+                "Gemini Nano: downloading {}%",
+                decimal(progress.unwrap_or(0.0) * 100.0, 0)
             ),
             "available" => "Gemini Nano: available".to_string(),
             other => format!("Gemini Nano: {other} ({detail})"),
         };
         line.set_text_content(Some(&text));
     }
-    if let Ok(bar) = dom::by_id::<HtmlElement>("nano-progress") {
+    if let Ok(bar) = dom::by_id::<HtmlProgressElement>("nano-progress") {
         let shown =
             availability == "downloading" || (availability == "available" && progress.is_some());
         bar.set_hidden(!shown);
-        dom::set_attr(&bar, "value", &progress.unwrap_or(0.0).to_string());
+        // The number itself, not a string Rust formats: the browser writes the attribute.
+        bar.set_value(progress.unwrap_or(0.0));
     }
     if let Ok(button) = dom::by_id::<HtmlButtonElement>("nano-download") {
         button.set_hidden(availability != "downloadable");
