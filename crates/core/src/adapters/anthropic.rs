@@ -147,33 +147,18 @@ struct PartialCall {
     json: String,
 }
 
+/// One event, read in one pass: the fields of every event type side by side, `type` saying
+/// which apply. (An internally tagged enum would first buffer each event in serde's
+/// `Content`, and carry that machinery's code for this one type.)
 #[derive(Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum Event {
-    MessageStart {
-        message: Started,
-    },
-    ContentBlockStart {
-        index: u64,
-        content_block: Block,
-    },
-    ContentBlockDelta {
-        #[serde(default)]
-        index: u64,
-        delta: BlockDelta,
-    },
-    ContentBlockStop {
-        index: u64,
-    },
-    MessageDelta {
-        delta: MessageDelta,
-        usage: Option<TokenUsage>,
-    },
-    MessageStop,
-    Error,
-    /// `ping` and event types added later.
-    #[serde(other)]
-    Other,
+struct Event {
+    #[serde(rename = "type")]
+    kind: String,
+    index: Option<u64>,
+    message: Option<Started>,
+    content_block: Option<Block>,
+    delta: Option<Delta>,
+    usage: Option<TokenUsage>,
 }
 
 #[derive(Deserialize)]
@@ -191,17 +176,20 @@ struct Block {
     input: Option<Value>,
 }
 
+/// A `content_block_delta`'s delta (`type` and its text or JSON piece) or a
+/// `message_delta`'s (`stop_reason`).
 #[derive(Deserialize)]
-struct BlockDelta {
+struct Delta {
     #[serde(rename = "type")]
-    kind: String,
+    kind: Option<String>,
     text: Option<String>,
     partial_json: Option<String>,
+    stop_reason: Option<String>,
 }
 
-#[derive(Deserialize)]
-struct MessageDelta {
-    stop_reason: Option<String>,
+/// The frame is skipped: `event` lacks a field its type needs.
+fn lacks(event: &str, field: &str) -> PayloadError {
+    PayloadError::Unreadable(format!("unexpected data: {event} without {field}"))
 }
 
 #[derive(Deserialize)]
@@ -234,34 +222,47 @@ impl Protocol for Events {
         payload: &str,
         out: &mut Vec<StreamEvent>,
     ) -> Result<(), PayloadError> {
-        match parse::<Event>(payload)? {
-            Event::MessageStart { message } => {
+        let event = parse::<Event>(payload)?;
+        let kind = event.kind.as_str();
+        match kind {
+            "message_start" => {
+                let message = event.message.ok_or_else(|| lacks(kind, "message"))?;
                 self.input = message.usage.and_then(|u| u.input()).unwrap_or(0);
                 out.extend(message.model.map(StreamEvent::Model));
             }
-            Event::ContentBlockStart {
-                index,
-                content_block: b,
-            } if b.kind == "tool_use" => {
-                let call = PartialCall {
-                    id: b.id.unwrap_or_default(),
-                    name: b.name.unwrap_or_default(),
-                    start: b.input.unwrap_or_else(|| json!({})),
-                    json: String::new(),
-                };
-                self.calls.retain(|(i, _)| *i != index);
-                self.calls.push((index, call));
-            }
-            Event::ContentBlockDelta { delta, .. } if delta.kind == "text_delta" => {
-                out.extend(delta.text.map(StreamEvent::Delta));
-            }
-            Event::ContentBlockDelta { index, delta } if delta.kind == "input_json_delta" => {
-                let piece = delta.partial_json.unwrap_or_default();
-                if let Some((_, call)) = self.calls.iter_mut().find(|(i, _)| *i == index) {
-                    call.json.push_str(&piece);
+            "content_block_start" => {
+                let index = event.index.ok_or_else(|| lacks(kind, "index"))?;
+                let b = event
+                    .content_block
+                    .ok_or_else(|| lacks(kind, "content_block"))?;
+                if b.kind == "tool_use" {
+                    let call = PartialCall {
+                        id: b.id.unwrap_or_default(),
+                        name: b.name.unwrap_or_default(),
+                        start: b.input.unwrap_or_else(|| json!({})),
+                        json: String::new(),
+                    };
+                    self.calls.retain(|(i, _)| *i != index);
+                    self.calls.push((index, call));
                 }
             }
-            Event::ContentBlockStop { index } => {
+            "content_block_delta" => {
+                let index = event.index.unwrap_or(0);
+                let delta = event.delta.ok_or_else(|| lacks(kind, "delta"))?;
+                match delta.kind.as_deref() {
+                    Some("text_delta") => out.extend(delta.text.map(StreamEvent::Delta)),
+                    Some("input_json_delta") => {
+                        let piece = delta.partial_json.unwrap_or_default();
+                        if let Some((_, call)) = self.calls.iter_mut().find(|(i, _)| *i == index) {
+                            call.json.push_str(&piece);
+                        }
+                    }
+                    Some(_) => {}
+                    None => return Err(lacks(kind, "delta.type")),
+                }
+            }
+            "content_block_stop" => {
+                let index = event.index.ok_or_else(|| lacks(kind, "index"))?;
                 if let Some(at) = self.calls.iter().position(|(i, _)| *i == index) {
                     let (_, call) = self.calls.remove(at);
                     let arguments = if call.json.trim().is_empty() {
@@ -276,9 +277,10 @@ impl Protocol for Events {
                     }));
                 }
             }
-            Event::MessageDelta { delta, usage } => {
+            "message_delta" => {
+                let delta = event.delta.ok_or_else(|| lacks(kind, "delta"))?;
                 out.extend(delta.stop_reason.map(StreamEvent::Finish));
-                if let Some(u) = usage {
+                if let Some(u) = event.usage {
                     self.input = u.input().unwrap_or(self.input);
                     out.push(StreamEvent::Usage(Usage {
                         input: self.input,
@@ -286,9 +288,10 @@ impl Protocol for Events {
                     }));
                 }
             }
-            Event::MessageStop => out.push(StreamEvent::Done),
-            Event::Error => return Err(errors::stream_error(provider, payload).into()),
-            Event::ContentBlockStart { .. } | Event::ContentBlockDelta { .. } | Event::Other => {}
+            "message_stop" => out.push(StreamEvent::Done),
+            "error" => return Err(errors::stream_error(provider, payload).into()),
+            // `ping` and event types added later.
+            _ => {}
         }
         Ok(())
     }
@@ -468,16 +471,59 @@ mod tests {
             &Anthropic,
             "anthropic/malformed_midstream.sse",
             expect![[r#"
-            Model("claude-3-5-haiku-20241022")
-            Delta("héllo")
-            Note("Skipped a frame from Anthropic Tandem could not read (unexpected data); the answer went on.")
-            Delta(" 世界")
-            Finish("end_turn")
-            Usage(Usage { input: 25, output: 9 })
-            Done
-            END
-        "#]],
+                Model("claude-3-5-haiku-20241022")
+                Delta("héllo")
+                Note("Skipped a frame from Anthropic Tandem could not read (unexpected data at line 1 column 57); the answer went on.")
+                Delta(" 世界")
+                Finish("end_turn")
+                Usage(Usage { input: 25, output: 9 })
+                Done
+                END
+            "#]],
         );
+    }
+
+    /// An event without a field its type needs is skipped with a sentence saying which; a
+    /// type added later, with fields of its own, is ignored.
+    #[test]
+    fn events_lacking_what_their_type_needs_are_unreadable() {
+        let mut events = Events::default();
+        let mut out = Vec::new();
+        let mut read =
+            |payload: &str| match events.payload(ProviderKind::Anthropic, payload, &mut out) {
+                Ok(()) => "ok".to_string(),
+                Err(PayloadError::Unreadable(why)) => why,
+                Err(PayloadError::Ends(e)) => format!("ends: {}", e.message),
+            };
+        let seen: Vec<String> = [
+            r#"{"type":"content_block_start","content_block":{"type":"text"}}"#,
+            r#"{"type":"content_block_start","index":0}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"text":"x"}}"#,
+            r#"{"type":"content_block_stop"}"#,
+            r#"{"type":"message_delta","usage":{"output_tokens":1}}"#,
+            r#"{"type":"message_start"}"#,
+            r#"{"type":"ping"}"#,
+            r#"{"type":"future_event","detail":{"a":1}}"#,
+            r#"{"index":0}"#,
+        ]
+        .iter()
+        .map(|p| read(p))
+        .collect();
+        expect![[r#"
+            [
+                "unexpected data: content_block_start without index",
+                "unexpected data: content_block_start without content_block",
+                "unexpected data: content_block_delta without delta.type",
+                "unexpected data: content_block_stop without index",
+                "unexpected data: message_delta without delta",
+                "unexpected data: message_start without message",
+                "ok",
+                "ok",
+                "unexpected data at line 1 column 11",
+            ]
+        "#]]
+        .assert_debug_eq(&seen);
+        assert!(out.is_empty(), "{out:?}");
     }
 
     #[test]
