@@ -72,7 +72,7 @@ async fn local_get(key: &str) -> Option<Value> {
     if value.is_undefined() {
         return None;
     }
-    serde_json::from_str(&JSON::stringify(&value).ok()?.as_string()?).ok()
+    tandem_core::json::from_str(&JSON::stringify(&value).ok()?.as_string()?).ok()
 }
 
 async fn local_set(key: &str, value: &Value) {

@@ -570,7 +570,7 @@ fn read<T: serde::de::DeserializeOwned>(
         return None;
     }
     let json = js_sys::JSON::stringify(&value).ok().map(String::from)?;
-    match serde_json::from_str(&json) {
+    match tandem_core::json::from_str(&json) {
         Ok(v) => Some(v),
         Err(e) => {
             report(&MemoryError::Corrupt(what, position(&e)));

@@ -283,7 +283,7 @@ fn nano_error(value: JsValue) -> NanoError {
 pub async fn params() -> Option<serde_json::Value> {
     let value = call(LanguageModelClass::lm_params()).await.ok()?;
     let json = js_sys::JSON::stringify(&value).ok()?;
-    serde_json::from_str(&String::from(json)).ok()
+    tandem_core::json::from_str(&String::from(json)).ok()
 }
 
 /// Used by the status query: `true` when the global exists at all.

@@ -135,7 +135,7 @@ async fn run_in_page(
         .ok()
         .and_then(|t| t.as_string())
         .ok_or(PageToolsError::Unreadable { tab_id })?;
-    serde_json::from_str(&text).map_err(|_| PageToolsError::Unreadable { tab_id })
+    tandem_core::json::from_str(&text).map_err(|_| PageToolsError::Unreadable { tab_id })
 }
 
 /// The tools the page in `tab_id` offers now. An error: the tab is not a web page Tandem

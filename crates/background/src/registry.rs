@@ -73,7 +73,7 @@ pub(crate) async fn loaded() -> Registry {
             return None;
         }
         let text = JSON::stringify(&value).ok()?.as_string()?;
-        serde_json::from_str::<Value>(&text).ok()
+        tandem_core::json::from_str::<Value>(&text).ok()
     }
     .await;
     let registry = stored

@@ -132,7 +132,7 @@ async fn external(message: JsValue, sender: JsValue) -> Answer {
             MAX_MESSAGE_BYTES / 1024
         ));
     }
-    let Ok(value) = serde_json::from_str::<Value>(&text) else {
+    let Ok(value) = tandem_core::json::from_str::<Value>(&text) else {
         return Answer::refused("Tandem could not read the message as JSON.");
     };
     let incoming = match parse_incoming(&value) {
@@ -540,7 +540,7 @@ async fn execute(run: &Run, controller: &AbortController) -> Result<ToolOutcome,
     if on_page {
         let answer = answer
             .as_string()
-            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            .and_then(|t| tandem_core::json::from_str::<Value>(&t).ok())
             .unwrap_or(Value::Null);
         return Ok(run.outcome(&page::read_result(&answer)));
     }
@@ -554,7 +554,7 @@ async fn execute(run: &Run, controller: &AbortController) -> Result<ToolOutcome,
         .ok()
         .and_then(|v| v.as_string())
         .unwrap_or_default();
-    let value = serde_json::from_str::<Value>(&text).unwrap_or(Value::Null);
+    let value = tandem_core::json::from_str::<Value>(&text).unwrap_or(Value::Null);
     Ok(run.outcome(&parse_tool_result(&value)))
 }
 

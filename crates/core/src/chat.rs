@@ -162,7 +162,7 @@ mod tests {
     #[test]
     fn older_messages_without_usage_still_parse() {
         let m: ChatMessage =
-            serde_json::from_str(r#"{"role":"assistant","content":"hi"}"#).expect("parses");
+            crate::json::from_str(r#"{"role":"assistant","content":"hi"}"#).expect("parses");
         assert_eq!(m.usage, None);
         let with = ChatMessage {
             usage: Some(Usage {

@@ -116,7 +116,7 @@ pub struct ErrorDetail {
 
 impl ErrorDetail {
     pub fn parse(body: &str) -> Self {
-        match serde_json::from_str::<Value>(body.trim()) {
+        match crate::json::from_str::<Value>(body.trim()) {
             Ok(v) => Self::from_value(&v),
             // HTML error pages (proxies, captive portals) make no readable sentence.
             Err(_) if body.trim_start().starts_with('<') => Self::default(),
@@ -135,7 +135,7 @@ impl ErrorDetail {
         let err = v.get("error").unwrap_or(v);
         if let Some(s) = err.as_str() {
             // Ollama relays llama.cpp's JSON error as a string: the useful part is inside.
-            if let Ok(inner @ (Value::Object(_) | Value::Array(_))) = serde_json::from_str(s) {
+            if let Ok(inner @ (Value::Object(_) | Value::Array(_))) = crate::json::from_str(s) {
                 let d = Self::from_value(&inner);
                 if !d.message.is_empty() {
                     return d;

@@ -6,8 +6,15 @@
 //! A lone half is read as a mark, one character from the last 2,048 code points of
 //! Unicode's plane 16 (private use, never produced by a model), and
 //! [`SurrogateJoiner`] puts the halves of consecutive texts back together.
+//!
+//! Every Rust type read from JSON is read through [`from_str`], [`from_slice`] or
+//! [`from_value`] (`objects.rs`): structs from JSON objects only, which keeps serde's
+//! array-form code for every struct out of the wasm.
 
 use serde::de::DeserializeOwned;
+
+mod objects;
+pub use objects::{from_slice, from_str, from_value, Objects};
 
 /// The first mark: a lone surrogate `u` (0xD800..=0xDFFF) reads as `MARK_BASE + (u - 0xD800)`.
 const MARK_BASE: u32 = 0x10_F800;
@@ -16,8 +23,8 @@ const LOW: std::ops::Range<u32> = 0xDC00..0xE000;
 
 /// Parses `text`; lone surrogate escapes become marks instead of an error.
 pub fn from_str_lenient<T: DeserializeOwned>(text: &str) -> serde_json::Result<T> {
-    serde_json::from_str(text).or_else(|e| match mark_lone_surrogates(text) {
-        Some(marked) => serde_json::from_str(&marked).map_err(|_| e),
+    from_str(text).or_else(|e| match mark_lone_surrogates(text) {
+        Some(marked) => from_str(&marked).map_err(|_| e),
         None => Err(e),
     })
 }

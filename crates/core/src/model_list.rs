@@ -92,7 +92,7 @@ pub fn read_list(
             "the model list was not the JSON this provider sends (is the base URL right?)",
         )
     };
-    let value: Value = serde_json::from_str(body).map_err(|_| not_a_list())?;
+    let value: Value = crate::json::from_str(body).map_err(|_| not_a_list())?;
     let entries = match cfg.kind {
         ProviderKind::Gemini | ProviderKind::Ollama => value.get("models"),
         _ => value.get("data"),

@@ -81,7 +81,7 @@ pub enum PageTextError {
 
 impl RawPage {
     pub fn from_json(json: &str) -> Result<Self, PageTextError> {
-        serde_json::from_str(json).map_err(|e| PageTextError::Unreadable {
+        crate::json::from_str(json).map_err(|e| PageTextError::Unreadable {
             line: e.line(),
             column: e.column(),
         })

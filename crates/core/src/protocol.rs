@@ -334,7 +334,7 @@ impl PanelToWorker {
         serde_json::to_string(self).unwrap_or_default()
     }
     pub fn from_json(s: &str) -> Result<Self, serde_json::Error> {
-        serde_json::from_str(s)
+        crate::json::from_str(s)
     }
 }
 
@@ -343,7 +343,7 @@ impl WorkerToPanel {
         serde_json::to_string(self).unwrap_or_default()
     }
     pub fn from_json(s: &str) -> Result<Self, serde_json::Error> {
-        serde_json::from_str(s)
+        crate::json::from_str(s)
     }
     pub fn request_id(&self) -> &str {
         match self {

@@ -287,7 +287,7 @@ mod tests {
         );
         let json = serde_json::to_string(&s).unwrap();
         assert!(json.contains("\"openai-compatible\""), "{json}");
-        assert_eq!(serde_json::from_str::<Settings>(&json).unwrap(), s);
+        assert_eq!(crate::json::from_str::<Settings>(&json).unwrap(), s);
         for k in ProviderKind::PICKABLE {
             assert_eq!(ProviderKind::from_id(k.id()), Some(k));
         }

@@ -141,7 +141,7 @@ fn show(report: &Value, text_of: impl Fn(&str) -> Option<String>) -> Result<(), 
 
     heading(&section, "Request sent (credentials redacted)")?;
     let request = report.get("request").cloned().unwrap_or_default();
-    let body = serde_json::from_str::<Value>(&str_at(&request, "body"))
+    let body = tandem_core::json::from_str::<Value>(&str_at(&request, "body"))
         .and_then(|b| serde_json::to_string_pretty(&b))
         .unwrap_or_else(|_| str_at(&request, "body"));
     let headers: Vec<String> = ids(request.get("headers").unwrap_or(&Value::Null))

@@ -138,7 +138,7 @@ async fn show_mcp_result() {
     let Ok(Some(json)) = chrome::local_json(tandem_core::mcp::TEST_KEY).await else {
         return;
     };
-    let Ok(v) = serde_json::from_str::<serde_json::Value>(&json) else {
+    let Ok(v) = tandem_core::json::from_str::<serde_json::Value>(&json) else {
         return;
     };
     let id = v.get("requestId").and_then(|i| i.as_str()).unwrap_or("");
@@ -266,7 +266,7 @@ async fn show_webmcp() {
     let listing = active_page_tools()
         .await
         .as_string()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|t| tandem_core::json::from_str::<serde_json::Value>(&t).ok())
         .map(|v| page::read_listing(&v))
         .map(|mut l| {
             // An http page has no modelContext even where the browser offers it: the page
@@ -296,7 +296,7 @@ async fn read() -> Result<Registry, String> {
     let Some(json) = chrome::local_json(STORAGE_KEY).await? else {
         return Ok(Registry::default());
     };
-    let value: serde_json::Value = serde_json::from_str(&json).map_err(|e| e.to_string())?;
+    let value: serde_json::Value = tandem_core::json::from_str(&json).map_err(|e| e.to_string())?;
     Ok(Registry::from_stored(&value))
 }
 

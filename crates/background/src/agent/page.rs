@@ -442,7 +442,7 @@ fn keep_look(tab: i32, look: Snapshot) {
 /// The driver's look, unless the page has frames of other origins (their own drivers were not
 /// asked, and a look without them is not the tab's) or it cannot be read.
 fn read_look(json: &str) -> Option<Snapshot> {
-    match serde_json::from_str::<Snapshot>(json) {
+    match tandem_core::json::from_str::<Snapshot>(json) {
         Ok(look) if look.frames.iter().all(|f| f.accessible) => Some(look),
         Ok(_) => None,
         Err(e) => {
@@ -501,7 +501,7 @@ async fn take_snapshot(tab: i32, max_text: u32) -> Result<Snapshot, AgentError> 
             .as_string()
             .ok_or_else(|| AgentError::Driver(format!("snapshot of frame {frame_id}: not text")))
             .and_then(|json| {
-                serde_json::from_str::<Snapshot>(&json)
+                tandem_core::json::from_str::<Snapshot>(&json)
                     .map_err(|e| AgentError::Driver(format!("snapshot of frame {frame_id}: {e}")))
             });
         match (frame_id, parsed) {
@@ -707,7 +707,7 @@ async fn act_in_page_inner(
         .get(0)
         .as_string()
         .ok_or_else(|| AgentError::Driver("no result".into()).to_string())?;
-    let result: ActResult = serde_json::from_str(&json)
+    let result: ActResult = tandem_core::json::from_str(&json)
         .map_err(|e| format!("the driver's answer was unreadable ({e})"))?;
     if matches!(&result, ActResult::Failed(f) if f.error == ActErrorCode::Changed) {
         return Err(NotActed::Changed);

@@ -423,7 +423,7 @@ mod tests {
     fn each_step_marks_its_end_so_the_next_step_reads_the_rest_from_the_cache() {
         let cfg = config(ProviderKind::Anthropic, "sk-ant-test");
         let body = |req: &UniversalRequest| -> Value {
-            serde_json::from_str(&Anthropic.translate(req, &cfg).body).unwrap()
+            crate::json::from_str(&Anthropic.translate(req, &cfg).body).unwrap()
         };
         let marked = |v: &Value| v.to_string().matches("cache_control").count();
         let first = conversation();
@@ -675,7 +675,7 @@ mod tests {
         let body = Anthropic
             .translate(&req, &config(ProviderKind::Anthropic, "k"))
             .body;
-        let v: Value = serde_json::from_str(&body).unwrap();
+        let v: Value = crate::json::from_str(&body).unwrap();
         let last = v["messages"][2]["content"].as_array().unwrap();
         let kinds: Vec<&str> = last.iter().map(|b| b["type"].as_str().unwrap()).collect();
         assert_eq!(kinds, ["tool_result", "tool_result"]);

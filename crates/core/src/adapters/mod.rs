@@ -190,7 +190,7 @@ pub(crate) fn parse_arguments(raw: &str) -> Value {
     if raw.trim().is_empty() {
         return json!({});
     }
-    serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_string()))
+    crate::json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_string()))
 }
 
 /// Call ids for providers that give none (Gemini, Ollama): `call_1`, `call_2`... unique
@@ -700,7 +700,7 @@ pub(crate) mod testkit {
             }
         }
         let r = adapter.translate(req, cfg);
-        let body: Value = serde_json::from_str(&r.body).unwrap();
+        let body: Value = crate::json::from_str(&r.body).unwrap();
         let headers: String = r
             .headers
             .iter()

@@ -609,7 +609,7 @@ mod tests {
         let mut req = tool_round_trip();
         req.messages[1].content.clear();
         req.messages[2].content.clear();
-        let body: Value = serde_json::from_str(
+        let body: Value = crate::json::from_str(
             &OPENAI
                 .translate(&req, &config(ProviderKind::OpenAi, "k"))
                 .body,

@@ -301,7 +301,7 @@ pub fn describe_schema(schema: &Value) -> String {
 
 fn flat_schema() -> Value {
     // A constant that a native test parses: it cannot fail here.
-    serde_json::from_str(FLAT_SCHEMA).expect("FLAT_SCHEMA is valid JSON (tested natively)")
+    crate::json::from_str(FLAT_SCHEMA).expect("FLAT_SCHEMA is valid JSON (tested natively)")
 }
 
 /// Whether `url` starts with a host and has no scheme (`shop.example/p/1`,
@@ -388,7 +388,7 @@ pub enum ActionError {
 /// Reads one action out of a model's reply. See the module docs for what is repaired.
 pub fn parse_action(reply: &str) -> Result<ParsedAction, ActionError> {
     let mut repairs = Vec::new();
-    let value = match serde_json::from_str::<Value>(reply.trim()) {
+    let value = match crate::json::from_str::<Value>(reply.trim()) {
         // `[{...}]`: one action in a list is still one action.
         Ok(Value::Array(mut items)) if items.len() == 1 && items[0].is_object() => {
             repairs.push(Repair::WrappedInArray);
@@ -542,7 +542,7 @@ fn repair_object<'t>(
             ""
         }
     };
-    let value = serde_json::from_str(&out).map_err(|e| ActionError::Syntax {
+    let value = crate::json::from_str(&out).map_err(|e| ActionError::Syntax {
         detail: e.to_string(),
     })?;
     Ok((value, rest))
@@ -886,7 +886,7 @@ impl Fields<'_> {
         match self.obj.get("arguments") {
             None | Some(Value::Null) => Ok(Value::Object(Map::new())),
             Some(v @ Value::Object(_)) => Ok(v.clone()),
-            Some(v @ Value::String(s)) => match serde_json::from_str::<Value>(s) {
+            Some(v @ Value::String(s)) => match crate::json::from_str::<Value>(s) {
                 Ok(o @ Value::Object(_)) => {
                     repairs.push(Repair::QuotedScalar);
                     Ok(o)

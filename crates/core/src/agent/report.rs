@@ -187,7 +187,7 @@ mod loading_tests {
     use super::*;
 
     fn read(json: &str) -> ActResult {
-        serde_json::from_str(json).unwrap()
+        crate::json::from_str(json).unwrap()
     }
 
     #[test]

@@ -552,11 +552,11 @@ mod approval_tests {
             "checked": null, "form": null, "shadow": false
         });
         let mut value = base;
-        let extra: serde_json::Value = serde_json::from_str(json).unwrap();
+        let extra: serde_json::Value = crate::json::from_str(json).unwrap();
         for (k, v) in extra.as_object().unwrap() {
             value[k] = v.clone();
         }
-        serde_json::from_value(value).unwrap()
+        crate::json::from_value(value).unwrap()
     }
 
     #[test]

@@ -112,7 +112,7 @@ mod tests {
         assert_eq!(e.list, "Blocked sites");
         assert!(e.to_string().contains("one host a line"), "{e}");
         // Settings stored before the agent had settings still read.
-        let old: crate::provider::Settings = serde_json::from_str("{}").unwrap();
+        let old: crate::provider::Settings = crate::json::from_str("{}").unwrap();
         assert_eq!(old.agent, AgentSettings::default());
     }
 
@@ -158,16 +158,16 @@ mod tests {
     fn the_session_scope_is_stored_only_when_not_the_default() {
         let json = serde_json::to_string(&AgentSettings::default()).unwrap();
         assert!(!json.contains("sessionScope"), "{json}");
-        let step: AgentSettings = serde_json::from_str(r#"{"sessionScope":"step"}"#).unwrap();
+        let step: AgentSettings = crate::json::from_str(r#"{"sessionScope":"step"}"#).unwrap();
         assert_eq!(step.session_scope, SessionScope::Step);
         let json = serde_json::to_string(&step).unwrap();
         assert!(json.contains(r#""sessionScope":"step""#), "{json}");
         // Settings the panel loads and saves again keep it.
         let settings: crate::provider::Settings =
-            serde_json::from_str(r#"{"agent":{"approvePlan":true,"sessionScope":"step"}}"#)
+            crate::json::from_str(r#"{"agent":{"approvePlan":true,"sessionScope":"step"}}"#)
                 .unwrap();
         let again: crate::provider::Settings =
-            serde_json::from_str(&serde_json::to_string(&settings).unwrap()).unwrap();
+            crate::json::from_str(&serde_json::to_string(&settings).unwrap()).unwrap();
         assert_eq!(again.agent.session_scope, SessionScope::Step);
     }
 }

@@ -30,7 +30,7 @@ impl SiteGrants {
     /// Reads what was stored; anything unreadable counts as no grant, so a damaged entry
     /// makes Tandem ask again rather than act unasked. Entries that are not hosts are dropped.
     pub fn parse(json: &str) -> Self {
-        let value: serde_json::Value = serde_json::from_str(json).unwrap_or_default();
+        let value: serde_json::Value = crate::json::from_str(json).unwrap_or_default();
         let mut grants = SiteGrants::default();
         if let Some(list) = value.get("always").and_then(|v| v.as_array()) {
             for host in list.iter().filter_map(|h| h.as_str()) {

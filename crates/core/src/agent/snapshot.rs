@@ -331,10 +331,10 @@ impl<'de> Deserialize<'de> for ActResult {
         use serde::de::Error;
         let value = serde_json::Value::deserialize(deserializer)?;
         match value.get("ok") {
-            Some(serde_json::Value::Bool(true)) => serde_json::from_value(value)
+            Some(serde_json::Value::Bool(true)) => crate::json::from_value(value)
                 .map(ActResult::Done)
                 .map_err(D::Error::custom),
-            Some(serde_json::Value::Bool(false)) => serde_json::from_value(value)
+            Some(serde_json::Value::Bool(false)) => crate::json::from_value(value)
                 .map(ActResult::Failed)
                 .map_err(D::Error::custom),
             _ => Err(D::Error::custom("an act() result needs a boolean `ok`")),

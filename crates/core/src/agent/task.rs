@@ -596,7 +596,7 @@ pub fn parse_stored(json: &str) -> Result<Option<TaskContext>, TaskStateError> {
         version: Option<serde_json::Value>,
     }
     let probe: Option<Probe> =
-        serde_json::from_str(json).map_err(|e| TaskStateError::Corrupt(e.to_string()))?;
+        crate::json::from_str(json).map_err(|e| TaskStateError::Corrupt(e.to_string()))?;
     let Some(probe) = probe else {
         return Ok(None);
     };
@@ -608,7 +608,7 @@ pub fn parse_stored(json: &str) -> Result<Option<TaskContext>, TaskStateError> {
     if found != u64::from(TASK_STATE_VERSION) {
         return Err(TaskStateError::OldFormat { found });
     }
-    serde_json::from_str(json)
+    crate::json::from_str(json)
         .map(Some)
         .map_err(|e| TaskStateError::Corrupt(format!("{} at {}", e.classify_name(), e.line())))
 }
@@ -697,7 +697,7 @@ const PLANNER_SCHEMA: &str = r#"{"description":"The planner's answer.","properti
 pub fn planner_schema() -> Schema {
     // A constant that a native test parses: it cannot fail here.
     Schema::new(
-        serde_json::from_str(PLANNER_SCHEMA)
+        crate::json::from_str(PLANNER_SCHEMA)
             .expect("PLANNER_SCHEMA is valid JSON (tested natively)"),
     )
 }
@@ -715,7 +715,7 @@ pub fn parse_planner(reply: &str) -> PlannerReply {
         _ => None,
     };
     object
-        .and_then(|o| serde_json::from_str::<PlannerReply>(o).ok())
+        .and_then(|o| crate::json::from_str::<PlannerReply>(o).ok())
         .filter(|p| !p.plan.trim().is_empty() || p.complete)
         .unwrap_or_else(|| PlannerReply {
             plan: trimmed.chars().take(600).collect(),
@@ -988,7 +988,7 @@ mod tests {
         assert_eq!(now.delta_since(0).into_view(), Ok(now.clone()));
         assert_eq!(now.delta_since(1).into_view(), Err(DeltaGap));
         // The panel's poll still parses without `have`.
-        let cmd: TaskCommand = serde_json::from_str(r#"{"getState":{}}"#).expect("parses");
+        let cmd: TaskCommand = crate::json::from_str(r#"{"getState":{}}"#).expect("parses");
         assert_eq!(cmd, TaskCommand::GetState { have: None });
     }
     use super::*;
@@ -1077,7 +1077,7 @@ mod tests {
         let json = serde_json::to_string(&c).unwrap();
         assert_eq!(json, r#"{"start":{"task":"t","tabId":4}}"#);
         assert_eq!(
-            serde_json::from_str::<TaskCommand>(r#"{"confirm":{"approve":true}}"#).unwrap(),
+            crate::json::from_str::<TaskCommand>(r#"{"confirm":{"approve":true}}"#).unwrap(),
             TaskCommand::Confirm {
                 approve: true,
                 secret: None,
@@ -1085,7 +1085,7 @@ mod tests {
             }
         );
         assert_eq!(
-            serde_json::from_str::<TaskCommand>(r#"{"answer":{"text":"blue"}}"#).unwrap(),
+            crate::json::from_str::<TaskCommand>(r#"{"answer":{"text":"blue"}}"#).unwrap(),
             TaskCommand::Answer {
                 text: "blue".into()
             }
@@ -1109,7 +1109,7 @@ mod tests {
             ),
         ] {
             assert_eq!(serde_json::to_string(&command).unwrap(), json);
-            assert_eq!(serde_json::from_str::<TaskCommand>(json).unwrap(), command);
+            assert_eq!(crate::json::from_str::<TaskCommand>(json).unwrap(), command);
         }
     }
 
@@ -1221,7 +1221,7 @@ mod tests {
         assert_eq!(paused.question, None);
         assert_eq!(paused.answer_question("again"), None);
         // State saved before notes existed still reads.
-        let mut old: serde_json::Value = serde_json::from_str(&paused.to_json()).unwrap();
+        let mut old: serde_json::Value = crate::json::from_str(&paused.to_json()).unwrap();
         old.as_object_mut().unwrap().remove("notes");
         let read = parse_stored(&old.to_string()).unwrap().unwrap();
         assert!(read.notes.is_empty());

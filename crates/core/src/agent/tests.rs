@@ -26,7 +26,7 @@ fn raw_fixture(name: &str) -> String {
 }
 
 fn fixture(name: &str) -> Snapshot {
-    serde_json::from_str(&raw_fixture(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+    crate::json::from_str(&raw_fixture(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 /// The same page after a framework re-created every node: same content, all-new handles.
@@ -77,7 +77,7 @@ fn every_fixture_round_trips_exactly() {
     names.sort();
     assert!(names.len() >= 6, "{names:?}");
     for name in names {
-        let raw: Value = serde_json::from_str(&raw_fixture(&name)).expect("valid JSON");
+        let raw: Value = crate::json::from_str(&raw_fixture(&name)).expect("valid JSON");
         let typed = serde_json::to_value(fixture(&name)).expect("serialises");
         // Nothing the driver sends is dropped or renamed by the Rust mirror (numbers compared
         // as f64: the driver's integers come back as 8.0).
@@ -856,7 +856,7 @@ fn schema_is_flat_and_covers_every_action() {
             parse_action(&json.to_string()).expect("parses").action,
             action
         );
-        let via_serde: Action = serde_json::from_value(json).expect("deserialises");
+        let via_serde: Action = crate::json::from_value(json).expect("deserialises");
         assert_eq!(via_serde, action);
         seen.push(action.name());
     }
@@ -979,7 +979,7 @@ fn driver_protocol_shapes() {
     ];
     let out: Vec<String> = results
         .iter()
-        .map(|r| match serde_json::from_str::<ActResult>(r) {
+        .map(|r| match crate::json::from_str::<ActResult>(r) {
             Ok(ActResult::Done(s)) => format!("done {s:?}"),
             Ok(ActResult::Failed(f)) => format!("failed {f} by {:?}", f.by),
             Err(e) => format!("unreadable {e}"),
@@ -1089,7 +1089,7 @@ fn result_sentences_say_what_changed_and_fence_page_text() {
     ];
     let mut out = String::new();
     for (case, command, json) in cases {
-        let result: ActResult = serde_json::from_str(json).expect(case);
+        let result: ActResult = crate::json::from_str(json).expect(case);
         let line = match result.sentence(command) {
             Ok(s) => format!("ok {s}"),
             Err(s) => format!("FAILED {s}"),
@@ -1228,7 +1228,7 @@ fn a_switch_to_the_cloud_is_a_timeline_line_that_survives_storage() {
 fn a_cross_origin_frame_is_merged_once_at_its_iframe_and_its_handles_name_the_frame() {
     use super::snapshot::{frame_of_handle, FrameInfo, Rect};
     let el = |handle: &str, name: &str| -> Element {
-        serde_json::from_value(serde_json::json!({
+        crate::json::from_value(serde_json::json!({
             "handle": handle, "frame": [], "tag": "input", "role": null,
             "implicitRole": "textbox", "name": name, "text": "", "context": "",
             "attrs": {}, "bbox": {"x": 10.0, "y": 5.0, "width": 100.0, "height": 20.0},

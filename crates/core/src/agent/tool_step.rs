@@ -166,7 +166,7 @@ mod tests {
             parse_action(&action.to_string()).expect("again").action,
             action
         );
-        let via_serde: Action = serde_json::from_value(action.to_json()).expect("serde");
+        let via_serde: Action = crate::json::from_value(action.to_json()).expect("serde");
         assert_eq!(via_serde, action);
         assert_eq!(action.element(), None);
         assert_eq!(action.driver_command(), None);

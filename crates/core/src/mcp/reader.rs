@@ -52,7 +52,7 @@ pub fn check_status(status: u16, sent_session: bool, body: &str) -> Result<(), M
         404 if sent_session => Err(McpError::SessionExpired),
         404 => Err(McpError::NotFound),
         _ => {
-            let said = serde_json::from_str::<Value>(body).ok().and_then(|v| {
+            let said = crate::json::from_str::<Value>(body).ok().and_then(|v| {
                 v.pointer("/error/message")
                     .and_then(Value::as_str)
                     .map(str::to_string)
@@ -166,7 +166,7 @@ impl Reader {
         match self.kind {
             BodyKind::Json => {
                 let json = std::mem::take(&mut self.json);
-                match serde_json::from_slice::<Value>(&json) {
+                match crate::json::from_slice::<Value>(&json) {
                     Ok(v) => self.message(&v),
                     Err(_) if self.response.is_none() => {
                         return Err(McpError::NotMcp {
@@ -202,7 +202,7 @@ impl Reader {
             // Priming events (an id for resumption, no data) are allowed.
             return;
         }
-        match serde_json::from_str::<Value>(data) {
+        match crate::json::from_str::<Value>(data) {
             Ok(v) => self.message(&v),
             Err(_) => {
                 self.odd

@@ -174,21 +174,21 @@ mod tests {
     fn requests_are_json_rpc_with_rising_ids() {
         let mut s = Session::new();
         let init = s.initialize();
-        let v: Value = serde_json::from_str(&init.body).unwrap();
+        let v: Value = crate::json::from_str(&init.body).unwrap();
         assert_eq!(v["jsonrpc"], "2.0");
         assert_eq!(v["method"], "initialize");
         assert_eq!(v["params"]["protocolVersion"], PROTOCOL_VERSION);
         assert_eq!(v["id"], json!(init.id.unwrap()));
         let list = s.list_tools(Some("page2"));
-        let v: Value = serde_json::from_str(&list.body).unwrap();
+        let v: Value = crate::json::from_str(&list.body).unwrap();
         assert_eq!(v["params"]["cursor"], "page2");
         assert!(list.id > init.id);
         let call = s.call_tool("echo", &Value::Null);
-        let v: Value = serde_json::from_str(&call.body).unwrap();
+        let v: Value = crate::json::from_str(&call.body).unwrap();
         assert_eq!(v["params"], json!({"name": "echo", "arguments": {}}));
         let n = s.initialized();
         assert_eq!(n.id, None);
-        let v: Value = serde_json::from_str(&n.body).unwrap();
+        let v: Value = crate::json::from_str(&n.body).unwrap();
         assert!(v.get("id").is_none());
     }
 

@@ -327,10 +327,10 @@ fn json_is_camel_case_and_round_trips() {
     let json = serde_json::to_string(&memory).expect("serialises");
     expect![[r#"{"example.com:3":{"messages":[{"role":"user","content":"hi","timestamp":5}],"domain":"example.com","startedAt":5}}"#]].assert_eq(&json);
     assert_eq!(
-        serde_json::from_str::<SessionMemory>(&json).expect("parses"),
+        crate::json::from_str::<SessionMemory>(&json).expect("parses"),
         memory
     );
-    let partial: MemoryConfig = serde_json::from_str(r#"{"budgetTokens":500}"#).expect("parses");
+    let partial: MemoryConfig = crate::json::from_str(r#"{"budgetTokens":500}"#).expect("parses");
     assert_eq!(partial, budget(500));
 }
 
@@ -715,7 +715,7 @@ fn message_json_keeps_ids_flags_and_quotes() {
     let json = serde_json::to_string(&m).expect("serialises");
     expect![[r#"{"id":"m-1","role":"user","content":"Explain this.","timestamp":0,"hidden":true,"quote":"page text"}"#]].assert_eq(&json);
     assert_eq!(
-        serde_json::from_str::<MemoryMessage>(&json).expect("parses"),
+        crate::json::from_str::<MemoryMessage>(&json).expect("parses"),
         m
     );
     // Round trip through the panel's form.
@@ -1046,12 +1046,12 @@ fn a_selection_in_a_password_field_is_refused_with_a_sentence_and_keeps_no_text(
     // Stored in storage.session and read back after a worker restart.
     let json = serde_json::to_string(&p).expect("serialises");
     assert_eq!(
-        serde_json::from_str::<PendingSelection>(&json).expect("parses"),
+        crate::json::from_str::<PendingSelection>(&json).expect("parses"),
         p
     );
     // A selection stored before refusals existed still reads.
     let old: PendingSelection =
-        serde_json::from_str(r#"{"tabId":1,"text":"t","at":0}"#).expect("parses");
+        crate::json::from_str(r#"{"tabId":1,"text":"t","at":0}"#).expect("parses");
     assert_eq!(old.refused, None);
     assert_eq!(SensitiveField::from_name("username"), None);
 }

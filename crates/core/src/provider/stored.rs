@@ -87,7 +87,7 @@ impl StoredSettings {
 impl Settings {
     /// Reads the stored settings' JSON; see [`Settings::from_stored`].
     pub fn from_stored_json(json: &str) -> StoredSettings {
-        match serde_json::from_str::<Value>(json) {
+        match crate::json::from_str::<Value>(json) {
             Ok(value) => Self::from_stored(value),
             Err(_) => StoredSettings {
                 settings: Settings::default(),
@@ -344,7 +344,7 @@ mod tests {
     #[test]
     fn every_reader_of_stored_settings_is_lenient() {
         let damaged = SAVED.replacen("\"model\": \"llama3\"", "\"model\": 3", 1);
-        let s: Settings = serde_json::from_str(&damaged).unwrap();
+        let s: Settings = crate::json::from_str(&damaged).unwrap();
         assert_eq!(s.providers[&ProviderKind::Ollama].model, "");
         assert_eq!(
             s.providers[&ProviderKind::Ollama].base_url,

@@ -84,7 +84,7 @@ impl Schema {
 /// it) from the first `{` to the last `}`.
 fn parse_json(text: &str) -> Result<(&str, Value), SchemaError> {
     let json = strip_fences(text);
-    let first = match serde_json::from_str(json) {
+    let first = match crate::json::from_str(json) {
         Ok(value) => return Ok((json, value)),
         Err(e) => SchemaError::NotJson(e.to_string()),
     };
@@ -93,7 +93,7 @@ fn parse_json(text: &str) -> Result<(&str, Value), SchemaError> {
         _ => None,
     };
     object
-        .and_then(|o| serde_json::from_str(o).ok().map(|v| (o, v)))
+        .and_then(|o| crate::json::from_str(o).ok().map(|v| (o, v)))
         .ok_or(first)
 }
 

@@ -103,7 +103,7 @@ pub fn parse_reply(text: &str, call_id: impl Into<String>) -> NanoReply {
             let arguments = match o.get("arguments") {
                 None | Some(Value::Null) => json!({}),
                 // Small models sometimes write the arguments as a JSON string.
-                Some(Value::String(s)) => serde_json::from_str::<Value>(s)
+                Some(Value::String(s)) => crate::json::from_str::<Value>(s)
                     .ok()
                     .filter(Value::is_object)
                     .unwrap_or_else(|| Value::String(s.clone())),
@@ -188,11 +188,11 @@ fn json_in(text: &str) -> Option<Value> {
         let body = body.split_once('\n').map_or("", |(_, rest)| rest);
         t = body.trim_end().strip_suffix("```").unwrap_or(body).trim();
     }
-    if let Ok(v) = serde_json::from_str::<Value>(t) {
+    if let Ok(v) = crate::json::from_str::<Value>(t) {
         return Some(v);
     }
     let (a, b) = (t.find('{')?, t.rfind('}')?);
-    serde_json::from_str(t.get(a..=b)?).ok()
+    crate::json::from_str(t.get(a..=b)?).ok()
 }
 
 /// The next prompt after a call: its outcome (already fenced where it holds provider text),

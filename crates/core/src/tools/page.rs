@@ -137,7 +137,7 @@ fn descriptor(t: &Value) -> Result<ToolDescriptor, String> {
     let schema = match o.get("inputSchema") {
         None | Some(Value::Null) => json!({"type": "object"}),
         Some(Value::String(text)) if text.trim().is_empty() => json!({"type": "object"}),
-        Some(Value::String(text)) => serde_json::from_str::<Value>(text)
+        Some(Value::String(text)) => crate::json::from_str::<Value>(text)
             .map_err(|_| "its inputSchema is not JSON".to_string())?,
         Some(other) => other.clone(),
     };
@@ -210,7 +210,7 @@ pub fn read_result(v: &Value) -> ToolResult {
     let result = v.get("result").cloned().unwrap_or(Value::Null);
     // An MCP-style answer sent as text reads like one sent as an object.
     let result = match result {
-        Value::String(text) => match serde_json::from_str::<Value>(&text) {
+        Value::String(text) => match crate::json::from_str::<Value>(&text) {
             Ok(parsed @ Value::Object(_)) if parsed.get("content").is_some() => parsed,
             _ => Value::String(text),
         },

@@ -256,7 +256,7 @@ impl Provider {
             // An MCP entry that does not read is dropped with its provider: without its URL
             // the server cannot be reached, and an id `mcp:…` is never an extension's.
             mcp: match o.get("mcp") {
-                Some(m) => Some(serde_json::from_value::<McpServer>(m.clone()).ok()?),
+                Some(m) => Some(crate::json::from_value::<McpServer>(m.clone()).ok()?),
                 None if crate::mcp::is_server_id(id) => return None,
                 None => None,
             },
@@ -1079,7 +1079,7 @@ mod tests {
         );
         assert_eq!(Registry::from_stored(&stored), r);
         let via_serde: Registry =
-            serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
+            crate::json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
         assert_eq!(via_serde, r);
 
         let mut damaged = stored.clone();

@@ -113,7 +113,7 @@ fn on_device_id(p: Preferred) -> String {
 }
 
 fn on_device_from(id: &str) -> Preferred {
-    serde_json::from_value(serde_json::Value::String(id.to_string())).unwrap_or_default()
+    tandem_core::json::from_value(serde_json::Value::String(id.to_string())).unwrap_or_default()
 }
 
 thread_local! {

@@ -1,0 +1,461 @@
+//! Rust types read from JSON, with a struct (or struct variant) read from a JSON object only.
+//!
+//! serde_json also accepts a struct written as an array of its fields in order
+//! (`["gpt-4o", 128000]` for `{"id": "gpt-4o", "contextWindow": 128000}`). Nothing Tandem reads
+//! is written that way, and supporting it costs: every struct's derived `visit_seq` is compiled
+//! into the module (about 86 KB of the wasm, 21 KB gzip). [`Objects`] wraps a deserializer
+//! (and, recursively, everything it hands out) and asks for a map wherever a struct is wanted,
+//! so no `visit_seq` of a struct is ever reachable. An array where an object belongs is an
+//! error ("invalid type: sequence, expected struct …"), as it is for a map. (The variants
+//! of an internally tagged enum are read by serde from its own buffer, outside the wrapper:
+//! Anthropic's events are read without one for this reason and others.)
+//!
+//! [`from_str`], [`from_slice`] and [`from_value`] are the project's ways into serde_json
+//! (`clippy.toml` disallows serde_json's own in shipped code).
+
+use std::fmt;
+
+use serde::de::{
+    Deserialize, DeserializeOwned, DeserializeSeed, Deserializer, EnumAccess, Error, MapAccess,
+    SeqAccess, VariantAccess, Visitor,
+};
+use serde_json::Value;
+
+/// `T` from JSON text, as `serde_json::from_str` reads it (trailing whitespace only), structs
+/// from objects only.
+pub fn from_str<'a, T: Deserialize<'a>>(text: &'a str) -> serde_json::Result<T> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let value = T::deserialize(Objects(&mut de))?;
+    de.end()?;
+    Ok(value)
+}
+
+/// `T` from JSON bytes (see [`from_str`]).
+pub fn from_slice<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> serde_json::Result<T> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let value = T::deserialize(Objects(&mut de))?;
+    de.end()?;
+    Ok(value)
+}
+
+/// `T` from a parsed [`Value`] (see [`from_str`]).
+pub fn from_value<T: DeserializeOwned>(value: Value) -> serde_json::Result<T> {
+    T::deserialize(Objects(value))
+}
+
+/// A deserializer, visitor, access or seed whose every struct is read from a map. One wrapper
+/// for all of them: serde hands each to the next, and each must pass the wrapping on.
+pub struct Objects<T>(pub T);
+
+impl<'de, D: Deserializer<'de>> Deserializer<'de> for Objects<D> {
+    type Error = D::Error;
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, D::Error> {
+        // The point of the wrapper: a map, never the array form.
+        self.0.deserialize_map(Objects(visitor))
+    }
+
+    fn deserialize_any<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
+        self.0.deserialize_any(Objects(v))
+    }
+    fn deserialize_bool<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
+        self.0.deserialize_bool(Objects(v))
+    }
+    fn deserialize_i8<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
+        self.0.deserialize_i8(Objects(v))
+    }
+    fn deserialize_i16<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
+        self.0.deserialize_i16(Objects(v))
+    }
+    fn deserialize_i32<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
+        self.0.deserialize_i32(Objects(v))
+    }
+    fn deserialize_i64<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
+        self.0.deserialize_i64(Objects(v))
+    }
+    fn deserialize_i128<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
+        self.0.deserialize_i128(Objects(v))
+    }
+    fn deserialize_u8<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
+        self.0.deserialize_u8(Objects(v))
+    }
+    fn deserialize_u16<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
+        self.0.deserialize_u16(Objects(v))
+    }
+    fn deserialize_u32<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
+        self.0.deserialize_u32(Objects(v))
+    }
+    fn deserialize_u64<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
+        self.0.deserialize_u64(Objects(v))
+    }
+    fn deserialize_u128<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
+        self.0.deserialize_u128(Objects(v))
+    }
+    fn deserialize_f32<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
+        self.0.deserialize_f32(Objects(v))
+    }
+    fn deserialize_f64<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
+        self.0.deserialize_f64(Objects(v))
+    }
+    fn deserialize_char<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
+        self.0.deserialize_char(Objects(v))
+    }
+    fn deserialize_str<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
+        self.0.deserialize_str(Objects(v))
+    }
+    fn deserialize_string<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
+        self.0.deserialize_string(Objects(v))
+    }
+    fn deserialize_bytes<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
+        self.0.deserialize_bytes(Objects(v))
+    }
+    fn deserialize_byte_buf<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
+        self.0.deserialize_byte_buf(Objects(v))
+    }
+    fn deserialize_option<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
+        self.0.deserialize_option(Objects(v))
+    }
+    fn deserialize_unit<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
+        self.0.deserialize_unit(Objects(v))
+    }
+    fn deserialize_unit_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        v: V,
+    ) -> Result<V::Value, D::Error> {
+        self.0.deserialize_unit_struct(name, Objects(v))
+    }
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        v: V,
+    ) -> Result<V::Value, D::Error> {
+        self.0.deserialize_newtype_struct(name, Objects(v))
+    }
+    fn deserialize_seq<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
+        self.0.deserialize_seq(Objects(v))
+    }
+    fn deserialize_tuple<V: Visitor<'de>>(self, len: usize, v: V) -> Result<V::Value, D::Error> {
+        self.0.deserialize_tuple(len, Objects(v))
+    }
+    fn deserialize_tuple_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        len: usize,
+        v: V,
+    ) -> Result<V::Value, D::Error> {
+        self.0.deserialize_tuple_struct(name, len, Objects(v))
+    }
+    fn deserialize_map<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
+        self.0.deserialize_map(Objects(v))
+    }
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        variants: &'static [&'static str],
+        v: V,
+    ) -> Result<V::Value, D::Error> {
+        self.0.deserialize_enum(name, variants, Objects(v))
+    }
+    fn deserialize_identifier<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
+        self.0.deserialize_identifier(Objects(v))
+    }
+    fn deserialize_ignored_any<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
+        self.0.deserialize_ignored_any(Objects(v))
+    }
+    fn is_human_readable(&self) -> bool {
+        self.0.is_human_readable()
+    }
+}
+
+impl<'de, V: Visitor<'de>> Visitor<'de> for Objects<V> {
+    type Value = V::Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.expecting(f)
+    }
+    fn visit_bool<E: Error>(self, v: bool) -> Result<V::Value, E> {
+        self.0.visit_bool(v)
+    }
+    fn visit_i8<E: Error>(self, v: i8) -> Result<V::Value, E> {
+        self.0.visit_i8(v)
+    }
+    fn visit_i16<E: Error>(self, v: i16) -> Result<V::Value, E> {
+        self.0.visit_i16(v)
+    }
+    fn visit_i32<E: Error>(self, v: i32) -> Result<V::Value, E> {
+        self.0.visit_i32(v)
+    }
+    fn visit_i64<E: Error>(self, v: i64) -> Result<V::Value, E> {
+        self.0.visit_i64(v)
+    }
+    fn visit_i128<E: Error>(self, v: i128) -> Result<V::Value, E> {
+        self.0.visit_i128(v)
+    }
+    fn visit_u8<E: Error>(self, v: u8) -> Result<V::Value, E> {
+        self.0.visit_u8(v)
+    }
+    fn visit_u16<E: Error>(self, v: u16) -> Result<V::Value, E> {
+        self.0.visit_u16(v)
+    }
+    fn visit_u32<E: Error>(self, v: u32) -> Result<V::Value, E> {
+        self.0.visit_u32(v)
+    }
+    fn visit_u64<E: Error>(self, v: u64) -> Result<V::Value, E> {
+        self.0.visit_u64(v)
+    }
+    fn visit_u128<E: Error>(self, v: u128) -> Result<V::Value, E> {
+        self.0.visit_u128(v)
+    }
+    fn visit_f32<E: Error>(self, v: f32) -> Result<V::Value, E> {
+        self.0.visit_f32(v)
+    }
+    fn visit_f64<E: Error>(self, v: f64) -> Result<V::Value, E> {
+        self.0.visit_f64(v)
+    }
+    fn visit_char<E: Error>(self, v: char) -> Result<V::Value, E> {
+        self.0.visit_char(v)
+    }
+    fn visit_str<E: Error>(self, v: &str) -> Result<V::Value, E> {
+        self.0.visit_str(v)
+    }
+    fn visit_borrowed_str<E: Error>(self, v: &'de str) -> Result<V::Value, E> {
+        self.0.visit_borrowed_str(v)
+    }
+    fn visit_string<E: Error>(self, v: String) -> Result<V::Value, E> {
+        self.0.visit_string(v)
+    }
+    fn visit_bytes<E: Error>(self, v: &[u8]) -> Result<V::Value, E> {
+        self.0.visit_bytes(v)
+    }
+    fn visit_borrowed_bytes<E: Error>(self, v: &'de [u8]) -> Result<V::Value, E> {
+        self.0.visit_borrowed_bytes(v)
+    }
+    fn visit_byte_buf<E: Error>(self, v: Vec<u8>) -> Result<V::Value, E> {
+        self.0.visit_byte_buf(v)
+    }
+    fn visit_none<E: Error>(self) -> Result<V::Value, E> {
+        self.0.visit_none()
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<V::Value, D::Error> {
+        self.0.visit_some(Objects(d))
+    }
+    fn visit_unit<E: Error>(self) -> Result<V::Value, E> {
+        self.0.visit_unit()
+    }
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<V::Value, D::Error> {
+        self.0.visit_newtype_struct(Objects(d))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, a: A) -> Result<V::Value, A::Error> {
+        self.0.visit_seq(Objects(a))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, a: A) -> Result<V::Value, A::Error> {
+        self.0.visit_map(Objects(a))
+    }
+    fn visit_enum<A: EnumAccess<'de>>(self, a: A) -> Result<V::Value, A::Error> {
+        self.0.visit_enum(Objects(a))
+    }
+}
+
+impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for Objects<S> {
+    type Value = S::Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<S::Value, D::Error> {
+        self.0.deserialize(Objects(d))
+    }
+}
+
+impl<'de, A: SeqAccess<'de>> SeqAccess<'de> for Objects<A> {
+    type Error = A::Error;
+
+    fn next_element_seed<T: DeserializeSeed<'de>>(
+        &mut self,
+        seed: T,
+    ) -> Result<Option<T::Value>, A::Error> {
+        self.0.next_element_seed(Objects(seed))
+    }
+    fn size_hint(&self) -> Option<usize> {
+        self.0.size_hint()
+    }
+}
+
+impl<'de, A: MapAccess<'de>> MapAccess<'de> for Objects<A> {
+    type Error = A::Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, A::Error> {
+        self.0.next_key_seed(Objects(seed))
+    }
+    fn next_value_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<T::Value, A::Error> {
+        self.0.next_value_seed(Objects(seed))
+    }
+    fn size_hint(&self) -> Option<usize> {
+        self.0.size_hint()
+    }
+}
+
+impl<'de, A: EnumAccess<'de>> EnumAccess<'de> for Objects<A> {
+    type Error = A::Error;
+    type Variant = Objects<A::Variant>;
+
+    fn variant_seed<S: DeserializeSeed<'de>>(
+        self,
+        seed: S,
+    ) -> Result<(S::Value, Objects<A::Variant>), A::Error> {
+        let (value, variant) = self.0.variant_seed(Objects(seed))?;
+        Ok((value, Objects(variant)))
+    }
+}
+
+impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for Objects<A> {
+    type Error = A::Error;
+
+    fn unit_variant(self) -> Result<(), A::Error> {
+        self.0.unit_variant()
+    }
+    fn newtype_variant_seed<T: DeserializeSeed<'de>>(self, seed: T) -> Result<T::Value, A::Error> {
+        self.0.newtype_variant_seed(Objects(seed))
+    }
+    fn tuple_variant<V: Visitor<'de>>(self, len: usize, v: V) -> Result<V::Value, A::Error> {
+        self.0.tuple_variant(len, Objects(v))
+    }
+    fn struct_variant<V: Visitor<'de>>(
+        self,
+        _fields: &'static [&'static str],
+        v: V,
+    ) -> Result<V::Value, A::Error> {
+        // `VariantAccess::struct_variant` would read the array form too: the variant's body is
+        // read as a newtype whose value must be a map instead (the same JSON either way).
+        self.0.newtype_variant_seed(MapOf(v))
+    }
+}
+
+/// Reads a map with the visitor: a struct variant's body.
+struct MapOf<V>(V);
+
+impl<'de, V: Visitor<'de>> DeserializeSeed<'de> for MapOf<V> {
+    type Value = V::Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<V::Value, D::Error> {
+        d.deserialize_map(Objects(self.0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use serde::Deserialize;
+    use serde_json::json;
+
+    use super::{from_slice, from_str, from_value};
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    #[serde(rename_all = "camelCase")]
+    struct Model<'a> {
+        id: String,
+        #[serde(borrow)]
+        owner: &'a str,
+        context_window: Option<u32>,
+        tags: Vec<Tag>,
+        kind: Kind,
+        extra: BTreeMap<String, f64>,
+        pair: (u8, bool),
+        unit: (),
+        wrapped: Wrapped,
+    }
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    struct Tag {
+        name: String,
+    }
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    struct Wrapped(i64);
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    #[serde(rename_all = "camelCase")]
+    enum Kind {
+        Chat,
+        Tuned(String),
+        Pair(u8, u8),
+        Custom { base: String, steps: Option<u32> },
+    }
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    #[serde(tag = "type")]
+    enum Tagged {
+        A { x: u8 },
+        B,
+    }
+
+    const TEXT: &str = r#"{"id":"m1","owner":"me","contextWindow":null,"tags":[{"name":"a"},{"name":"b"}],
+        "kind":{"custom":{"base":"gpt","steps":3}},"extra":{"t":0.5},"pair":[7,true],"unit":null,
+        "wrapped":-4}"#;
+
+    /// Everything serde_json reads from objects, arrays, enums in all four forms, options,
+    /// tuples, newtypes and borrowed strings reads the same through the wrapper.
+    #[test]
+    fn reads_what_serde_json_reads_from_objects() {
+        #[allow(clippy::disallowed_methods)]
+        let direct: Model<'_> = serde_json::from_str(TEXT).unwrap();
+        let wrapped: Model<'_> = from_str(TEXT).unwrap();
+        assert_eq!(wrapped, direct);
+        assert_eq!(from_slice::<Model<'_>>(TEXT.as_bytes()).unwrap(), direct);
+        for (text, kind) in [
+            (r#""chat""#, Kind::Chat),
+            (r#"{"tuned":"x"}"#, Kind::Tuned("x".into())),
+            (r#"{"pair":[1,2]}"#, Kind::Pair(1, 2)),
+            (
+                r#"{"custom":{"base":"b"}}"#,
+                Kind::Custom {
+                    base: "b".into(),
+                    steps: None,
+                },
+            ),
+        ] {
+            assert_eq!(from_str::<Kind>(text).unwrap(), kind, "{text}");
+            let value: serde_json::Value = from_str(text).unwrap();
+            assert_eq!(from_value::<Kind>(value).unwrap(), kind, "{text}");
+        }
+        assert_eq!(
+            from_str::<Tagged>(r#"{"x":1,"type":"A"}"#).unwrap(),
+            Tagged::A { x: 1 }
+        );
+        assert_eq!(
+            from_value::<Tagged>(json!({"type": "B"})).unwrap(),
+            Tagged::B
+        );
+        assert_eq!(
+            from_value::<Tag>(json!({"name": "n"})).unwrap(),
+            Tag { name: "n".into() }
+        );
+    }
+
+    /// A struct written as an array of its fields, which serde_json accepts, is refused, and
+    /// so is trailing text.
+    #[test]
+    fn refuses_the_array_form_of_a_struct() {
+        #[allow(clippy::disallowed_methods)]
+        let lenient: Result<Tag, _> = serde_json::from_str(r#"["a"]"#);
+        assert!(lenient.is_ok());
+        let err = from_str::<Tag>(r#"["a"]"#).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("invalid type: sequence, expected struct Tag"),
+            "{err}"
+        );
+        assert!(from_value::<Tag>(json!(["a"])).is_err());
+        assert!(from_str::<Kind>(r#"{"custom":["b",1]}"#).is_err());
+        assert!(from_value::<Kind>(json!({"custom": ["b", 1]})).is_err());
+        assert!(from_str::<Tag>(r#"{"name":"a"} x"#).is_err());
+        assert!(from_str::<Tag>("{\"name\":\"a\"} \n").is_ok());
+    }
+}
