@@ -140,8 +140,8 @@ fn cloud(task: &Task) {
         full_requests == whole_requests
     );
     println!(
-        "ratio task-scoped compact / peer baseline (system + history of actions + newest page state): {:.2} \
-         (target <= 1.0)",
+        "ratio task-scoped compact / peer baseline (system + history of actions + newest page state): {:.3} \
+         ({t} / {p} tokens; target <= 1.0)",
         ratio(t, p)
     );
     println!(
