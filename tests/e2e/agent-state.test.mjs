@@ -15,7 +15,7 @@ after(async () => { await browser?.close(); });
 const stored = () => panel.evaluate(() => chrome.storage.session.get('agentTask').then((x) => x.agentTask));
 
 for (const [what, value, notice] of [
-  ['damaged', { version: 1, status: 42, steps: 'not a list' }, /could not be read .* discarded/],
+  ['damaged', { version: 2, status: 42, steps: 'not a list' }, /could not be read .* discarded/],
   ['old-format', { version: 999, task: 'from the future' }, /another version of Tandem .* discarded/],
 ]) {
   test(`${what} saved task state is reset with a notice`, async () => {

@@ -83,7 +83,7 @@ test('the shop task ends with the blue backpack in the cart, step by step', asyn
   assert.match(await panel.getByLabel('Final answer').textContent(), /blue backpack is in the cart/);
   const state = await stored();
   assert.equal(state.status, 'done');
-  assert.equal(state.version, 1);
+  assert.equal(state.version, 2);
   // Every prompt fenced the page.
   for (const t of turns) assert.match(t, /⟦untrusted data: element list⟧[\s\S]*⟦\/untrusted data⟧/);
 });

@@ -20,8 +20,10 @@ pub use crate::fence::{
 };
 
 /// Why an action waits for the user's go-ahead.
+// serde's default (external) tagging, as for `session::ProviderId`: an internal tag is read
+// by buffering the value in serde's `Content` first, a second reader for the types inside.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
+#[serde(rename_all = "kebab-case")]
 pub enum ConfirmReason {
     /// The control's label says it buys, pays, deletes, sends… (`phrase` is what matched).
     IrreversibleLabel { label: String, phrase: String },

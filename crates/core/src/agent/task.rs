@@ -16,7 +16,8 @@ use crate::session::{Failover, Schema, Transcript};
 /// The one storage key holding the task.
 pub const TASK_STATE_KEY: &str = "agentTask";
 /// Bumped when [`TaskContext`]'s stored shape changes; older state is reset, not misread.
-pub const TASK_STATE_VERSION: u32 = 1;
+/// 2: `ProviderId` and `ConfirmReason` externally tagged.
+pub const TASK_STATE_VERSION: u32 = 2;
 pub const DEFAULT_MAX_STEPS: u32 = 30;
 pub const MAX_CONSECUTIVE_FAILURES: u32 = 3;
 /// The planner runs again every this many navigator steps.
@@ -1020,7 +1021,7 @@ mod tests {
             parse_stored(r#"{"task":"x","status":"running"}"#),
             Err(TaskStateError::OldFormat { found: 0 })
         );
-        let e = parse_stored(r#"{"version":1,"task":5}"#).unwrap_err();
+        let e = parse_stored(r#"{"version":2,"task":5}"#).unwrap_err();
         assert!(e.to_string().contains("discarded"), "{e}");
     }
 

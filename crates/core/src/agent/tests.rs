@@ -530,27 +530,27 @@ fn confirmation_classifier() {
     check(
         out,
         expect![[r#"
-        click "Place order": {"kind":"irreversible-label","label":"Place order","phrase":"place order"} — “Place order” may not be undoable (buying, paying, deleting or sending).
-        click "Überweisen": {"kind":"irreversible-label","label":"Überweisen","phrase":"überweisen"} — “Überweisen” may not be undoable (buying, paying, deleting or sending).
-        click "Delete account": {"kind":"irreversible-label","label":"Delete account","phrase":"delete"} — “Delete account” may not be undoable (buying, paying, deleting or sending).
-        click "Jetzt kaufen": {"kind":"irreversible-label","label":"Jetzt kaufen","phrase":"kaufen"} — “Jetzt kaufen” may not be undoable (buying, paying, deleting or sending).
-        click "Display settings": no
-        click "Remove from cart": no
-        type "Card number": {"kind":"enters-payment","field":"card-number"} — This types payment details (card number).
-        type "CVC": {"kind":"enters-payment","field":"card-security-code"} — This types payment details (card security code).
-        type "IBAN": {"kind":"enters-payment","field":"iban"} — This types payment details (IBAN).
-        type "MM/YY": {"kind":"enters-payment","field":"card-expiry"} — This types payment details (card expiry date).
-        click "Log in": {"kind":"submits-password"} — This submits a form with a password.
-        click "Forgot password?": no
-        click "Remember me": no
-        type "Email": no
-        type "Email": {"kind":"submits-password"} — This submits a form with a password.
-        type "Password": {"kind":"enters-password"} — This types into a password field.
-        type "2FA code": no
-        type "Search": no
-        click "Add to cart": no
-        click "Go": no
-    "#]],
+            click "Place order": {"irreversible-label":{"label":"Place order","phrase":"place order"}} — “Place order” may not be undoable (buying, paying, deleting or sending).
+            click "Überweisen": {"irreversible-label":{"label":"Überweisen","phrase":"überweisen"}} — “Überweisen” may not be undoable (buying, paying, deleting or sending).
+            click "Delete account": {"irreversible-label":{"label":"Delete account","phrase":"delete"}} — “Delete account” may not be undoable (buying, paying, deleting or sending).
+            click "Jetzt kaufen": {"irreversible-label":{"label":"Jetzt kaufen","phrase":"kaufen"}} — “Jetzt kaufen” may not be undoable (buying, paying, deleting or sending).
+            click "Display settings": no
+            click "Remove from cart": no
+            type "Card number": {"enters-payment":{"field":"card-number"}} — This types payment details (card number).
+            type "CVC": {"enters-payment":{"field":"card-security-code"}} — This types payment details (card security code).
+            type "IBAN": {"enters-payment":{"field":"iban"}} — This types payment details (IBAN).
+            type "MM/YY": {"enters-payment":{"field":"card-expiry"}} — This types payment details (card expiry date).
+            click "Log in": "submits-password" — This submits a form with a password.
+            click "Forgot password?": no
+            click "Remember me": no
+            type "Email": no
+            type "Email": "submits-password" — This submits a form with a password.
+            type "Password": "enters-password" — This types into a password field.
+            type "2FA code": no
+            type "Search": no
+            click "Add to cart": no
+            click "Go": no
+        "#]],
     );
 
     let mut out = String::new();

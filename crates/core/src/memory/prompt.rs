@@ -6,8 +6,10 @@ use crate::fence::{fence, FENCE_RULE};
 
 use super::{build_context, BuiltContext, ContextMetrics, MemoryConfig, SessionContext};
 
+// serde's default (external) tagging, as for `session::ProviderId`: an internal tag is read
+// by buffering the value in serde's `Content` first, a second reader for the types inside.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "mode", rename_all = "camelCase")]
+#[serde(rename_all = "camelCase")]
 pub enum PromptMode {
     /// A follow-up in the panel: the model may refer to what was said.
     FollowUp,

@@ -50,9 +50,11 @@ use crate::errors::ProviderError;
 use crate::provider::ProviderKind;
 use crate::tokens::{estimate_tokens, MESSAGE_OVERHEAD};
 
-/// Who answers a step.
+/// Who answers a step: `"nano"` or `{"cloud": "openAi"}` in JSON.
+// serde's default (external) tagging: an internal or adjacent tag is read by buffering the
+// value in serde's `Content` first, which compiles a second reader for the types inside.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(tag = "type", content = "kind", rename_all = "camelCase")]
+#[serde(rename_all = "camelCase")]
 pub enum ProviderId {
     Nano,
     Cloud(ProviderKind),

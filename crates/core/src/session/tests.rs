@@ -1584,7 +1584,7 @@ fn a_failover_sends_the_compact_view_and_nano_keeps_whole_turns() {
 #[test]
 fn a_stored_transcript_without_summaries_still_loads_and_is_sent_whole() {
     let stored = r#"{"systemPrompt":"s","schemaInstructions":"","init":[],
-        "turns":[{"input":"Step 0 with its list","reply":"{}","provider":{"type":"nano"}}]}"#;
+        "turns":[{"input":"Step 0 with its list","reply":"{}","provider":"nano"}]}"#;
     let t: Transcript = crate::json::from_str(stored).unwrap();
     assert_eq!(t.turns[0].summary, None);
     let sent: Vec<String> = t
