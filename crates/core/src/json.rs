@@ -14,7 +14,7 @@
 use serde::de::DeserializeOwned;
 
 mod objects;
-pub use objects::{from_slice, from_str, from_value, Objects};
+pub use objects::{from_slice, from_str, from_value};
 
 /// The first mark: a lone surrogate `u` (0xD800..=0xDFFF) reads as `MARK_BASE + (u - 0xD800)`.
 const MARK_BASE: u32 = 0x10_F800;

@@ -3,7 +3,7 @@
 //! serde_json also accepts a struct written as an array of its fields in order
 //! (`["gpt-4o", 128000]` for `{"id": "gpt-4o", "contextWindow": 128000}`). Nothing Tandem reads
 //! is written that way, and supporting it costs: every struct's derived `visit_seq` is compiled
-//! into the module (about 86 KB of the wasm, 21 KB gzip). [`Objects`] wraps a deserializer
+//! into the module (about 86 KB of the wasm, 21 KB gzip). `Objects` wraps a deserializer
 //! (and, recursively, everything it hands out) and asks for a map wherever a struct is wanted,
 //! so no `visit_seq` of a struct is ever reachable. An array where an object belongs is an
 //! error ("invalid type: sequence, expected struct …"), as it is for a map. (The variants
@@ -45,7 +45,38 @@ pub fn from_value<T: DeserializeOwned>(value: Value) -> serde_json::Result<T> {
 
 /// A deserializer, visitor, access or seed whose every struct is read from a map. One wrapper
 /// for all of them: serde hands each to the next, and each must pass the wrapping on.
-pub struct Objects<T>(pub T);
+struct Objects<T>(T);
+
+/// `fn deserialize_x(self, visitor)` (and, after `; named:`, `fn deserialize_x(self, name,
+/// visitor)`) for each name: the same call on the wrapped deserializer, the visitor wrapped.
+macro_rules! forward_deserialize {
+    ($($method:ident)*; named: $($named:ident)*) => {
+        $(
+            fn $method<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
+                self.0.$method(Objects(v))
+            }
+        )*
+        $(
+            fn $named<V: Visitor<'de>>(
+                self,
+                name: &'static str,
+                v: V,
+            ) -> Result<V::Value, D::Error> {
+                self.0.$named(name, Objects(v))
+            }
+        )*
+    };
+}
+
+/// `fn visit_x(self, value)` for each name and value type: the wrapped visitor's, unchanged
+/// (a plain value hands out nothing to wrap).
+macro_rules! forward_visit {
+    ($($method:ident($ty:ty))*) => {$(
+        fn $method<E: Error>(self, v: $ty) -> Result<V::Value, E> {
+            self.0.$method(v)
+        }
+    )*};
+}
 
 impl<'de, D: Deserializer<'de>> Deserializer<'de> for Objects<D> {
     type Error = D::Error;
@@ -60,86 +91,16 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Objects<D> {
         self.0.deserialize_map(Objects(visitor))
     }
 
-    fn deserialize_any<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
-        self.0.deserialize_any(Objects(v))
+    forward_deserialize! {
+        deserialize_any deserialize_bool deserialize_i8 deserialize_i16 deserialize_i32
+        deserialize_i64 deserialize_i128 deserialize_u8 deserialize_u16 deserialize_u32
+        deserialize_u64 deserialize_u128 deserialize_f32 deserialize_f64 deserialize_char
+        deserialize_str deserialize_string deserialize_bytes deserialize_byte_buf
+        deserialize_option deserialize_unit deserialize_seq deserialize_map
+        deserialize_identifier deserialize_ignored_any;
+        named: deserialize_unit_struct deserialize_newtype_struct
     }
-    fn deserialize_bool<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
-        self.0.deserialize_bool(Objects(v))
-    }
-    fn deserialize_i8<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
-        self.0.deserialize_i8(Objects(v))
-    }
-    fn deserialize_i16<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
-        self.0.deserialize_i16(Objects(v))
-    }
-    fn deserialize_i32<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
-        self.0.deserialize_i32(Objects(v))
-    }
-    fn deserialize_i64<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
-        self.0.deserialize_i64(Objects(v))
-    }
-    fn deserialize_i128<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
-        self.0.deserialize_i128(Objects(v))
-    }
-    fn deserialize_u8<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
-        self.0.deserialize_u8(Objects(v))
-    }
-    fn deserialize_u16<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
-        self.0.deserialize_u16(Objects(v))
-    }
-    fn deserialize_u32<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
-        self.0.deserialize_u32(Objects(v))
-    }
-    fn deserialize_u64<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
-        self.0.deserialize_u64(Objects(v))
-    }
-    fn deserialize_u128<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
-        self.0.deserialize_u128(Objects(v))
-    }
-    fn deserialize_f32<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
-        self.0.deserialize_f32(Objects(v))
-    }
-    fn deserialize_f64<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
-        self.0.deserialize_f64(Objects(v))
-    }
-    fn deserialize_char<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
-        self.0.deserialize_char(Objects(v))
-    }
-    fn deserialize_str<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
-        self.0.deserialize_str(Objects(v))
-    }
-    fn deserialize_string<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
-        self.0.deserialize_string(Objects(v))
-    }
-    fn deserialize_bytes<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
-        self.0.deserialize_bytes(Objects(v))
-    }
-    fn deserialize_byte_buf<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
-        self.0.deserialize_byte_buf(Objects(v))
-    }
-    fn deserialize_option<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
-        self.0.deserialize_option(Objects(v))
-    }
-    fn deserialize_unit<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
-        self.0.deserialize_unit(Objects(v))
-    }
-    fn deserialize_unit_struct<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        v: V,
-    ) -> Result<V::Value, D::Error> {
-        self.0.deserialize_unit_struct(name, Objects(v))
-    }
-    fn deserialize_newtype_struct<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        v: V,
-    ) -> Result<V::Value, D::Error> {
-        self.0.deserialize_newtype_struct(name, Objects(v))
-    }
-    fn deserialize_seq<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
-        self.0.deserialize_seq(Objects(v))
-    }
+
     fn deserialize_tuple<V: Visitor<'de>>(self, len: usize, v: V) -> Result<V::Value, D::Error> {
         self.0.deserialize_tuple(len, Objects(v))
     }
@@ -151,9 +112,6 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Objects<D> {
     ) -> Result<V::Value, D::Error> {
         self.0.deserialize_tuple_struct(name, len, Objects(v))
     }
-    fn deserialize_map<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
-        self.0.deserialize_map(Objects(v))
-    }
     fn deserialize_enum<V: Visitor<'de>>(
         self,
         name: &'static str,
@@ -161,12 +119,6 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Objects<D> {
         v: V,
     ) -> Result<V::Value, D::Error> {
         self.0.deserialize_enum(name, variants, Objects(v))
-    }
-    fn deserialize_identifier<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
-        self.0.deserialize_identifier(Objects(v))
-    }
-    fn deserialize_ignored_any<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
-        self.0.deserialize_ignored_any(Objects(v))
     }
     fn is_human_readable(&self) -> bool {
         self.0.is_human_readable()
@@ -179,74 +131,23 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Objects<V> {
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.0.expecting(f)
     }
-    fn visit_bool<E: Error>(self, v: bool) -> Result<V::Value, E> {
-        self.0.visit_bool(v)
+
+    forward_visit! {
+        visit_bool(bool) visit_i8(i8) visit_i16(i16) visit_i32(i32) visit_i64(i64)
+        visit_i128(i128) visit_u8(u8) visit_u16(u16) visit_u32(u32) visit_u64(u64)
+        visit_u128(u128) visit_f32(f32) visit_f64(f64) visit_char(char) visit_str(&str)
+        visit_borrowed_str(&'de str) visit_string(String) visit_bytes(&[u8])
+        visit_borrowed_bytes(&'de [u8]) visit_byte_buf(Vec<u8>)
     }
-    fn visit_i8<E: Error>(self, v: i8) -> Result<V::Value, E> {
-        self.0.visit_i8(v)
-    }
-    fn visit_i16<E: Error>(self, v: i16) -> Result<V::Value, E> {
-        self.0.visit_i16(v)
-    }
-    fn visit_i32<E: Error>(self, v: i32) -> Result<V::Value, E> {
-        self.0.visit_i32(v)
-    }
-    fn visit_i64<E: Error>(self, v: i64) -> Result<V::Value, E> {
-        self.0.visit_i64(v)
-    }
-    fn visit_i128<E: Error>(self, v: i128) -> Result<V::Value, E> {
-        self.0.visit_i128(v)
-    }
-    fn visit_u8<E: Error>(self, v: u8) -> Result<V::Value, E> {
-        self.0.visit_u8(v)
-    }
-    fn visit_u16<E: Error>(self, v: u16) -> Result<V::Value, E> {
-        self.0.visit_u16(v)
-    }
-    fn visit_u32<E: Error>(self, v: u32) -> Result<V::Value, E> {
-        self.0.visit_u32(v)
-    }
-    fn visit_u64<E: Error>(self, v: u64) -> Result<V::Value, E> {
-        self.0.visit_u64(v)
-    }
-    fn visit_u128<E: Error>(self, v: u128) -> Result<V::Value, E> {
-        self.0.visit_u128(v)
-    }
-    fn visit_f32<E: Error>(self, v: f32) -> Result<V::Value, E> {
-        self.0.visit_f32(v)
-    }
-    fn visit_f64<E: Error>(self, v: f64) -> Result<V::Value, E> {
-        self.0.visit_f64(v)
-    }
-    fn visit_char<E: Error>(self, v: char) -> Result<V::Value, E> {
-        self.0.visit_char(v)
-    }
-    fn visit_str<E: Error>(self, v: &str) -> Result<V::Value, E> {
-        self.0.visit_str(v)
-    }
-    fn visit_borrowed_str<E: Error>(self, v: &'de str) -> Result<V::Value, E> {
-        self.0.visit_borrowed_str(v)
-    }
-    fn visit_string<E: Error>(self, v: String) -> Result<V::Value, E> {
-        self.0.visit_string(v)
-    }
-    fn visit_bytes<E: Error>(self, v: &[u8]) -> Result<V::Value, E> {
-        self.0.visit_bytes(v)
-    }
-    fn visit_borrowed_bytes<E: Error>(self, v: &'de [u8]) -> Result<V::Value, E> {
-        self.0.visit_borrowed_bytes(v)
-    }
-    fn visit_byte_buf<E: Error>(self, v: Vec<u8>) -> Result<V::Value, E> {
-        self.0.visit_byte_buf(v)
-    }
+
     fn visit_none<E: Error>(self) -> Result<V::Value, E> {
         self.0.visit_none()
     }
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<V::Value, D::Error> {
-        self.0.visit_some(Objects(d))
-    }
     fn visit_unit<E: Error>(self) -> Result<V::Value, E> {
         self.0.visit_unit()
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<V::Value, D::Error> {
+        self.0.visit_some(Objects(d))
     }
     fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<V::Value, D::Error> {
         self.0.visit_newtype_struct(Objects(d))
