@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{MemoryConfig, MemoryMessage, SessionContext};
 use crate::chat::Role;
+use crate::tokens::Estimator;
 
 const SEPARATOR: &str = "\n\n";
 const ELLIPSIS: char = '…';
@@ -35,21 +36,88 @@ pub struct BuiltContext {
 /// Picks, in priority order, the seed (in full, or cut to the budget), the last `tail_size`
 /// messages in full, then older messages compressed, each newest first while they fit, and
 /// renders them oldest first. Messages hidden from context are not there at all: the seed is
-/// the first visible message, and the metrics count visible messages only.
-pub fn build_context(session: &SessionContext, config: &MemoryConfig) -> BuiltContext {
+/// the first visible message, and the metrics count visible messages only. Tokens are counted
+/// with `estimator`, the one the request's budget counts with, so a context packed to fit its
+/// share is measured the same way when the budget checks the whole request.
+pub fn build_context(
+    session: &SessionContext,
+    config: &MemoryConfig,
+    estimator: Estimator,
+) -> BuiltContext {
     let messages: Vec<&MemoryMessage> = session.messages.iter().filter(|m| !m.hidden).collect();
     let budget = config.budget_tokens;
+    let tokens = |text: &str| estimator.count(text) as usize;
+    let first = usize::from(config.preserve_seed && !messages.is_empty());
+    let render = |parts: &[Part]| {
+        parts
+            .iter()
+            .map(|p| p.line.as_str())
+            .collect::<Vec<_>>()
+            .join(SEPARATOR)
+    };
+    // The packer bounds the sum of per-line estimates, but an estimate (like a real tokenizer)
+    // counts a joined text differently from its lines: a line break costs a token after text
+    // and none at the start. So the joined text is measured, and when it is over, packed again
+    // with the overshoot taken off: the packer then compresses or leaves out what it must, the
+    // way it does for any budget, instead of a whole line being dropped after the fact.
+    let mut room = budget;
+    let mut attempts = 0;
+    let (mut parts, seed_truncated) = loop {
+        let (parts, seed_truncated) = pack(&messages, config, first, room, &tokens);
+        let over = tokens(&render(&parts)).saturating_sub(budget);
+        attempts += 1;
+        if over == 0 || room == 0 || attempts == REPACKS {
+            break (parts, seed_truncated);
+        }
+        room = room.saturating_sub(over);
+    };
+    let mut text = render(&parts);
+    // The guarantee, should the repacking not have converged: drop the oldest non-seed line
+    // until the text fits.
+    while tokens(&text) > budget {
+        parts.remove(usize::from(
+            first == 1 && parts.len() > 1 && parts[0].index == 0,
+        ));
+        text = render(&parts);
+    }
+    BuiltContext {
+        metrics: ContextMetrics {
+            used_tokens: tokens(&text),
+            budget,
+            middle_distilled: parts.iter().any(|p| p.compressed),
+            seed_truncated,
+            included: parts.len(),
+            omitted: messages.len() - parts.len(),
+        },
+        text,
+    }
+}
+
+/// How many times [`build_context`] packs before it falls back to dropping lines. The
+/// overshoot is a token or so per line break, so the second packing nearly always fits.
+const REPACKS: usize = 4;
+
+/// The lines [`build_context`] gives within `budget`, sorted oldest first, and whether the
+/// seed had to be cut.
+fn pack(
+    messages: &[&MemoryMessage],
+    config: &MemoryConfig,
+    first: usize,
+    budget: usize,
+    tokens: &dyn Fn(&str) -> usize,
+) -> (Vec<Part>, bool) {
     let mut packer = Packer {
         budget,
         used: 0,
         parts: Vec::new(),
+        separator: tokens(SEPARATOR),
+        tokens,
     };
-    let first = usize::from(config.preserve_seed && !messages.is_empty());
     let mut seed_truncated = false;
     if let Some(seed) = messages.first().filter(|_| first == 1) {
         if !packer.add(0, full_line(seed), false) {
             seed_truncated = true;
-            if let Some(line) = truncated_line(seed, budget) {
+            if let Some(line) = truncated_line(seed, budget, tokens) {
                 packer.add(0, line, false);
             }
         }
@@ -70,34 +138,7 @@ pub fn build_context(session: &SessionContext, config: &MemoryConfig) -> BuiltCo
     }
     let mut parts = packer.parts;
     crate::sort::sort_by_key(&mut parts, |part| part.index);
-    let render = |parts: &[Part]| {
-        parts
-            .iter()
-            .map(|p| p.line.as_str())
-            .collect::<Vec<_>>()
-            .join(SEPARATOR)
-    };
-    let mut text = render(&parts);
-    // The packer bounds the sum of per-line estimates, which bounds the whole text for this
-    // estimator; a real tokenizer may count a joined text differently, so re-measure and drop
-    // the oldest non-seed line until it fits.
-    while estimate_tokens(&text) > budget {
-        parts.remove(usize::from(
-            first == 1 && parts.len() > 1 && parts[0].index == 0,
-        ));
-        text = render(&parts);
-    }
-    BuiltContext {
-        metrics: ContextMetrics {
-            used_tokens: estimate_tokens(&text),
-            budget,
-            middle_distilled: parts.iter().any(|p| p.compressed),
-            seed_truncated,
-            included: parts.len(),
-            omitted: messages.len() - parts.len(),
-        },
-        text,
-    }
+    (parts, seed_truncated)
 }
 
 struct Part {
@@ -106,21 +147,24 @@ struct Part {
     compressed: bool,
 }
 
-struct Packer {
+struct Packer<'a> {
     budget: usize,
     used: usize,
     parts: Vec<Part>,
+    /// Tokens of [`SEPARATOR`].
+    separator: usize,
+    tokens: &'a dyn Fn(&str) -> usize,
 }
 
-impl Packer {
+impl Packer<'_> {
     /// Takes `line` if it fits what is left, counting one separator per line after the first.
     fn add(&mut self, index: usize, line: String, compressed: bool) -> bool {
         let separator = if self.parts.is_empty() {
             0
         } else {
-            estimate_tokens(SEPARATOR)
+            self.separator
         };
-        let cost = estimate_tokens(&line) + separator;
+        let cost = (self.tokens)(&line) + separator;
         let fits = self.used + cost <= self.budget;
         if fits {
             self.used += cost;
@@ -173,20 +217,25 @@ fn compressed_line(message: &MemoryMessage, max_chars: usize) -> String {
 
 /// The seed cut to the longest prefix that fits `budget` with its ellipsis; `None` when not
 /// even `role: …` fits.
-fn truncated_line(seed: &MemoryMessage, budget: usize) -> Option<String> {
+fn truncated_line(
+    seed: &MemoryMessage,
+    budget: usize,
+    tokens: &dyn Fn(&str) -> usize,
+) -> Option<String> {
     let text = text_of(seed);
     let line = |n| {
         let kept = prefix_chars(&text, n).trim_end();
         format!("{}: {kept}{ELLIPSIS}", label(seed.role))
     };
-    if estimate_tokens(&line(0)) > budget {
+    if tokens(&line(0)) > budget {
         return None;
     }
-    // The estimate grows with the prefix, so binary-search how many characters to keep.
+    // The estimate grows with the prefix, so binary-search how many characters to keep. Only
+    // a measured length is kept, so the cut fits even where a longer prefix estimates lower.
     let (mut fits, mut too_long) = (0, text.chars().count());
     while fits < too_long {
         let mid = fits + (too_long - fits).div_ceil(2);
-        if estimate_tokens(&line(mid)) <= budget {
+        if tokens(&line(mid)) <= budget {
             fits = mid;
         } else {
             too_long = mid - 1;
@@ -224,16 +273,4 @@ fn splits_sequence(before: &str, after: &str) -> bool {
             | '\u{FE20}'..='\u{FE2F}' | '\u{1F3FB}'..='\u{1F3FF}' | '\u{E0020}'..='\u{E007F}'
             | '\u{E0100}'..='\u{E01EF}')
         || (regional(prev) && regional(next) && odd_flag_run())
-}
-
-/// Estimated tokens of `text`: ≈3.5 ASCII chars per token and ≈1.5 other chars per token (CJK,
-/// emoji and accented text tokenize far denser), rounded up.
-// TODO(tokens): private stand-in, to be swapped for `crate::tokens` once it lands.
-// `build_context` re-measures the joined text, so the budget still holds with an estimator
-// that does not add up line by line.
-pub(super) fn estimate_tokens(text: &str) -> usize {
-    let ascii = text.bytes().filter(u8::is_ascii).count();
-    let other = text.chars().count() - ascii;
-    // ascii / 3.5 + other / 1.5 == (6 * ascii + 14 * other) / 21, in integers.
-    (6 * ascii + 14 * other).div_ceil(21)
 }

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::fence::{fence, FENCE_RULE};
+use crate::tokens::Estimator;
 
 use super::{build_context, BuiltContext, ContextMetrics, MemoryConfig, SessionContext};
 
@@ -37,10 +38,11 @@ const INTRO: &str =
 pub fn build_prompt(
     session: &SessionContext,
     config: &MemoryConfig,
+    estimator: Estimator,
     mode: PromptMode,
     question: &str,
 ) -> BuiltPrompt {
-    build_prompt_with(INTRO, session, config, mode, question)
+    build_prompt_with(INTRO, session, config, estimator, mode, question)
 }
 
 /// [`build_prompt`] with the caller's own opening of the system prompt (`intro`).
@@ -48,10 +50,11 @@ pub fn build_prompt_with(
     intro: &str,
     session: &SessionContext,
     config: &MemoryConfig,
+    estimator: Estimator,
     mode: PromptMode,
     question: &str,
 ) -> BuiltPrompt {
-    let BuiltContext { text, metrics } = build_context(session, config);
+    let BuiltContext { text, metrics } = build_context(session, config, estimator);
     let mut system = String::from(intro);
     let user = match mode {
         PromptMode::FollowUp => {

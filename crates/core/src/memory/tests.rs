@@ -1,9 +1,10 @@
 use expect_test::{expect, Expect};
 use proptest::prelude::*;
 
-use super::context::{estimate_tokens, prefix_chars};
+use super::context::prefix_chars;
 use super::*;
 use crate::chat::Role::{self, Assistant, User};
+use crate::tokens::Estimator;
 
 const HOUR: u64 = 60 * 60 * 1_000;
 
@@ -24,7 +25,8 @@ fn budget(budget_tokens: usize) -> MemoryConfig {
 
 /// Snapshots the context built from `history` (pushed in order, so `max_messages` applies).
 fn check(history: &[(Role, &str)], config: MemoryConfig, expect: Expect) {
-    let BuiltContext { text, metrics: m } = build_context(&session(history, &config), &config);
+    let BuiltContext { text, metrics: m } =
+        build_context(&session(history, &config), &config, Estimator::default());
     assert!(m.used_tokens <= m.budget);
     expect.assert_eq(&format!(
         "used {}/{} included {} omitted {} distilled {} seed_truncated {}\n{text}",
@@ -52,8 +54,8 @@ fn context_one_message() {
         &[(User, "Explain this paragraph")],
         MemoryConfig::default(),
         expect![[r#"
-        used 8/2000 included 1 omitted 0 distilled false seed_truncated false
-        user: Explain this paragraph"#]],
+            used 6/2000 included 1 omitted 0 distilled false seed_truncated false
+            user: Explain this paragraph"#]],
     );
 }
 
@@ -69,14 +71,14 @@ fn context_tail_only() {
         &history,
         MemoryConfig::default(),
         expect![[r#"
-        used 19/2000 included 4 omitted 0 distilled false seed_truncated false
-        user: seed question
+            used 21/2000 included 4 omitted 0 distilled false seed_truncated false
+            user: seed question
 
-        assistant: answer 1
+            assistant: answer 1
 
-        user: q2
+            user: q2
 
-        assistant: a2"#]],
+            assistant: a2"#]],
     );
 }
 
@@ -94,32 +96,54 @@ fn context_middle_compressed() {
         &history,
         MemoryConfig::default(),
         expect![[r#"
-        used 68/2000 included 6 omitted 0 distilled true seed_truncated false
-        user: Summarise the article
+            used 60/2000 included 6 omitted 0 distilled true seed_truncated false
+            user: Summarise the article
 
-        (Past) assistant: The author argues that the bridge was never finished because the funding ran out in 1932, and the s…
+            (Past) assistant: The author argues that the bridge was never finished because the funding ran out in 1932, and the s…
 
-        (Past) user: Who paid for it?
+            (Past) user: Who paid for it?
 
-        assistant: The city.
+            assistant: The city.
 
-        user: When?
+            user: When?
 
-        assistant: In 1928."#]],
+            assistant: In 1928."#]],
     );
 }
 
 #[test]
 fn context_tail_too_long_is_compressed() {
     let history = [(User, "seed"), (User, "q"), (Assistant, LONG)];
+    // LONG in full needs 37 tokens beside the seed; compressed to 60 chars it leaves room for
+    // the message before it, compressed as well.
+    let config = MemoryConfig {
+        middle_chars: 60,
+        ..budget(36)
+    };
     check(
         &history,
-        budget(44),
+        config,
         expect![[r#"
-            used 43/44 included 3 omitted 0 distilled true seed_truncated false
+            used 25/36 included 3 omitted 0 distilled true seed_truncated false
             user: seed
 
             (Past) user: q
+
+            (Past) assistant: The author argues that the bridge was never finished becaus…"#]],
+    );
+}
+
+/// The lines' estimates add up to 36 but the joined text counts 37 (a line break costs a
+/// token after text, none at the start of a line measured alone): packed again with one token
+/// less, LONG is given compressed instead of being dropped after the fact.
+#[test]
+fn context_over_when_joined_is_packed_again() {
+    check(
+        &[(User, "seed"), (User, "q"), (Assistant, LONG)],
+        budget(36),
+        expect![[r#"
+            used 31/36 included 2 omitted 1 distilled true seed_truncated false
+            user: seed
 
             (Past) assistant: The author argues that the bridge was never finished because the funding ran out in 1932, and the s…"#]],
     );
@@ -132,7 +156,7 @@ fn context_budget_exhausted_by_seed() {
         budget(12),
         expect![[r#"
             used 12/12 included 1 omitted 2 distilled false seed_truncated true
-            user: The author argues that the bridge…"#]],
+            user: The author argues that the bridge was never finished…"#]],
     );
     check(
         &[(User, LONG)],
@@ -159,7 +183,7 @@ fn context_without_seed_preservation() {
         ],
         config,
         expect![[r#"
-            used 8/20 included 2 omitted 2 distilled true seed_truncated false
+            used 10/20 included 2 omitted 2 distilled true seed_truncated false
             (Past) user: q
 
             assistant: a"#]],
@@ -184,22 +208,22 @@ fn context_more_than_50_messages() {
         &history,
         budget(60),
         expect![[r#"
-        used 54/60 included 8 omitted 42 distilled true seed_truncated false
-        user: message 0
+            used 58/60 included 8 omitted 42 distilled true seed_truncated false
+            user: message 0
 
-        (Past) assistant: message 53
+            (Past) assistant: message 53
 
-        (Past) user: message 54
+            (Past) user: message 54
 
-        (Past) assistant: message 55
+            (Past) assistant: message 55
 
-        (Past) user: message 56
+            (Past) user: message 56
 
-        assistant: message 57
+            assistant: message 57
 
-        user: message 58
+            user: message 58
 
-        assistant: message 59"#]],
+            assistant: message 59"#]],
     );
 }
 
@@ -220,27 +244,27 @@ fn context_cjk_and_emoji() {
     let config = MemoryConfig {
         tail_size: 1,
         middle_chars: 12,
-        ..budget(60)
+        ..budget(72)
     };
     check(
         &history,
         config,
         expect![[r#"
-        used 56/60 included 4 omitted 0 distilled true seed_truncated false
-        user: 这篇文章的主要观点是什么？请详细解释一下作者的论证过程。
+            used 69/72 included 4 omitted 0 distilled true seed_truncated false
+            user: 这篇文章的主要观点是什么？请详细解释一下作者的论证过程。
 
-        (Past) assistant: 作者认为城市交通问题的…
+            (Past) assistant: 作者认为城市交通问题的…
 
-        (Past) user: 第一个建议是什么？
+            (Past) user: 第一个建议是什么？
 
-        assistant: 增加公共交通 🇫🇷🇩🇪"#]],
+            assistant: 增加公共交通 🇫🇷🇩🇪"#]],
     );
     check(
         &history,
         budget(10),
         expect![[r#"
-        used 10/10 included 1 omitted 3 distilled false seed_truncated true
-        user: 这篇文章的主要观点是什…"#]],
+            used 10/10 included 1 omitted 3 distilled false seed_truncated true
+            user: 这篇文章的主要观…"#]],
     );
 }
 
@@ -480,6 +504,7 @@ fn follow_up_prompt() {
     let prompt = build_prompt(
         &conversation(),
         &MemoryConfig::default(),
+        Estimator::default(),
         PromptMode::FollowUp,
         "And in May?",
     );
@@ -501,7 +526,13 @@ fn follow_up_prompt() {
         --- user
         And in May?"#]].assert_eq(&show(&prompt));
     let empty = SessionContext::new("example.com", 0);
-    let prompt = build_prompt(&empty, &MemoryConfig::default(), PromptMode::FollowUp, "Hi");
+    let prompt = build_prompt(
+        &empty,
+        &MemoryConfig::default(),
+        Estimator::default(),
+        PromptMode::FollowUp,
+        "Hi",
+    );
     assert!(!prompt.system.contains("Conversation context"));
 }
 
@@ -513,6 +544,7 @@ fn new_selection_prompt() {
     let prompt = build_prompt(
         &conversation(),
         &MemoryConfig::default(),
+        Estimator::default(),
         mode,
         "Is this a lot?",
     );
@@ -564,7 +596,13 @@ fn selection_cannot_break_out_of_its_fence() {
     let mode = PromptMode::NewSelection {
         selection: hostile.to_string(),
     };
-    let prompt = build_prompt(&conversation(), &MemoryConfig::default(), mode, question);
+    let prompt = build_prompt(
+        &conversation(),
+        &MemoryConfig::default(),
+        Estimator::default(),
+        mode,
+        question,
+    );
     // The fence opens the message and its closing line occurs once, right before the
     // question: the payload is inside, and no forged marker survives.
     assert!(prompt
@@ -612,13 +650,16 @@ proptest! {
         middle_chars in 0usize..150,
         max_messages in 0usize..60,
         preserve_seed in any::<bool>(),
+        // The request's estimator: the classified one, or the user's flat rate.
+        rate in proptest::option::of(1u8..=8),
     ) {
         let config = MemoryConfig { budget_tokens, tail_size, middle_chars, max_messages, preserve_seed, ..MemoryConfig::default() };
+        let estimator = Estimator::from_override(rate.map(f32::from));
         let history: Vec<_> = history.iter().map(|(user, c)| (if *user { User } else { Assistant }, c.as_str())).collect();
         let session = session(&history, &config);
-        let BuiltContext { text, metrics } = build_context(&session, &config);
-        prop_assert!(estimate_tokens(&text) <= budget_tokens);
-        prop_assert_eq!(metrics.used_tokens, estimate_tokens(&text));
+        let BuiltContext { text, metrics } = build_context(&session, &config, estimator);
+        prop_assert!(estimator.count(&text) as usize <= budget_tokens);
+        prop_assert_eq!(metrics.used_tokens, estimator.count(&text) as usize);
         prop_assert_eq!(metrics.included + metrics.omitted, session.messages.len());
         prop_assert!(session.messages.len() <= max_messages);
         if let Some(seed) = session.messages.first().filter(|_| preserve_seed && !metrics.seed_truncated) {
@@ -626,7 +667,7 @@ proptest! {
             prop_assert!(text.starts_with(&seed_line));
         }
         for mode in [PromptMode::FollowUp, PromptMode::NewSelection { selection: text.clone() }] {
-            prop_assert_eq!(build_prompt(&session, &config, mode, "q").metrics, metrics);
+            prop_assert_eq!(build_prompt(&session, &config, estimator, mode, "q").metrics, metrics);
         }
     }
 
@@ -671,7 +712,7 @@ fn hidden_messages_are_left_out_of_the_context() {
         message("m2", Assistant, "noted"),
         message("m3", User, "what is on this page?"),
     ]);
-    let built = build_context(&session, &MemoryConfig::default());
+    let built = build_context(&session, &MemoryConfig::default(), Estimator::default());
     expect![[r#"
         assistant: noted
 
@@ -693,7 +734,7 @@ fn quoted_selections_are_marked_in_the_context() {
         tail_size: 1,
         ..MemoryConfig::default()
     };
-    let built = build_context(&session, &config);
+    let built = build_context(&session, &config, Estimator::default());
     expect![[r#"
         user: [selected on the page: Average rainfall:
         90 mm] Explain this.
@@ -793,7 +834,11 @@ fn regenerating_or_editing_replaces_the_newest_question_and_its_answer() {
     // The question sent in their place: the next context never holds "first".
     memory.record_message(&key, message("u3", User, "two"), &config);
     memory.record_message(&key, message("a3", Assistant, "second"), &config);
-    let context = build_context(memory.get(&key).expect("session"), &config);
+    let context = build_context(
+        memory.get(&key).expect("session"),
+        &config,
+        Estimator::default(),
+    );
     assert!(context.text.contains("second") && !context.text.contains("first"));
 
     // A question that got no answer yet (an answer that ended with nothing) is replaced too.
@@ -909,7 +954,7 @@ fn pairs_left_out_for_room_are_distilled_into_the_system_prompt() {
     expect![[r#"
         included ["u7", "u8", "u9", "u10"]
         excluded [("u1", Older), ("u2", Older), ("u3", Older), ("u4", Older), ("u5", Older), ("u6", NoRoom)]
-        context Some((2, 8, false))
+        context Some((4, 8, true))
         --- system
         Be brief.
 
@@ -921,7 +966,11 @@ fn pairs_left_out_for_room_are_distilled_into_the_system_prompt() {
         ⟦untrusted data: conversation so far⟧
         user: question 1 about alpha alpha alpha alpha alpha alpha alpha alpha alpha alpha alpha alpha alpha alpha alpha alpha alpha alpha alpha alpha alpha alpha alpha alpha alpha
 
-        assistant: answer 5: epsilon epsilon epsilon epsilon epsilon epsilon epsilon epsilon epsilon epsilon epsilon epsilon epsilon epsilon epsilon epsilon epsilon epsilon epsilon epsilon epsilon epsilon epsilon epsilon epsilon
+        (Past) assistant: answer 5: epsilon epsilon epsilon epsilon epsilon epsilon epsilon epsilon epsilon epsilon epsilon e…
+
+        user: question 6 about zeta zeta zeta zeta zeta zeta zeta zeta zeta zeta zeta zeta zeta zeta zeta zeta zeta zeta zeta zeta zeta zeta zeta zeta zeta
+
+        assistant: answer 6: zeta zeta zeta zeta zeta zeta zeta zeta zeta zeta zeta zeta zeta zeta zeta zeta zeta zeta zeta zeta zeta zeta zeta zeta zeta
         ⟦/untrusted data⟧
         --- messages
         User: question 7 about eta eta eta eta eta eta eta eta eta eta eta eta eta eta eta eta eta eta eta eta eta eta eta eta eta

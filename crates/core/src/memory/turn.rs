@@ -102,7 +102,14 @@ impl Turn {
                 None => PromptMode::NewSelection { selection: quote },
             };
             let prompt = |earlier: &SessionContext, config: &MemoryConfig| {
-                build_prompt_with(intro, earlier, config, mode.clone(), &request.content)
+                build_prompt_with(
+                    intro,
+                    earlier,
+                    config,
+                    estimator,
+                    mode.clone(),
+                    &request.content,
+                )
             };
             let bare = prompt(&session_of(std::iter::empty()), config);
             debug_assert_eq!(Some(&bare.user), self.messages.first().map(|m| &m.content));
@@ -153,7 +160,11 @@ impl Turn {
             if left_out == distilled {
                 break;
             }
-            let built = build_context(&self.left_out_session(conversation, &left_out), &config);
+            let built = build_context(
+                &self.left_out_session(conversation, &left_out),
+                &config,
+                estimator,
+            );
             // The fence rule is said once: `base` has it already when past selections are
             // fenced in the history.
             let context = conversation_context(&built.text);
