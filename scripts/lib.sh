@@ -46,6 +46,18 @@ need_npm() {
 }
 
 # twiggy, for scripts/bench's "what is big in the wasm" tables.
+# wasm-opt on $1, written to $2, with the passes every shipped module gets (extra flags after).
+# Debian's binaryen (v108) emits wasm that fails at run time; the npm build is current.
+# --low-memory-unused lets it fold constant offsets into loads and stores: rustc's wasm layout
+# puts the stack first, growing down from 1 MiB to 0, so the lowest 1 KiB is reached only by a
+# stack about to overflow (−3.5 KB gzip on tandem_bg.wasm).
+optimise_wasm() {
+  local in="$1" out="$2"; shift 2
+  "$ROOT/scripts/node_modules/.bin/wasm-opt" -Oz --low-memory-unused --enable-bulk-memory \
+    --enable-nontrapping-float-to-int --enable-sign-ext --enable-mutable-globals \
+    --enable-reference-types --enable-multivalue "$@" -o "$out" "$in"
+}
+
 need_twiggy() {
   command -v twiggy >/dev/null && return
   say "installing twiggy (once)"
