@@ -302,10 +302,12 @@ pub(crate) fn parse<T: DeserializeOwned>(payload: &str) -> Result<T, PayloadErro
 /// garbage must not flood the Debug drawer.
 const MAX_NOTES: usize = 10;
 
-pub(crate) struct Decoder<P> {
+/// One decoder for every provider: the provider's part is its [`Protocol`], behind a box so
+/// that framing, skipping and the rest of this loop are compiled once, not once per provider.
+pub(crate) struct Decoder {
     provider: ProviderKind,
     framing: Framing,
-    proto: P,
+    proto: Box<dyn Protocol>,
     /// The end marker was seen or an error reported: later bytes are ignored.
     closed: bool,
     /// A `Finish` arrived, so the answer is whole even if the end marker never comes (many
@@ -322,16 +324,16 @@ pub(crate) struct Decoder<P> {
     surrogates: SurrogateJoiner,
 }
 
-impl<P: Protocol + 'static> Decoder<P> {
+impl Decoder {
     pub(crate) fn boxed(
         provider: ProviderKind,
         framing: Framing,
-        proto: P,
+        proto: impl Protocol + 'static,
     ) -> Box<dyn StreamDecoder> {
         Box::new(Self {
             provider,
             framing,
-            proto,
+            proto: Box::new(proto),
             closed: false,
             finished: false,
             model_sent: false,
@@ -425,7 +427,7 @@ impl<P: Protocol + 'static> Decoder<P> {
     }
 }
 
-impl<P: Protocol + 'static> StreamDecoder for Decoder<P> {
+impl StreamDecoder for Decoder {
     fn push(&mut self, bytes: &[u8]) -> Result<Vec<StreamEvent>, ProviderError> {
         if let Some(e) = self.pending.take() {
             return Err(e);
