@@ -45,7 +45,6 @@ need_npm() {
   (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
 }
 
-# twiggy, for scripts/bench's "what is big in the wasm" tables.
 # wasm-opt on $1, written to $2, with the passes every shipped module gets (extra flags after).
 # Debian's binaryen (v108) emits wasm that fails at run time; the npm build is current.
 # --low-memory-unused lets it fold constant offsets into loads and stores: rustc's wasm layout
@@ -58,6 +57,7 @@ optimise_wasm() {
     --enable-reference-types --enable-multivalue "$@" -o "$out" "$in"
 }
 
+# twiggy, for scripts/bench's "what is big in the wasm" tables.
 need_twiggy() {
   command -v twiggy >/dev/null && return
   say "installing twiggy (once)"
