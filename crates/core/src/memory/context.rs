@@ -62,27 +62,29 @@ pub fn build_context(
     // way it does for any budget, instead of a whole line being dropped after the fact.
     let mut room = budget;
     let mut attempts = 0;
-    let (mut parts, seed_truncated) = loop {
+    let (mut parts, seed_truncated, mut text, mut used) = loop {
         let (parts, seed_truncated) = pack(&messages, config, first, room, &tokens);
-        let over = tokens(&render(&parts)).saturating_sub(budget);
+        let text = render(&parts);
+        let used = tokens(&text);
+        let over = used.saturating_sub(budget);
         attempts += 1;
         if over == 0 || room == 0 || attempts == REPACKS {
-            break (parts, seed_truncated);
+            break (parts, seed_truncated, text, used);
         }
         room = room.saturating_sub(over);
     };
-    let mut text = render(&parts);
     // The guarantee, should the repacking not have converged: drop the oldest non-seed line
     // until the text fits.
-    while tokens(&text) > budget {
+    while used > budget {
         parts.remove(usize::from(
             first == 1 && parts.len() > 1 && parts[0].index == 0,
         ));
         text = render(&parts);
+        used = tokens(&text);
     }
     BuiltContext {
         metrics: ContextMetrics {
-            used_tokens: tokens(&text),
+            used_tokens: used,
             budget,
             middle_distilled: parts.iter().any(|p| p.compressed),
             seed_truncated,
