@@ -88,6 +88,23 @@ pub enum Preferred {
     Auto,
 }
 
+impl Preferred {
+    pub const ALL: [Preferred; 3] = [Preferred::Nano, Preferred::Cloud, Preferred::Auto];
+
+    /// The name it is stored under (its serde name), which the panel's select uses as values.
+    pub fn id(self) -> &'static str {
+        match self {
+            Preferred::Nano => "nano",
+            Preferred::Cloud => "cloud",
+            Preferred::Auto => "auto",
+        }
+    }
+
+    pub fn from_id(id: &str) -> Option<Preferred> {
+        Preferred::ALL.into_iter().find(|p| p.id() == id)
+    }
+}
+
 /// What a task's session is created with.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]

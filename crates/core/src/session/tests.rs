@@ -1611,3 +1611,12 @@ fn step_scope_on_the_cloud_sends_whole_turns_as_a_fresh_session_per_step_would()
     assert_eq!(*m.transport().requests.borrow(), whole);
     assert!(contents(&whole[3]).contains(&turn(0)));
 }
+
+#[test]
+fn preferred_ids_are_its_serde_names() {
+    for p in Preferred::ALL {
+        assert_eq!(serde_json::to_value(p).unwrap(), serde_json::json!(p.id()));
+        assert_eq!(Preferred::from_id(p.id()), Some(p));
+    }
+    assert_eq!(Preferred::from_id("Nano"), None);
+}

@@ -85,7 +85,7 @@ pub fn wire() -> Result<(), DomError> {
                     fill(kind);
                 }
                 if let Ok(select) = dom::by_id::<HtmlSelectElement>("on-device") {
-                    select.set_value(&SAVED.with(|s| on_device_id(s.borrow().on_device)));
+                    select.set_value(SAVED.with(|s| s.borrow().on_device.id()));
                 }
                 SAVED.with(|s| agent::show(&s.borrow()));
                 show_stall_limit();
@@ -103,17 +103,6 @@ pub fn wire() -> Result<(), DomError> {
     dom::on(&download, "click", |_: web_sys::Event| ask_nano(true));
     agent::wire_sites();
     Ok(())
-}
-
-fn on_device_id(p: Preferred) -> String {
-    serde_json::to_value(p)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
-}
-
-fn on_device_from(id: &str) -> Preferred {
-    tandem_core::json::from_value(serde_json::Value::String(id.to_string())).unwrap_or_default()
 }
 
 thread_local! {
@@ -370,7 +359,7 @@ fn save() {
         .filter(|n| *n > 0)
         .unwrap_or(tandem_core::budget::BudgetSettings::default().stall_seconds);
     if let Ok(select) = dom::by_id::<HtmlSelectElement>("on-device") {
-        settings.on_device = on_device_from(&select.value());
+        settings.on_device = Preferred::from_id(&select.value()).unwrap_or_default();
     }
 
     let problem = ProviderConfig::from_settings(kind, entry)
