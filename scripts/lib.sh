@@ -31,7 +31,8 @@ need_nightly() {
     return
   fi
   say "installing Rust $NIGHTLY with rust-src (once)"
-  rustup toolchain install "$NIGHTLY" --profile minimal --component rust-src
+  # --no-self-update: installing a toolchain must not replace the rustup the machine has.
+  rustup toolchain install "$NIGHTLY" --profile minimal --component rust-src --no-self-update
 }
 
 # `cargo build` of the wasm for profile $1 (release or dev), then cargo's other arguments.
