@@ -66,41 +66,6 @@ async fn file_access() -> bool {
         .unwrap_or(false)
 }
 
-/// `chrome.runtime.id`: Tandem's own extension id.
-pub fn own_id() -> String {
-    js_sys::Reflect::get(&js_sys::global(), &"chrome".into())
-        .and_then(|c| js_sys::Reflect::get(&c, &"runtime".into()))
-        .and_then(|r| js_sys::Reflect::get(&r, &"id".into()))
-        .ok()
-        .and_then(|id| id.as_string())
-        .unwrap_or_default()
-}
-
-/// Reads Chrome's `MessageSender` and lets `trusted` (one of `Sender`'s checks) judge it
-/// against Tandem's own id. Anything unreadable is untrusted.
-pub fn sender_is(
-    sender: &JsValue,
-    trusted: impl Fn(&tandem_core::protocol::Sender, &str) -> bool,
-) -> bool {
-    let text = |key: &str| {
-        js_sys::Reflect::get(sender, &key.into())
-            .ok()
-            .and_then(|v| v.as_string())
-    };
-    let (id, url) = (text("id"), text("url"));
-    let in_tab = js_sys::Reflect::get(sender, &"tab".into()).is_ok_and(|t| t.is_object());
-    let own = own_id();
-    !own.is_empty()
-        && trusted(
-            &tandem_core::protocol::Sender {
-                id: id.as_deref(),
-                url: url.as_deref(),
-                in_tab,
-            },
-            &own,
-        )
-}
-
 /// Resolves after `ms` milliseconds (the worker's own `setTimeout`).
 pub async fn sleep(ms: i32) {
     let promise = Promise::new(&mut |resolve, _reject| {

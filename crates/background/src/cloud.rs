@@ -58,7 +58,7 @@ impl CloudTransport for BrowserCloud {
                 Err(e) => {
                     let e = ProviderError::new(
                         ErrorKind::Provider,
-                        format!("AbortController unavailable: {}", storage::js_text(e)),
+                        format!("AbortController unavailable: {}", tandem_chrome::js_text(e)),
                     );
                     return (Err(e.into()), trace);
                 }

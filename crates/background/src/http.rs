@@ -3,7 +3,7 @@
 //! the body checked and streamed), and the pump that feeds body bytes to the adapter's
 //! decoder. Who sends what, and what to do with the events, is the caller's.
 
-use js_sys::{Reflect, Uint8Array};
+use js_sys::Uint8Array;
 use tandem_core::adapters::adapter_for;
 use tandem_core::errors::{
     check_content_type, network_error, redirected, ErrorKind, ProviderError,
@@ -20,7 +20,7 @@ use web_sys::{
 };
 
 use crate::chrome;
-use crate::storage::js_text;
+use tandem_chrome::js_text;
 
 /// Why a stream ended without a normal `Done`.
 pub(crate) enum Failure {
@@ -91,22 +91,15 @@ pub(crate) async fn pump(
     mut relay: impl FnMut(Vec<StreamEvent>) -> Result<bool, Failure>,
 ) -> Result<(), Failure> {
     loop {
-        let chunk = JsFuture::from(reader.read()).await.map_err(|_| {
+        let chunk = tandem_chrome::next_chunk(reader).await.map_err(|_| {
             if controller.signal().aborted() {
                 Failure::Stopped
             } else {
                 Failure::Provider(ProviderError::stream_cut(provider))
             }
         })?;
-        if Reflect::get(&chunk, &"done".into())
-            .map(|d| d.is_truthy())
-            .unwrap_or(true)
-        {
-            break;
-        }
-        let bytes = Reflect::get(&chunk, &"value".into())
-            .map(|v| Uint8Array::new(&v).to_vec())
-            .unwrap_or_default();
+        let Some(value) = chunk else { break };
+        let bytes = Uint8Array::new(&value).to_vec();
         if relay(decoder.push(&bytes)?)? {
             // The end marker was seen: whatever follows is not part of the answer.
             let _ = reader.cancel();

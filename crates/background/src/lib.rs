@@ -56,7 +56,7 @@ pub fn on_port_message(port: chrome::Port, message: JsValue) {
     // Only Tandem's own side panel drives the worker. Tandem's content script (the DOM
     // driver's world on a web page) has Tandem's id and can open a Port of this name: it
     // is cut off and gets nothing, no key spent, no conversation read.
-    if !chrome::sender_is(&port.sender(), |s, own| s.is_own_panel(own)) {
+    if !tandem_chrome::sender_is(&port.sender(), |s, own| s.is_own_panel(own)) {
         log_error(
             "refused a Port from a sender that is not Tandem's side panel",
             &JsValue::UNDEFINED,

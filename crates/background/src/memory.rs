@@ -22,7 +22,8 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{spawn_local, JsFuture};
 
 use crate::chrome::tabs_get;
-use crate::storage::{self, js_text};
+use crate::storage;
+use tandem_chrome::js_text;
 
 /// Keys in `chrome.storage.session`.
 const MEMORY_KEY: &str = "memory";

@@ -19,7 +19,8 @@ use web_sys::{AbortController, Response, ResponseType};
 use crate::chrome::{self, Port};
 use crate::http::Failure;
 use crate::outbox::post;
-use crate::storage::{self, js_text};
+use crate::storage;
+use tandem_chrome::js_text;
 
 /// A model list is small; a server that has not answered by then will not.
 const LIST_TIMEOUT_MS: i32 = 15_000;

@@ -160,18 +160,12 @@ impl NanoModel for BrowserModel {
         let reader: ReadableStreamDefaultReader = stream.get_reader().unchecked_into();
         let mut text = String::new();
         loop {
-            let chunk = JsFuture::from(reader.read()).await.map_err(nano_error)?;
-            if Reflect::get(&chunk, &"done".into())
-                .map(|d| d.is_truthy())
-                .unwrap_or(true)
-            {
-                break;
-            }
+            let chunk = tandem_chrome::next_chunk(&reader)
+                .await
+                .map_err(nano_error)?;
+            let Some(value) = chunk else { break };
             // Chrome streams deltas, one piece of text per chunk.
-            let piece = Reflect::get(&chunk, &"value".into())
-                .ok()
-                .and_then(|v| v.as_string())
-                .unwrap_or_default();
+            let piece = value.as_string().unwrap_or_default();
             on_chunk(&piece);
             text.push_str(&piece);
         }

@@ -16,7 +16,8 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
 use crate::chrome::{self, execute_script, tabs_get, Port};
-use crate::storage::{self, js_text};
+use crate::storage;
+use tandem_chrome::js_text;
 
 // The page-side reader, serialised by `executeScript` into the page. It lives in a module (an
 // extension file): the extension's CSP forbids building a function from a string. It only

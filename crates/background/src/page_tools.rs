@@ -106,7 +106,7 @@ async fn run_in_page(
 ) -> Result<Value, PageToolsError> {
     let inject = |e: JsValue| PageToolsError::Inject {
         tab_id,
-        reason: crate::storage::js_text(e),
+        reason: tandem_chrome::js_text(e),
     };
     let target = Object::new();
     let _ = Reflect::set(&target, &"tabId".into(), &tab_id.into());

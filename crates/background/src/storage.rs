@@ -1,5 +1,6 @@
 //! Typed reads of `chrome.storage.local`.
 
+use tandem_chrome::js_text;
 use tandem_core::provider::Settings;
 use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::JsFuture;
@@ -41,18 +42,6 @@ pub async fn settings() -> Result<Settings, StorageError> {
     crate::redact::remember(&stored.settings);
     Ok(stored.settings)
 }
-
-pub fn js_text(value: JsValue) -> String {
-    if let Some(s) = value.as_string() {
-        return s;
-    }
-    if let Some(e) = value.dyn_ref::<js_sys::Error>() {
-        return String::from(e.message());
-    }
-    format!("{value:?}")
-}
-
-use wasm_bindgen::JsCast;
 
 /// The API key saved for `provider` (empty when none): Settings' tools use it when the key
 /// field is left empty, so the key never travels back to the panel.

@@ -119,7 +119,7 @@ async fn external(message: JsValue, sender: JsValue) -> Answer {
         .ok()
         .and_then(|v| v.as_string())
         .unwrap_or_default();
-    if sender_id.is_empty() || sender_id == chrome::own_id() {
+    if sender_id.is_empty() || sender_id == tandem_chrome::own_id() {
         return Answer::refused(tandem_core::tools::registry::NO_ID.to_string());
     }
     let text = JSON::stringify(&message)

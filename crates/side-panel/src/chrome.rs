@@ -1,6 +1,7 @@
 //! The `chrome.*` functions the panel uses, bound by hand.
 
 use js_sys::{Function, Promise};
+use tandem_chrome::js_text;
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen]
@@ -58,15 +59,15 @@ pub async fn active_tab() -> Option<JsValue> {
 
 /// The JSON text stored under `key` in `chrome.storage.local`; `None` when nothing is.
 pub async fn local_json(key: &str) -> Result<Option<String>, String> {
-    let promise = storage_local_get(&key.into()).map_err(|e| js_text(&e))?;
+    let promise = storage_local_get(&key.into()).map_err(js_text)?;
     let items = wasm_bindgen_futures::JsFuture::from(promise)
         .await
-        .map_err(|e| js_text(&e))?;
+        .map_err(js_text)?;
     let value = js_sys::Reflect::get(&items, &key.into()).unwrap_or(JsValue::UNDEFINED);
     if value.is_undefined() {
         return Ok(None);
     }
-    let json = js_sys::JSON::stringify(&value).map_err(|e| js_text(&e))?;
+    let json = js_sys::JSON::stringify(&value).map_err(js_text)?;
     Ok(Some(String::from(json)))
 }
 
@@ -91,49 +92,4 @@ pub fn on_local_change(key: &'static str, changed: impl Fn() + 'static) {
         _ => web_sys::console::warn_1(&"Tandem: chrome.storage.onChanged is missing".into()),
     }
     listener.forget();
-}
-
-pub fn js_text(value: &JsValue) -> String {
-    if let Some(s) = value.as_string() {
-        return s;
-    }
-    if let Some(e) = value.dyn_ref::<js_sys::Error>() {
-        return String::from(e.message());
-    }
-    format!("{value:?}")
-}
-
-/// `chrome.runtime.id`: Tandem's own extension id.
-pub fn own_id() -> String {
-    js_sys::Reflect::get(&js_sys::global(), &"chrome".into())
-        .and_then(|c| js_sys::Reflect::get(&c, &"runtime".into()))
-        .and_then(|r| js_sys::Reflect::get(&r, &"id".into()))
-        .ok()
-        .and_then(|id| id.as_string())
-        .unwrap_or_default()
-}
-
-/// Reads Chrome's `MessageSender` and lets `trusted` (one of `Sender`'s checks) judge it
-/// against Tandem's own id. Anything unreadable is untrusted.
-pub fn sender_is(
-    sender: &JsValue,
-    trusted: impl Fn(&tandem_core::protocol::Sender, &str) -> bool,
-) -> bool {
-    let text = |key: &str| {
-        js_sys::Reflect::get(sender, &key.into())
-            .ok()
-            .and_then(|v| v.as_string())
-    };
-    let (id, url) = (text("id"), text("url"));
-    let in_tab = js_sys::Reflect::get(sender, &"tab".into()).is_ok_and(|t| t.is_object());
-    let own = own_id();
-    !own.is_empty()
-        && trusted(
-            &tandem_core::protocol::Sender {
-                id: id.as_deref(),
-                url: url.as_deref(),
-                in_tab,
-            },
-            &own,
-        )
 }

@@ -307,7 +307,7 @@ pub fn copy_text(button: Element, text: String) {
             Ok(_) => flash(&button, "Copied"),
             Err(e) => crate::alert::show_error(&format!(
                 "Could not copy to the clipboard: {}",
-                crate::chrome::js_text(&e)
+                tandem_chrome::js_text(&e)
             )),
         }
     });

@@ -24,13 +24,13 @@ pub(crate) fn post(message: &PanelToWorker) -> Result<(), String> {
         None => connect()?,
     };
     port.post_message(&JsValue::from_str(&message.to_json()))
-        .map_err(|e| chrome::js_text(&e))
+        .map_err(tandem_chrome::js_text)
 }
 
 fn connect() -> Result<Port, String> {
     let info = js_sys::Object::new();
     let _ = js_sys::Reflect::set(&info, &"name".into(), &CHAT_PORT.into());
-    let port = chrome::runtime_connect(&info).map_err(|e| chrome::js_text(&e))?;
+    let port = chrome::runtime_connect(&info).map_err(tandem_chrome::js_text)?;
     let on_message = Closure::<dyn FnMut(JsValue)>::new(|msg: JsValue| {
         match msg.as_string().as_deref().map(WorkerToPanel::from_json) {
             Some(Ok(m)) => dispatch(m),

@@ -5,7 +5,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use js_sys::{Reflect, Uint8Array};
+use js_sys::Uint8Array;
 use tandem_core::protocol::{PanelToWorker, WorkerToPanel};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::{spawn_local, JsFuture};
@@ -14,8 +14,8 @@ use web_sys::{
     TextDecodeOptions, TextDecoder,
 };
 
-use crate::chrome::js_text;
 use crate::port::post;
+use tandem_chrome::js_text;
 
 thread_local! {
     static RUNNING: RefCell<HashMap<String, AbortController>> = RefCell::new(HashMap::new());
@@ -55,7 +55,7 @@ async fn run(
     headers: &[(String, String)],
     body: &str,
 ) -> Result<(), String> {
-    let controller = AbortController::new().map_err(|e| js_text(&e))?;
+    let controller = AbortController::new().map_err(js_text)?;
     RUNNING.with(|r| {
         r.borrow_mut()
             .insert(fetch_id.to_string(), controller.clone())
@@ -64,16 +64,16 @@ async fn run(
     init.set_method("POST");
     init.set_body(&JsValue::from_str(body));
     init.set_signal(Some(&controller.signal()));
-    let h = web_sys::Headers::new().map_err(|e| js_text(&e))?;
+    let h = web_sys::Headers::new().map_err(js_text)?;
     for (k, v) in headers {
-        h.append(k, v).map_err(|e| js_text(&e))?;
+        h.append(k, v).map_err(js_text)?;
     }
     init.set_headers(&h);
-    let request = Request::new_with_str_and_init(url, &init).map_err(|e| js_text(&e))?;
+    let request = Request::new_with_str_and_init(url, &init).map_err(js_text)?;
     let window = web_sys::window().ok_or("no window")?;
     let response: Response = JsFuture::from(window.fetch_with_request(&request))
         .await
-        .map_err(|e| js_text(&e))?
+        .map_err(js_text)?
         .unchecked_into();
     let retry_after = response.headers().get("retry-after").ok().flatten();
     post(&PanelToWorker::FetchHead {
@@ -85,26 +85,18 @@ async fn run(
         return Ok(());
     };
     let reader: ReadableStreamDefaultReader = stream.get_reader().unchecked_into();
-    let decoder = TextDecoder::new().map_err(|e| js_text(&e))?;
+    let decoder = TextDecoder::new().map_err(js_text)?;
     let streaming = TextDecodeOptions::new();
     streaming.set_stream(true);
     loop {
-        let chunk = JsFuture::from(reader.read())
-            .await
-            .map_err(|e| js_text(&e))?;
-        if Reflect::get(&chunk, &"done".into())
-            .map(|d| d.is_truthy())
-            .unwrap_or(true)
-        {
+        let Some(value) = tandem_chrome::next_chunk(&reader).await.map_err(js_text)? else {
             break;
-        }
-        let bytes = Reflect::get(&chunk, &"value".into())
-            .map(|v| Uint8Array::new(&v))
-            .map_err(|e| js_text(&e))?;
+        };
+        let bytes = Uint8Array::new(&value);
         // `stream: true` keeps a character split across chunks for the next call.
         let text = decoder
             .decode_with_js_u8_array_and_options(&bytes, &streaming)
-            .map_err(|e| js_text(&e))?;
+            .map_err(js_text)?;
         if !text.is_empty() {
             post(&PanelToWorker::FetchChunk {
                 fetch_id: fetch_id.to_string(),

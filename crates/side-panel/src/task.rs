@@ -231,7 +231,7 @@ fn listen_broadcasts() {
     let listener =
         Closure::<dyn FnMut(JsValue, JsValue)>::new(|message: JsValue, sender: JsValue| {
             // Only Tandem's worker says what the task is.
-            if !crate::chrome::sender_is(&sender, |s, own| s.is_own_worker(own)) {
+            if !tandem_chrome::sender_is(&sender, |s, own| s.is_own_worker(own)) {
                 return;
             }
             if let Some(Ok(

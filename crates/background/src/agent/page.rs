@@ -15,7 +15,7 @@ use wasm_bindgen_futures::JsFuture;
 
 use super::AgentError;
 use crate::chrome::{self, execute_script, tabs_get};
-use crate::storage::js_text;
+use tandem_chrome::js_text;
 
 #[wasm_bindgen(inline_js = "
 // Each function below runs in the page through executeScript({func}), which sends the

@@ -13,7 +13,7 @@ use wasm_bindgen_futures::JsFuture;
 
 use super::AgentError;
 use crate::chrome;
-use crate::storage::js_text;
+use tandem_chrome::js_text;
 
 #[wasm_bindgen]
 extern "C" {

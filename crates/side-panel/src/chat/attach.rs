@@ -64,7 +64,7 @@ async fn add(file: &File) -> Result<(), String> {
 }
 
 async fn read_data_url(file: &File) -> Result<String, String> {
-    let reader = FileReader::new().map_err(|e| crate::chrome::js_text(&e))?;
+    let reader = FileReader::new().map_err(tandem_chrome::js_text)?;
     let done = Promise::new(&mut |resolve, reject| {
         let r = reader.clone();
         let on_load = Closure::once_into_js(move || {
@@ -78,10 +78,8 @@ async fn read_data_url(file: &File) -> Result<String, String> {
     });
     reader
         .read_as_data_url(file)
-        .map_err(|e| crate::chrome::js_text(&e))?;
-    let value = JsFuture::from(done)
-        .await
-        .map_err(|e| crate::chrome::js_text(&e))?;
+        .map_err(tandem_chrome::js_text)?;
+    let value = JsFuture::from(done).await.map_err(tandem_chrome::js_text)?;
     value.as_string().ok_or_else(|| "no data".to_string())
 }
 

@@ -82,7 +82,7 @@ pub fn wire() -> Result<(), DomError> {
         Closure::<dyn FnMut(JsValue, JsValue)>::new(|message: JsValue, sender: JsValue| {
             // A broadcast from anything but Tandem's worker (its own content script, say) is
             // not believed.
-            if !crate::chrome::sender_is(&sender, |s, own| s.is_own_worker(own)) {
+            if !tandem_chrome::sender_is(&sender, |s, own| s.is_own_worker(own)) {
                 return;
             }
             let parsed = message.as_string().map(|m| WorkerToPanel::from_json(&m));

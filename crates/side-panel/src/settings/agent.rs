@@ -101,12 +101,12 @@ async fn forget_site(host: String) {
     let result = async {
         let mut grants = read_grants().await?;
         grants.remove(&host);
-        let value = js_sys::JSON::parse(&grants.to_json()).map_err(|e| chrome::js_text(&e))?;
+        let value = js_sys::JSON::parse(&grants.to_json()).map_err(tandem_chrome::js_text)?;
         let promise = chrome::storage_local_set(&dom::items(SITE_GRANTS_KEY, &value))
-            .map_err(|e| chrome::js_text(&e))?;
+            .map_err(tandem_chrome::js_text)?;
         JsFuture::from(promise)
             .await
-            .map_err(|e| chrome::js_text(&e))?;
+            .map_err(tandem_chrome::js_text)?;
         Ok::<_, String>(())
     };
     match result.await {

@@ -414,10 +414,10 @@ fn request_origin(origin: &str) -> Option<js_sys::Promise> {
 /// The saved settings, read field by field (`Settings::from_stored_json`): a damaged part
 /// costs only that part, and the notice says which, in one sentence for the user.
 async fn load() -> Result<StoredSettings, String> {
-    let promise = chrome::storage_local_get(&KEY.into()).map_err(|e| chrome::js_text(&e))?;
+    let promise = chrome::storage_local_get(&KEY.into()).map_err(tandem_chrome::js_text)?;
     let items = JsFuture::from(promise)
         .await
-        .map_err(|e| chrome::js_text(&e))?;
+        .map_err(tandem_chrome::js_text)?;
     let value = js_sys::Reflect::get(&items, &KEY.into()).unwrap_or(JsValue::UNDEFINED);
     if value.is_undefined() || value.is_null() {
         return Ok(StoredSettings::default());
@@ -430,12 +430,12 @@ async fn load() -> Result<StoredSettings, String> {
 
 async fn store(settings: &Settings) -> Result<(), String> {
     let json = serde_json::to_string(settings).map_err(|e| e.to_string())?;
-    let value = js_sys::JSON::parse(&json).map_err(|e| chrome::js_text(&e))?;
+    let value = js_sys::JSON::parse(&json).map_err(tandem_chrome::js_text)?;
     let promise =
-        chrome::storage_local_set(&dom::items(KEY, &value)).map_err(|e| chrome::js_text(&e))?;
+        chrome::storage_local_set(&dom::items(KEY, &value)).map_err(tandem_chrome::js_text)?;
     JsFuture::from(promise)
         .await
-        .map_err(|e| format!("Could not save settings: {}", chrome::js_text(&e)))?;
+        .map_err(|e| format!("Could not save settings: {}", tandem_chrome::js_text(&e)))?;
     Ok(())
 }
 
