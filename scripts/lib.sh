@@ -31,8 +31,7 @@ need_nightly() {
     return
   fi
   say "installing Rust $NIGHTLY with rust-src (once)"
-  # --no-self-update: installing a toolchain must not replace the rustup the machine has.
-  rustup toolchain install "$NIGHTLY" --profile minimal --component rust-src --no-self-update
+  rustup toolchain install "$NIGHTLY" --profile minimal --component rust-src
 }
 
 # `cargo build` of the wasm for profile $1 (release or dev), then cargo's other arguments.
