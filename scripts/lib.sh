@@ -17,36 +17,6 @@ need_wasm_target() {
   rustup target add wasm32-unknown-unknown
 }
 
-# The nightly Rust that builds the release wasm (and runs scripts/fuzz), pinned so that a build
-# today and a build next year compile the same code. Stable Rust does everything else.
-NIGHTLY=nightly-2026-05-20
-
-# Release wasm is compiled with std rebuilt for size and panics that trap at once: on
-# wasm32-unknown-unknown std has nowhere to print a panic message, so formatting it (the
-# message, file and line of every panic site) is code and data that no one ever reads
-# (−47 KB gzip on tandem_bg.wasm). rust-src is the std that -Zbuild-std compiles.
-need_nightly() {
-  if rustup run "$NIGHTLY" rustc --version >/dev/null 2>&1 \
-    && rustup component list --installed --toolchain "$NIGHTLY" 2>/dev/null | grep -q '^rust-src'; then
-    return
-  fi
-  say "installing Rust $NIGHTLY with rust-src (once)"
-  rustup toolchain install "$NIGHTLY" --profile minimal --component rust-src
-}
-
-# `cargo build` of the wasm for profile $1 (release or dev), then cargo's other arguments.
-build_wasm() {
-  local profile="$1"; shift
-  if [ "$profile" = dev ]; then
-    cargo build --target wasm32-unknown-unknown --profile dev "$@"
-    return
-  fi
-  need_nightly
-  CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort -Zlocation-detail=none" \
-    cargo "+$NIGHTLY" build --target wasm32-unknown-unknown --profile release \
-    -Zbuild-std=std,panic_abort -Zbuild-std-features=optimize_for_size "$@"
-}
-
 # The CLI must be exactly the version of the wasm-bindgen crate pinned in Cargo.toml.
 wasm_bindgen_version() {
   sed -n 's/^wasm-bindgen = "=\([0-9.]*\)".*/\1/p' "$ROOT/Cargo.toml"
