@@ -18,6 +18,7 @@ fuzz_target!(|data: &[u8]| {
         user_request_allowance: word(4) >> 20,
         assistant_response_allowance: word(8) >> (8 + data[8] % 24),
         max_trim_attempts: 3,
+        ..BudgetSettings::default()
     };
     let system = (data[9] % 2 == 0).then_some("You are terse.");
     let images = usize::from(data[10] % 3);
