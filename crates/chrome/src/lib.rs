@@ -69,3 +69,89 @@ pub async fn next_chunk(
         Reflect::get(&chunk, &"value".into()).unwrap_or(JsValue::UNDEFINED),
     ))
 }
+
+#[cfg(all(test, target_arch = "wasm32"))]
+mod tests {
+    use super::*;
+    use wasm_bindgen::prelude::*;
+    use wasm_bindgen_test::*;
+
+    wasm_bindgen_test_configure!(run_in_browser);
+
+    #[wasm_bindgen(inline_js = "
+        export function set_runtime_id(id) {
+            globalThis.chrome = id === undefined ? undefined : { runtime: { id } };
+        }
+        export function reader(chunks, fail) {
+            let i = 0;
+            return new ReadableStream({
+                pull(controller) {
+                    if (i < chunks.length) { controller.enqueue(chunks[i++]); return; }
+                    if (fail) { controller.error(new TypeError('network error')); return; }
+                    controller.close();
+                },
+            }).getReader();
+        }
+    ")]
+    extern "C" {
+        fn set_runtime_id(id: Option<String>);
+        fn reader(chunks: Vec<JsValue>, fail: bool) -> web_sys::ReadableStreamDefaultReader;
+    }
+
+    fn sender(id: &str, url: &str, in_tab: bool) -> JsValue {
+        let s = js_sys::Object::new();
+        Reflect::set(&s, &"id".into(), &id.into()).unwrap();
+        Reflect::set(&s, &"url".into(), &url.into()).unwrap();
+        if in_tab {
+            Reflect::set(&s, &"tab".into(), &js_sys::Object::new()).unwrap();
+        }
+        s.into()
+    }
+
+    #[wasm_bindgen_test]
+    fn thrown_values_read_as_text() {
+        assert_eq!(js_text(JsValue::from_str("refused")), "refused");
+        assert_eq!(js_text(js_sys::Error::new("no tab")), "no tab");
+        assert_eq!(js_text(JsValue::from(42)), "JsValue(42)");
+    }
+
+    #[wasm_bindgen_test]
+    fn a_sender_is_judged_against_tandems_own_id() {
+        let panel = "chrome-extension://tandemid/sidepanel.html";
+        set_runtime_id(Some("tandemid".into()));
+        assert_eq!(own_id(), "tandemid");
+        assert!(sender_is(&sender("tandemid", panel, false), |s, own| s
+            .is_own_panel(own)));
+        // Another extension's page, Tandem's content script (in a tab), and a sender with
+        // nothing readable are not the panel.
+        let other = "chrome-extension://otherid/sidepanel.html";
+        assert!(!sender_is(&sender("otherid", other, false), |s, own| s
+            .is_own_panel(own)));
+        assert!(!sender_is(
+            &sender("tandemid", "https://shop.tandem.test/", true),
+            |s, own| s.is_own_worker(own)
+        ));
+        assert!(!sender_is(&JsValue::NULL, |s, own| s.is_own_panel(own)));
+        // Without an id of its own Tandem trusts no one, whatever the check says.
+        set_runtime_id(None);
+        assert_eq!(own_id(), "");
+        assert!(!sender_is(&sender("", panel, false), |_, _| true));
+    }
+
+    #[wasm_bindgen_test]
+    async fn a_reader_gives_each_chunk_then_none_or_its_error() {
+        let r = reader(vec!["a".into(), "b".into()], false);
+        assert_eq!(
+            next_chunk(&r).await.unwrap().and_then(|v| v.as_string()),
+            Some("a".into())
+        );
+        assert_eq!(
+            next_chunk(&r).await.unwrap().and_then(|v| v.as_string()),
+            Some("b".into())
+        );
+        assert!(next_chunk(&r).await.unwrap().is_none());
+        let r = reader(vec!["a".into()], true);
+        assert!(next_chunk(&r).await.unwrap().is_some());
+        assert_eq!(js_text(next_chunk(&r).await.unwrap_err()), "network error");
+    }
+}
