@@ -7,10 +7,10 @@ use js_sys::{Array, Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{spawn_local, JsFuture};
 
+use tandem_chrome::js_text;
 use tandem_core::memory::SensitiveField;
 
 use crate::chrome::execute_script;
-use tandem_chrome::js_text;
 
 /// The context-menu item's id and the command's name (declared in manifest.json).
 pub const ASK_ID: &str = "ask-tandem";

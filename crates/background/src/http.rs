@@ -4,6 +4,7 @@
 //! decoder. Who sends what, and what to do with the events, is the caller's.
 
 use js_sys::Uint8Array;
+use tandem_chrome::js_text;
 use tandem_core::adapters::adapter_for;
 use tandem_core::errors::{
     check_content_type, network_error, redirected, ErrorKind, ProviderError,
@@ -20,7 +21,6 @@ use web_sys::{
 };
 
 use crate::chrome;
-use tandem_chrome::js_text;
 
 /// Why a stream ended without a normal `Done`.
 pub(crate) enum Failure {

@@ -11,6 +11,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 use js_sys::{Object, Promise, Reflect};
+use tandem_chrome::js_text;
 use tandem_core::budget::BudgetError;
 use tandem_core::chat::{incomplete_badge, ChatMessage, Role};
 use tandem_core::errors::ProviderError;
@@ -23,7 +24,6 @@ use wasm_bindgen_futures::{spawn_local, JsFuture};
 
 use crate::chrome::tabs_get;
 use crate::storage;
-use tandem_chrome::js_text;
 
 /// Keys in `chrome.storage.session`.
 const MEMORY_KEY: &str = "memory";

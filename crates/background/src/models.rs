@@ -4,6 +4,7 @@
 //! (`http::provider_request`: no redirect followed, since it carries the key). Test connection
 //! is here too: one real request with the form's values.
 
+use tandem_chrome::js_text;
 use tandem_core::adapters::adapter_for;
 use tandem_core::chat::Role;
 use tandem_core::errors::{network_error, redirected, ErrorKind, ProviderError};
@@ -20,7 +21,6 @@ use crate::chrome::{self, Port};
 use crate::http::Failure;
 use crate::outbox::post;
 use crate::storage;
-use tandem_chrome::js_text;
 
 /// A model list is small; a server that has not answered by then will not.
 const LIST_TIMEOUT_MS: i32 = 15_000;

@@ -6,6 +6,7 @@
 //! for the panel, and nothing reaches the provider.
 
 use js_sys::{Array, Function, Object, Reflect, JSON};
+use tandem_chrome::js_text;
 use tandem_core::chat::{ChatMessage, Role};
 use tandem_core::errors::{ErrorKind, ProviderError};
 use tandem_core::page_text::{self, RawPage};
@@ -17,7 +18,6 @@ use wasm_bindgen_futures::JsFuture;
 
 use crate::chrome::{self, execute_script, tabs_get, Port};
 use crate::storage;
-use tandem_chrome::js_text;
 
 // The page-side reader, serialised by `executeScript` into the page. It lives in a module (an
 // extension file): the extension's CSP forbids building a function from a string. It only

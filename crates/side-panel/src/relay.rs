@@ -6,6 +6,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 use js_sys::Uint8Array;
+use tandem_chrome::js_text;
 use tandem_core::protocol::{PanelToWorker, WorkerToPanel};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::{spawn_local, JsFuture};
@@ -15,7 +16,6 @@ use web_sys::{
 };
 
 use crate::port::post;
-use tandem_chrome::js_text;
 
 thread_local! {
     static RUNNING: RefCell<HashMap<String, AbortController>> = RefCell::new(HashMap::new());

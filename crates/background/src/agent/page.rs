@@ -6,6 +6,7 @@
 use std::cell::RefCell;
 
 use js_sys::{Array, Function, Object, Promise, Reflect, JSON};
+use tandem_chrome::js_text;
 use tandem_core::agent::task::StepTimings;
 use tandem_core::agent::{
     frame_of_handle, ActErrorCode, ActResult, DriverCommand, Snapshot, UrlDenied, UrlPolicy,
@@ -15,7 +16,6 @@ use wasm_bindgen_futures::JsFuture;
 
 use super::AgentError;
 use crate::chrome::{self, execute_script, tabs_get};
-use tandem_chrome::js_text;
 
 #[wasm_bindgen(inline_js = "
 // Each function below runs in the page through executeScript({func}), which sends the

@@ -5,6 +5,7 @@
 //! (`chrome.storage.local`, no page text).
 
 use js_sys::{Object, Promise, Reflect, JSON};
+use tandem_chrome::js_text;
 use tandem_core::agent::task::{parse_stored, TaskContext, TaskView, TASK_STATE_KEY};
 use tandem_core::agent::{SiteGrants, SITE_GRANTS_KEY};
 use tandem_core::protocol::WorkerToPanel;
@@ -13,7 +14,6 @@ use wasm_bindgen_futures::JsFuture;
 
 use super::AgentError;
 use crate::chrome;
-use tandem_chrome::js_text;
 
 #[wasm_bindgen]
 extern "C" {
