@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { launchExtension, collectConsole } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
 import { routeSite } from './lib/fixtures.mjs';
-import { closeSettings, openChatMode, useProvider } from './lib/panel.mjs';
+import { openChatMode, setContextWindow, useProvider } from './lib/panel.mjs';
 
 const KEY = 'sk-memory-test-1234';
 let browser, mock, panel, consoles;
@@ -60,15 +60,6 @@ async function configure() {
   // The first run opens Settings by itself.
   await panel.waitForTimeout(200);
   await useProvider(panel, { baseUrl: `${mock.url}/v1`, model: 'gpt-memory', key: KEY });
-}
-
-async function setContextWindow(tokens) {
-  const settings = panel.getByRole('region', { name: 'Settings' });
-  if (!(await settings.isVisible())) await panel.getByRole('button', { name: 'Settings' }).click();
-  await panel.getByLabel('Context window (tokens)').fill(String(tokens));
-  await panel.getByRole('button', { name: 'Save' }).click();
-  await panel.getByRole('status', { name: 'Settings status' }).filter({ hasText: 'Saved' }).waitFor();
-  await closeSettings(panel);
 }
 
 /** Opens `url` in a new tab and brings it to the front; the panel follows it. */
@@ -368,7 +359,7 @@ test('"Ask Tandem" on a selection asks about the quoted selection, as data', asy
 });
 
 test('what no longer fits the window goes into the system prompt, distilled', async () => {
-  await setContextWindow(3200);
+  await setContextWindow(panel, 3200);
   try {
     const tab = await openTab(siteB('/b'));
     const long = (topic) => Array.from({ length: 170 }, (_, i) => `${topic}${i % 10}`).join(' ');
@@ -384,7 +375,7 @@ test('what no longer fits the window goes into the system prompt, distilled', as
     assert.match(system, /\(Past\) (user|assistant): /, 'older messages, compressed');
     await tab.close();
   } finally {
-    await setContextWindow('');
+    await setContextWindow(panel, '');
   }
 });
 

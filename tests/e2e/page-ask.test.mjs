@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { launchExtension } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
 import { routeSite } from './lib/fixtures.mjs';
-import { useProvider } from './lib/panel.mjs';
+import { setContextWindow, useProvider } from './lib/panel.mjs';
 
 const KEY = 'sk-page-ask-test-1234';
 const NEWS = 'https://news.tandem.test';
@@ -76,15 +76,6 @@ async function configure() {
   // The first run opens Settings by itself.
   await panel.waitForTimeout(200);
   await useProvider(panel, { baseUrl: `${mock.url}/v1`, model: 'gpt-page', key: KEY });
-}
-
-async function setContextWindow(tokens) {
-  const settings = panel.getByRole('region', { name: 'Settings' });
-  if (!(await settings.isVisible())) await panel.getByRole('button', { name: 'Settings' }).click();
-  await panel.getByLabel('Context window (tokens)').fill(String(tokens));
-  await panel.getByRole('button', { name: 'Save' }).click();
-  await panel.getByRole('status', { name: 'Settings status' }).filter({ hasText: 'Saved' }).waitFor();
-  if (await settings.isVisible()) await panel.getByRole('button', { name: 'Settings' }).click();
 }
 
 /** Shows `url` in the test tab, brings it to the front and waits until the panel follows it. */
@@ -202,7 +193,7 @@ test('a page where executeScript fails (an error page): a sentence, "/page …" 
 
 test('a page longer than the model\'s window is cut to fit, at a paragraph, and says so', async () => {
   // Last in the file: the smaller window stays for the rest of this browser's life.
-  await setContextWindow(4096);
+  await setContextWindow(panel, 4096);
   await visit(`${NEWS}/long`, 'Remembered for news.tandem.test');
   await message().fill('What is the long read about?');
   await panel.getByRole('button', { name: 'Ask about this page' }).click();

@@ -28,6 +28,13 @@ export async function saveSettings(panel, { close = true } = {}) {
   if (close) await closeSettings(panel);
 }
 
+/** Sets Settings' "Context window (tokens)" (`''` for the model's own), saves, and closes Settings. */
+export async function setContextWindow(panel, tokens) {
+  await openSettings(panel);
+  await panel.getByLabel('Context window (tokens)').fill(String(tokens));
+  await saveSettings(panel);
+}
+
 /** Switches the composer to Task mode (the Task box and "Start task"). */
 export async function openTaskMode(panel) {
   await closeSettings(panel);
