@@ -5,6 +5,7 @@ import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { launchExtension } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
+import { longMarkdown } from './lib/model-text.mjs';
 import { closeSettings, openChatMode } from './lib/panel.mjs';
 
 const KEY = 'sk-test-markdown-12345678';
@@ -259,30 +260,4 @@ test('Stop during a fast flood: no new text appears after the click', async () =
 
 function countOf(text, re) {
   return (text.match(re) ?? []).length;
-}
-
-/** Markdown of about `bytes` bytes, as a model writes it, ending with `last`. */
-function longMarkdown(bytes, last) {
-  const parts = [];
-  let size = 0;
-  for (let i = 0; size < bytes; i++) {
-    const part = [
-      `## Section ${i}`,
-      '',
-      `Paragraph ${i} has **bold words**, *emphasis*, \`code\` and a [link](https://example.com/${i}). It goes on for a while so that it looks like prose a model would write.`,
-      '',
-      `- point ${i}.1 with some words`,
-      `- point ${i}.2 with more words`,
-      '',
-      '```js',
-      `const value${i} = compute(${i});`,
-      '```',
-      '',
-      '',
-    ].join('\n');
-    parts.push(part);
-    size += part.length;
-  }
-  parts.push(`That is all: ${last}.`);
-  return parts.join('');
 }
