@@ -39,8 +39,10 @@ pub fn sender_is(sender: &JsValue, trusted: impl Fn(&Sender, &str) -> bool) -> b
         )
 }
 
-/// What a thrown JS value says: a string as it is, an `Error`'s message, anything else as
-/// wasm-bindgen shows it. Takes the value or a reference, so it serves as `map_err(js_text)`.
+/// What a thrown JS value says, for a sentence a person reads: a string as it is, an
+/// `Error`'s message, the `message` of an error-like object (`{message}`, as some APIs
+/// reject with), "unknown error" for `undefined` or `null`, anything else as wasm-bindgen
+/// shows it. Takes the value or a reference, so it serves as `map_err(js_text)`.
 pub fn js_text(value: impl AsRef<JsValue>) -> String {
     text_of(value.as_ref())
 }
@@ -51,6 +53,15 @@ fn text_of(value: &JsValue) -> String {
     }
     if let Some(e) = value.dyn_ref::<js_sys::Error>() {
         return String::from(e.message());
+    }
+    if value.is_undefined() || value.is_null() {
+        return "unknown error".into();
+    }
+    if let Some(message) = Reflect::get(value, &"message".into())
+        .ok()
+        .and_then(|m| m.as_string())
+    {
+        return message;
     }
     format!("{value:?}")
 }
@@ -113,6 +124,10 @@ mod tests {
         assert_eq!(js_text(JsValue::from_str("refused")), "refused");
         assert_eq!(js_text(js_sys::Error::new("no tab")), "no tab");
         assert_eq!(js_text(JsValue::from(42)), "JsValue(42)");
+        assert_eq!(js_text(JsValue::UNDEFINED), "unknown error");
+        let error_like = js_sys::Object::new();
+        Reflect::set(&error_like, &"message".into(), &"quota exceeded".into()).unwrap();
+        assert_eq!(js_text(error_like), "quota exceeded");
     }
 
     #[wasm_bindgen_test]

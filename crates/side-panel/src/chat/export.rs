@@ -62,9 +62,9 @@ fn save(site: Option<&str>) -> Result<(), ExportError> {
     options.set_type("text/markdown;charset=utf-8");
     let parts = Array::of1(&JsValue::from_str(&markdown));
     let blob = Blob::new_with_str_sequence_and_options(&parts, &options)
-        .map_err(|e| ExportError::Browser(describe(&e)))?;
-    let url =
-        Url::create_object_url_with_blob(&blob).map_err(|e| ExportError::Browser(describe(&e)))?;
+        .map_err(|e| ExportError::Browser(tandem_chrome::js_text(e)))?;
+    let url = Url::create_object_url_with_blob(&blob)
+        .map_err(|e| ExportError::Browser(tandem_chrome::js_text(e)))?;
     let link = dom::create("a", "visually-hidden")?;
     dom::set_attr(&link, "href", &url);
     dom::set_attr(&link, "download", &name);
@@ -81,14 +81,4 @@ fn save(site: Option<&str>) -> Result<(), ExportError> {
             .set_timeout_with_callback_and_timeout_and_arguments_0(revoke.unchecked_ref(), 1000);
     }
     Ok(())
-}
-
-fn describe(e: &JsValue) -> String {
-    e.as_string()
-        .or_else(|| {
-            Reflect::get(e, &"message".into())
-                .ok()
-                .and_then(|m| m.as_string())
-        })
-        .unwrap_or_else(|| "unknown error".into())
 }
