@@ -4,7 +4,7 @@
 
 use js_sys::Reflect;
 use tandem_core::protocol::Sender;
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::JsFuture;
 
 /// `chrome.runtime.id`: Tandem's own extension id (empty where there is no `chrome.runtime`).
@@ -39,10 +39,10 @@ pub fn sender_is(sender: &JsValue, trusted: impl Fn(&Sender, &str) -> bool) -> b
         )
 }
 
-/// What a thrown JS value says, for a sentence a person reads: a string as it is, an
-/// `Error`'s message, the `message` of an error-like object (`{message}`, as some APIs
-/// reject with), "unknown error" for `undefined` or `null`, anything else as wasm-bindgen
-/// shows it. Takes the value or a reference, so it serves as `map_err(js_text)`.
+/// What a thrown JS value says, for a sentence a person reads: a string as it is, the
+/// `message` of an `Error` or of an error-like object (`{message}`, as some APIs reject with),
+/// "unknown error" for `undefined` or `null`, anything else as wasm-bindgen shows it. Takes the
+/// value or a reference, so it serves as `map_err(js_text)`.
 pub fn js_text(value: impl AsRef<JsValue>) -> String {
     text_of(value.as_ref())
 }
@@ -50,9 +50,6 @@ pub fn js_text(value: impl AsRef<JsValue>) -> String {
 fn text_of(value: &JsValue) -> String {
     if let Some(s) = value.as_string() {
         return s;
-    }
-    if let Some(e) = value.dyn_ref::<js_sys::Error>() {
-        return String::from(e.message());
     }
     if value.is_undefined() || value.is_null() {
         return "unknown error".into();
