@@ -11,13 +11,13 @@ use tandem_core::errors::{ErrorKind, ProviderError};
 use tandem_core::memory::Turn;
 use tandem_core::protocol::WorkerToPanel;
 use tandem_core::provider::ProviderKind;
-use tandem_core::provider::Settings;
 use tandem_core::request::{RequestOptions, ToolCall, ToolOutcome, ToolSpec};
 use tandem_core::send::UniversalResponse;
 use tandem_core::session::{
     AttemptReport, CloudConfig, ProviderId, RequestPlanner, SendFailure, SessionError, Transcript,
     TurnHooks,
 };
+use tandem_core::settings::Settings;
 use tandem_core::stream::{StreamEvent, Usage};
 use tandem_core::tools::Rounds;
 use wasm_bindgen_futures::spawn_local;

@@ -4,7 +4,7 @@
 
 use std::cell::RefCell;
 
-use tandem_core::provider::Settings;
+use tandem_core::settings::Settings;
 
 thread_local! {
     static SECRETS: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };

@@ -14,11 +14,11 @@ use std::rc::Rc;
 
 use tandem_core::chat::{ChatMessage, Role};
 use tandem_core::errors::{ErrorKind, ProviderError};
-use tandem_core::provider::Settings;
 use tandem_core::request::ToolSpec;
 use tandem_core::session::{
     CloudConfig, HybridSession, Preferred, SessionConfig, SessionError, SessionManager,
 };
+use tandem_core::settings::Settings;
 
 use crate::cloud::{BrowserCloud, Timer};
 use crate::nano::BrowserNano;

@@ -1,7 +1,7 @@
 //! Typed reads of `chrome.storage.local`.
 
 use tandem_chrome::js_text;
-use tandem_core::provider::Settings;
+use tandem_core::settings::Settings;
 use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::JsFuture;
 

@@ -5,13 +5,9 @@ use serde::{Deserialize, Serialize};
 use crate::errors::ErrorKind;
 use crate::stream::Usage;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    System,
-    User,
-    Assistant,
-}
+// Who speaks is the request's notion; a conversation message carries one too, so every
+// `chat::Role` path keeps working.
+pub use crate::request::Role;
 
 /// One message of a conversation. `id` is stable for the life of the message so that
 /// per-message work (token counts) can be cached by it.

@@ -12,6 +12,7 @@
 
 pub mod adapters;
 pub mod agent;
+pub mod answer_schema;
 pub mod budget;
 pub mod chat;
 pub mod decimal;
@@ -34,8 +35,10 @@ pub mod redact;
 pub mod request;
 pub mod send;
 pub mod session;
+pub mod settings;
 pub mod sort;
 pub mod sse;
 pub mod stream;
 pub mod tokens;
 pub mod tools;
+pub mod url;

@@ -26,6 +26,8 @@ use std::str::FromStr;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::chat::{ChatMessage, Role};
+// The host that keys a conversation; re-exported because the panel names it through memory.
+pub use crate::url::domain_of;
 
 /// One conversation: a site in a tab.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -90,30 +92,6 @@ impl<'de> Deserialize<'de> for SessionKey {
             .parse()
             .map_err(serde::de::Error::custom)
     }
-}
-
-/// The host of an http(s) URL, lowercased, without port or credentials; `None` for every other
-/// scheme (chrome://, file:, about:, data:), whose pages get no memory.
-///
-/// `www.` is kept: `www.example.com` and `example.com` are different origins to the browser and
-/// can serve different content (or belong to different people on shared hosting), so folding
-/// them together could carry a conversation to a site the user did not have it with.
-pub fn domain_of(url: &str) -> Option<String> {
-    let (scheme, rest) = url.trim().split_once("://")?;
-    if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
-        return None;
-    }
-    // Browsers treat `\` like `/` in http(s) URLs, so it ends the authority too.
-    let authority = rest.split(['/', '?', '#', '\\']).next().unwrap_or_default();
-    let host_port = authority
-        .rsplit_once('@')
-        .map_or(authority, |(_, host)| host);
-    let host = match host_port.strip_prefix('[') {
-        // IPv6 literal: keep the brackets so the port colon stays unambiguous.
-        Some(v6) => &host_port[..v6.find(']')? + 2],
-        None => host_port.split(':').next().unwrap_or_default(),
-    };
-    (!host.is_empty()).then(|| host.to_lowercase())
 }
 
 /// Limits of the memory; every field is a user setting (missing fields take the default).

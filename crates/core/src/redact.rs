@@ -4,7 +4,8 @@
 //! Providers echo keys back (a 401 body quoting the `Authorization` header, proxies, some
 //! OpenAI-compatible servers): without this, the key would reach the panel's error line.
 
-use crate::provider::{mask_key, Settings};
+use crate::provider::mask_key;
+use crate::settings::Settings;
 
 /// Shorter secrets are not looked for: they would mask ordinary words.
 const MIN_SECRET: usize = 8;

@@ -2,7 +2,15 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::chat::Role;
+/// Who speaks a message: the bottom of the request, so the conversation ([`crate::chat`]) and
+/// the stream can name it without naming each other.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+}
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RequestMessage {

@@ -9,6 +9,7 @@
 //! in [`act`]; the tab and page calls are in [`page`].
 
 mod act;
+mod error;
 mod page;
 mod run;
 mod store;
@@ -26,30 +27,11 @@ use web_sys::AbortController;
 
 use crate::chrome::Port;
 use crate::outbox::post;
-use crate::sessions::{manager, Session, STEP_TIMEOUT_MS};
+use crate::sessions::Session;
 use crate::storage;
 use page::{allowed, canonical_host, get_tab, is_web, target_tab};
-use run::Loop;
+use run::{Loop, Stop};
 use store::{broadcast, forget, load, save};
-
-#[derive(Debug, thiserror::Error)]
-enum AgentError {
-    #[error("the page could not be read ({0})")]
-    Page(String),
-    #[error("the page driver answered something unexpected ({0})")]
-    Driver(String),
-    #[error("the tab is gone ({0})")]
-    Tab(String),
-    #[error("saving the task failed ({0})")]
-    Storage(String),
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Stop {
-    No,
-    Pause,
-    Cancel,
-}
 
 /// The loop running in this worker.
 struct Run {

@@ -14,7 +14,7 @@ use tandem_core::agent::{
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
-use super::AgentError;
+use super::error::AgentError;
 use crate::chrome::{self, execute_script, tabs_get};
 
 #[wasm_bindgen(inline_js = "

@@ -22,14 +22,23 @@ use tandem_core::tools::{plan_call, CallPlan, Failure};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortController;
 
+use super::error::AgentError;
 use super::page::{
     allowed, canonical_host, host_of, lap, pending_look, settle, snapshot, tab_url, take_timings,
     Phase,
 };
 use super::store::{load_grants, remember_site, save};
-use super::{manager, AgentError, Session, Stop, STEP_TIMEOUT_MS};
 use crate::chrome;
+use crate::sessions::{manager, Session, STEP_TIMEOUT_MS};
 use crate::storage;
+
+/// What the user asked of the running loop: nothing yet, Pause or Cancel.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Stop {
+    No,
+    Pause,
+    Cancel,
+}
 
 pub(super) struct Loop {
     pub(super) stop: Rc<Cell<Stop>>,

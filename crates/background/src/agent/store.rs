@@ -12,7 +12,7 @@ use tandem_core::protocol::WorkerToPanel;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
-use super::AgentError;
+use super::error::AgentError;
 use crate::chrome;
 
 #[wasm_bindgen]

@@ -43,4 +43,4 @@ pub use sites::{
     needs_site_grant, page_refusal, site_denied, site_question, SiteGrants, SITE_GRANTS_KEY,
 };
 pub use snapshot::{frame_of_handle, ActErrorCode, ActResult, DriverCommand, Element, Snapshot};
-pub use tool_step::ToolUse;
+pub use task::ToolUse;

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::actions::Action;
 use super::snapshot::{Element, Snapshot};
-use crate::memory::domain_of;
+use crate::url::domain_of;
 
 pub use crate::fence::{
     fence, hide_card_numbers, neutralise, CARD_HIDDEN, FENCE_CLOSE, FENCE_OPEN, FENCE_RULE,

@@ -1,5 +1,5 @@
 //! The agent's part of Settings: the site lists and "Approve the plan before acting".
-//! Stored inside [`crate::provider::Settings`] as `agent`; the lists are kept as the user
+//! Stored inside [`crate::settings::Settings`] as `agent`; the lists are kept as the user
 //! typed them (one host pattern a line) and parsed into a [`UrlPolicy`] when a task starts.
 
 use serde::{Deserialize, Serialize};
@@ -112,7 +112,7 @@ mod tests {
         assert_eq!(e.list, "Blocked sites");
         assert!(e.to_string().contains("one host a line"), "{e}");
         // Settings stored before the agent had settings still read.
-        let old: crate::provider::Settings = crate::json::from_str("{}").unwrap();
+        let old: crate::settings::Settings = crate::json::from_str("{}").unwrap();
         assert_eq!(old.agent, AgentSettings::default());
     }
 
@@ -163,10 +163,10 @@ mod tests {
         let json = serde_json::to_string(&step).unwrap();
         assert!(json.contains(r#""sessionScope":"step""#), "{json}");
         // Settings the panel loads and saves again keep it.
-        let settings: crate::provider::Settings =
+        let settings: crate::settings::Settings =
             crate::json::from_str(r#"{"agent":{"approvePlan":true,"sessionScope":"step"}}"#)
                 .unwrap();
-        let again: crate::provider::Settings =
+        let again: crate::settings::Settings =
             crate::json::from_str(&serde_json::to_string(&settings).unwrap()).unwrap();
         assert_eq!(again.agent.session_scope, SessionScope::Step);
     }

@@ -12,23 +12,6 @@ pub enum TabError {
     LastTab,
 }
 
-/// `Tabs of this task: [0] tab 12, [1] tab 40 (current)` for the navigator's turn.
-pub fn tab_list(ctx: &TaskContext) -> String {
-    let tabs: Vec<String> = ctx
-        .relevant_tabs
-        .iter()
-        .enumerate()
-        .map(|(i, id)| {
-            let current = if *id == ctx.tab_id { " (current)" } else { "" };
-            format!("[{i}] tab {id}{current}")
-        })
-        .collect();
-    format!(
-        "Tabs of this task (switch_tab takes the number in brackets): {}",
-        tabs.join(", ")
-    )
-}
-
 /// A tab the task opened becomes its current tab.
 pub fn opened(ctx: &mut TaskContext, tab_id: i32) {
     ctx.add_tab(tab_id);
@@ -96,7 +79,7 @@ mod tests {
         opened(&mut ctx, 30);
         assert_eq!(ctx.relevant_tabs, vec![10, 20, 30]);
         assert_eq!(ctx.tab_id, 30);
-        assert!(tab_list(&ctx).contains("[2] tab 30 (current)"));
+        assert!(crate::agent::task::tab_list(&ctx).contains("[2] tab 30 (current)"));
         assert_eq!(switch_to(&mut ctx, 1), Ok(20));
         assert_eq!(ctx.tab_id, 20);
         assert_eq!(

@@ -9,7 +9,6 @@ use serde::{Deserialize, Serialize};
 use super::actions::Action;
 use super::element_map::LIST_LEGEND;
 use super::safety::{fence, FENCE_RULE};
-use super::tool_step::ToolUse;
 use crate::request::ToolSpec;
 use crate::session::{Failover, Schema, Transcript};
 
@@ -30,6 +29,19 @@ pub const MAP_CHARS: usize = 6000;
 pub const MAX_NOTES: usize = 12;
 /// Characters of one note, or of one description of what the user did.
 pub const MAX_NOTE_CHARS: usize = 500;
+
+/// A tool call as the panel shows it: on the timeline, and in the question before it runs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolUse {
+    pub call_id: String,
+    /// The name the model called (the model-facing name, as chat's cards show it).
+    pub tool: String,
+    /// Who provides it; empty when the call was refused before a provider was found.
+    pub provider: String,
+    /// The arguments as JSON text.
+    pub arguments: String,
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -782,7 +794,7 @@ pub fn navigator_turn(ctx: &TaskContext, page: &str) -> String {
         turn.push_str(&format!("Result of the previous step: {}\n", ctx.feedback));
     }
     if ctx.relevant_tabs.len() > 1 {
-        turn.push_str(&super::tabs::tab_list(ctx));
+        turn.push_str(&tab_list(ctx));
         turn.push('\n');
     }
     turn.push_str(page);
@@ -928,6 +940,23 @@ pub fn fingerprint(url: &str, list: &str) -> String {
     // Stable across runs, enough to compare states.
     let hash = crate::hash::fnv1a(url.bytes().chain([0]).chain(list.bytes()));
     format!("{hash:016x}")
+}
+
+/// `Tabs of this task: [0] tab 12, [1] tab 40 (current)` for the navigator's turn.
+pub fn tab_list(ctx: &TaskContext) -> String {
+    let tabs: Vec<String> = ctx
+        .relevant_tabs
+        .iter()
+        .enumerate()
+        .map(|(i, id)| {
+            let current = if *id == ctx.tab_id { " (current)" } else { "" };
+            format!("[{i}] tab {id}{current}")
+        })
+        .collect();
+    format!(
+        "Tabs of this task (switch_tab takes the number in brackets): {}",
+        tabs.join(", ")
+    )
 }
 
 #[cfg(test)]

@@ -12,27 +12,13 @@
 //!   provider's text fenced and capped ([`crate::tools::outcome`]), or Tandem's sentence
 //!   (declined, invalid, timed out). It never ends the task by itself.
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::actions::{action_schema_with_tools, describe_schema, Action};
 use super::safety::fence;
-use super::task::{StepKind, StepRecord, TaskContext};
+use super::task::{StepKind, StepRecord, TaskContext, ToolUse};
 use crate::request::{ToolCall, ToolOutcome, ToolSpec};
 use crate::session::Schema;
-
-/// A tool call as the panel shows it: on the timeline, and in the question before it runs.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ToolUse {
-    pub call_id: String,
-    /// The name the model called (the model-facing name, as chat's cards show it).
-    pub tool: String,
-    /// Who provides it; empty when the call was refused before a provider was found.
-    pub provider: String,
-    /// The arguments as JSON text.
-    pub arguments: String,
-}
 
 /// The model-facing names of `tools`, in order.
 pub fn tool_names(tools: &[ToolSpec]) -> Vec<String> {

@@ -3,15 +3,16 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use super::cloud::{CloudConfig, CloudFailure, CloudSession, CloudTransport, Sleeper};
+use super::attempt::CloudConfig;
+use super::cloud::{CloudFailure, CloudSession, CloudTransport, Sleeper};
 use super::nano::{Availability, NanoBackend, NanoCreateOptions, NanoModel, NanoSession};
 use super::plan::{RequestPlanner, TranscriptPlanner, TurnHooks, WholeTranscriptPlanner};
-use super::schema::Schema;
 use super::transcript::{Transcript, Turn};
 use super::{
     message_tokens, EventKind, FailoverReason, Preferred, ProviderId, SessionConfig, SessionError,
     SessionEvent, SessionScope, StreamUpdate, TokenRecord,
 };
+use crate::answer_schema::Schema;
 use crate::provider::ProviderKind;
 use crate::stream::StreamEvent;
 

@@ -16,29 +16,29 @@
 //! [`SessionScope::Step`] rebuilds the provider session before every step, as those extensions
 //! do, so `scripts/bench` can measure the difference in the browser.
 
+mod attempt;
 mod cloud;
 mod manager;
 mod nano;
 mod plan;
-mod schema;
 pub mod testing;
 #[cfg(test)]
 mod tests;
 mod transcript;
 
-pub use cloud::{
-    AttemptTrace, CloudConfig, CloudFailure, CloudSession, CloudTransport, SendFailure, Sleeper,
-};
+pub use attempt::{AttemptTrace, CloudConfig, SendFailure};
+pub use cloud::{CloudFailure, CloudSession, CloudTransport, Sleeper};
 pub use manager::{choose_provider, Failover, HybridSession, SessionManager, NANO_MODEL};
 pub use nano::{
-    Availability, NanoBackend, NanoCreateOptions, NanoError, NanoExpected, NanoMessage, NanoModel,
+    Availability, NanoBackend, NanoCreateOptions, NanoError, NanoExpected, NanoModel,
     NanoPromptOptions, NanoSession,
 };
 pub use plan::{
     AttemptReport, RequestPlanner, TranscriptPlanner, TurnHooks, WholeTranscriptPlanner,
 };
-pub use schema::{schema_for, Schema, SchemaError};
-pub use transcript::{Transcript, Turn};
+// The answer schema is plain data below the sessions (tools and the agent name it too).
+pub use crate::answer_schema::{schema_for, Schema, SchemaError};
+pub use transcript::{NanoMessage, Transcript, Turn};
 
 use std::fmt;
 

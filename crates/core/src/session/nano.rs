@@ -11,10 +11,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::schema::Schema;
-use super::transcript::Transcript;
+use super::transcript::{NanoMessage, Transcript};
 use super::{message_tokens, SessionConfig};
-use crate::chat::Role;
+use crate::answer_schema::Schema;
 
 /// DOMException names the session layer acts on.
 pub const INVALID_STATE: &str = "InvalidStateError";
@@ -75,13 +74,6 @@ impl NanoError {
     pub fn is_abort(&self) -> bool {
         self.name == ABORT
     }
-}
-
-/// One entry of `initialPrompts` / an `append()` input.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct NanoMessage {
-    pub role: Role,
-    pub content: String,
 }
 
 /// An `expectedInputs` / `expectedOutputs` entry.

@@ -13,7 +13,7 @@ use crate::request::{RequestOptions, ToolCall, ToolOutcome, ToolSpec};
 use crate::send::{SendPlan, UniversalResponse};
 use crate::stream::StreamEvent;
 
-use super::cloud::{AttemptTrace, CloudConfig, SendFailure};
+use super::attempt::{AttemptTrace, CloudConfig, SendFailure};
 use super::transcript::Transcript;
 
 /// Builds a cloud turn's request.

@@ -12,9 +12,10 @@ use std::rc::Rc;
 use super::cloud::{CloudTransport, Sleeper};
 use super::message_tokens;
 use super::nano::{
-    Availability, NanoBackend, NanoCreateOptions, NanoError, NanoMessage, NanoModel,
-    NanoPromptOptions, INVALID_STATE,
+    Availability, NanoBackend, NanoCreateOptions, NanoError, NanoModel, NanoPromptOptions,
+    INVALID_STATE,
 };
+use super::transcript::NanoMessage;
 use crate::chat::Role;
 use crate::errors::ProviderError;
 use crate::request::{ToolCall, UniversalRequest};

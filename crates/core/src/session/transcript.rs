@@ -7,9 +7,15 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::nano::NanoMessage;
 use super::{ProviderId, SessionConfig};
 use crate::chat::{ChatMessage, Role};
+
+/// One entry of Nano's of `initialPrompts` / an `append()` input.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NanoMessage {
+    pub role: Role,
+    pub content: String,
+}
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

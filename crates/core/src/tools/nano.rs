@@ -6,11 +6,11 @@
 //! after it is shared; each outcome goes back as the next turn ([`result_turn`]).
 //!
 //! Tool descriptions come from other extensions, so the list in the prompt is fenced
-//! ([`crate::agent::safety::fence`]) like page text.
+//! ([`crate::fence::fence`]) like page text.
 
 use serde_json::{json, Value};
 
-use crate::agent::safety::fence;
+use crate::fence::fence;
 use crate::request::{ToolCall, ToolOutcome, ToolSpec};
 use crate::session::Schema;
 

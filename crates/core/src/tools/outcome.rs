@@ -1,12 +1,12 @@
 //! What the model is told about each tool call: the provider's result, or why there is none.
 //!
 //! A provider is a third party, so its text reaches the model only fenced
-//! ([`crate::agent::safety::fence`]: the same guard as page text, under a label naming the
+//! ([`crate::fence::fence`]: the same guard as page text, under a label naming the
 //! tool and provider) and capped at [`MAX_RESULT_CHARS`] (a tool may return a whole page; the
 //! model's context is not the place for it). Tandem's own sentences (timeouts, refusals) are
 //! not fenced: they are Tandem speaking.
 
-use crate::agent::safety::fence;
+use crate::fence::fence;
 use crate::request::{ToolCall, ToolOutcome};
 
 use super::protocol::{clip, ToolResult};

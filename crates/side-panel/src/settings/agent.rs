@@ -3,7 +3,7 @@
 //! [`show`] after loading and [`read_form`] on Save.
 
 use tandem_core::agent::{SiteGrants, SITE_GRANTS_KEY};
-use tandem_core::provider::Settings;
+use tandem_core::settings::Settings;
 
 use wasm_bindgen_futures::{spawn_local, JsFuture};
 use web_sys::{HtmlElement, HtmlInputElement, HtmlTextAreaElement};

@@ -9,10 +9,9 @@ use std::cell::RefCell;
 
 use tandem_core::decimal::decimal;
 use tandem_core::protocol::{PanelToWorker, WorkerToPanel};
-use tandem_core::provider::{
-    mask_key, ProviderConfig, ProviderKind, ProviderSettings, Settings, StoredSettings,
-};
+use tandem_core::provider::{mask_key, ProviderConfig, ProviderKind, ProviderSettings};
 use tandem_core::session::Preferred;
+use tandem_core::settings::{Settings, StoredSettings};
 use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::{spawn_local, JsFuture};
 use web_sys::{

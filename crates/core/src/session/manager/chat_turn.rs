@@ -17,7 +17,8 @@ use crate::tools::nano::{
     parse_reply, partial_answer, response_constraint, result_turn, NanoReply,
 };
 
-use super::super::cloud::{CloudTransport, SendFailure, Sleeper};
+use super::super::attempt::SendFailure;
+use super::super::cloud::{CloudTransport, Sleeper};
 use super::super::nano::NanoBackend;
 use super::super::plan::{RequestPlanner, TurnHooks};
 use super::super::{SessionError, StreamUpdate};

@@ -8,8 +8,9 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::{ProviderKind, ProviderSettings, Settings};
+use super::Settings;
 use crate::budget::BudgetSettings;
+use crate::provider::{ProviderKind, ProviderSettings};
 
 /// A group of settings, as the user knows it from the Settings form, that reading may reset
 /// on its own.
