@@ -4,7 +4,10 @@
 //! a model ever goes through `innerHTML`.
 //!
 //! While an answer streams, the finished blocks are appended once and never touched again;
-//! only the unfinished tail's nodes are replaced, at most once per frame.
+//! only the unfinished tail's nodes are replaced, at most once per frame. A backlog is parsed
+//! in 4 KB slices cut after a line, and a paragraph that grows past 4 KB is closed at a line
+//! end. Finished blocks go into parts (see [`PART_BLOCKS`]). `scripts/bench-render.mjs` prints
+//! last byte → end shown, the longest frame gap and typing latency for 50 and 500 KB.
 
 use tandem_core::markdown::{self, Node, Stream};
 use wasm_bindgen::closure::Closure;

@@ -2,6 +2,18 @@
 //! and the protocol of the in-page driver (`extension/content/driver.js`): inject it into every
 //! frame, `snapshot` the page (frames merged into one `Snapshot`), `act` on an element by its
 //! handle. What to do is decided in `tandem-core` and the loop; this module only carries it out.
+//!
+//! A snapshot crosses from the page as one JSON string, each element without its fields at
+//! their default: an object of thousands of small objects took ~130 ms to clone on a
+//! 2,000-element page (538 → 391 KB as JSON). After an action that navigates, `settle` waits
+//! on events, not a fixed delay: the tab's loading state (`status`, `pendingUrl`, polled every
+//! 40 ms; 250 ms for a navigation to start), then the driver's `settle` in the new document
+//! (no DOM mutation for 100 ms and nothing shown as loading, at most 2 s). The act's watch
+//! also takes the next step's look once the page is still; it is handed over early through
+//! `lookOf(ticket)` so it crosses while the watch goes on, and `pending_look` keeps it for the
+//! next observe when the page has no cross-origin frames (a look kept over 250 ms is checked
+//! with `unchanged_since_snapshot` first). Each step records `StepTimings`, which
+//! `scripts/bench-agent.mjs` reads.
 
 use std::cell::RefCell;
 
