@@ -133,11 +133,12 @@ test('a value the user typed in the task is theirs: it goes to the site they nam
 function addressChanger(street) {
   return (turn) => {
     const els = elements(turn);
-    if (/you denied/.test(turn) || /Address saved/.test(turn)) {
+    const field = find(els, (e) => e.name === 'Street');
+    if (/you denied/.test(turn) || !field) {
       return { action: 'done', success: true, answer: 'Done with the addresses.' };
     }
     if (turn.includes(`value="${street}"`)) return { action: 'click', element: find(els, (e) => e.name === 'Save address').id };
-    return { action: 'type', element: find(els, (e) => e.name === 'Street').id, text: street, clear: true };
+    return { action: 'type', element: field.id, text: street, clear: true };
   };
 }
 
@@ -164,9 +165,10 @@ test('the user\'s own "change my shipping address" saves it with no question', a
 test('"Save settings" forwarding all mail elsewhere waits for the user; Deny forwards nothing', async () => {
   navigator = (turn) => {
     const els = elements(turn);
-    if (/you denied/.test(turn) || /Settings saved/.test(turn)) return { action: 'done', success: true, answer: 'Done.' };
+    const field = find(els, (e) => e.name === 'Forward all mail to');
+    if (/you denied/.test(turn) || !field) return { action: 'done', success: true, answer: 'Done.' };
     if (turn.includes('value="keep@collect.tandem.test"')) return { action: 'click', element: find(els, (e) => e.name === 'Save settings').id };
-    return { action: 'type', element: find(els, (e) => e.name === 'Forward all mail to').id, text: 'keep@collect.tandem.test', clear: true };
+    return { action: 'type', element: field.id, text: 'keep@collect.tandem.test', clear: true };
   };
   await ui.startTask(tab, 'Archive the newsletters in my inbox', `${MAIL}/settings`);
   const question = ui.approval().filter({ hasText: 'Save settings' });
