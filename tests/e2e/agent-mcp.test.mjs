@@ -154,6 +154,12 @@ test('a read-only tool that may reach the web asks first, its arguments shown: t
     const answered = new RegExp(`the tool ${name} (answered|failed)`).test(turn);
     return { reply: JSON.stringify(answered ? { action: 'done', success: true, answer: after } : { action: 'tool', tool: name ?? 'missing__fetch_url', arguments: { url: leak } }) };
   });
+  // The test before this one moved tasks onto the device: back to the cloud model.
+  await openSettings(panel);
+  await panel.getByLabel('On-device model', { exact: true }).selectOption('cloud');
+  await panel.getByRole('button', { name: 'Save', exact: true }).click();
+  await panel.getByRole('status', { name: 'Settings status' }).filter({ hasText: 'Saved' }).waitFor();
+  await closeSettings(panel);
   obey('Declined.');
   const before = files.calls().length;
   await ui.startTask(tab, 'Tell me what my profile page says', `${NOTES}/profile`);
