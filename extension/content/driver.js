@@ -563,6 +563,12 @@
     // Forget handles whose elements were collected, so the map does not grow forever.
     for (const [h, ref] of elementOf) if (!ref.deref()) elementOf.delete(h);
 
+    const submitMethodOf = (el) => {
+      const own = el.hasAttribute('formmethod') ? String(el.formMethod || '').toLowerCase() : '';
+      if (own) return own;
+      const owner = el.form || el.closest('form');
+      return owner ? String(owner.method || '').toLowerCase() : '';
+    };
     const formIndex = (el) => {
       const form = el.form || el.closest('form');
       if (!form) return null;
@@ -698,7 +704,12 @@
       item.interactive = hints;
       if (isDisabled(el)) item.disabled = true;
       if (checked !== null) item.checked = checked;
-      if (form !== null) item.form = form;
+      if (form !== null) {
+        item.form = form;
+        // A form that posts changes something on the server: the worker judges such a
+        // submission against the task. A button's own formmethod wins over its form's.
+        if (submitMethodOf(el) === 'post') item.formMethod = 'post';
+      }
       if (el.getRootNode() instanceof ShadowRoot) item.shadow = true;
       const options = optionsOf(el);
       if (options) item.options = options;

@@ -179,7 +179,7 @@ test('a plain-JSON server works the same, and a forgotten session is initialized
 });
 
 test('notifications/tools/list_changed adds the new tool mid-session', async () => {
-  await sse.addTool({ name: 'late_tool', description: 'Arrived later.', annotations: { readOnlyHint: true },
+  await sse.addTool({ name: 'late_tool', description: 'Arrived later.', annotations: { readOnlyHint: true, openWorldHint: false },
     inputSchema: { type: 'object', properties: {} } });
   await (await servers()).getByRole('combobox', { name: 'late_tool from My files' }).waitFor({ timeout: 10000 });
   const late = await offeredName('__late_tool');
@@ -290,7 +290,7 @@ test('the server cuts its event stream: Tandem opens it again, and list_changed 
   const deadline = Date.now() + 15000;
   while (!(gets() > before && sse.openStreams() >= 1) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
   assert.ok(sse.openStreams() >= 1 && gets() > before, 'the stream was opened again on the same session');
-  await sse.addTool({ name: 'after_reopen', description: 'Arrived on the reopened stream.', annotations: { readOnlyHint: true },
+  await sse.addTool({ name: 'after_reopen', description: 'Arrived on the reopened stream.', annotations: { readOnlyHint: true, openWorldHint: false },
     inputSchema: { type: 'object', properties: {} } });
   await (await servers()).getByRole('combobox', { name: 'after_reopen from My files' }).waitFor({ timeout: 10000 });
 });

@@ -106,7 +106,7 @@ test('the provider registers its four tools with Tandem\'s id when it starts', a
     assert.equal(t.parameters.type, 'object');
   }
   const [list, open, close, group] = tools;
-  assert.deepEqual(list.annotations, { readOnlyHint: true });
+  assert.deepEqual(list.annotations, { readOnlyHint: true, openWorldHint: false });
   assert.deepEqual(close.annotations, { destructiveHint: true });
   assert.deepEqual(open.parameters.required, ['url']);
   assert.equal(open.parameters.properties.url.type, 'string');

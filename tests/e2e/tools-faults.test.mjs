@@ -22,7 +22,7 @@ self.calls = [];
 const tools = ['wait', 'hold'].map((name) => ({
   name, label: name, description: 'Never answers.',
   parameters: { type: 'object', properties: {} },
-  annotations: { readOnlyHint: true },
+  annotations: { readOnlyHint: true, openWorldHint: false },
 }));
 const register = () => chrome.runtime.sendMessage(TANDEM, { type: 'REGISTER_TOOLS', name: 'Slow Tools', tools }).catch(() => {});
 chrome.runtime.onMessageExternal.addListener((msg, sender) => {

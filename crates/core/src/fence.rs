@@ -132,3 +132,47 @@ fn is_invisible(c: char) -> bool {
         | '\u{FE00}'..='\u{FE0D}' | '\u{FEFF}'
         | '\u{FFA0}' | '\u{FFF0}'..='\u{FFFB}' | '\u{E0000}'..='\u{E0FFF}')
 }
+
+/// Fenced text as a person reads it on the timeline: the marker lines go and the text they
+/// held joins the sentence around it (`opened ⟦…⟧\nhttps://a.test/\n⟦/…⟧ in a new tab` →
+/// `opened https://a.test/ in a new tab`). Only for display: a prompt keeps the fence.
+pub fn for_person(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(FENCE_OPEN) {
+        out.push_str(&rest[..at]);
+        let after = &rest[at..];
+        // The opening marker runs to its line's end.
+        let Some(line_end) = after.find('\n') else {
+            rest = "";
+            break;
+        };
+        let body = &after[line_end + 1..];
+        let (inner, tail) = match body.find(FENCE_CLOSE) {
+            Some(close) => (&body[..close], &body[close + FENCE_CLOSE.len()..]),
+            None => (body, ""),
+        };
+        out.push_str(inner.trim_end_matches('\n'));
+        rest = tail;
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod display_tests {
+    use super::*;
+
+    #[test]
+    fn a_person_reads_fenced_text_without_the_markers() {
+        let s = format!(
+            "opened {} in a new tab",
+            fence("address", "https://a.test/x")
+        );
+        assert_eq!(for_person(&s), "opened https://a.test/x in a new tab");
+        let page = fence("page text", "Open 9 to 17\nClosed Sundays");
+        assert_eq!(for_person(&page), "Open 9 to 17\nClosed Sundays");
+        assert_eq!(for_person("clicked"), "clicked");
+        assert_eq!(for_person("cut ⟦untrusted data: x⟧"), "cut ");
+    }
+}

@@ -44,6 +44,8 @@ pub fn show_use(
         dom::set_attr(&ask, "role", "group");
         dom::set_attr(&ask, "aria-label", &format!("Run {tool}?"));
         let text = dom::create("p", "")?;
+        // A long question (every argument, never cut) scrolls; the keyboard can scroll it too.
+        dom::set_attr(&text, "tabindex", "0");
         text.set_text_content(Some(question));
         let _ = ask.append_child(&text);
         let row = dom::create("div", "row")?;

@@ -393,7 +393,9 @@ fn render(state: Option<&TaskView>) -> Result<(), DomError> {
                     .map(|t| format!(" on {t}"))
                     .unwrap_or_default();
                 let mark = if step.ok { "✓" } else { "✗" };
-                format!("{}{target}: {mark} {}", step.action, step.result)
+                // Page words in a result are fenced for the model; a person reads them plain.
+                let result = tandem_core::fence::for_person(&step.result);
+                format!("{}{target}: {mark} {result}", step.action)
             }
         };
         if let Some(p) = &step.provider {

@@ -35,7 +35,8 @@
 //!             Tool::new("note.add", "Add a note", "Saves a short note for the user.")
 //!                 .params::<AddNote>(),
 //!             Tool::new("note.count", "Count notes", "Says how many notes there are.")
-//!                 .read_only(),
+//!                 .read_only()
+//!                 .closed_world(),
 //!         ],
 //!     )
 //!     .handle("note.add", |p: AddNote| async move {

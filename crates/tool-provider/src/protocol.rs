@@ -28,6 +28,10 @@ pub struct Annotations {
     pub read_only_hint: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub destructive_hint: Option<bool>,
+    /// `false`: the tool never reaches the open world (no web request, no message to
+    /// anyone). Absent counts as "it may", and Tandem then asks before every call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_world_hint: Option<bool>,
 }
 
 /// What a provider sends to Tandem.
@@ -235,6 +239,7 @@ mod tests {
                 annotations: Some(Annotations {
                     read_only_hint: Some(true),
                     destructive_hint: None,
+                    open_world_hint: None,
                 }),
             }],
         };

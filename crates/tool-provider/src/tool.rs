@@ -64,9 +64,18 @@ impl Tool {
         self
     }
 
-    /// Marks the tool as only reading (Tandem may run it without asking).
+    /// Marks the tool as only reading. Tandem runs it without asking only when it is also
+    /// [`closed_world`](Self::closed_world): a read-only tool that fetches a URL can still
+    /// carry what the model read to any site.
     pub fn read_only(mut self) -> Self {
         self.annotations().read_only_hint = Some(true);
+        self
+    }
+
+    /// Marks the tool as staying out of the open world (`openWorldHint: false`): it reaches
+    /// no web site and no other person, only this browser or this provider's own data.
+    pub fn closed_world(mut self) -> Self {
+        self.annotations().open_world_hint = Some(false);
         self
     }
 
@@ -177,7 +186,8 @@ mod tests {
             tool.descriptor().annotations,
             Some(Annotations {
                 read_only_hint: None,
-                destructive_hint: Some(true)
+                destructive_hint: Some(true),
+                open_world_hint: None
             })
         );
     }

@@ -14,18 +14,21 @@ import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprot
  * lets any origin read its answers (CORS headers and preflight answers, as a server meant for
  * browser clients does); without it, a browser client without host access cannot read them.
  * `pageSize`: `tools/list` answers that many tools a page, with a `nextCursor` to the next.
+ * `more`: tools listed after the usual ones (`fetch_url` has a handler: it answers with the
+ * URL it was given, as a tool that fetched it would).
  */
-export async function startMcpServer({ name, json = false, token = null, port = 0, header = null, cors = false, pageSize = 0 }) {
+export async function startMcpServer({ name, json = false, token = null, port = 0, header = null, cors = false, pageSize = 0, more = [] }) {
   const received = [];
   const streams = new Set(); // open GET event streams
   const sessions = new Map(); // session id → { transport, server }
   const tools = [
-    { name: 'echo', description: 'Echoes the text back.', annotations: { readOnlyHint: true },
+    { name: 'echo', description: 'Echoes the text back.', annotations: { readOnlyHint: true, openWorldHint: false },
       inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } },
     { name: 'write_note', description: 'Writes a note.',
       inputSchema: { type: 'object', properties: { note: { type: 'string' } }, required: ['note'] } },
-    { name: 'slow', description: 'Takes its time.', annotations: { readOnlyHint: true },
+    { name: 'slow', description: 'Takes its time.', annotations: { readOnlyHint: true, openWorldHint: false },
       inputSchema: { type: 'object', properties: {} } },
+    ...more,
   ];
   let slowStarted = null;
   const slowCalled = new Promise((r) => { slowStarted = r; });
@@ -35,6 +38,7 @@ export async function startMcpServer({ name, json = false, token = null, port = 
     write_note: async () => ({ isError: true, content: [{ type: 'text', text: 'the disk is full' }] }),
     slow: async () => { slowStarted(); return new Promise(() => {}); },
     late_tool: async () => ({ content: [{ type: 'text', text: 'late and here' }] }),
+    fetch_url: async ({ url }) => ({ content: [{ type: 'text', text: `fetched ${url}` }] }),
   };
   const newServer = () => {
     const server = new Server({ name, version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } });

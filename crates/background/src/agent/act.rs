@@ -5,10 +5,13 @@
 
 use std::borrow::Cow;
 
+use tandem_core::agent::flow::{flow_denied, flow_question};
+use tandem_core::agent::report;
 use tandem_core::agent::task::{PendingConfirmation, TaskContext};
 use tandem_core::agent::{
-    approval_sentence, fence, leave_question, needs_confirmation, needs_leave_approval, tabs,
-    Action, ConfirmReason, DriverCommand, Element, LocateError, ScrollTarget,
+    approval_sentence, fence, leave_question, needs_confirmation, needs_leave_approval, seen_as,
+    tabs, unasked_change, userinfo_warning, Action, ConfirmReason, DriverCommand, Element,
+    LocateError, ScrollTarget,
 };
 
 use super::page::{
@@ -32,14 +35,14 @@ impl Loop {
         match action {
             Action::Navigate { url } => {
                 if let Err(e) = allowed(&self.policy, url) {
-                    return (None, Err(format!("not allowed: {e}")));
+                    return (None, Err(report::not_allowed(&e.to_string())));
                 }
-                if let Err(e) = self.may_leave(ctx, session, observed, url).await {
+                if let Err(e) = self.may_go(ctx, session, observed, url).await {
                     return (None, Err(e));
                 }
                 match navigate(tab, url).await {
-                    Ok(()) => (None, Ok(format!("opened {url}"))),
-                    Err(e) => (None, Err(format!("could not open {url}: {e}"))),
+                    Ok(()) => (None, Ok(report::opened(url, false))),
+                    Err(e) => (None, Err(report::not_opened(url, &e.to_string()))),
                 }
             }
             Action::Back => match go_back(tab).await {
@@ -52,9 +55,9 @@ impl Loop {
             }
             Action::OpenTab { url } => {
                 if let Err(e) = allowed(&self.policy, url) {
-                    return (None, Err(format!("not allowed: {e}")));
+                    return (None, Err(report::not_allowed(&e.to_string())));
                 }
-                if let Err(e) = self.may_leave(ctx, session, observed, url).await {
+                if let Err(e) = self.may_go(ctx, session, observed, url).await {
                     return (None, Err(e));
                 }
                 match open_tab(url).await {
@@ -62,12 +65,9 @@ impl Loop {
                         tabs::opened(ctx, id);
                         self.previous = None;
                         settle(id).await;
-                        (
-                            None,
-                            Ok(format!("opened {url} in a new tab, now the current tab")),
-                        )
+                        (None, Ok(report::opened(url, true)))
                     }
-                    Err(e) => (None, Err(format!("could not open {url}: {e}"))),
+                    Err(e) => (None, Err(report::not_opened(url, &e.to_string()))),
                 }
             }
             Action::SwitchTab { tab: index } => {
@@ -124,10 +124,11 @@ impl Loop {
         }
     }
 
-    /// Going to a site that is neither the one the agent is on nor one the user named (in
-    /// the task or a note) waits for the user's approval, with the whole URL shown: a page
-    /// may ask the agent to carry what it read away in an address.
-    async fn may_leave(
+    /// Before opening `url`: values read on another site in its address, or a site nobody
+    /// named (in the task or a note), wait for the user's approval, with the real host first
+    /// and the whole URL shown: a page may ask the agent to carry what it read away in an
+    /// address. One question at most: the data question also says when nobody named the site.
+    async fn may_go(
         &self,
         ctx: &mut TaskContext,
         session: &Session,
@@ -138,26 +139,92 @@ impl Loop {
             return Ok(()); // `allowed` already refused what has no host
         };
         let current = host_of(&observed.snapshot.url);
-        let mut texts: Vec<&str> = vec![ctx.task.as_str()];
-        texts.extend(ctx.notes.iter().map(String::as_str));
-        if !needs_leave_approval(&target, current.as_deref(), &texts) {
+        let leaving = {
+            let mut texts: Vec<&str> = vec![ctx.task.as_str()];
+            texts.extend(ctx.notes.iter().map(String::as_str));
+            needs_leave_approval(&target, current.as_deref(), &texts)
+        };
+        let carried = {
+            let user = ctx.user_texts();
+            ctx.read.carried(&target, url, &user)
+        };
+        let denied_leaving =
+            format!("you denied opening {target}; it was not opened. Do not try it again");
+        if !carried.is_empty() {
+            let how = format!("in the address {url}{}", userinfo_warning(url, &target));
+            let mut reason = flow_question(&carried, &target, &how);
+            if leaving {
+                reason.push_str(&format!(
+                    " {target} is a site you did not name in the task."
+                ));
+            }
+            let question = PendingConfirmation {
+                action: "send data to another site".into(),
+                target: None,
+                reason,
+                secret: false,
+                site: None,
+                tool: None,
+            };
+            if self.confirm(ctx, session, question).await {
+                ctx.read.approve(&carried, &target);
+                return Ok(());
+            }
+            return Err(if leaving {
+                denied_leaving
+            } else {
+                flow_denied(&carried, &target)
+            });
+        }
+        if !leaving {
             return Ok(());
         }
         let question = PendingConfirmation {
             action: "open a site".into(),
             target: None,
-            reason: leave_question(url),
+            reason: leave_question(url, &target),
             secret: false,
             site: None,
             tool: None,
         };
-        let approved = self.confirm(ctx, session, question).await;
-        if approved {
+        if self.confirm(ctx, session, question).await {
             Ok(())
         } else {
-            Err(format!(
-                "you denied opening {target}; it was not opened. Do not try it again"
-            ))
+            Err(denied_leaving)
+        }
+    }
+
+    /// Values the agent read on another site that `outgoing` (bound for `to`) carries wait
+    /// for the user's approval, the values and both sites shown. `Err` is the step's result
+    /// after a No.
+    pub(super) async fn may_carry(
+        &self,
+        ctx: &mut TaskContext,
+        session: &Session,
+        to: &str,
+        outgoing: &str,
+        how: &str,
+    ) -> Result<(), String> {
+        let carried = {
+            let user = ctx.user_texts();
+            ctx.read.carried(to, outgoing, &user)
+        };
+        if carried.is_empty() {
+            return Ok(());
+        }
+        let question = PendingConfirmation {
+            action: "send data to another site".into(),
+            target: None,
+            reason: flow_question(&carried, to, how),
+            secret: false,
+            site: None,
+            tool: None,
+        };
+        if self.confirm(ctx, session, question).await {
+            ctx.read.approve(&carried, to);
+            Ok(())
+        } else {
+            Err(flow_denied(&carried, to))
         }
     }
 
@@ -186,6 +253,7 @@ impl Loop {
         // otherwise every frame is asked first.
         let whole_page = observed.snapshot.frames.iter().all(|f| f.accessible);
         let mut on_observed = whole_page || unchanged_since_snapshot(tab).await;
+        let mut flow_checked = false;
         let mut attempt = 0;
         while attempt < 2 {
             if attempt > 0 {
@@ -224,9 +292,27 @@ impl Loop {
                 }
             };
             target = Some(label(id, &element));
+            // Text typed on one site that carries what was read on another asks first (once:
+            // the question does not come back when the ladder tries again).
+            if let (Action::Type { text, .. }, false) = (action, flow_checked) {
+                flow_checked = true;
+                let to = frame_host(&fresh, &element);
+                if let Some(to) = to {
+                    let how = format!("typed into {}", seen_as(&element));
+                    if let Err(e) = self.may_carry(ctx, session, &to, text, &how).await {
+                        return (target, Err(e));
+                    }
+                    if self.stop.get() != super::Stop::No {
+                        return (target, Err("stopped before acting".into()));
+                    }
+                }
+            }
             let mut command = command.clone();
             let mut typed_secret = false;
-            let reason = needs_confirmation(action, Some(&element), &fresh);
+            // A submission the task did not ask for (an address replaced, mail forwarded) is
+            // judged on the form and the user's own words only, never the page's text.
+            let reason = needs_confirmation(action, Some(&element), &fresh)
+                .or_else(|| unasked_change(action, Some(&element), &fresh, &ctx.user_texts()));
             let asked = reason.is_some();
             if let Some(reason) = reason {
                 // The question takes the user's time: ask it once, about the page as it is.
@@ -298,6 +384,17 @@ impl Loop {
         ctx.plan.clear();
         (target, Err(last_error))
     }
+}
+
+/// The host of the document `el` is in: its frame's (a cross-origin frame is another
+/// site), else the page's.
+fn frame_host(page: &tandem_core::agent::Snapshot, el: &Element) -> Option<String> {
+    if !el.frame.is_empty() {
+        if let Some(frame) = page.frames.iter().find(|f| f.path == el.frame) {
+            return host_of(&frame.url);
+        }
+    }
+    host_of(&page.url)
 }
 
 /// `[8] link "Blue backpack — $35"`, for the timeline.

@@ -6,6 +6,7 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use js_sys::{Function, Promise};
+use tandem_core::agent::flow::flow_question;
 use tandem_core::agent::task::{
     self, parse_planner, PageSeen, PendingConfirmation, StepKind, StepRecord, TaskContext,
     TaskStatus, UserUpdate, MAP_CHARS,
@@ -210,6 +211,11 @@ impl Loop {
                     format!("Stopped: {e}. Tandem does not act on this site; change the site lists in Settings to allow it."),
                 );
             }
+            // What the model is about to read on this site: values a later step must not
+            // carry to another site unasked.
+            if let Some(host) = host_of(&observed.snapshot.url) {
+                ctx.read.note(&host, &observed.list);
+            }
             let print = task::fingerprint(&observed.snapshot.url, &observed.list);
             let last = self
                 .last_page
@@ -383,6 +389,12 @@ impl Loop {
                 continue; // `stopped` ends the loop with the right status.
             }
             let failed = outcome.is_err();
+            // Text read out of the page is read on its site too.
+            if let (Action::ExtractText { .. }, Ok(text)) = (&action, &outcome) {
+                if let Some(host) = host_of(&observed.snapshot.url) {
+                    ctx.read.note(&host, text);
+                }
+            }
             let json = action.to_json().to_string();
             self.record(ctx, session, before, json, target, outcome);
             if failed {
@@ -411,7 +423,36 @@ impl Loop {
     ) -> bool {
         let controller = &self.controller;
         let registry = crate::tools::turn_registry(&task_key(ctx)).await;
-        let (used, outcome) = match plan_call(&registry, &call) {
+        let mut plan = plan_call(&registry, &call);
+        // Arguments that carry what the agent read on a site go to the tool's provider, a
+        // place of their own: the user is asked, with the values and where they were read,
+        // even for a tool that runs unasked otherwise.
+        let carried = match &plan {
+            CallPlan::Run(run) | CallPlan::Ask { run, .. } => {
+                let to = flow_place(&run.provider_name);
+                let user = ctx.user_texts();
+                let found = ctx.read.carried(&to, &run.params.to_string(), &user);
+                (!found.is_empty()).then(|| {
+                    let how = format!("in the arguments of {}", run.tool_name);
+                    (flow_question(&found, &to, &how), found, to)
+                })
+            }
+            CallPlan::Reject(_) => None,
+        };
+        if let Some((sentence, _, _)) = &carried {
+            plan = match plan {
+                CallPlan::Run(run) => CallPlan::Ask {
+                    question: sentence.clone(),
+                    run,
+                },
+                CallPlan::Ask { question, run } => CallPlan::Ask {
+                    question: format!("{question} {sentence}"),
+                    run,
+                },
+                reject => reject,
+            };
+        }
+        let (used, outcome) = match plan {
             CallPlan::Reject(outcome) => (tool_step::tool_use(&call, ""), Ok(outcome)),
             CallPlan::Run(run) => (
                 tool_step::tool_use(&call, &run.provider_name),
@@ -436,6 +477,9 @@ impl Loop {
                 ctx.pending = None;
                 let outcome = match decided {
                     Ok(true) if self.stop.get() == Stop::No => {
+                        if let Some((_, found, to)) = &carried {
+                            ctx.read.approve(found, to);
+                        }
                         crate::tools::execute_run(&run, controller).await
                     }
                     Ok(_) if self.stop.get() == Stop::No => {
@@ -450,6 +494,11 @@ impl Loop {
         let (provider, tokens) = answered(session, before);
         match outcome {
             Ok(outcome) => {
+                // What a tool answered was read there, like a page's text.
+                if !outcome.is_error {
+                    let place = flow_place(&used.provider);
+                    ctx.read.note(&place, &outcome.content);
+                }
                 ctx.record_tool(action, used, &outcome, provider, Some(tokens));
                 !outcome.is_error
             }
@@ -762,6 +811,12 @@ impl Loop {
             .unwrap_or(false)
             && self.stop.get() == Stop::No
     }
+}
+
+/// A tool provider (an extension, an MCP server) as a place data goes to or is read in, as
+/// the user knows it.
+fn flow_place(provider: &str) -> String {
+    format!("«{provider}»")
 }
 
 /// Nano decodes to the answer's JSON Schema (`responseConstraint`), and two answers that

@@ -14,7 +14,9 @@
 //!    person's pointer would land, and [`ActResult::sentence`] says what it changed.
 
 pub mod actions;
+pub mod changes;
 pub mod element_map;
+pub mod flow;
 pub mod report;
 pub mod safety;
 pub mod settings;
@@ -31,16 +33,18 @@ pub use actions::{
     action_schema, action_schema_with_tools, parse_action, Action, ActionError, ParsedAction,
     Repair, ScrollTarget, TOOL_ACTION,
 };
+pub use changes::unasked_change;
 pub use element_map::{ElementMap, Entry, LocateError, Rendered, LIST_LEGEND};
 pub use safety::{
-    approval_sentence, fence, needs_confirmation, seen_as, ConfirmReason, HostPattern, UrlDenied,
-    UrlPolicy, FENCE_RULE,
+    approval_sentence, fence, needs_confirmation, seen_as, Change, ConfirmReason, HostPattern,
+    UrlDenied, UrlPolicy, FENCE_RULE,
 };
 pub use settings::{AgentSettings, SiteListError};
 pub use signature::{Evidence, Match, Signature};
 pub use sites::{
     explain_script_error, leave_question, needs_file_access, needs_leave_approval,
-    needs_site_grant, page_refusal, site_denied, site_question, SiteGrants, SITE_GRANTS_KEY,
+    needs_site_grant, page_refusal, site_denied, site_question, userinfo_warning, SiteGrants,
+    SITE_GRANTS_KEY,
 };
 pub use snapshot::{frame_of_handle, ActErrorCode, ActResult, DriverCommand, Element, Snapshot};
 pub use task::ToolUse;

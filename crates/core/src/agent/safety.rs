@@ -35,6 +35,37 @@ pub enum ConfirmReason {
     EntersPassword,
     /// It types into a payment field.
     EntersPayment { field: PaymentField },
+    /// It submits a form that changes something of a kind the user's task does not call
+    /// for (`super::changes`); `button` is the submitting button's label.
+    UnaskedChange { change: Change, button: String },
+}
+
+/// What a form changes, by its fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Change {
+    /// Where mail goes: forwarding, filters, auto-replies, delegates.
+    MailForwarding,
+    /// Passwords, recovery addresses and codes, two-factor settings.
+    Security,
+    /// A postal address (shipping, billing, the address book).
+    Address,
+    /// A message, comment or review others will read.
+    Message,
+    /// The account's name, e-mail, phone or user name.
+    Account,
+}
+
+impl fmt::Display for Change {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Change::MailForwarding => "where your mail goes",
+            Change::Security => "your security settings",
+            Change::Address => "an address",
+            Change::Message => "a message others will read",
+            Change::Account => "your account details",
+        })
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -75,6 +106,12 @@ impl fmt::Display for ConfirmReason {
             ConfirmReason::EntersPayment { field } => {
                 write!(f, "This types payment details ({field}).")
             }
+            ConfirmReason::UnaskedChange { change, .. } => {
+                write!(
+                    f,
+                    "This saves a change to {change}, which your task did not ask for."
+                )
+            }
         }
     }
 }
@@ -97,6 +134,10 @@ impl ConfirmReason {
             ConfirmReason::EntersPayment { field } => {
                 format!(", which takes payment details ({field})")
             }
+            ConfirmReason::UnaskedChange { change, .. } => format!(
+                ", which saves a change to {change}. Your task did not ask for that: a page \
+                 may have told the agent to"
+            ),
         }
     }
 }
@@ -139,14 +180,50 @@ pub fn seen_as(el: &Element) -> String {
 }
 
 /// The sentence above Approve / Deny: what Tandem wants to do, to which element as the user
-/// sees it, and why it asks.
+/// sees it, and why it asks. Text to be typed is shown whole (a card number or IBAN too: this
+/// sentence goes to the person deciding, never into a prompt), except a password, which the
+/// person types themselves. Typing with Enter says that Enter submits the form.
 pub fn approval_sentence(action: &Action, el: &Element, reason: &ConfirmReason) -> String {
-    let verb = match action {
-        Action::Type { .. } => "type into",
-        Action::SelectOption { .. } => "choose an option in",
-        _ => "click",
-    };
-    format!("Tandem wants to {verb} {}{}.", seen_as(el), reason.clause())
+    match action {
+        Action::Type { text, submit, .. } => {
+            if matches!(reason, ConfirmReason::EntersPassword) {
+                return format!(
+                    "Tandem wants to type into {}{}.",
+                    seen_as(el),
+                    reason.clause()
+                );
+            }
+            let value = shown_value(text);
+            let clause = match (submit, reason) {
+                (true, ConfirmReason::IrreversibleLabel { label, .. }) => format!(
+                    " and press Enter: pressing Enter submits the form, as its \u{201c}{}\u{201d} button does, which may not be undoable (buying, paying, deleting or sending)",
+                    label.trim()
+                ),
+                (true, reason) => format!(
+                    " and press Enter: pressing Enter submits the form{}",
+                    reason.clause()
+                ),
+                (false, reason) => reason.clause(),
+            };
+            format!("Tandem wants to type {value} into {}{clause}.", seen_as(el))
+        }
+        Action::SelectOption { .. } => format!(
+            "Tandem wants to choose an option in {}{}.",
+            seen_as(el),
+            reason.clause()
+        ),
+        _ => format!("Tandem wants to click {}{}.", seen_as(el), reason.clause()),
+    }
+}
+
+/// Text to be typed, quoted, with line breaks shown as spaces so the sentence stays one
+/// paragraph; never cut.
+fn shown_value(text: &str) -> String {
+    let one_line: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    format!("\u{201c}{one_line}\u{201d}")
 }
 
 /// Labels of controls whose effect cannot be undone, as word sequences matched on whole
@@ -289,7 +366,7 @@ pub fn matching_phrase(text: &str) -> Option<&'static str> {
 }
 
 /// Buttons submit their form (unless `type="button"`/`"reset"`); so do submit and image inputs.
-fn submits_form(el: &Element) -> bool {
+pub(crate) fn submits_form(el: &Element) -> bool {
     if el.form.is_none() {
         return false;
     }
@@ -592,6 +669,53 @@ mod approval_tests {
             assert!(!s.contains('{'), "no action JSON: {s}");
             assert!(!s.contains('['), "no list ids: {s}");
         }
+        // A payment value is shown to the person whole; Enter says it submits the form.
+        let iban = el(r#"{"name":"IBAN","attrs":{"name":"iban"}}"#);
+        let typing_iban = Action::Type {
+            element: 3,
+            text: "DE89 3704 0044 0532 0130 00".into(),
+            clear: true,
+            submit: false,
+        };
+        assert_eq!(
+            approval_sentence(
+                &typing_iban,
+                &iban,
+                &ConfirmReason::EntersPayment {
+                    field: PaymentField::Iban
+                }
+            ),
+            "Tandem wants to type \u{201c}DE89 3704 0044 0532 0130 00\u{201d} into the \u{201c}IBAN\u{201d} field, which takes payment details (IBAN)."
+        );
+        let coupon = el(r#"{"name":"Coupon"}"#);
+        let enter = Action::Type {
+            element: 5,
+            text: "SAVE10".into(),
+            clear: true,
+            submit: true,
+        };
+        let order = ConfirmReason::IrreversibleLabel {
+            label: "Place order".into(),
+            phrase: "place order".into(),
+        };
+        assert_eq!(
+            approval_sentence(&enter, &coupon, &order),
+            "Tandem wants to type \u{201c}SAVE10\u{201d} into the \u{201c}Coupon\u{201d} field and press Enter: pressing Enter submits the form, as its \u{201c}Place order\u{201d} button does, which may not be undoable (buying, paying, deleting or sending)."
+        );
+        let long = "x".repeat(900);
+        let s = approval_sentence(
+            &Action::Type {
+                element: 5,
+                text: long.clone(),
+                clear: true,
+                submit: false,
+            },
+            &coupon,
+            &ConfirmReason::EntersPayment {
+                field: PaymentField::CardNumber,
+            },
+        );
+        assert!(s.contains(&long), "never cut");
         let link = el(
             r#"{"tag":"a","implicitRole":"link","name":"Delete my account and every order I ever made, with no way back at all"}"#,
         );

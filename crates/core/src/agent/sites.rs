@@ -128,10 +128,33 @@ pub fn needs_leave_approval(target: &str, current: Option<&str>, user_texts: &[&
     !named
 }
 
-/// The approval sentence for leaving to a site nobody named, with the whole URL.
-pub fn leave_question(url: &str) -> String {
-    let shown: String = url.chars().take(500).collect();
-    format!("Tandem wants to open {shown}, a site you did not name in the task. A page can ask the agent to go somewhere with your data in the address: approve only if you expect this.")
+/// The approval sentence for leaving to a site nobody named: the real host first (`host`,
+/// as the browser's URL parser reads `url`), then the whole URL, never cut (the panel
+/// scrolls), and a warning when the address hides the host behind a user name.
+pub fn leave_question(url: &str, host: &str) -> String {
+    format!(
+        "Tandem wants to open a page on {host}, a site you did not name in the task: {url}{}. \
+         A page can ask the agent to go somewhere with your data in the address: approve only if you expect this.",
+        userinfo_warning(url, host)
+    )
+}
+
+/// ` (careful: the address begins with “shop.example@”, which is not the site: the site is
+/// collect.example)` when `url` carries a user name before its host, as
+/// `https://shop.example@collect.example/` does to pass for the shop; else nothing.
+pub fn userinfo_warning(url: &str, host: &str) -> String {
+    let Some((_, rest)) = url.split_once("://") else {
+        return String::new();
+    };
+    // The authority ends at the first of these, as the URL standard reads it for http(s).
+    let authority = rest.split(['/', '?', '#', '\\']).next().unwrap_or("");
+    let Some(at) = authority.rfind('@') else {
+        return String::new();
+    };
+    format!(
+        " (careful: the address begins with \u{201c}{}@\u{201d}, which is not the site: the site is {host})",
+        &authority[..at]
+    )
 }
 
 /// At most this many characters of a URL in a sentence.
@@ -387,8 +410,22 @@ mod tests {
             "a note names it"
         );
         assert!(needs_leave_approval("a.test", None, &[]));
-        let q = leave_question("https://attacker.example/?d=secret");
+        let q = leave_question("https://attacker.example/?d=secret", "attacker.example");
         assert!(q.contains("https://attacker.example/?d=secret"), "{q}");
+        assert!(
+            q.starts_with("Tandem wants to open a page on attacker.example, "),
+            "{q}"
+        );
+        // The real host first; a user name dressed as the shop is spelled out.
+        let url = "https://shop.example@collect.attacker/c?e=ada@example.com";
+        assert_eq!(
+            leave_question(url, "collect.attacker"),
+            "Tandem wants to open a page on collect.attacker, a site you did not name in the task: https://shop.example@collect.attacker/c?e=ada@example.com (careful: the address begins with \u{201c}shop.example@\u{201d}, which is not the site: the site is collect.attacker). A page can ask the agent to go somewhere with your data in the address: approve only if you expect this."
+        );
+        assert_eq!(userinfo_warning("https://a.test/?e=x@y.z", "a.test"), "");
+        // Never cut: whatever the length, the data in the address is all there.
+        let long = format!("https://collect.attacker/?d={}", "k".repeat(2000));
+        assert!(leave_question(&long, "collect.attacker").contains(&long));
     }
 
     #[test]

@@ -189,6 +189,10 @@ pub struct Element {
     /// Index of the form owning it, numbered per snapshot: same number, same form.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub form: Option<u32>,
+    /// `post` when submitting its form from here posts (the form's method, or a button's own
+    /// `formmethod`); absent for a form that gets (a search) and outside forms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub form_method: Option<String>,
     /// Inside an open shadow root.
     #[serde(default, skip_serializing_if = "is_false")]
     pub shadow: bool,

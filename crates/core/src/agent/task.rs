@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::actions::Action;
 use super::element_map::LIST_LEGEND;
+use super::flow::ReadValues;
 use super::safety::{fence, FENCE_RULE};
 use crate::request::ToolSpec;
 use crate::session::{Failover, Schema, Transcript};
@@ -29,6 +30,10 @@ pub const MAP_CHARS: usize = 6000;
 pub const MAX_NOTES: usize = 12;
 /// Characters of one note, or of one description of what the user did.
 pub const MAX_NOTE_CHARS: usize = 500;
+/// What stands between the agent's question and the user's answer in an `ask_user` step.
+const ANSWERED: &str = "; the user answered: ";
+/// How an `ask_user` step's action begins (`Action::to_json`, keys in order).
+const ASK_USER_JSON: &str = r#"{"action":"ask_user""#;
 
 /// A tool call as the panel shows it: on the timeline, and in the question before it runs.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -182,6 +187,12 @@ pub struct TaskContext {
     /// `None` until the task first runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools: Option<Vec<ToolSpec>>,
+    /// Values the agent read on each site during the task (e-mails, codes, long numbers,
+    /// personal fields), bounded, and the crossings the user approved: what is sent to
+    /// another site is checked against them (`flow`). Serde-default, so tasks stored before
+    /// it load.
+    #[serde(default, skip_serializing_if = "ReadValues::is_empty")]
+    pub read: ReadValues,
     /// The session so far, to rebuild it on resume.
     pub transcript: Option<Transcript>,
 }
@@ -211,8 +222,25 @@ impl TaskContext {
             notes: Vec::new(),
             sites_allowed: Vec::new(),
             tools: None,
+            read: ReadValues::default(),
             transcript: None,
         }
+    }
+
+    /// What the user wrote during the task: the task, the notes, the answers to the agent's
+    /// questions. A value in them is the user's own, never data the agent carried.
+    pub fn user_texts(&self) -> Vec<&str> {
+        let mut texts = vec![self.task.as_str()];
+        texts.extend(self.notes.iter().map(String::as_str));
+        // Only the answers of `ask_user` steps, and only what follows the last marker: the
+        // question before it is the model's, and other results hold page text.
+        texts.extend(
+            self.steps
+                .iter()
+                .filter(|s| s.action.starts_with(ASK_USER_JSON))
+                .filter_map(|s| s.result.rsplit_once(ANSWERED).map(|(_, answer)| answer)),
+        );
+        texts
     }
 
     /// What the worker finds in storage when it starts: a task that was Running had its loop
@@ -323,7 +351,7 @@ impl TaskContext {
         .to_json()
         .to_string();
         // The user's words are not page data: they reach the model unfenced.
-        let result = format!("you asked \u{201c}{question}\u{201d}; the user answered: {answer}");
+        let result = format!("you asked \u{201c}{question}\u{201d}{ANSWERED}{answer}");
         Some((action, result))
     }
 

@@ -172,7 +172,7 @@ mod tests {
                     "$schema": "http://json-schema.org/draft-07/schema#",
                     "type": "object", "properties": {"text": {"type": "string"}},
                     "required": ["text"], "additionalProperties": false},
-                 "annotations": {"readOnlyHint": true}},
+                 "annotations": {"readOnlyHint": true, "openWorldHint": false}},
                 {"name": "rm", "title": "Remove a file", "inputSchema": {"type": "object"},
                  "annotations": {"readOnlyHint": true, "destructiveHint": true}},
                 {"name": "no schema"},
@@ -208,6 +208,19 @@ mod tests {
         assert_eq!(page.tools[1].label, "Remove a file");
         assert_eq!(Policy::default_for(&page.tools[1]), Policy::Ask);
         assert_eq!(Policy::default_for(&page.tools[2]), Policy::Ask);
+        // Read-only, but with no word about the open world: it may fetch any URL.
+        let fetch = read_tools(&json!({"tools": [
+            {"name": "fetch_url", "inputSchema": {"type": "object"},
+             "annotations": {"readOnlyHint": true}},
+            {"name": "fetch_page", "inputSchema": {"type": "object"},
+             "annotations": {"readOnlyHint": true, "openWorldHint": true}}
+        ]}))
+        .unwrap();
+        assert!(fetch.tools.iter().all(|t| t.open_world()));
+        assert!(fetch
+            .tools
+            .iter()
+            .all(|t| Policy::default_for(t) == Policy::Ask));
         assert_eq!(page.tools[2].description.chars().count(), 2000);
         assert!(read_tools(&json!({"resources": []})).is_err());
     }

@@ -40,6 +40,10 @@ pub struct Annotations {
     pub read_only_hint: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub destructive_hint: Option<bool>,
+    /// MCP's `openWorldHint`: the tool reaches the open world (the web, other people).
+    /// Absent means it may: only `false` says the tool stays closed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_world_hint: Option<bool>,
 }
 
 /// One tool as a provider declares it.
@@ -124,6 +128,16 @@ impl ToolDescriptor {
             .and_then(|a| a.destructive_hint)
             .unwrap_or(false)
     }
+
+    /// Whether the tool may reach the open world (fetch a URL, post somewhere): true unless
+    /// the provider says `openWorldHint: false`. Arguments of such a tool can carry what the
+    /// model read to any site, whatever else the tool claims.
+    pub fn open_world(&self) -> bool {
+        self.annotations
+            .as_ref()
+            .and_then(|a| a.open_world_hint)
+            .unwrap_or(true)
+    }
 }
 
 /// Hints of the wrong type count as absent: an absent hint only ever makes Tandem ask more.
@@ -132,6 +146,7 @@ fn read_annotations(v: &Value) -> Annotations {
     Annotations {
         read_only_hint: hint("readOnlyHint"),
         destructive_hint: hint("destructiveHint"),
+        open_world_hint: hint("openWorldHint"),
     }
 }
 

@@ -6,8 +6,8 @@
 //! nothing of a pending or denied provider reaches the model. A denied provider is refused
 //! without asking again, until the user removes it.
 //!
-//! Each tool has a [`Policy`]: `Allow` by default only for a tool that says it is read-only
-//! and not destructive, else `Ask`. A policy the user set is kept across re-registrations
+//! Each tool has a [`Policy`]: `Allow` by default only for a tool that says it is read-only,
+//! not destructive and closed (`openWorldHint: false`), else `Ask`. A policy the user set is kept across re-registrations
 //! (providers re-register at every start, after `ORCHESTRATOR_READY`).
 //!
 //! The model calls tools by namespaced names (`tandem_tabs__tab_open`): two providers may
@@ -66,11 +66,13 @@ pub enum Policy {
 }
 
 impl Policy {
-    /// `Allow` only for a tool that claims to be read-only and does not claim to be
-    /// destructive; anything else asks. The hints are the provider's word, but the user
+    /// `Allow` only for a tool that claims to be read-only, does not claim to be destructive
+    /// and says it stays out of the open world; anything else asks. A read-only tool that
+    /// fetches a URL still sends its arguments to whatever site the URL names, so "read-only"
+    /// alone does not make it harmless. The hints are the provider's word, but the user
     /// allowed the provider, and the user can change any policy.
     pub fn default_for(tool: &ToolDescriptor) -> Policy {
-        if tool.read_only() && !tool.destructive() {
+        if tool.read_only() && !tool.destructive() && !tool.open_world() {
             Policy::Allow
         } else {
             Policy::Ask
@@ -838,11 +840,20 @@ mod tests {
         ToolDescriptor::from_value(&v).unwrap()
     }
 
+    /// `tool` that also says it stays out of the open world (`openWorldHint: false`), as a
+    /// tool that lists the browser's tabs or reads a local file truly does.
+    fn closed(mut t: ToolDescriptor) -> ToolDescriptor {
+        t.annotations
+            .get_or_insert_with(Default::default)
+            .open_world_hint = Some(false);
+        t
+    }
+
     fn tabs() -> Vec<ToolDescriptor> {
         vec![
             tool("tab.open", None, None),
             tool("tab.close", Some(false), Some(true)),
-            tool("tab.list", Some(true), None),
+            closed(tool("tab.list", Some(true), None)),
         ]
     }
 
@@ -937,6 +948,27 @@ mod tests {
         assert_eq!(policy(&r, "tandem_tabs__tab_list"), Policy::Allow);
         let both = tool("x", Some(true), Some(true));
         assert_eq!(Policy::default_for(&both), Policy::Ask);
+        // Read-only but reaching the web (a `fetch_url`): its arguments can carry what the
+        // model read to any site, so it asks unless the provider says it stays closed.
+        assert_eq!(
+            Policy::default_for(&tool("fetch_url", Some(true), None)),
+            Policy::Ask
+        );
+        let mut open = closed(tool("fetch_url", Some(true), None));
+        open.annotations.as_mut().unwrap().open_world_hint = Some(true);
+        assert_eq!(Policy::default_for(&open), Policy::Ask);
+        assert_eq!(
+            Policy::default_for(&closed(tool("x", Some(true), None))),
+            Policy::Allow
+        );
+        assert_eq!(
+            Policy::default_for(&closed(tool("x", None, None))),
+            Policy::Ask,
+            "closed but not read-only"
+        );
+        // The hint survives storage, so a restart does not turn the tool back to Allow.
+        let back = Registry::from_stored(&r.to_stored());
+        assert_eq!(policy(&back, "tandem_tabs__tab_list"), Policy::Allow);
 
         r.set_policy(TABS, "tab.open", Policy::Allow).unwrap();
         r.set_policy(TABS, "tab.close", Policy::Deny).unwrap();
@@ -1167,7 +1199,7 @@ mod tests {
             id,
             "Files",
             server.clone(),
-            vec![tool("read", Some(true), None)],
+            vec![closed(tool("read", Some(true), None))],
         );
         let back = r.resolve("files__read").unwrap();
         assert_eq!(back.provider_id, id);
@@ -1184,7 +1216,10 @@ mod tests {
         r.set_mcp_problem(id, Some("gone".into())).unwrap();
         r.set_mcp_tools(
             id,
-            vec![tool("read", Some(true), None), tool("write", None, None)],
+            vec![
+                closed(tool("read", Some(true), None)),
+                tool("write", None, None),
+            ],
         )
         .unwrap();
         assert_eq!(r.provider(id).unwrap().mcp().unwrap().problem, None);

@@ -23,8 +23,6 @@ use super::schema;
 pub const MAX_ROUNDS: u32 = 8;
 /// Calls one model answer may make; more are refused (a runaway answer, not a plan).
 pub const MAX_CALLS_PER_ROUND: usize = 16;
-/// How much of the arguments a question shows.
-const MAX_ARGS_IN_QUESTION: usize = 300;
 
 /// A call that may go to its provider.
 #[derive(Clone, Debug, PartialEq)]
@@ -38,6 +36,9 @@ pub struct Run {
     /// The arguments, validated against the tool's schema.
     pub params: Value,
     pub tool_call_id: String,
+    /// The tool may reach the open world (no `openWorldHint: false`): its arguments can
+    /// leave for any site, which its question says.
+    pub open_world: bool,
 }
 
 impl Run {
@@ -110,6 +111,7 @@ pub fn plan_call(registry: &Registry, call: &ToolCall) -> CallPlan {
         model_name: tool.model_name,
         params,
         tool_call_id: call.id.clone(),
+        open_world: tool.descriptor.open_world(),
     };
     match tool.policy {
         Policy::Ask => CallPlan::Ask {
@@ -123,30 +125,55 @@ pub fn plan_call(registry: &Registry, call: &ToolCall) -> CallPlan {
 /// `Allow «Tandem Tabs» to run tab.open with url "https://example.com", active true?`
 ///
 /// The arguments are the model's, which a page it read may have steered: the user sees
-/// them before agreeing. Control characters are replaced so the question stays one line.
+/// them all before agreeing, written as words rather than JSON, and never cut (the panel
+/// scrolls a long question). Control characters are replaced so the question stays one
+/// line. A tool that may reach the web says so: what it is given can leave for any site.
 pub fn question(run: &Run) -> String {
     let args = match &run.params {
         Value::Object(o) if o.is_empty() => String::new(),
-        Value::Object(o) => {
-            let parts: Vec<String> = o.iter().map(|(k, v)| format!("{k} {v}")).collect();
-            format!(" with {}", parts.join(", "))
-        }
-        other => format!(" with {other}"),
+        Value::Object(o) => format!(" with {}", fields(o)),
+        other => format!(" with {}", readable(other)),
     };
     let args: String = args
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
-    let args = if args.chars().count() > MAX_ARGS_IN_QUESTION {
-        let cut: String = args.chars().take(MAX_ARGS_IN_QUESTION - 1).collect();
-        format!("{cut}…")
+    let web = if run.open_world {
+        " This tool can reach the web: what it is given may be sent to any site."
     } else {
-        args
+        ""
     };
     format!(
-        "Allow «{}» to run {}{args}?",
+        "Allow «{}» to run {}{args}?{web}",
         run.provider_name, run.tool_name
     )
+}
+
+/// `name: value` pairs, comma-separated.
+fn fields(o: &Map<String, Value>) -> String {
+    let parts: Vec<String> = o
+        .iter()
+        .map(|(k, v)| format!("{k} {}", readable(v)))
+        .collect();
+    parts.join(", ")
+}
+
+/// A JSON value as a person reads it: text in quotes with nothing escaped (an address
+/// shows as it is, not as `\u0040`), lists and groups in brackets.
+fn readable(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("\"{s}\""),
+        Value::Bool(b) => b.to_string(),
+        Value::Null => "nothing".into(),
+        Value::Number(n) => n.to_string(),
+        Value::Array(items) if items.is_empty() => "none".into(),
+        Value::Array(items) => {
+            let parts: Vec<String> = items.iter().map(readable).collect();
+            format!("[{}]", parts.join(", "))
+        }
+        Value::Object(o) if o.is_empty() => "nothing".into(),
+        Value::Object(o) => format!("({})", fields(o)),
+    }
 }
 
 /// Counts a chat turn's rounds of tool calls.
@@ -240,7 +267,7 @@ mod tests {
             {"name": "tab.open", "label": "Open tab", "description": "Opens a tab.",
              "parameters": {"type": "object", "properties": {"url": {"type": "string"}, "active": {"type": "boolean"}}, "required": ["url"]}},
             {"name": "tab.list", "label": "List tabs", "description": "Lists tabs.",
-             "parameters": {"type": "object", "properties": {}}, "annotations": {"readOnlyHint": true}},
+             "parameters": {"type": "object", "properties": {}}, "annotations": {"readOnlyHint": true, "openWorldHint": false}},
             {"name": "tab.close", "label": "Close tab", "description": "Closes a tab.",
              "parameters": {"type": "object", "properties": {"tabId": {"type": "integer"}}}}
         ]});
@@ -312,7 +339,7 @@ mod tests {
         };
         assert_eq!(
             question,
-            "Allow «Tandem Tabs» to run tab.open with active true, url \"https://example.com\"?"
+            "Allow «Tandem Tabs» to run tab.open with active true, url \"https://example.com\"? This tool can reach the web: what it is given may be sent to any site."
         );
         assert_eq!(run.provider_id, TABS);
         assert_eq!(
@@ -337,21 +364,30 @@ mod tests {
         assert!(out.content.contains("3 tabs"));
     }
 
+    /// Issue 31: the arguments are what may leave, so the person sees all of them (the panel
+    /// scrolls a long question) on one line, as words rather than JSON escapes.
     #[test]
-    fn questions_stay_one_short_line() {
+    fn questions_stay_one_line_and_show_every_argument() {
         let r = registry();
+        let url = format!(
+            "https://collect.example/?e=ada@example.com&d=a\nb{}END",
+            "x".repeat(500)
+        );
         let CallPlan::Ask { question, .. } = plan_call(
             &r,
-            &call(
-                "tandem_tabs__tab_open",
-                json!({"url": format!("a\nb{}", "x".repeat(500))}),
-            ),
+            &call("tandem_tabs__tab_open", json!({"url": url, "active": true})),
         ) else {
             panic!()
         };
         assert!(!question.contains('\n'));
-        assert!(question.chars().count() < 400, "{question}");
-        assert!(question.ends_with("…?"));
+        assert!(question.contains(&url.replace('\n', " ")), "{question}");
+        assert!(
+            question.contains("with active true, url \"https://collect"),
+            "{question}"
+        );
+        assert!(question.contains("xEND\"?"), "{question}");
+        assert!(!question.contains("\\u"), "no JSON escapes: {question}");
+        assert!(!question.contains('…'), "never cut: {question}");
     }
 
     #[test]

@@ -54,7 +54,8 @@ fn provider() -> ToolProvider {
                 "List tabs",
                 "Lists the open tabs of every window: id, title and URL of each.",
             )
-            .read_only(),
+            .read_only()
+            .closed_world(),
             Tool::new("tab.open", "Open a tab", "Opens a URL in a new tab.").params::<OpenTab>(),
             Tool::new("tab.close", "Close a tab", "Closes one tab.")
                 .params::<CloseTab>()
@@ -336,7 +337,10 @@ mod tests {
         let p = provider();
         assert!(p.problems().is_empty(), "{:?}", p.problems());
         let tools = serde_json::to_value(p.register_message()).unwrap_or_default()["tools"].clone();
-        assert_eq!(tools[0]["annotations"], json!({"readOnlyHint": true}));
+        assert_eq!(
+            tools[0]["annotations"],
+            json!({"readOnlyHint": true, "openWorldHint": false})
+        );
         assert_eq!(tools[1]["parameters"]["required"], json!(["url"]));
         assert_eq!(tools[2]["annotations"], json!({"destructiveHint": true}));
         assert_eq!(
