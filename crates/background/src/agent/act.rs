@@ -7,8 +7,8 @@ use std::borrow::Cow;
 
 use tandem_core::agent::task::{PendingConfirmation, TaskContext};
 use tandem_core::agent::{
-    approval_sentence, fence, leave_question, needs_confirmation, needs_leave_approval, tabs,
-    Action, ConfirmReason, DriverCommand, Element, LocateError, ScrollTarget,
+    approval_sentence, effect_of, effect_question, fence, leave_question, needs_confirmation,
+    needs_leave_approval, tabs, Action, Approved, ConfirmReason, DriverCommand, Element, LocateError, ScrollTarget,
 };
 
 use super::page::{
@@ -128,7 +128,7 @@ impl Loop {
     /// the task or a note) waits for the user's approval, with the whole URL shown: a page
     /// may ask the agent to carry what it read away in an address.
     async fn may_leave(
-        &self,
+        &mut self,
         ctx: &mut TaskContext,
         session: &Session,
         observed: &Observed,
@@ -153,6 +153,9 @@ impl Loop {
         };
         let approved = self.confirm(ctx, session, question).await;
         if approved {
+            // The firewall lets the tab go there from now on.
+            ctx.hosts_opened.push(target);
+            self.firewall.sync(ctx).await;
             Ok(())
         } else {
             Err(format!(
@@ -226,8 +229,36 @@ impl Loop {
             target = Some(label(id, &element));
             let mut command = command.clone();
             let mut typed_secret = false;
+            // Data leaving for a site the task has not approved (a form posting elsewhere, a
+            // link to another host) is asked about first, the destination first.
+            let effect = effect_of(action, &element, &fresh, &Approved::of(ctx));
+            if let Some(effect) = &effect {
+                if on_observed && whole_page && !unchanged_since_snapshot(tab).await {
+                    on_observed = false;
+                    continue;
+                }
+                let question = PendingConfirmation {
+                    action: action.to_json().to_string(),
+                    target: target.clone(),
+                    reason: effect_question(&element, effect),
+                    secret: false,
+                    site: None,
+                    tool: None,
+                };
+                if !self.confirm(ctx, session, question).await {
+                    return (
+                        target,
+                        Err(format!(
+                            "you denied sending data to {}; nothing was done. Do not try it again",
+                            effect.host()
+                        )),
+                    );
+                }
+                ctx.hosts_opened.push(effect.host().to_string());
+                self.firewall.sync(ctx).await;
+            }
             let reason = needs_confirmation(action, Some(&element), &fresh);
-            let asked = reason.is_some();
+            let asked = reason.is_some() || effect.is_some();
             if let Some(reason) = reason {
                 // The question takes the user's time: ask it once, about the page as it is.
                 if on_observed && whole_page && !unchanged_since_snapshot(tab).await {

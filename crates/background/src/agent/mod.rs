@@ -9,6 +9,7 @@
 //! in [`act`]; the tab and page calls are in [`page`].
 
 mod act;
+mod firewall;
 mod page;
 mod run;
 mod store;
@@ -114,6 +115,9 @@ fn recovery() -> Promise {
             .get_or_insert_with(|| {
                 wasm_bindgen_futures::future_to_promise(async {
                     let (ctx, notice) = load().await;
+                    // Rules left by a loop that died with the old worker must not block
+                    // the user's own browsing while the task waits to be resumed.
+                    firewall::clear().await;
                     if let Some(notice) = notice {
                         NOTICE.with(|n| *n.borrow_mut() = Some(notice));
                     }
@@ -444,6 +448,7 @@ fn launch(ctx: TaskContext) {
             navigator_schema: task::navigator_schema(),
             controller: controller.clone(),
             tool_call,
+            firewall: firewall::Guard::default(),
         };
         looper.run(&mut ctx, controller).await;
         RUN.with(|r| *r.borrow_mut() = None);

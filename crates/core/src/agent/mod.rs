@@ -14,6 +14,7 @@
 //!    person's pointer would land, and [`ActResult::sentence`] says what it changed.
 
 pub mod actions;
+pub mod effects;
 pub mod element_map;
 pub mod report;
 pub mod safety;
@@ -31,6 +32,7 @@ pub use actions::{
     action_schema, action_schema_with_tools, parse_action, Action, ActionError, ParsedAction,
     Repair, ScrollTarget, TOOL_ACTION,
 };
+pub use effects::{effect_of, effect_question, held_question, Approved, Effect, Firewall, Held};
 pub use element_map::{ElementMap, Entry, LocateError, Rendered, LIST_LEGEND};
 pub use safety::{
     approval_sentence, fence, needs_confirmation, seen_as, ConfirmReason, HostPattern, UrlDenied,

@@ -289,7 +289,7 @@ pub fn matching_phrase(text: &str) -> Option<&'static str> {
 }
 
 /// Buttons submit their form (unless `type="button"`/`"reset"`); so do submit and image inputs.
-fn submits_form(el: &Element) -> bool {
+pub(crate) fn submits_form(el: &Element) -> bool {
     if el.form.is_none() {
         return false;
     }

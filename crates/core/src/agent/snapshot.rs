@@ -210,6 +210,10 @@ pub struct Element {
     /// a named group or form, else the nearest heading before it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<String>,
+    /// Fields and submit buttons of a form that submits to another origin than their
+    /// document: where it goes and how (absent for the usual same-origin form).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub submits_to: Option<super::effects::FormTarget>,
 }
 
 fn is_false(b: &bool) -> bool {
