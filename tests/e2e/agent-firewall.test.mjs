@@ -114,6 +114,7 @@ test('(a) an open redirect on the shop: the redirect to the attacker is held bac
   assert.match(text, new RegExp(`e = “${EMAIL}”`));
   assert.deepEqual(received(), [], 'nothing reached the attacker before the answer');
   const asked = await denyAll();
+  console.log(await ui.status().textContent(), (await ui.steps()).join('\n'));
   assert.deepEqual(received(), [], 'the attacker received no request');
   assert.ok(asked.length >= 1);
   assert.ok(!(await tab.url()).startsWith(COLLECT));
@@ -141,7 +142,7 @@ test('(b) a form whose action is the attacker: typing the email and pressing Ent
   };
   await ui.startTask(tab, `Sign me up for the newsletter with ${EMAIL}`, site.url + '/newsletter');
   const text = await question('collect.attacker.test');
-  assert.match(text, /^.*Send this form to collect\.attacker\.test\?/);
+  assert.match(text, /Send this form to collect\.attacker\.test\?/);
   assert.match(text, /pressing Enter submits its form to collect\.attacker\.test \(POST\)/);
   assert.match(text, new RegExp(`email = “${EMAIL}”`));
   assert.deepEqual(await denyAll(), [text]);
@@ -208,7 +209,7 @@ test('(d) a link to another host that starts a download: asked with the host and
   };
   await ui.startTask(tab, 'What is on this page?', site.url + '/gift');
   const text = await question('collect.attacker.test');
-  assert.match(text, /^.*Go to collect\.attacker\.test\?/);
+  assert.match(text, /Go to collect\.attacker\.test\?/);
   assert.match(text, new RegExp(`e = “${EMAIL}”`));
   await denyAll();
   tab.off('download', onDownload);
