@@ -8,7 +8,8 @@ use std::borrow::Cow;
 use tandem_core::agent::task::{PendingConfirmation, TaskContext};
 use tandem_core::agent::{
     approval_sentence, effect_of, effect_question, fence, leave_question, needs_confirmation,
-    needs_leave_approval, tabs, Action, Approved, ConfirmReason, DriverCommand, Element, LocateError, ScrollTarget,
+    needs_leave_approval, tabs, Action, Approved, ConfirmReason, DriverCommand, Element,
+    LocateError, ScrollTarget,
 };
 
 use super::page::{

@@ -8,9 +8,9 @@
 use std::collections::BTreeSet;
 
 use js_sys::Promise;
+use tandem_chrome::js_text;
 use tandem_core::agent::task::{PendingConfirmation, TaskContext};
 use tandem_core::agent::{held_question, Approved, Firewall, Held, Snapshot};
-use tandem_chrome::js_text;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 

