@@ -74,6 +74,10 @@ fn check(root: &Path, manifest_path: &Path) -> Result<(), String> {
         "contextMenus",
         "scripting",
         "activeTab",
+        // The task's firewall (crates/background/src/agent/firewall.rs): session rules on
+        // the task's tabs, and the watch that turns what they held back into a question.
+        "declarativeNetRequest",
+        "webRequest",
     ] {
         if !permissions.contains(&needed) {
             return Err(format!("permissions must include {needed:?}"));

@@ -536,6 +536,24 @@
     }));
   }
 
+  // Where the element's form submits, only when that is another origin than its document
+  // (a "Verify" form posting to another site): the worker asks before typing with Enter or
+  // clicking its button. Read from the attributes, resolved against the document: a field
+  // named "action" or "method" shadows the form's own properties.
+  function submitTarget(el) {
+    const form = el.form;
+    if (!form) return null;
+    const doc = el.ownerDocument;
+    const own = (el.tagName === 'BUTTON' || el.tagName === 'INPUT');
+    const action = (own && el.getAttribute('formaction')) || form.getAttribute('action') || '';
+    const method = ((own && el.getAttribute('formmethod')) || form.getAttribute('method') || 'get').toLowerCase();
+    if (method === 'dialog') return null;
+    let url;
+    try { url = new URL(action, doc.baseURI); } catch (_) { return null; }
+    if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin === (doc.defaultView || window).location.origin) return null;
+    return { url: url.href, method: method === 'post' ? 'post' : 'get' };
+  }
+
   function snapshot(opts) {
     labelIndex = new Map();
     try {
@@ -710,6 +728,8 @@
         // submission against the task. A button's own formmethod wins over its form's.
         if (submitMethodOf(el) === 'post') item.formMethod = 'post';
       }
+      const sends = form !== null ? submitTarget(el) : null;
+      if (sends) item.submitsTo = sends;
       if (el.getRootNode() instanceof ShadowRoot) item.shadow = true;
       const options = optionsOf(el);
       if (options) item.options = options;

@@ -9,9 +9,9 @@ use tandem_core::agent::flow::{flow_denied, flow_question};
 use tandem_core::agent::report;
 use tandem_core::agent::task::{PendingConfirmation, TaskContext};
 use tandem_core::agent::{
-    approval_sentence, fence, leave_question, needs_confirmation, needs_leave_approval, seen_as,
-    tabs, unasked_change, userinfo_warning, Action, ConfirmReason, DriverCommand, Element,
-    LocateError, ScrollTarget,
+    approval_sentence, effect_of, effect_question, fence, leave_question, needs_confirmation,
+    needs_leave_approval, seen_as, tabs, unasked_change, userinfo_warning, Action, Approved,
+    ConfirmReason, DriverCommand, Element, LocateError, ScrollTarget,
 };
 
 use super::page::{
@@ -128,8 +128,9 @@ impl Loop {
     /// named (in the task or a note), wait for the user's approval, with the real host first
     /// and the whole URL shown: a page may ask the agent to carry what it read away in an
     /// address. One question at most: the data question also says when nobody named the site.
+    /// A yes opens the task's firewall for that host.
     async fn may_go(
-        &self,
+        &mut self,
         ctx: &mut TaskContext,
         session: &Session,
         observed: &Observed,
@@ -168,6 +169,8 @@ impl Loop {
             };
             if self.confirm(ctx, session, question).await {
                 ctx.read.approve(&carried, &target);
+                ctx.hosts_opened.push(target);
+                self.firewall.sync(ctx).await;
                 return Ok(());
             }
             return Err(if leaving {
@@ -187,7 +190,11 @@ impl Loop {
             site: None,
             tool: None,
         };
-        if self.confirm(ctx, session, question).await {
+        let approved = self.confirm(ctx, session, question).await;
+        if approved {
+            // The firewall lets the tab go there from now on.
+            ctx.hosts_opened.push(target);
+            self.firewall.sync(ctx).await;
             Ok(())
         } else {
             Err(denied_leaving)
@@ -309,11 +316,39 @@ impl Loop {
             }
             let mut command = command.clone();
             let mut typed_secret = false;
+            // Data leaving for a site the task has not approved (a form posting elsewhere, a
+            // link to another host) is asked about first, the destination first.
+            let effect = effect_of(action, &element, &fresh, &Approved::of(ctx));
+            if let Some(effect) = &effect {
+                if on_observed && whole_page && !unchanged_since_snapshot(tab).await {
+                    on_observed = false;
+                    continue;
+                }
+                let question = PendingConfirmation {
+                    action: action.to_json().to_string(),
+                    target: target.clone(),
+                    reason: effect_question(&element, effect),
+                    secret: false,
+                    site: None,
+                    tool: None,
+                };
+                if !self.confirm(ctx, session, question).await {
+                    return (
+                        target,
+                        Err(format!(
+                            "you denied sending data to {}; nothing was done. Do not try it again",
+                            effect.host()
+                        )),
+                    );
+                }
+                ctx.hosts_opened.push(effect.host().to_string());
+                self.firewall.sync(ctx).await;
+            }
             // A submission the task did not ask for (an address replaced, mail forwarded) is
             // judged on the form and the user's own words only, never the page's text.
             let reason = needs_confirmation(action, Some(&element), &fresh)
                 .or_else(|| unasked_change(action, Some(&element), &fresh, &ctx.user_texts()));
-            let asked = reason.is_some();
+            let asked = reason.is_some() || effect.is_some();
             if let Some(reason) = reason {
                 // The question takes the user's time: ask it once, about the page as it is.
                 if on_observed && whole_page && !unchanged_since_snapshot(tab).await {

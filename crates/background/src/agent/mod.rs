@@ -10,6 +10,8 @@
 
 mod act;
 mod error;
+mod firewall;
+mod held;
 mod page;
 mod run;
 mod store;
@@ -96,6 +98,9 @@ fn recovery() -> Promise {
             .get_or_insert_with(|| {
                 wasm_bindgen_futures::future_to_promise(async {
                     let (ctx, notice) = load().await;
+                    // Rules left by a loop that died with the old worker must not block
+                    // the user's own browsing while the task waits to be resumed.
+                    firewall::clear().await;
                     if let Some(notice) = notice {
                         NOTICE.with(|n| *n.borrow_mut() = Some(notice));
                     }
@@ -426,6 +431,7 @@ fn launch(ctx: TaskContext) {
             navigator_schema: task::navigator_schema(),
             controller: controller.clone(),
             tool_call,
+            firewall: firewall::Guard::default(),
         };
         looper.run(&mut ctx, controller).await;
         RUN.with(|r| *r.borrow_mut() = None);

@@ -24,6 +24,7 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortController;
 
 use super::error::AgentError;
+use super::firewall::Guard;
 use super::page::{
     allowed, canonical_host, host_of, lap, pending_look, settle, snapshot, tab_url, take_timings,
     Phase,
@@ -65,6 +66,8 @@ pub(super) struct Loop {
     pub(super) controller: AbortController,
     /// The id of the tool call waiting for the user's Approve / Deny, so Pause can answer it.
     pub(super) tool_call: Rc<RefCell<Option<String>>>,
+    /// The task's firewall, up while `steps` runs.
+    pub(super) firewall: Guard,
 }
 
 /// The key a task's page tools are kept under (beside chat turns' request ids).
@@ -131,7 +134,9 @@ impl Loop {
         };
         // Cancel aborts the provider's answer in flight.
         session.set_abort(Some(controller));
+        self.firewall.up(ctx).await;
         self.steps(ctx, &mut session).await;
+        self.firewall.down().await;
         crate::tools::forget_task(&task_key(ctx));
         ctx.transcript = Some(session.transcript().clone());
         // Every path ends here: the session never outlives its task.
@@ -216,6 +221,8 @@ impl Loop {
             if let Some(host) = host_of(&observed.snapshot.url) {
                 ctx.read.note(&host, &observed.list);
             }
+            self.firewall.note_frames(&observed.snapshot);
+            self.firewall.sync(ctx).await;
             let print = task::fingerprint(&observed.snapshot.url, &observed.list);
             let last = self
                 .last_page
@@ -376,6 +383,9 @@ impl Loop {
                 }
             }
             let (target, outcome) = self.act(ctx, session, &observed, &action).await;
+            let outcome = self
+                .held_back(ctx, session, outcome, &observed.snapshot.url)
+                .await;
             if self.stop.get() != Stop::No {
                 let json = action.to_json().to_string();
                 self.record(

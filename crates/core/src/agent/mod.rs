@@ -15,6 +15,7 @@
 
 pub mod actions;
 pub mod changes;
+pub mod effects;
 pub mod element_map;
 pub mod flow;
 pub mod report;
@@ -34,6 +35,7 @@ pub use actions::{
     Repair, ScrollTarget, TOOL_ACTION,
 };
 pub use changes::unasked_change;
+pub use effects::{effect_of, effect_question, held_question, Approved, Effect, Firewall, Held};
 pub use element_map::{ElementMap, Entry, LocateError, Rendered, LIST_LEGEND};
 pub use safety::{
     approval_sentence, fence, needs_confirmation, seen_as, Change, ConfirmReason, HostPattern,

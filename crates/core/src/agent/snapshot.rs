@@ -214,6 +214,10 @@ pub struct Element {
     /// a named group or form, else the nearest heading before it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<String>,
+    /// Fields and submit buttons of a form that submits to another origin than their
+    /// document: where it goes and how (absent for the usual same-origin form).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub submits_to: Option<FormTarget>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -482,4 +486,14 @@ impl std::fmt::Display for ActErrorCode {
         let name = serde_json::to_value(self).ok();
         f.write_str(name.as_ref().and_then(|v| v.as_str()).unwrap_or("unknown"))
     }
+}
+
+/// Where a form sends its fields, as the driver reports it for the form's fields and submit
+/// buttons, only when it is another origin than their document.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FormTarget {
+    /// The resolved `action` (or the button's `formaction`).
+    pub url: String,
+    /// `get` or `post`, lowercase.
+    pub method: String,
 }

@@ -182,6 +182,10 @@ pub struct TaskContext {
     /// met during it).
     #[serde(default)]
     pub sites_allowed: Vec<String>,
+    /// Hosts this task may send the user and forms to without asking (`effects::Approved`):
+    /// its tabs' hosts when it ran, and those the user approved during it.
+    #[serde(default)]
+    pub hosts_opened: Vec<String>,
     /// The tools offered to this task (allowed providers, tools not set to Deny), read once
     /// at its start: the session's system text lists them, and it is sent once per task.
     /// `None` until the task first runs.
@@ -221,6 +225,7 @@ impl TaskContext {
             question: None,
             notes: Vec::new(),
             sites_allowed: Vec::new(),
+            hosts_opened: Vec::new(),
             tools: None,
             read: ReadValues::default(),
             transcript: None,
