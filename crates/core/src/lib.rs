@@ -37,5 +37,6 @@ pub mod session;
 pub mod sort;
 pub mod sse;
 pub mod stream;
+pub mod structured;
 pub mod tokens;
 pub mod tools;

@@ -17,7 +17,7 @@ use tandem_core::agent::{
 };
 use tandem_core::errors::ErrorKind;
 use tandem_core::request::{ToolCall, ToolOutcome};
-use tandem_core::session::{CloudConfig, ProviderId, Schema, SessionConfig, SessionError};
+use tandem_core::session::{CloudConfig, Schema, SessionConfig, SessionError};
 use tandem_core::tools::{plan_call, CallPlan, Failure};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortController;
@@ -553,10 +553,11 @@ impl Loop {
     ) -> Result<bool, SessionError> {
         let before = session.token_log().len();
         let reply = session
-            .invoke_with_summary(
+            .invoke_step(
                 &task::planner_turn(ctx, list, done),
-                &task::planner_summary(ctx, seen, done.is_some()),
-                constraint(session, &self.planner_schema),
+                Some(&task::planner_summary(ctx, seen, done.is_some())),
+                task::PLANNER_OUTPUT,
+                &self.planner_schema,
             )
             .await;
         self.note_failovers(ctx, session);
@@ -600,7 +601,12 @@ impl Loop {
         summary: &str,
     ) -> Result<Result<Action, String>, SessionError> {
         let reply = session
-            .invoke_with_summary(turn, summary, constraint(session, &self.navigator_schema))
+            .invoke_step(
+                turn,
+                Some(summary),
+                task::NAVIGATOR_OUTPUT,
+                &self.navigator_schema,
+            )
             .await?;
         match parse_action(&reply) {
             Ok(parsed) => Ok(Ok(parsed.action)),
@@ -612,10 +618,11 @@ impl Loop {
                 // cloud the turn that carried it is compacted now.
                 let again = format!("{turn}\n{first}");
                 let reply = session
-                    .invoke_with_summary(
+                    .invoke_step(
                         &again,
-                        summary,
-                        constraint(session, &self.navigator_schema),
+                        Some(summary),
+                        task::NAVIGATOR_OUTPUT,
+                        &self.navigator_schema,
                     )
                     .await?;
                 Ok(parse_action(&reply)
@@ -753,13 +760,6 @@ impl Loop {
             .unwrap_or(false)
             && self.stop.get() == Stop::No
     }
-}
-
-/// Nano decodes to the answer's JSON Schema (`responseConstraint`), and two answers that
-/// still miss it make the session fail over. A cloud reply is not held to it: it goes
-/// through `parse_action`'s repairs and one re-ask, which a strict check would pre-empt.
-fn constraint<'a>(session: &Session, schema: &'a Schema) -> Option<&'a Schema> {
-    (session.provider() == Some(ProviderId::Nano)).then_some(schema)
 }
 
 /// Who answers `session` now, and the tokens of its attempts from token-log entry `before`

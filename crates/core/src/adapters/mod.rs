@@ -610,6 +610,7 @@ pub(crate) mod testkit {
                 context_window: None,
             },
             tools: Vec::new(),
+            output: None,
         }
     }
 
@@ -679,6 +680,7 @@ pub(crate) mod testkit {
             ],
             options: RequestOptions::default(),
             tools: vec![weather, tabs],
+            output: None,
         }
     }
 

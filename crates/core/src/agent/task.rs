@@ -694,6 +694,11 @@ pub struct PlannerReply {
 /// in the worker's wasm; `the_planner_schema_is_what_planner_reply_generates` keeps it in step.
 const PLANNER_SCHEMA: &str = r#"{"description":"The planner's answer.","properties":{"complete":{"default":false,"description":"Only meaningful when checking the navigator's `done`: the task is really complete.","type":"boolean"},"plan":{"default":"","description":"A short numbered plan of the remaining steps.","type":"string"}},"title":"PlannerReply","type":"object"}"#;
 
+/// The names the planner's and the navigator's answer shapes go by in a cloud provider's
+/// structured output (OpenAI's schema name, Anthropic's forced tool).
+pub const PLANNER_OUTPUT: &str = "planner_reply";
+pub const NAVIGATOR_OUTPUT: &str = "navigator_action";
+
 /// The planner's answer shape, for Nano's `responseConstraint`.
 pub fn planner_schema() -> Schema {
     // A constant that a native test parses: it cannot fail here.

@@ -167,6 +167,7 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> SessionManager<N, C, S> {
             tokens: Vec::new(),
             failovers: Vec::new(),
             abort: None,
+            step_output: None,
         };
         let start_on_cloud = match choice {
             ProviderId::Nano => None,
@@ -210,6 +211,9 @@ pub struct HybridSession<N: NanoBackend, C: CloudTransport, S: Sleeper> {
     failovers: Vec<Failover>,
     /// Aborts the cloud call in flight (the task's Cancel, the chat turn's Stop).
     abort: Option<C::Abort>,
+    /// The step being run by [`invoke_step`](Self::invoke_step): its schema's name and JSON,
+    /// which the cloud asks for in its own structured-output form.
+    step_output: Option<(String, serde_json::Value)>,
 }
 
 /// One switch of a session from Nano to the cloud, for the timeline.
@@ -370,6 +374,31 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
         self.step(turn, Some(summary), schema, None).await
     }
 
+    /// An agent step whose answer has `schema` (named `name`, `[A-Za-z0-9_-]`): Nano decodes
+    /// to it (`responseConstraint`) and its answers are checked against it; a cloud provider
+    /// is asked for it in its own structured-output form (see [`crate::structured`]), and its
+    /// answer is left to the step's lenient reader, which repairs what it can and asks again.
+    pub async fn invoke_step(
+        &mut self,
+        turn: &str,
+        summary: Option<&str>,
+        name: &str,
+        schema: &Schema,
+    ) -> Result<String, SessionError> {
+        self.step_output = Some((name.to_string(), schema.json().clone()));
+        let answer = self.step(turn, summary, Some(schema), None).await;
+        self.step_output = None;
+        answer
+    }
+
+    /// How the cloud provider in use is asked for a structured reply now (`None` on Nano).
+    pub fn output_mode(&self) -> Option<crate::structured::OutputMode> {
+        match self.active.as_ref()? {
+            Active::Cloud(c) => Some(c.output_mode()),
+            Active::Nano(_) => None,
+        }
+    }
+
     /// [`invoke`](Self::invoke), streaming the answer into `on_update`.
     pub async fn invoke_streaming(
         &mut self,
@@ -490,8 +519,11 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
             let provider = self.provider().ok_or(SessionError::Destroyed)?;
             self.served = true;
             if let ProviderId::Cloud(_) = provider {
+                // A step asked for in the provider's structured form is read leniently by
+                // the caller, not checked here.
+                let check = schema.filter(|_| self.step_output.is_none());
                 let reply = self
-                    .prompt_cloud(step, turn, schema, on_update.as_deref_mut())
+                    .prompt_cloud(step, turn, check, on_update.as_deref_mut())
                     .await?;
                 return Ok(self.answered(step, turn, summary, reply, provider));
             }
@@ -619,6 +651,7 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
                 return Err(SessionError::Destroyed);
             };
             let provider = cloud.provider();
+            cloud.set_output(self.step_output.clone());
             let mut hooks = StepHooks {
                 on_update: on_update.as_deref_mut(),
                 provider,

@@ -27,7 +27,8 @@ mod tests;
 mod transcript;
 
 pub use cloud::{
-    AttemptTrace, CloudConfig, CloudFailure, CloudSession, CloudTransport, SendFailure, Sleeper,
+    tool_rounds_as_text, AttemptTrace, CloudConfig, CloudFailure, CloudSession, CloudTransport,
+    SendFailure, Sleeper, FINAL_ANSWER_NOTE, MAX_REQUESTS_PER_TURN,
 };
 pub use manager::{choose_provider, Failover, HybridSession, SessionManager, NANO_MODEL};
 pub use nano::{

@@ -957,6 +957,8 @@ struct Hooks {
     stop_in_wait: bool,
     /// Every `restart` note.
     restarts: Vec<String>,
+    /// Tool rounds the turn may run (unlimited when `None`), as the chat's `Rounds` counts.
+    max_rounds: Option<usize>,
 }
 
 impl TurnHooks for Hooks {
@@ -983,6 +985,10 @@ impl TurnHooks for Hooks {
     fn restart(&mut self, note: &str) {
         self.deltas.clear();
         self.restarts.push(note.to_string());
+    }
+
+    fn rounds_left(&self) -> bool {
+        self.max_rounds.is_none_or(|max| self.rounds.len() < max)
     }
 
     async fn tool_round(&mut self, calls: &[ToolCall]) -> Result<Vec<ToolOutcome>, SendFailure> {
@@ -1619,4 +1625,105 @@ fn preferred_ids_are_its_serde_names() {
         assert_eq!(Preferred::from_id(p.id()), Some(p));
     }
     assert_eq!(Preferred::from_id("Nano"), None);
+}
+
+/// Issue 33: a model that calls a tool in every answer. Past the 8 rounds the next request
+/// offers no tools, carries the rounds as text and asks for the answer, and the turn ends
+/// there: 9 requests, not one per further call.
+#[test]
+fn a_model_that_keeps_calling_tools_gets_one_request_without_tools_then_the_turn_ends() {
+    for (reply, answered) in [("", false), ("Here is what I found.", true)] {
+        let (mut session, cloud, _, transcript) = cloud_session(128_000);
+        for n in 0..40 {
+            cloud.tools_at(n, vec![read_call(&format!("c{n}"))]);
+        }
+        if reply.is_empty() {
+            cloud.reply_with(|_| String::new());
+        } else {
+            cloud.reply_with(|_| "Here is what I found.".into());
+        }
+        let mut planner = chat_planner(1);
+        let mut hooks = Hooks {
+            max_rounds: Some(8),
+            ..Hooks::default()
+        };
+        let mut rounds = Vec::new();
+        let mut tokens = Vec::new();
+        let result = block_on(session.run_turn(
+            &transcript,
+            "",
+            &mut planner,
+            &mut hooks,
+            None,
+            &mut rounds,
+            &mut tokens,
+        ));
+        let requests = cloud.requests.borrow();
+        assert_eq!(
+            requests.len(),
+            9,
+            "8 tool rounds, then one request for the answer"
+        );
+        assert_eq!(hooks.rounds.len(), 8, "no call past the limit runs");
+        assert!(requests[..8].iter().all(|r| r.tools.len() == 1));
+        let last = &requests[8];
+        assert!(last.tools.is_empty(), "the last request offers no tools");
+        assert!(last
+            .messages
+            .iter()
+            .all(|m| m.tool_calls.is_empty() && m.tool_results.is_empty()));
+        let asked = &last.messages.last().unwrap().content;
+        assert!(asked.ends_with(FINAL_ANSWER_NOTE), "{asked}");
+        assert!(asked.contains("(the tool page_read answered:)"));
+        match (result, answered) {
+            (Ok(r), true) => {
+                assert_eq!(r.content, "Here is what I found.");
+                assert!(r.tool_calls.is_empty());
+            }
+            (Err(CloudFailure::Provider(e)), false) => {
+                assert!(
+                    e.message.contains("kept calling tools after the 8 rounds"),
+                    "{}",
+                    e.message
+                );
+            }
+            (other, _) => panic!("{other:?}"),
+        }
+    }
+}
+
+/// The backstop: hooks that never run out of rounds still cannot make a turn send more than
+/// [`MAX_REQUESTS_PER_TURN`] requests.
+#[test]
+fn a_turn_never_sends_more_than_the_request_ceiling() {
+    let (mut session, cloud, _, transcript) = cloud_session(128_000);
+    for n in 0..100 {
+        cloud.tools_at(n, vec![read_call(&format!("c{n}"))]);
+    }
+    let mut planner = chat_planner(1);
+    let mut hooks = Hooks::default();
+    let mut tokens = Vec::new();
+    let err = block_on(session.run_turn(
+        &transcript,
+        "",
+        &mut planner,
+        &mut hooks,
+        None,
+        &mut Vec::new(),
+        &mut tokens,
+    ))
+    .unwrap_err();
+    assert_eq!(
+        cloud.requests.borrow().len(),
+        MAX_REQUESTS_PER_TURN as usize
+    );
+    let CloudFailure::Provider(e) = err else {
+        panic!("{err:?}")
+    };
+    assert!(
+        e.message
+            .starts_with("Tandem stopped after 16 requests to OpenAI"),
+        "{}",
+        e.message
+    );
 }
