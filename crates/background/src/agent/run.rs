@@ -539,6 +539,7 @@ impl Loop {
         ctx.record_action(action, target, outcome, provider, Some(tokens));
         if let Some(step) = ctx.steps.last_mut() {
             step.timings = Some(take_timings());
+            step.output = output_mode(session);
         }
     }
 
@@ -581,6 +582,7 @@ impl Loop {
             tokens: Some(tokens),
             tool: None,
             timings: None,
+            output: output_mode(session),
         });
         Ok(done.is_none() || parsed.complete)
     }
@@ -760,6 +762,11 @@ impl Loop {
             .unwrap_or(false)
             && self.stop.get() == Stop::No
     }
+}
+
+/// The structured-output rung the cloud answers under now, for the step's Debug data.
+fn output_mode(session: &Session) -> Option<String> {
+    session.output_mode().map(|m| m.label().to_string())
 }
 
 /// Who answers `session` now, and the tokens of its attempts from token-log entry `before`

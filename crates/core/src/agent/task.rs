@@ -81,6 +81,11 @@ pub struct StepRecord {
     /// the panel does not show it, and nothing asserts it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timings: Option<StepTimings>,
+    /// How the cloud was asked for the step's structured reply (`json_schema`,
+    /// `json_object`, `prose JSON`: the ladder's rung, see `structured`), for Debug; `None`
+    /// on Nano and for lines no model answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
 }
 
 /// Milliseconds an action step spent per phase, outside the model: injecting the driver,
@@ -297,6 +302,7 @@ impl TaskContext {
             tokens: None,
             tool: None,
             timings: None,
+            output: None,
         });
         Ok(())
     }
@@ -357,6 +363,7 @@ impl TaskContext {
             tokens,
             tool: None,
             timings: None,
+            output: None,
         });
     }
 
@@ -372,6 +379,7 @@ impl TaskContext {
             tokens: None,
             tool: None,
             timings: None,
+            output: None,
         });
     }
 
@@ -960,6 +968,7 @@ mod tests {
             tokens: None,
             tool: None,
             timings: None,
+            output: None,
         };
         let mut ctx = TaskContext::new("id-1", "Buy a bag", 10);
         ctx.record(step("first"));
@@ -1048,6 +1057,7 @@ mod tests {
             tokens: None,
             tool: None,
             timings: None,
+            output: None,
         });
         assert!(!ctx.planner_due());
     }

@@ -119,6 +119,7 @@ impl TaskContext {
             tokens,
             tool: Some(used),
             timings: None,
+            output: None,
         });
     }
 }

@@ -1727,3 +1727,67 @@ fn a_turn_never_sends_more_than_the_request_ceiling() {
         e.message
     );
 }
+
+/// Issue 33: an OpenAI-compatible server that refuses `json_schema`, then `json_object`: the
+/// same step is asked again a rung down each time and answered once, the refusals cost no
+/// token record, and the session keeps the rung for its later steps.
+#[test]
+fn a_server_refusing_structured_output_steps_the_ladder_down_once_per_rung() {
+    use crate::structured::OutputMode;
+    let (mut session, cloud, _, transcript) = cloud_session(128_000);
+    let refused = |what: &str| {
+        let body = format!(
+            r#"{{"error":{{"message":"'response_format.type' must be 'text', got '{what}'","type":"invalid_request_error","param":"response_format"}}}}"#
+        );
+        let cfg = crate::provider::ProviderConfig {
+            kind: ProviderKind::OpenAiCompatible,
+            base_url: "http://localhost:1234/v1".into(),
+            model: "m".into(),
+            api_key: String::new(),
+            project_id: String::new(),
+            app_id: String::new(),
+        };
+        crate::errors::classify_http(400, &body, None, &cfg)
+    };
+    assert_eq!(refused("json_schema").kind, ErrorKind::OutputFormatRefused);
+    cloud.fault_at(0, Fault::Fail(refused("json_schema")));
+    cloud.fault_at(1, Fault::Fail(refused("json_object")));
+    session.set_output(Some(("navigator_action".into(), serde_json::json!({"type": "object"}))));
+    let mut tokens = Vec::new();
+    let mut hooks = Hooks::default();
+    let answer = block_on(session.run_turn(
+        &transcript,
+        "ROLE: NAVIGATOR",
+        &mut TranscriptPlanner,
+        &mut hooks,
+        None,
+        &mut Vec::new(),
+        &mut tokens,
+    ));
+    assert!(answer.is_ok(), "{answer:?}");
+    let modes: Vec<OutputMode> = cloud
+        .requests
+        .borrow()
+        .iter()
+        .map(|r| r.output.as_ref().unwrap().mode)
+        .collect();
+    assert_eq!(
+        modes,
+        [OutputMode::JsonSchema, OutputMode::JsonObject, OutputMode::Prose]
+    );
+    assert_eq!(tokens.len(), 1, "the refusals are not attempts of the step");
+    assert_eq!(session.output_mode(), OutputMode::Prose);
+    // The next step starts where the ladder stopped.
+    block_on(session.run_turn(
+        &transcript,
+        "ROLE: NAVIGATOR again",
+        &mut TranscriptPlanner,
+        &mut Hooks::default(),
+        None,
+        &mut Vec::new(),
+        &mut tokens,
+    ))
+    .unwrap();
+    let last = cloud.requests.borrow().last().unwrap().output.clone().unwrap();
+    assert_eq!(last.mode, OutputMode::Prose);
+}
