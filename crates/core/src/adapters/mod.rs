@@ -522,7 +522,11 @@ mod tests {
             .into_iter()
             .flat_map(|k| {
                 let modes: &[OutputMode] = if crate::structured::has_ladder(k) {
-                    &[OutputMode::JsonSchema, OutputMode::JsonObject, OutputMode::Prose]
+                    &[
+                        OutputMode::JsonSchema,
+                        OutputMode::JsonObject,
+                        OutputMode::Prose,
+                    ]
                 } else {
                     &[OutputMode::JsonSchema]
                 };
@@ -542,7 +546,12 @@ mod tests {
                         .as_array()
                         .map(|t| t.iter().filter_map(|t| t["name"].as_str()).collect())
                         .unwrap_or_default();
-                    format!("{} {}: {} tools={tools:?}", k.label(), mode.label(), form.join(" "))
+                    format!(
+                        "{} {}: {} tools={tools:?}",
+                        k.label(),
+                        mode.label(),
+                        form.join(" ")
+                    )
                 })
             })
             .collect();

@@ -1752,7 +1752,10 @@ fn a_server_refusing_structured_output_steps_the_ladder_down_once_per_rung() {
     assert_eq!(refused("json_schema").kind, ErrorKind::OutputFormatRefused);
     cloud.fault_at(0, Fault::Fail(refused("json_schema")));
     cloud.fault_at(1, Fault::Fail(refused("json_object")));
-    session.set_output(Some(("navigator_action".into(), serde_json::json!({"type": "object"}))));
+    session.set_output(Some((
+        "navigator_action".into(),
+        serde_json::json!({"type": "object"}),
+    )));
     let mut tokens = Vec::new();
     let mut hooks = Hooks::default();
     let answer = block_on(session.run_turn(
@@ -1773,7 +1776,11 @@ fn a_server_refusing_structured_output_steps_the_ladder_down_once_per_rung() {
         .collect();
     assert_eq!(
         modes,
-        [OutputMode::JsonSchema, OutputMode::JsonObject, OutputMode::Prose]
+        [
+            OutputMode::JsonSchema,
+            OutputMode::JsonObject,
+            OutputMode::Prose
+        ]
     );
     assert_eq!(tokens.len(), 1, "the refusals are not attempts of the step");
     assert_eq!(session.output_mode(), OutputMode::Prose);
@@ -1788,6 +1795,13 @@ fn a_server_refusing_structured_output_steps_the_ladder_down_once_per_rung() {
         &mut tokens,
     ))
     .unwrap();
-    let last = cloud.requests.borrow().last().unwrap().output.clone().unwrap();
+    let last = cloud
+        .requests
+        .borrow()
+        .last()
+        .unwrap()
+        .output
+        .clone()
+        .unwrap();
     assert_eq!(last.mode, OutputMode::Prose);
 }
