@@ -274,6 +274,11 @@ impl<C: CloudTransport, S: Sleeper> CloudSession<C, S> {
         self.output = output.map(Box::new);
     }
 
+    /// Starts at `mode`: the rung this provider and model were stepped down to before.
+    pub fn set_output_mode(&mut self, mode: OutputMode) {
+        self.output_mode = mode;
+    }
+
     /// How a structured reply is asked for now (the ladder's rung).
     pub fn output_mode(&self) -> OutputMode {
         self.output_mode

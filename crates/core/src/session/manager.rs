@@ -14,6 +14,7 @@ use super::{
 };
 use crate::provider::ProviderKind;
 use crate::stream::StreamEvent;
+use crate::structured::OutputMode;
 
 mod chat_turn;
 pub use chat_turn::NANO_MODEL;
@@ -54,6 +55,10 @@ struct Shared<N, C, S> {
     live: Cell<usize>,
     next_id: Cell<u64>,
     listener: RefCell<Option<Listener>>,
+    /// The structured-output rung each provider and model was stepped down to, for as long
+    /// as the worker lives: a server that refused `json_schema` is not asked again by the
+    /// next task.
+    output_modes: RefCell<Vec<(ProviderKind, String, OutputMode)>>,
 }
 
 impl<N, C, S> Shared<N, C, S> {
@@ -82,6 +87,7 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> SessionManager<N, C, S> {
                 live: Cell::new(0),
                 next_id: Cell::new(1),
                 listener: RefCell::new(None),
+                output_modes: RefCell::new(Vec::new()),
             }),
         }
     }
@@ -475,13 +481,24 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
     }
 
     fn cloud_session(&self, cloud: CloudConfig) -> CloudSession<C, S> {
-        CloudSession::new(
+        let known = self
+            .shared
+            .output_modes
+            .borrow()
+            .iter()
+            .find(|(kind, model, _)| *kind == cloud.kind && *model == cloud.model)
+            .map(|(_, _, mode)| *mode);
+        let mut session = CloudSession::new(
             Rc::clone(&self.shared.transport),
             Rc::clone(&self.shared.sleeper),
             cloud,
             &self.transcript,
             self.config.temperature,
-        )
+        );
+        if let Some(mode) = known {
+            session.set_output_mode(mode);
+        }
+        session
     }
 
     /// Replaces the provider by a cloud session built from the transcript; the Nano model
@@ -671,9 +688,16 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
                     &mut Vec::new(),
                     &mut self.tokens,
                 )
-                .await
-                .map(|r| r.content)
-                .map_err(|e| cloud_error(step, e))?;
+                .await;
+            // The rung the server took, for this provider and model's later sessions.
+            let (kind, mode) = (cloud.config().kind, cloud.output_mode());
+            if mode != OutputMode::JsonSchema {
+                let mut known = self.shared.output_modes.borrow_mut();
+                let model = &cloud.config().model;
+                known.retain(|(k, m, _)| !(*k == kind && m == model));
+                known.push((kind, model.clone(), mode));
+            }
+            let text = text.map(|r| r.content).map_err(|e| cloud_error(step, e))?;
             if let Some(reply) = checked(schema, text, &mut invalid, step, provider)? {
                 return Ok(reply);
             }

@@ -1805,3 +1805,42 @@ fn a_server_refusing_structured_output_steps_the_ladder_down_once_per_rung() {
         .unwrap();
     assert_eq!(last.mode, OutputMode::Prose);
 }
+
+/// The ladder's rung outlives the task: the next session on the same provider and model
+/// starts where the server's refusals left it, and sends no request it would refuse.
+#[test]
+fn a_later_task_starts_at_the_rung_the_server_took() {
+    use crate::structured::OutputMode;
+    let (m, _) = manager(Availability::Unavailable, true);
+    let refused = crate::errors::ProviderError {
+        kind: ErrorKind::OutputFormatRefused,
+        message: "refused".into(),
+        status: Some(400),
+        retry_after_ms: None,
+    };
+    m.transport().fault_at(0, Fault::Fail(refused.clone()));
+    m.transport().fault_at(1, Fault::Fail(refused));
+    let schema = Schema::new(serde_json::json!({"type": "object"}));
+    let mut first = block_on(m.create(config(Preferred::Cloud))).unwrap();
+    block_on(first.invoke_step("Step 1", None, "navigator_action", &schema)).unwrap();
+    assert_eq!(first.output_mode(), Some(OutputMode::Prose));
+    first.destroy();
+    let mut second = block_on(m.create(config(Preferred::Cloud))).unwrap();
+    block_on(second.invoke_step("Step 1", None, "navigator_action", &schema)).unwrap();
+    let modes: Vec<OutputMode> = m
+        .transport()
+        .requests
+        .borrow()
+        .iter()
+        .map(|r| r.output.as_ref().unwrap().mode)
+        .collect();
+    assert_eq!(
+        modes,
+        [
+            OutputMode::JsonSchema,
+            OutputMode::JsonObject,
+            OutputMode::Prose,
+            OutputMode::Prose
+        ]
+    );
+}
