@@ -121,10 +121,11 @@ test('an OpenAI-compatible server that refuses json_schema, then json_object, st
       }));
     },
   });
-  mock.setDefault((rec) => {
+  const server = (rec) => {
     const type = rec.body?.response_format?.type;
     return type ? refuse(type) : modelAnswers(rec);
-  });
+  };
+  mock.setDefault(server);
   const status = await runTask('Subscribe me to the weekly letter.');
   assert.match(status, /^Done/, status);
   assert.deepEqual(subscribed, ['list=weekly'], 'one subscription: no step ran twice');
@@ -138,6 +139,14 @@ test('an OpenAI-compatible server that refuses json_schema, then json_object, st
   assert.ok(stored.length >= 3 && stored.every((st) => st.output === 'prose JSON'), JSON.stringify(stored.map((st) => st.output)));
   const steps = await ui.steps();
   assert.equal(steps.filter((s) => /Subscribe/.test(s) && /click/i.test(s)).length, 1, steps.join('\n'));
+  // A later task on the same provider and model starts where the server's refusals left it.
+  mock.reset();
+  mock.setDefault(server);
+  refused.length = 0;
+  subscribed.length = 0;
+  assert.match(await runTask('Subscribe me to the weekly letter again.'), /^Done/);
+  assert.deepEqual(refused, [], 'nothing the server refused is sent again');
+  assert.deepEqual(subscribed, ['list=weekly']);
 });
 
 test('a navigator that never answers valid JSON ends the task within a ceiling, with a sentence', async () => {
