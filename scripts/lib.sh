@@ -63,3 +63,19 @@ need_twiggy() {
   say "installing twiggy (once)"
   cargo install twiggy
 }
+
+# Whether the machine has a nightly Rust toolchain (cargo fuzz needs one). None can be
+# downloaded here (only the package registries are reachable), so a missing nightly is said
+# and the caller skips or stops; shipped code never needs it.
+have_nightly() {
+  rustup toolchain list 2>/dev/null | grep -q '^nightly' && return
+  say "no nightly Rust toolchain on this machine: the fuzz targets cannot run (rustup toolchain install nightly, where the network allows)"
+  return 1
+}
+
+# cargo-fuzz, from crates.io (once).
+need_cargo_fuzz() {
+  cargo fuzz --version >/dev/null 2>&1 && return
+  say "installing cargo-fuzz (once)"
+  cargo install cargo-fuzz
+}

@@ -88,9 +88,14 @@ pub fn check_decoder(make: impl Fn() -> Box<dyn StreamDecoder>, data: &[u8]) {
 /// read from `reply` serialises to JSON that reads back as the same action with no repair;
 /// and a repair never invents a field: every field the action carries (except `clear` and
 /// `submit`, which have documented defaults) is named in the reply, and every text value is
-/// in it (unless the reply has escapes, which spell a value differently).
+/// in it (unless the reply has escapes, which spell a value differently). The one value a
+/// repair may write is the scheme of a URL the model wrote host first (`shop.example/p` →
+/// `https://shop.example/p`, [`Repair::SchemeAdded`]): then the URL without its `https://`
+/// is in the reply, and what was added is exactly that scheme.
+///
+/// [`Repair::SchemeAdded`]: tandem_core::agent::actions::Repair::SchemeAdded
 pub fn check_parse_action(reply: &str) {
-    use tandem_core::agent::actions::parse_action;
+    use tandem_core::agent::actions::{parse_action, Repair};
     let Ok(parsed) = parse_action(reply) else {
         return;
     };
@@ -111,6 +116,19 @@ pub fn check_parse_action(reply: &str) {
         }
         assert!(reply.contains(key.as_str()), "invented field {key} from {reply:?}");
         if let Some(text) = value.as_str() {
+            let text = match key.as_str() {
+                "url" if parsed.repairs.contains(&Repair::SchemeAdded) => {
+                    let Some(written) = text.strip_prefix("https://") else {
+                        panic!("SchemeAdded, but the URL {text:?} does not start with https://")
+                    };
+                    assert!(
+                        !written.contains("://"),
+                        "a scheme added to a URL that had one: {text:?} from {reply:?}"
+                    );
+                    written
+                }
+                _ => text,
+            };
             assert!(
                 lower.contains(&text.to_lowercase()),
                 "invented {key} value {text:?} from {reply:?}"

@@ -33,6 +33,15 @@ pub(crate) const SYSTEM_PROMPT: &str =
     "You are Tandem, an assistant in the side panel of the user's browser. \
 Answer clearly and concisely. Use Markdown only when it helps.";
 
+/// The chat's system prompt: with tools offered, it says their descriptions are third
+/// parties' data (the `tools` field carries them outside any fence).
+fn system_prompt(tools: &[ToolSpec]) -> String {
+    match tools.is_empty() {
+        true => SYSTEM_PROMPT.to_string(),
+        false => format!("{SYSTEM_PROMPT}\n\n{}", tandem_core::tools::TOOLS_RULE),
+    }
+}
+
 struct Active {
     request_id: String,
     port: Port,
@@ -199,8 +208,9 @@ async fn answer(
     let tools = crate::tools::specs_for(request_id).await;
     // The conversation's session: Nano first, the cloud when Nano cannot answer, mid-turn
     // with the tool rounds done, so nothing is lost and no tool runs twice.
+    let system = system_prompt(&tools);
     let mut conversation =
-        sessions::Conversation::open(messages, settings, tools.clone(), SYSTEM_PROMPT).await?;
+        sessions::Conversation::open(messages, settings, tools.clone(), &system).await?;
     let session = &mut conversation.session;
     session.set_abort(Some(controller.clone()));
     let provider_label = |p: Option<ProviderId>| match p {
@@ -216,6 +226,7 @@ async fn answer(
     );
     let mut planner = ChatPlanner {
         turn: &turn,
+        system: &system,
         settings,
         images,
         tools,
@@ -294,6 +305,8 @@ fn chat_failure(e: SessionError) -> Failure {
 /// required output limit sized to the room left.
 struct ChatPlanner<'a> {
     turn: &'a Turn,
+    /// [`SYSTEM_PROMPT`], and the tools' rule when tools are offered.
+    system: &'a str,
     settings: &'a Settings,
     images: Vec<String>,
     tools: Vec<ToolSpec>,
@@ -315,7 +328,7 @@ impl RequestPlanner for ChatPlanner<'_> {
         let prepared = TOKENS.with(|cache| {
             self.turn.plan(
                 conversation,
-                SYSTEM_PROMPT,
+                self.system,
                 conversation.request.images.len(),
                 config.context_window,
                 &self.settings.budget,

@@ -133,6 +133,7 @@ pub fn test_connection(
                     ..RequestOptions::default()
                 },
                 tools: Vec::new(),
+                output: None,
             };
             let controller = AbortController::new()
                 .map_err(|e| ProviderError::malformed(provider, &js_text(e)))?;

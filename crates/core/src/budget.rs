@@ -471,6 +471,7 @@ pub fn build_request(
         messages,
         options,
         tools: Vec::new(),
+        output: None,
     }
     .normalized()
 }

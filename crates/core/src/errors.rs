@@ -33,6 +33,9 @@ pub enum ErrorKind {
     /// The call is made by the side panel (Firebase AI Logic) and no panel is open, or it
     /// closed mid-call: nothing is wrong with the provider, so a task waits for the panel.
     NeedsPanel,
+    /// A 400 naming `response_format` or `json_schema`: the server refuses the structured
+    /// output asked for, and the step is asked again a rung down (`structured`).
+    OutputFormatRefused,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
@@ -325,7 +328,17 @@ pub fn classify_http(
     let retry = retry_after
         .and_then(|h| parse_retry_after(h, None))
         .or(d.retry_after_ms);
-    classify(cfg.kind, Some(status), &d, Some(cfg), retry)
+    let mut error = classify(cfg.kind, Some(status), &d, Some(cfg), retry);
+    // Servers that do not take a structured-output request say so in a 400 that names the
+    // field (LM Studio, older vLLM and llama.cpp, proxies), in their message or a `param`.
+    let lower = body.to_lowercase();
+    if status == 400
+        && error.kind == ErrorKind::Provider
+        && (lower.contains("response_format") || lower.contains("json_schema"))
+    {
+        error.kind = ErrorKind::OutputFormatRefused;
+    }
+    error
 }
 
 /// Classifies an error payload found inside a 200 stream (`payload` is the JSON that

@@ -39,6 +39,7 @@ pub mod settings;
 pub mod sort;
 pub mod sse;
 pub mod stream;
+pub mod structured;
 pub mod tokens;
 pub mod tools;
 pub mod url;

@@ -98,6 +98,10 @@ pub struct UniversalRequest {
     /// The tools offered for this request; empty sends no tool declarations at all.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<ToolSpec>,
+    /// The structured reply an agent step asks for, in the provider's own form (see
+    /// [`crate::structured`]); `None` for chat answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<crate::structured::OutputSchema>,
 }
 
 impl UniversalRequest {
@@ -201,6 +205,7 @@ mod tests {
                 .collect(),
             options: RequestOptions::default(),
             tools: vec![],
+            output: None,
         }
     }
 

@@ -17,15 +17,15 @@ export const SHOP = 'https://shop.tandem.test';
  * something else are not stopped by Tandem's first-action question (agent-sites.test.mjs
  * tests that question with `trust: false`). `extensionId` and `others` go to launchExtension
  * (more extensions beside Tandem, a tool provider say); `onDevice` to useMockProvider.
- * `close()` ends it all.
+ * `mockOptions` go to startMockProvider (Ollama's allowed origins, say). `close()` ends it all.
  */
-export async function startAgentEnv({ routes, key, model, fakeLanguageModel, origin = SHOP, more = {}, trust = true, extensionId, others, onDevice }) {
+export async function startAgentEnv({ routes, key, model, fakeLanguageModel, origin = SHOP, more = {}, trust = true, extensionId, others, onDevice, mockOptions = {} }) {
   const env = { close: async () => {
     await env.browser?.close();
     await env.mock?.close();
   } };
   try {
-    env.mock = await startMockProvider({ delayMs: 0 });
+    env.mock = await startMockProvider({ delayMs: 0, ...mockOptions });
     env.browser = await launchExtension({ fakeLanguageModel, extensionId, others });
     env.site = await routeSite(env.browser.context, { origin, routes });
     env.sites = { [origin]: env.site };

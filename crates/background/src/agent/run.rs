@@ -18,7 +18,7 @@ use tandem_core::agent::{
 };
 use tandem_core::errors::ErrorKind;
 use tandem_core::request::{ToolCall, ToolOutcome};
-use tandem_core::session::{CloudConfig, ProviderId, Schema, SessionConfig, SessionError};
+use tandem_core::session::{CloudConfig, Schema, SessionConfig, SessionError};
 use tandem_core::tools::{plan_call, CallPlan, Failure};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortController;
@@ -607,6 +607,7 @@ impl Loop {
         ctx.record_action(action, target, outcome, provider, Some(tokens));
         if let Some(step) = ctx.steps.last_mut() {
             step.timings = Some(take_timings());
+            step.output = output_mode(session);
         }
     }
 
@@ -621,10 +622,11 @@ impl Loop {
     ) -> Result<bool, SessionError> {
         let before = session.token_log().len();
         let reply = session
-            .invoke_with_summary(
+            .invoke_step(
                 &task::planner_turn(ctx, list, done),
-                &task::planner_summary(ctx, seen, done.is_some()),
-                constraint(session, &self.planner_schema),
+                Some(&task::planner_summary(ctx, seen, done.is_some())),
+                task::PLANNER_OUTPUT,
+                &self.planner_schema,
             )
             .await;
         self.note_failovers(ctx, session);
@@ -648,6 +650,7 @@ impl Loop {
             tokens: Some(tokens),
             tool: None,
             timings: None,
+            output: output_mode(session),
         });
         Ok(done.is_none() || parsed.complete)
     }
@@ -668,7 +671,12 @@ impl Loop {
         summary: &str,
     ) -> Result<Result<Action, String>, SessionError> {
         let reply = session
-            .invoke_with_summary(turn, summary, constraint(session, &self.navigator_schema))
+            .invoke_step(
+                turn,
+                Some(summary),
+                task::NAVIGATOR_OUTPUT,
+                &self.navigator_schema,
+            )
             .await?;
         match parse_action(&reply) {
             Ok(parsed) => Ok(Ok(parsed.action)),
@@ -680,10 +688,11 @@ impl Loop {
                 // cloud the turn that carried it is compacted now.
                 let again = format!("{turn}\n{first}");
                 let reply = session
-                    .invoke_with_summary(
+                    .invoke_step(
                         &again,
-                        summary,
-                        constraint(session, &self.navigator_schema),
+                        Some(summary),
+                        task::NAVIGATOR_OUTPUT,
+                        &self.navigator_schema,
                     )
                     .await?;
                 Ok(parse_action(&reply)
@@ -829,11 +838,9 @@ fn flow_place(provider: &str) -> String {
     format!("«{provider}»")
 }
 
-/// Nano decodes to the answer's JSON Schema (`responseConstraint`), and two answers that
-/// still miss it make the session fail over. A cloud reply is not held to it: it goes
-/// through `parse_action`'s repairs and one re-ask, which a strict check would pre-empt.
-fn constraint<'a>(session: &Session, schema: &'a Schema) -> Option<&'a Schema> {
-    (session.provider() == Some(ProviderId::Nano)).then_some(schema)
+/// The structured-output rung the cloud answers under now, for the step's Debug data.
+fn output_mode(session: &Session) -> Option<String> {
+    session.output_mode().map(|m| m.label().to_string())
 }
 
 /// Who answers `session` now, and the tokens of its attempts from token-log entry `before`

@@ -26,6 +26,7 @@ use crate::provider::{ProviderConfig, ProviderKind};
 use crate::request::{RequestMessage, ToolCall, UniversalRequest};
 use crate::sse::SseDecoder;
 use crate::stream::{StreamDecoder, StreamEvent, Usage};
+use crate::structured::OutputMode;
 
 /// Anthropic requires `max_tokens`; used when the user set no limit.
 pub const DEFAULT_MAX_TOKENS: u32 = 4096;
@@ -42,11 +43,25 @@ impl Adapter for Anthropic {
             .map(|text| json!([{"type": "text", "text": text, "cache_control": ephemeral()}]));
         // No cache mark of their own: tools come first in Anthropic's cache prefix, so the
         // system block's mark already covers them.
-        let tools: Vec<Value> = req
+        let mut tools: Vec<Value> = req
             .tools
             .iter()
             .map(|t| json!({"name": t.name, "description": t.description, "input_schema": parameters(t)}))
             .collect();
+        // An agent step's structured reply is a tool the model must call
+        // (<https://docs.anthropic.com/en/docs/build-with-claude/tool-use#forcing-tool-use>):
+        // the call's input is the reply, held to the schema by Anthropic's decoding.
+        let tool_choice = match &req.output {
+            Some(o) if o.mode == OutputMode::JsonSchema => {
+                tools.push(json!({
+                    "name": o.name,
+                    "description": "Give your answer for this step as this tool's input.",
+                    "input_schema": o.schema,
+                }));
+                json!({"type": "tool", "name": o.name})
+            }
+            _ => Value::Null,
+        };
         let body = json!({
             "model": req.model,
             "system": system,
@@ -68,6 +83,7 @@ impl Adapter for Anthropic {
                 [
                     ("messages", Value::Array(messages)),
                     ("tools", (!tools.is_empty()).then_some(tools).into()),
+                    ("tool_choice", tool_choice),
                 ],
             ),
         )

@@ -23,6 +23,7 @@ use crate::provider::{ProviderConfig, ProviderKind};
 use crate::request::{RequestMessage, ToolCall, ToolSpec, UniversalRequest};
 use crate::sse::SseDecoder;
 use crate::stream::{StreamDecoder, StreamEvent, Usage};
+use crate::structured::OutputMode;
 
 pub struct Gemini;
 
@@ -58,13 +59,39 @@ pub(crate) fn body(req: &UniversalRequest) -> String {
     json_body(
         json!({
             "systemInstruction": system_prompt(req).map(|s| json!({"parts": [{"text": s}]})),
-            "generationConfig": {"temperature": temperature(req), "maxOutputTokens": req.options.max_output_tokens},
         }),
         [
             ("contents", Value::Array(contents)),
             ("tools", tools.into()),
+            ("generationConfig", generation_config(req)),
         ],
     )
+}
+
+/// The options that are set, and an agent step's structured reply
+/// (<https://ai.google.dev/gemini-api/docs/structured-output>): JSON, held to the step's
+/// schema (`responseJsonSchema` takes JSON Schema as written). Kept as built, not pruned: an
+/// empty object inside a schema means something.
+fn generation_config(req: &UniversalRequest) -> Value {
+    let mut config = serde_json::Map::new();
+    if let Some(t) = temperature(req) {
+        config.insert("temperature".into(), json!(t));
+    }
+    if let Some(n) = req.options.max_output_tokens {
+        config.insert("maxOutputTokens".into(), json!(n));
+    }
+    if let Some(o) = req
+        .output
+        .as_ref()
+        .filter(|o| o.mode == OutputMode::JsonSchema)
+    {
+        config.insert("responseMimeType".into(), json!("application/json"));
+        config.insert("responseJsonSchema".into(), o.schema.clone());
+    }
+    match config.is_empty() {
+        true => Value::Null,
+        false => Value::Object(config),
+    }
 }
 
 /// Gemini 3 refuses a model turn whose function call lacks the thought signature it was

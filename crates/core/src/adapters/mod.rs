@@ -500,6 +500,73 @@ mod tests {
             https://firebasevertexai.googleapis.com/v1beta/projects/demo-project/models/test-model:streamGenerateContent?alt=sse"#]]
         .assert_eq(&urls.join("\n"));
     }
+
+    /// Issue 33: an agent step's schema, in each provider's own structured-output form and at
+    /// each rung of the OpenAI-compatible ladder.
+    #[test]
+    fn every_kind_asks_for_the_step_schema_in_its_own_form() {
+        use crate::structured::{OutputMode, OutputSchema};
+        let schema = json!({"type": "object", "properties": {
+            "action": {"type": "string", "enum": ["click", "done"]},
+            "element": {"type": "integer", "minimum": 0},
+        }, "required": ["action"]});
+        let with = |mode| UniversalRequest {
+            output: Some(OutputSchema {
+                name: "navigator_action".into(),
+                schema: schema.clone(),
+                mode,
+            }),
+            ..conversation()
+        };
+        let out: Vec<String> = ProviderKind::PICKABLE
+            .into_iter()
+            .flat_map(|k| {
+                let modes: &[OutputMode] = if crate::structured::has_ladder(k) {
+                    &[
+                        OutputMode::JsonSchema,
+                        OutputMode::JsonObject,
+                        OutputMode::Prose,
+                    ]
+                } else {
+                    &[OutputMode::JsonSchema]
+                };
+                modes.iter().map(move |&mode| {
+                    let http = adapter_for(k).translate(&with(mode), &config(k, "k"));
+                    let body: Value = crate::json::from_str(&http.body).unwrap();
+                    let form = [
+                        "response_format",
+                        "tool_choice",
+                        "format",
+                        "generationConfig",
+                    ]
+                    .iter()
+                    .filter_map(|f| body.get(*f).map(|v| format!("{f}={v}")))
+                    .collect::<Vec<_>>();
+                    let tools: Vec<&str> = body["tools"]
+                        .as_array()
+                        .map(|t| t.iter().filter_map(|t| t["name"].as_str()).collect())
+                        .unwrap_or_default();
+                    format!(
+                        "{} {}: {} tools={tools:?}",
+                        k.label(),
+                        mode.label(),
+                        form.join(" ")
+                    )
+                })
+            })
+            .collect();
+        expect_test::expect![[r#"
+            OpenAI json_schema: response_format={"json_schema":{"name":"navigator_action","schema":{"additionalProperties":false,"properties":{"action":{"enum":["click","done"],"type":"string"},"element":{"minimum":0,"type":["integer","null"]}},"required":["action","element"],"type":"object"},"strict":true},"type":"json_schema"} tools=[]
+            OpenAI json_object: response_format={"type":"json_object"} tools=[]
+            OpenAI prose JSON:  tools=[]
+            Anthropic json_schema: tool_choice={"name":"navigator_action","type":"tool"} tools=["navigator_action"]
+            Gemini json_schema: generationConfig={"maxOutputTokens":512,"responseJsonSchema":{"properties":{"action":{"enum":["click","done"],"type":"string"},"element":{"minimum":0,"type":"integer"}},"required":["action"],"type":"object"},"responseMimeType":"application/json","temperature":0.7} tools=[]
+            Ollama json_schema: format={"properties":{"action":{"enum":["click","done"],"type":"string"},"element":{"minimum":0,"type":"integer"}},"required":["action"],"type":"object"} tools=[]
+            OpenAI-compatible json_schema: response_format={"json_schema":{"name":"navigator_action","schema":{"additionalProperties":false,"properties":{"action":{"enum":["click","done"],"type":"string"},"element":{"minimum":0,"type":["integer","null"]}},"required":["action","element"],"type":"object"},"strict":true},"type":"json_schema"} tools=[]
+            OpenAI-compatible json_object: response_format={"type":"json_object"} tools=[]
+            OpenAI-compatible prose JSON:  tools=[]
+            Firebase AI Logic json_schema: generationConfig={"maxOutputTokens":512,"responseJsonSchema":{"properties":{"action":{"enum":["click","done"],"type":"string"},"element":{"minimum":0,"type":"integer"}},"required":["action"],"type":"object"},"responseMimeType":"application/json","temperature":0.7} tools=[]"#]].assert_eq(&out.join("\n"));
+    }
 }
 
 #[cfg(test)]
@@ -610,6 +677,7 @@ pub(crate) mod testkit {
                 context_window: None,
             },
             tools: Vec::new(),
+            output: None,
         }
     }
 
@@ -679,6 +747,7 @@ pub(crate) mod testkit {
             ],
             options: RequestOptions::default(),
             tools: vec![weather, tabs],
+            output: None,
         }
     }
 

@@ -18,6 +18,7 @@ use crate::ndjson::NdjsonDecoder;
 use crate::provider::{ProviderConfig, ProviderKind};
 use crate::request::{RequestMessage, ToolCall, UniversalRequest};
 use crate::stream::{StreamDecoder, StreamEvent, Usage};
+use crate::structured::OutputMode;
 
 pub struct Ollama;
 
@@ -51,6 +52,16 @@ impl Adapter for Ollama {
             [
                 ("messages", Value::Array(messages)),
                 ("tools", (!tools.is_empty()).then_some(tools).into()),
+                // An agent step's structured reply: `format` takes a JSON Schema
+                // (<https://docs.ollama.com/capabilities/structured-outputs>).
+                (
+                    "format",
+                    req.output
+                        .as_ref()
+                        .filter(|o| o.mode == OutputMode::JsonSchema)
+                        .map(|o| o.schema.clone())
+                        .into(),
+                ),
             ],
         );
         // A key is only needed behind an authenticating proxy or for ollama.com.

@@ -21,6 +21,7 @@ use crate::provider::{ProviderConfig, ProviderKind};
 use crate::request::{RequestMessage, ToolCall, UniversalRequest};
 use crate::sse::SseDecoder;
 use crate::stream::{StreamDecoder, StreamEvent, Usage};
+use crate::structured::{strict, OutputMode};
 
 /// The adapter for `OpenAi` and `OpenAiCompatible`; the kind only names the provider in
 /// messages.
@@ -57,6 +58,7 @@ impl Adapter for OpenAi {
                 [
                     ("messages", Value::Array(messages)),
                     ("tools", (!tools.is_empty()).then_some(tools).into()),
+                    ("response_format", response_format(req)),
                 ],
             ),
         )
@@ -64,6 +66,23 @@ impl Adapter for OpenAi {
 
     fn decoder(&self) -> Box<dyn StreamDecoder> {
         Decoder::boxed(self.0, Framing::Sse(SseDecoder::new()), Chunks::default())
+    }
+}
+
+/// An agent step's structured reply (<https://platform.openai.com/docs/guides/structured-outputs>):
+/// the schema in strict mode's form, or any JSON object a rung down the ladder, or nothing.
+fn response_format(req: &UniversalRequest) -> Value {
+    let Some(output) = &req.output else {
+        return Value::Null;
+    };
+    match output.mode {
+        OutputMode::JsonSchema => json!({"type": "json_schema", "json_schema": {
+            "name": output.name,
+            "strict": true,
+            "schema": strict(&output.schema),
+        }}),
+        OutputMode::JsonObject => json!({"type": "json_object"}),
+        OutputMode::Prose => Value::Null,
     }
 }
 

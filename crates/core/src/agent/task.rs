@@ -98,6 +98,11 @@ pub struct StepRecord {
     /// the panel does not show it, and nothing asserts it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timings: Option<StepTimings>,
+    /// How the cloud was asked for the step's structured reply (`json_schema`,
+    /// `json_object`, `prose JSON`: the ladder's rung, see `structured`), for Debug; `None`
+    /// on Nano and for lines no model answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
 }
 
 /// Milliseconds an action step spent per phase, outside the model: injecting the driver,
@@ -342,6 +347,7 @@ impl TaskContext {
             tokens: None,
             tool: None,
             timings: None,
+            output: None,
         });
         Ok(())
     }
@@ -402,6 +408,7 @@ impl TaskContext {
             tokens,
             tool: None,
             timings: None,
+            output: None,
         });
     }
 
@@ -417,6 +424,7 @@ impl TaskContext {
             tokens: None,
             tool: None,
             timings: None,
+            output: None,
         });
     }
 
@@ -739,6 +747,11 @@ pub struct PlannerReply {
 /// in the worker's wasm; `the_planner_schema_is_what_planner_reply_generates` keeps it in step.
 const PLANNER_SCHEMA: &str = r#"{"description":"The planner's answer.","properties":{"complete":{"default":false,"description":"Only meaningful when checking the navigator's `done`: the task is really complete.","type":"boolean"},"plan":{"default":"","description":"A short numbered plan of the remaining steps.","type":"string"}},"title":"PlannerReply","type":"object"}"#;
 
+/// The names the planner's and the navigator's answer shapes go by in a cloud provider's
+/// structured output (OpenAI's schema name, Anthropic's forced tool).
+pub const PLANNER_OUTPUT: &str = "planner_reply";
+pub const NAVIGATOR_OUTPUT: &str = "navigator_action";
+
 /// The planner's answer shape, for Nano's `responseConstraint`.
 pub fn planner_schema() -> Schema {
     // A constant that a native test parses: it cannot fail here.
@@ -1017,6 +1030,7 @@ mod tests {
             tokens: None,
             tool: None,
             timings: None,
+            output: None,
         };
         let mut ctx = TaskContext::new("id-1", "Buy a bag", 10);
         ctx.record(step("first"));
@@ -1105,6 +1119,7 @@ mod tests {
             tokens: None,
             tool: None,
             timings: None,
+            output: None,
         });
         assert!(!ctx.planner_due());
     }

@@ -10,7 +10,7 @@ use expect_test::{expect, Expect};
 use proptest::prelude::*;
 use serde_json::Value;
 
-use super::actions::{action_schema, parse_action, Action, ScrollTarget, ACTION_NAMES};
+use super::actions::{action_schema, parse_action, Action, Repair, ScrollTarget, ACTION_NAMES};
 use super::element_map::ElementMap;
 use super::safety::{fence, needs_confirmation, UrlPolicy, FENCE_CLOSE, FENCE_OPEN};
 use super::signature::{find, Match, Signature};
@@ -1286,6 +1286,35 @@ fn a_cross_origin_frame_is_merged_once_at_its_iframe_and_its_handles_name_the_fr
         snap("https://elsewhere.example/", vec![el("c.1", "X")], vec![])
     ));
     assert_eq!(top.elements.len(), 2);
+}
+
+/// Found by fuzzing (`scripts/fuzz`, target `extract_object`; issue 33): a navigate URL
+/// written host first gets `https://` added, the one value a repair writes on purpose (the
+/// target's property once forbade it; now it knows). Everything after the scheme is the
+/// model's own text, and nothing else is added.
+#[test]
+fn a_url_written_host_first_gets_https_and_nothing_more() {
+    for (reply, url) in [
+        // The minimised crash, as the target wraps it.
+        (
+            "```json\n{'action':'navigate','url':'h.'\n```",
+            "https://h.",
+        ),
+        (
+            "Here is the action: {'action': 'navigate', 'url': 'hshop.example/'} Done.",
+            "https://hshop.example/",
+        ),
+    ] {
+        let parsed = parse_action(reply).unwrap();
+        assert_eq!(
+            parsed.action,
+            Action::Navigate { url: url.into() },
+            "{reply}"
+        );
+        assert!(parsed.repairs.contains(&Repair::SchemeAdded), "{reply}");
+        let written = url.strip_prefix("https://").unwrap();
+        assert!(reply.contains(written) && !reply.contains(url), "{reply}");
+    }
 }
 
 /// Found by fuzzing (`scripts/fuzz`, target `extract_object`): `url: 9E9` became the URL

@@ -9,15 +9,83 @@ use crate::budget::{
     after_request_tokens, build_request, compute_budget, BudgetError, Conversation, TokenCache,
 };
 use crate::chat::Role;
-use crate::errors::ProviderError;
+use crate::errors::{ErrorKind, ProviderError};
 use crate::request::{RequestMessage, RequestOptions, UniversalRequest};
 use crate::send::{Action, RetryPolicy, SendPlan, UniversalResponse};
 use crate::stream::StreamEvent;
+use crate::structured::{self, OutputMode, OutputSchema};
 
 use super::attempt::{AttemptTrace, CloudConfig, SendFailure};
 use super::plan::{AttemptReport, RequestPlanner, TurnHooks};
 use super::transcript::Transcript;
 use super::{ProviderId, TokenRecord};
+
+/// The most requests one turn sends, retries and tool rounds included: a backstop above the
+/// tool rounds (8), the final answer and the retry policy's retries, never reached when those
+/// limits hold.
+pub const MAX_REQUESTS_PER_TURN: u32 = 16;
+
+/// What the model reads when its turn's tool rounds are used up and no tools are offered.
+pub const FINAL_ANSWER_NOTE: &str = "You have used every round of tool calls Tandem allows for one message, so no tools are offered now. Answer the user now with what you have; do not ask for another tool.";
+
+/// A reply to a request that asked for a structured reply, as the step's readers take it:
+/// a forced tool call's input (Anthropic) becomes the text, and the `null`s strict mode makes
+/// a model write for unused fields are left out.
+fn structured_reply(
+    mut response: UniversalResponse,
+    output: Option<&OutputSchema>,
+) -> UniversalResponse {
+    let Some(output) = output else {
+        return response;
+    };
+    if let Some(i) = response
+        .tool_calls
+        .iter()
+        .position(|c| c.name == output.name)
+    {
+        let call = response.tool_calls.remove(i);
+        response.content = structured::reply_of_call(&call.arguments);
+    }
+    if output.mode == OutputMode::JsonSchema {
+        response.content = structured::without_nulls(&response.content);
+    }
+    response
+}
+
+/// A turn's tool rounds written as text, ending with `note` for the model: for the request
+/// that offers no tools (a provider may refuse tool-call blocks without tool declarations).
+/// Results were fenced when they were made, so the text keeps their fences.
+pub fn tool_rounds_as_text(rounds: &[RequestMessage], note: &str) -> Vec<RequestMessage> {
+    let mut out: Vec<RequestMessage> = rounds
+        .iter()
+        .map(|m| {
+            let mut text = m.content.clone();
+            let lines = m
+                .tool_calls
+                .iter()
+                .map(|c| format!("(called the tool {} with {})", c.name, c.arguments))
+                .chain(m.tool_results.iter().map(|r| {
+                    let how = if r.is_error { "failed" } else { "answered" };
+                    format!("(the tool {} {how}:)\n{}", r.name, r.content)
+                }));
+            for line in lines {
+                if !text.is_empty() {
+                    text.push_str("\n\n");
+                }
+                text.push_str(&line);
+            }
+            RequestMessage::text(m.role, text)
+        })
+        .collect();
+    match out.last_mut() {
+        Some(last) if last.role == Role::User => {
+            last.content.push_str("\n\n");
+            last.content.push_str(note);
+        }
+        _ => out.push(RequestMessage::text(Role::User, note)),
+    }
+    out
+}
 
 /// Sends one request to the provider (in the browser: the adapter's HTTP request, streamed
 /// and folded into a [`UniversalResponse`]).
@@ -97,6 +165,12 @@ pub struct CloudSession<C: CloudTransport, S: Sleeper> {
     /// Pair counts survive across steps, so each exchange is estimated once per task.
     cache: TokenCache,
     last_input_tokens: u32,
+    /// The structured reply the next turn asks for (an agent step's schema, by name).
+    /// Boxed: a session is one per task, and `Active`'s variants stay alike in size.
+    output: Option<Box<(String, serde_json::Value)>>,
+    /// How this provider and model take a structured reply: the top of the ladder until the
+    /// server refuses it, then for the rest of the session one rung down each time.
+    output_mode: OutputMode,
 }
 
 impl<C: CloudTransport, S: Sleeper> CloudSession<C, S> {
@@ -125,7 +199,25 @@ impl<C: CloudTransport, S: Sleeper> CloudSession<C, S> {
             options,
             cache: TokenCache::new(),
             last_input_tokens: 0,
+            output: None,
+            output_mode: OutputMode::JsonSchema,
         }
+    }
+
+    /// The structured reply the following turns ask for: the step schema `schema` named
+    /// `name`, or none (a chat answer).
+    pub fn set_output(&mut self, output: Option<(String, serde_json::Value)>) {
+        self.output = output.map(Box::new);
+    }
+
+    /// Starts at `mode`: the rung this provider and model were stepped down to before.
+    pub fn set_output_mode(&mut self, mode: OutputMode) {
+        self.output_mode = mode;
+    }
+
+    /// How a structured reply is asked for now (the ladder's rung).
+    pub fn output_mode(&self) -> OutputMode {
+        self.output_mode
     }
 
     pub fn provider(&self) -> ProviderId {
@@ -187,7 +279,20 @@ impl<C: CloudTransport, S: Sleeper> CloudSession<C, S> {
         let mut plan = SendPlan::new(budget, RetryPolicy::with_settings(settings));
         plan.budget_mut()
             .count_after_request(after_request_tokens(rounds, settings), allowance);
+        let mut sent_requests = 0u32;
         loop {
+            // A backstop above every limit that should end a turn first (the tool rounds, the
+            // retry policy): whatever goes wrong, one message never becomes an endless bill.
+            if sent_requests >= MAX_REQUESTS_PER_TURN {
+                return Err(CloudFailure::Provider(ProviderError::new(
+                    ErrorKind::Provider,
+                    format!(
+                        "Tandem stopped after {MAX_REQUESTS_PER_TURN} requests to {} for this one message without an answer.",
+                        self.config.kind.label()
+                    ),
+                )));
+            }
+            sent_requests += 1;
             let options = planner.options(plan.budget(), &self.config, &self.options);
             let mut request = build_request(
                 plan.budget(),
@@ -197,8 +302,24 @@ impl<C: CloudTransport, S: Sleeper> CloudSession<C, S> {
                 &self.config.model,
                 options,
             );
-            request.tools = planner.tools().to_vec();
-            request.messages.extend(rounds.iter().cloned());
+            // Once the turn's tool rounds are used up, the model is offered no tools and told
+            // to answer: offered tools again, a model that keeps calling them costs a request
+            // per call. Its rounds go as text, since some providers (Anthropic) refuse tool
+            // blocks in a request that declares no tools.
+            let final_answer = !rounds.is_empty() && !hooks.rounds_left();
+            if final_answer {
+                request
+                    .messages
+                    .extend(tool_rounds_as_text(rounds, FINAL_ANSWER_NOTE));
+            } else {
+                request.tools = planner.tools().to_vec();
+                request.messages.extend(rounds.iter().cloned());
+            }
+            request.output = self.output.as_deref().map(|(name, schema)| OutputSchema {
+                name: name.clone(),
+                schema: schema.clone(),
+                mode: self.output_mode,
+            });
             let sent = plan.budget().breakdown.total_input;
             self.last_input_tokens = sent;
             let rounds_before = rounds.len();
@@ -217,7 +338,28 @@ impl<C: CloudTransport, S: Sleeper> CloudSession<C, S> {
                 .send_events(&request, abort, &mut on_event)
                 .await;
             let result = match result {
-                Ok(r) => Ok(r),
+                Ok(r) => Ok(structured_reply(r, request.output.as_ref())),
+                // A server that refuses the structured reply is asked the same step again a
+                // rung down, remembered for the session. The refused request cost nothing and
+                // is not an attempt of the step: no token record, no retry counted.
+                Err(SendFailure::Provider(e))
+                    if structured::refused(&e) && request.output.is_some() =>
+                {
+                    match self.output_mode.fallback() {
+                        Some(next) if structured::has_ladder(self.config.kind) => {
+                            self.output_mode = next;
+                            hooks.attempt(&AttemptReport {
+                                provider: self.config.kind,
+                                model: &self.config.model,
+                                plan: &plan,
+                                trace: &trace,
+                                usage,
+                            });
+                            continue;
+                        }
+                        _ => Err(e),
+                    }
+                }
                 Err(SendFailure::Provider(e)) => Err(e),
                 Err(SendFailure::Stopped) => {
                     hooks.attempt(&AttemptReport {
@@ -255,6 +397,24 @@ impl<C: CloudTransport, S: Sleeper> CloudSession<C, S> {
                 usage,
             });
             match (action, result) {
+                // Calls in answer to a request that offered no tools are not run: the text,
+                // if any, is the answer; without text the turn ends with a sentence.
+                (Action::Done, Ok(mut response))
+                    if final_answer && !response.tool_calls.is_empty() =>
+                {
+                    if response.content.trim().is_empty() {
+                        return Err(CloudFailure::Provider(ProviderError::new(
+                            ErrorKind::Provider,
+                            format!(
+                                "The model kept calling tools after the {} rounds Tandem allows for one message and gave no answer, so Tandem stopped it. Ask again, more narrowly.",
+                                rounds.len() / 2
+                            ),
+                        )));
+                    }
+                    response.tool_calls.clear();
+                    hooks.answered(&response, plan.budget(), true);
+                    return Ok(response);
+                }
                 (Action::Done, Ok(response)) if !response.tool_calls.is_empty() => {
                     let outcomes =
                         hooks

@@ -15,6 +15,7 @@ use super::{
 use crate::answer_schema::Schema;
 use crate::provider::ProviderKind;
 use crate::stream::StreamEvent;
+use crate::structured::OutputMode;
 
 mod chat_turn;
 pub use chat_turn::NANO_MODEL;
@@ -55,6 +56,10 @@ struct Shared<N, C, S> {
     live: Cell<usize>,
     next_id: Cell<u64>,
     listener: RefCell<Option<Listener>>,
+    /// The structured-output rung each provider and model was stepped down to, for as long
+    /// as the worker lives: a server that refused `json_schema` is not asked again by the
+    /// next task.
+    output_modes: RefCell<Vec<(ProviderKind, String, OutputMode)>>,
 }
 
 impl<N, C, S> Shared<N, C, S> {
@@ -83,6 +88,7 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> SessionManager<N, C, S> {
                 live: Cell::new(0),
                 next_id: Cell::new(1),
                 listener: RefCell::new(None),
+                output_modes: RefCell::new(Vec::new()),
             }),
         }
     }
@@ -168,6 +174,7 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> SessionManager<N, C, S> {
             tokens: Vec::new(),
             failovers: Vec::new(),
             abort: None,
+            step_output: None,
         };
         let start_on_cloud = match choice {
             ProviderId::Nano => None,
@@ -211,6 +218,9 @@ pub struct HybridSession<N: NanoBackend, C: CloudTransport, S: Sleeper> {
     failovers: Vec<Failover>,
     /// Aborts the cloud call in flight (the task's Cancel, the chat turn's Stop).
     abort: Option<C::Abort>,
+    /// The step being run by [`invoke_step`](Self::invoke_step): its schema's name and JSON,
+    /// which the cloud asks for in its own structured-output form.
+    step_output: Option<(String, serde_json::Value)>,
 }
 
 /// One switch of a session from Nano to the cloud, for the timeline.
@@ -371,6 +381,31 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
         self.step(turn, Some(summary), schema, None).await
     }
 
+    /// An agent step whose answer has `schema` (named `name`, `[A-Za-z0-9_-]`): Nano decodes
+    /// to it (`responseConstraint`) and its answers are checked against it; a cloud provider
+    /// is asked for it in its own structured-output form (see [`crate::structured`]), and its
+    /// answer is left to the step's lenient reader, which repairs what it can and asks again.
+    pub async fn invoke_step(
+        &mut self,
+        turn: &str,
+        summary: Option<&str>,
+        name: &str,
+        schema: &Schema,
+    ) -> Result<String, SessionError> {
+        self.step_output = Some((name.to_string(), schema.json().clone()));
+        let answer = self.step(turn, summary, Some(schema), None).await;
+        self.step_output = None;
+        answer
+    }
+
+    /// How the cloud provider in use is asked for a structured reply now (`None` on Nano).
+    pub fn output_mode(&self) -> Option<crate::structured::OutputMode> {
+        match self.active.as_ref()? {
+            Active::Cloud(c) => Some(c.output_mode()),
+            Active::Nano(_) => None,
+        }
+    }
+
     /// [`invoke`](Self::invoke), streaming the answer into `on_update`.
     pub async fn invoke_streaming(
         &mut self,
@@ -447,13 +482,24 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
     }
 
     fn cloud_session(&self, cloud: CloudConfig) -> CloudSession<C, S> {
-        CloudSession::new(
+        let known = self
+            .shared
+            .output_modes
+            .borrow()
+            .iter()
+            .find(|(kind, model, _)| *kind == cloud.kind && *model == cloud.model)
+            .map(|(_, _, mode)| *mode);
+        let mut session = CloudSession::new(
             Rc::clone(&self.shared.transport),
             Rc::clone(&self.shared.sleeper),
             cloud,
             &self.transcript,
             self.config.temperature,
-        )
+        );
+        if let Some(mode) = known {
+            session.set_output_mode(mode);
+        }
+        session
     }
 
     /// Replaces the provider by a cloud session built from the transcript; the Nano model
@@ -491,8 +537,11 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
             let provider = self.provider().ok_or(SessionError::Destroyed)?;
             self.served = true;
             if let ProviderId::Cloud(_) = provider {
+                // A step asked for in the provider's structured form is read leniently by
+                // the caller, not checked here.
+                let check = schema.filter(|_| self.step_output.is_none());
                 let reply = self
-                    .prompt_cloud(step, turn, schema, on_update.as_deref_mut())
+                    .prompt_cloud(step, turn, check, on_update.as_deref_mut())
                     .await?;
                 return Ok(self.answered(step, turn, summary, reply, provider));
             }
@@ -620,6 +669,7 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
                 return Err(SessionError::Destroyed);
             };
             let provider = cloud.provider();
+            cloud.set_output(self.step_output.clone());
             let mut hooks = StepHooks {
                 on_update: on_update.as_deref_mut(),
                 provider,
@@ -639,9 +689,16 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
                     &mut Vec::new(),
                     &mut self.tokens,
                 )
-                .await
-                .map(|r| r.content)
-                .map_err(|e| cloud_error(step, e))?;
+                .await;
+            // The rung the server took, for this provider and model's later sessions.
+            let (kind, mode) = (cloud.config().kind, cloud.output_mode());
+            if mode != OutputMode::JsonSchema {
+                let mut known = self.shared.output_modes.borrow_mut();
+                let model = &cloud.config().model;
+                known.retain(|(k, m, _)| !(*k == kind && m == model));
+                known.push((kind, model.clone(), mode));
+            }
+            let text = text.map(|r| r.content).map_err(|e| cloud_error(step, e))?;
             if let Some(reply) = checked(schema, text, &mut invalid, step, provider)? {
                 return Ok(reply);
             }

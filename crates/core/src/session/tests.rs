@@ -957,6 +957,8 @@ struct Hooks {
     stop_in_wait: bool,
     /// Every `restart` note.
     restarts: Vec<String>,
+    /// Tool rounds the turn may run (unlimited when `None`), as the chat's `Rounds` counts.
+    max_rounds: Option<usize>,
 }
 
 impl TurnHooks for Hooks {
@@ -983,6 +985,10 @@ impl TurnHooks for Hooks {
     fn restart(&mut self, note: &str) {
         self.deltas.clear();
         self.restarts.push(note.to_string());
+    }
+
+    fn rounds_left(&self) -> bool {
+        self.max_rounds.is_none_or(|max| self.rounds.len() < max)
     }
 
     async fn tool_round(&mut self, calls: &[ToolCall]) -> Result<Vec<ToolOutcome>, SendFailure> {
@@ -1619,4 +1625,222 @@ fn preferred_ids_are_its_serde_names() {
         assert_eq!(Preferred::from_id(p.id()), Some(p));
     }
     assert_eq!(Preferred::from_id("Nano"), None);
+}
+
+/// Issue 33: a model that calls a tool in every answer. Past the 8 rounds the next request
+/// offers no tools, carries the rounds as text and asks for the answer, and the turn ends
+/// there: 9 requests, not one per further call.
+#[test]
+fn a_model_that_keeps_calling_tools_gets_one_request_without_tools_then_the_turn_ends() {
+    for (reply, answered) in [("", false), ("Here is what I found.", true)] {
+        let (mut session, cloud, _, transcript) = cloud_session(128_000);
+        for n in 0..40 {
+            cloud.tools_at(n, vec![read_call(&format!("c{n}"))]);
+        }
+        if reply.is_empty() {
+            cloud.reply_with(|_| String::new());
+        } else {
+            cloud.reply_with(|_| "Here is what I found.".into());
+        }
+        let mut planner = chat_planner(1);
+        let mut hooks = Hooks {
+            max_rounds: Some(8),
+            ..Hooks::default()
+        };
+        let mut rounds = Vec::new();
+        let mut tokens = Vec::new();
+        let result = block_on(session.run_turn(
+            &transcript,
+            "",
+            &mut planner,
+            &mut hooks,
+            None,
+            &mut rounds,
+            &mut tokens,
+        ));
+        let requests = cloud.requests.borrow();
+        assert_eq!(
+            requests.len(),
+            9,
+            "8 tool rounds, then one request for the answer"
+        );
+        assert_eq!(hooks.rounds.len(), 8, "no call past the limit runs");
+        assert!(requests[..8].iter().all(|r| r.tools.len() == 1));
+        let last = &requests[8];
+        assert!(last.tools.is_empty(), "the last request offers no tools");
+        assert!(last
+            .messages
+            .iter()
+            .all(|m| m.tool_calls.is_empty() && m.tool_results.is_empty()));
+        let asked = &last.messages.last().unwrap().content;
+        assert!(asked.ends_with(FINAL_ANSWER_NOTE), "{asked}");
+        assert!(asked.contains("(the tool page_read answered:)"));
+        match (result, answered) {
+            (Ok(r), true) => {
+                assert_eq!(r.content, "Here is what I found.");
+                assert!(r.tool_calls.is_empty());
+            }
+            (Err(CloudFailure::Provider(e)), false) => {
+                assert!(
+                    e.message.contains("kept calling tools after the 8 rounds"),
+                    "{}",
+                    e.message
+                );
+            }
+            (other, _) => panic!("{other:?}"),
+        }
+    }
+}
+
+/// The backstop: hooks that never run out of rounds still cannot make a turn send more than
+/// [`MAX_REQUESTS_PER_TURN`] requests.
+#[test]
+fn a_turn_never_sends_more_than_the_request_ceiling() {
+    let (mut session, cloud, _, transcript) = cloud_session(128_000);
+    for n in 0..100 {
+        cloud.tools_at(n, vec![read_call(&format!("c{n}"))]);
+    }
+    let mut planner = chat_planner(1);
+    let mut hooks = Hooks::default();
+    let mut tokens = Vec::new();
+    let err = block_on(session.run_turn(
+        &transcript,
+        "",
+        &mut planner,
+        &mut hooks,
+        None,
+        &mut Vec::new(),
+        &mut tokens,
+    ))
+    .unwrap_err();
+    assert_eq!(
+        cloud.requests.borrow().len(),
+        MAX_REQUESTS_PER_TURN as usize
+    );
+    let CloudFailure::Provider(e) = err else {
+        panic!("{err:?}")
+    };
+    assert!(
+        e.message
+            .starts_with("Tandem stopped after 16 requests to OpenAI"),
+        "{}",
+        e.message
+    );
+}
+
+/// Issue 33: an OpenAI-compatible server that refuses `json_schema`, then `json_object`: the
+/// same step is asked again a rung down each time and answered once, the refusals cost no
+/// token record, and the session keeps the rung for its later steps.
+#[test]
+fn a_server_refusing_structured_output_steps_the_ladder_down_once_per_rung() {
+    use crate::structured::OutputMode;
+    let (mut session, cloud, _, transcript) = cloud_session(128_000);
+    let refused = |what: &str| {
+        let body = format!(
+            r#"{{"error":{{"message":"'response_format.type' must be 'text', got '{what}'","type":"invalid_request_error","param":"response_format"}}}}"#
+        );
+        let cfg = crate::provider::ProviderConfig {
+            kind: ProviderKind::OpenAiCompatible,
+            base_url: "http://localhost:1234/v1".into(),
+            model: "m".into(),
+            api_key: String::new(),
+            project_id: String::new(),
+            app_id: String::new(),
+        };
+        crate::errors::classify_http(400, &body, None, &cfg)
+    };
+    assert_eq!(refused("json_schema").kind, ErrorKind::OutputFormatRefused);
+    cloud.fault_at(0, Fault::Fail(refused("json_schema")));
+    cloud.fault_at(1, Fault::Fail(refused("json_object")));
+    session.set_output(Some((
+        "navigator_action".into(),
+        serde_json::json!({"type": "object"}),
+    )));
+    let mut tokens = Vec::new();
+    let mut hooks = Hooks::default();
+    let answer = block_on(session.run_turn(
+        &transcript,
+        "ROLE: NAVIGATOR",
+        &mut TranscriptPlanner,
+        &mut hooks,
+        None,
+        &mut Vec::new(),
+        &mut tokens,
+    ));
+    assert!(answer.is_ok(), "{answer:?}");
+    let modes: Vec<OutputMode> = cloud
+        .requests
+        .borrow()
+        .iter()
+        .map(|r| r.output.as_ref().unwrap().mode)
+        .collect();
+    assert_eq!(
+        modes,
+        [
+            OutputMode::JsonSchema,
+            OutputMode::JsonObject,
+            OutputMode::Prose
+        ]
+    );
+    assert_eq!(tokens.len(), 1, "the refusals are not attempts of the step");
+    assert_eq!(session.output_mode(), OutputMode::Prose);
+    // The next step starts where the ladder stopped.
+    block_on(session.run_turn(
+        &transcript,
+        "ROLE: NAVIGATOR again",
+        &mut TranscriptPlanner,
+        &mut Hooks::default(),
+        None,
+        &mut Vec::new(),
+        &mut tokens,
+    ))
+    .unwrap();
+    let last = cloud
+        .requests
+        .borrow()
+        .last()
+        .unwrap()
+        .output
+        .clone()
+        .unwrap();
+    assert_eq!(last.mode, OutputMode::Prose);
+}
+
+/// The ladder's rung outlives the task: the next session on the same provider and model
+/// starts where the server's refusals left it, and sends no request it would refuse.
+#[test]
+fn a_later_task_starts_at_the_rung_the_server_took() {
+    use crate::structured::OutputMode;
+    let (m, _) = manager(Availability::Unavailable, true);
+    let refused = crate::errors::ProviderError {
+        kind: ErrorKind::OutputFormatRefused,
+        message: "refused".into(),
+        status: Some(400),
+        retry_after_ms: None,
+    };
+    m.transport().fault_at(0, Fault::Fail(refused.clone()));
+    m.transport().fault_at(1, Fault::Fail(refused));
+    let schema = Schema::new(serde_json::json!({"type": "object"}));
+    let mut first = block_on(m.create(config(Preferred::Cloud))).unwrap();
+    block_on(first.invoke_step("Step 1", None, "navigator_action", &schema)).unwrap();
+    assert_eq!(first.output_mode(), Some(OutputMode::Prose));
+    first.destroy();
+    let mut second = block_on(m.create(config(Preferred::Cloud))).unwrap();
+    block_on(second.invoke_step("Step 1", None, "navigator_action", &schema)).unwrap();
+    let modes: Vec<OutputMode> = m
+        .transport()
+        .requests
+        .borrow()
+        .iter()
+        .map(|r| r.output.as_ref().unwrap().mode)
+        .collect();
+    assert_eq!(
+        modes,
+        [
+            OutputMode::JsonSchema,
+            OutputMode::JsonObject,
+            OutputMode::Prose,
+            OutputMode::Prose
+        ]
+    );
 }

@@ -19,6 +19,7 @@
 //! and questions.
 
 pub mod nano;
+pub mod offered;
 pub mod outcome;
 pub mod page;
 pub mod protocol;
@@ -28,6 +29,7 @@ pub mod schema_text;
 pub mod turn;
 
 pub use nano::{instructions, parse_reply, response_constraint, result_turn, NanoReply};
+pub use offered::TOOLS_RULE;
 pub use outcome::{Failure, Origin, MAX_RESULT_CHARS};
 pub use protocol::{
     parse_incoming, parse_tool_result, Annotations, Answer, Incoming, Outgoing, ProtocolError,

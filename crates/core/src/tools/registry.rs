@@ -481,11 +481,13 @@ impl Registry {
                 } else {
                     &tool.description
                 };
+                // The model should know whose tool it is, and that it is not Tandem's own.
+                // Every text here is the provider's: neutralised and capped (`offered`).
+                let description = format!("«{}»: {what}", super::offered::text(&p.name, 100));
                 specs.push(ToolSpec {
                     name,
-                    // The model should know whose tool it is, and that it is not Tandem's own.
-                    description: format!("«{}»: {what}", p.name),
-                    parameters: tool.parameters.clone(),
+                    description: super::offered::description(&description),
+                    parameters: super::offered::parameters(&tool.parameters),
                 });
             }
         }
