@@ -14,7 +14,10 @@
 //!    person's pointer would land, and [`ActResult::sentence`] says what it changed.
 
 pub mod actions;
+pub mod colour;
 pub mod element_map;
+#[cfg(test)]
+mod perception_tests;
 pub mod report;
 pub mod safety;
 pub mod settings;
