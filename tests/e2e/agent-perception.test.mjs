@@ -235,7 +235,7 @@ test('a mail client: icon-only row actions are listed by their tooltip and icon,
   assert.doesNotMatch(opened, /"Reply ?Forward"/);
   // The turn after the delete named the element it hit, fenced as page data.
   const afterDelete = navigatorTurns().find((t) => /Result of the previous step: done: clicked/.test(t));
-  assert.match(afterDelete, /The previous step acted on this element:\n⟦untrusted data: element acted on⟧\n\[\d+\] span "Delete"/);
+  assert.match(afterDelete, /The previous step acted on this element:\n⟦untrusted data: element acted on⟧\nthen listed as \[\d+\] span "Delete"/);
   assert.match(await ui.status().textContent(), /^Done/);
 });
 

@@ -782,10 +782,12 @@ pub fn navigator_turn(ctx: &TaskContext, page: &str) -> String {
         turn.push_str(&format!("Result of the previous step: {}\n", ctx.feedback));
         // Which element it hit, by the number and name the model chose it by: after the view
         // changed, that element may no longer be in the list to say so.
+        // Worded so that it cannot be read as a line of the current list (`[8] …` at the
+        // start of a line): the element may be gone, or its number now says something else.
         if let Some(target) = acted_on(ctx) {
             turn.push_str(&format!(
                 "The previous step acted on this element:\n{}\n",
-                fence("element acted on", target)
+                fence("element acted on", &format!("then listed as {target}"))
             ));
         }
     }
