@@ -222,42 +222,65 @@
   const FOR_READERS = 1;
   const HIDDEN = 2;
   const CLIPPED = /^rect\(0px,? 0px,? 0px,? 0px\)$|inset\(\s*(50|100)%|circle\(\s*0(px|%)?\s*[ )]/;
-  let hideCache = null;
-  function hiddenLevel(el) {
-    if (!hideCache) return computeHiddenLevel(el);
-    let level = hideCache.get(el);
-    if (level === undefined) {
-      level = computeHiddenLevel(el);
-      hideCache.set(el, level);
+  // What the eye gets of an element, read from its style once a snapshot and kept as bits:
+  // its hidden level (above), whether its own text is invisible (INK: no size, not visible,
+  // no colour) and whether its box separates words (BLOCK: anything but an inline box).
+  // Style reads are most of what naming costs on a large page, so each is read once.
+  const LEVEL = 3;
+  const INK = 4;
+  const BLOCK = 8;
+  // INK is read only for elements that hold text, when first asked.
+  const INK_READ = 16;
+  let lookCache = null;
+  function looks(el) {
+    let bits = lookCache ? lookCache.get(el) : undefined;
+    if (bits === undefined) {
+      bits = computeLooks(el);
+      if (lookCache) lookCache.set(el, bits);
     }
-    return level;
+    return bits;
   }
+  const hiddenLevel = (el) => looks(el) & LEVEL;
   const hidesText = (el) => hiddenLevel(el) !== SEEN;
-  function computeHiddenLevel(el) {
-    if (el.getAttribute('aria-hidden') === 'true') return HIDDEN;
+  function computeLooks(el) {
     const style = styleOf(el);
-    if (style.display === 'none' || style.opacity === '0') return HIDDEN;
-    if ((style.clip && CLIPPED.test(style.clip)) || (style.clipPath !== 'none' && CLIPPED.test(style.clipPath))) return FOR_READERS;
+    const display = style.display;
+    const bits = BLOCK_TAGS.has(el.tagName) || (display !== 'inline' && display !== 'contents') ? BLOCK : 0;
+    return bits | hiddenFrom(el, style, display);
+  }
+  function inkOf(el) {
+    let bits = looks(el);
+    if (!(bits & INK_READ)) {
+      const style = styleOf(el);
+      const color = style.color;
+      bits |= INK_READ;
+      if (style.visibility !== 'visible' || style.fontSize === '0px' || color === 'transparent' ||
+          (color.startsWith('rgba') && /,\s*0\)$/.test(color))) bits |= INK;
+      if (lookCache) lookCache.set(el, bits);
+    }
+    return (bits & INK) !== 0;
+  }
+  function hiddenFrom(el, style, display) {
+    if (display === 'none' || style.opacity === '0' || el.getAttribute('aria-hidden') === 'true') return HIDDEN;
+    const clipPath = style.clipPath;
+    if (clipPath !== 'none' && CLIPPED.test(clipPath)) return FOR_READERS;
     const position = style.position;
+    const placed = position === 'absolute' || position === 'fixed';
+    // `clip` applies to absolutely positioned boxes only.
+    if (placed && CLIPPED.test(style.clip)) return FOR_READERS;
     const overflow = style.overflow !== 'visible';
-    if (position !== 'absolute' && position !== 'fixed' && !overflow) return SEEN;
+    if (!placed && !overflow) return SEEN;
     const r = el.getBoundingClientRect();
     if (overflow && (r.width < 2 || r.height < 2)) return FOR_READERS;
-    if (position === 'absolute' || position === 'fixed') {
+    if (placed) {
       if (r.width <= 1 && r.height <= 1) return FOR_READERS;
       const view = el.ownerDocument.defaultView;
       if (r.right + view.scrollX <= 0 || r.bottom + view.scrollY <= 0) return FOR_READERS;
     }
     return SEEN;
   }
-
-  // Whether a text node's own style hides it: no size, not visible, no colour.
-  function textInvisible(parent) {
-    if (!parent || parent.nodeType !== Node.ELEMENT_NODE) return false;
-    const style = styleOf(parent);
-    return style.visibility !== 'visible' || parseFloat(style.fontSize) === 0 ||
-      style.color === 'transparent' || /^rgba\(.*,\s*0\)$/.test(style.color);
-  }
+  // Whether a text node's own style hides it (see INK).
+  const textInvisible = (parent) => !!parent && parent.nodeType === Node.ELEMENT_NODE && inkOf(parent);
 
   // Text of a subtree as a person sees it and a screen reader reads it: img alt included,
   // hidden text (`hidesText`), aria-hidden and script/style skipped; words apart where the
@@ -276,7 +299,8 @@
     const visit = (n) => {
       const type = n.nodeType;
       if (type === Node.TEXT_NODE) {
-        if (!skipped(n) && !textInvisible(n.parentNode)) out += n.data;
+        // Whitespace reads the same hidden or not: no style needed for it.
+        if (!skipped(n) && (!/\S/.test(n.data) || !textInvisible(n.parentNode))) out += n.data;
         return;
       }
       if (skipped(n)) return;
@@ -293,14 +317,14 @@
         out += ' ' + n.textContent + ' ';
         return;
       }
-      const level = hiddenLevel(n);
+      const bits = looks(n);
+      const level = bits & LEVEL;
       if (level === HIDDEN || (level === FOR_READERS && !forReaders)) return;
       if (tag === 'IMG' || (tag === 'INPUT' && n.type === 'image')) {
         out += ' ' + (n.getAttribute('alt') || '') + ' ';
         return;
       }
-      const display = styleOf(n).display;
-      const block = BLOCK_TAGS.has(tag) || (display !== 'inline' && display !== 'contents');
+      const block = (bits & BLOCK) !== 0;
       // Block boundaries separate words ("Price" + "$35" must not read "Price$35"); inline
       // ones must not split them ("c<b>art</b>" is one word).
       if (block) out += ' ';
@@ -691,13 +715,13 @@
   function snapshot(opts) {
     labelIndex = new Map();
     styleCache = new Map();
-    hideCache = new Map();
+    lookCache = new Map();
     try {
       return takeSnapshot(opts);
     } finally {
       labelIndex = null;
       styleCache = null;
-      hideCache = null;
+      lookCache = null;
     }
   }
 
