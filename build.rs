@@ -114,5 +114,32 @@ fn check(root: &Path, manifest_path: &Path) -> Result<(), String> {
             ));
         }
     }
+    // Scripts put into pages: each must exist, and only the listener recorder may run in the
+    // page's own (MAIN) world, where the page can reach what it defines.
+    for script in field(&["content_scripts"])
+        .and_then(|v| v.as_array())
+        .into_iter()
+        .flatten()
+    {
+        let main = script.get("world").and_then(|w| w.as_str()) == Some("MAIN");
+        for file in script
+            .get("js")
+            .and_then(|v| v.as_array())
+            .into_iter()
+            .flatten()
+            .filter_map(|f| f.as_str())
+        {
+            if !root.join("extension").join(file).is_file() {
+                return Err(format!(
+                    "content_scripts names {file:?}, which is not a file in extension/"
+                ));
+            }
+            if main && file != "content/listeners.js" {
+                return Err(format!(
+                    "{file:?} would run in the page's MAIN world; only content/listeners.js may"
+                ));
+            }
+        }
+    }
     Ok(())
 }

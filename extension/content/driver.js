@@ -10,7 +10,7 @@
 (() => {
   'use strict';
 
-  const VERSION = 8;
+  const VERSION = 9;
   const existing = globalThis.__tandemDriver;
   if (existing && existing.version === VERSION) return;
 
@@ -84,6 +84,30 @@
     'id', 'name', 'type', 'placeholder', 'href', 'autocomplete', 'title', 'alt', 'for',
     'inputmode', 'pattern', 'maxlength', 'min', 'max', 'step', 'multiple', 'required', 'readonly',
   ]);
+  const SVG_NS = 'http://www.w3.org/2000/svg';
+  // Set by content/listeners.js (the page's MAIN world) on elements that got a pointer or key
+  // listener from script.
+  const LISTENER_MARK = 'data-tandem-on';
+  // SVG shapes a person can point at: listed with their shape, colour and size.
+  const SHAPES = new Set(['circle', 'rect', 'ellipse', 'polygon', 'path', 'line', 'polyline']);
+  // What an icon-only control is called when nothing else names it: the word of its icon
+  // font's class (`fa-trash`, `bi-star-fill`, `icon-close`), or a class that is the word.
+  const ICON_CLASS = /^(?:fa[srlbdk]?|fa-(?:solid|regular|light|brands)|bi|icon|icons|glyphicon|mdi|ti|la[srb]?|ion(?:-md|-ios)?|feather|lucide|octicon|gg|ri|bx[sl]?|codicon|el-icon|anticon|oi|typcn|wi|zmdi|pe-7s|si|fi|ph)-([a-z][a-z0-9-]*)$/;
+  const ICON_NOISE = /^(solid|regular|light|brands|duotone|thin|lg|sm|xs|xl|[1-9]x|fw|fixed-width|spin|pulse|border|inverse|stack|flip.*|rotate.*|pull-.*|icon|icons|fill|filled|outline|outlined|round|rounded|sharp|line|alt|o)$/;
+  const ICON_SUFFIX = /-(fill|filled|o|outline|outlined|line|alt|solid|round|rounded|sharp|sign|circle|square|[0-9]+)$/;
+  const ICON_WORDS = new Set([
+    'trash', 'delete', 'remove', 'close', 'star', 'edit', 'pencil', 'search', 'menu', 'reply',
+    'forward', 'archive', 'heart', 'like', 'share', 'settings', 'gear', 'cog', 'bold', 'italic',
+    'underline', 'plus', 'minus', 'add', 'download', 'upload', 'print', 'refresh', 'play', 'pause',
+    'stop', 'next', 'prev', 'previous', 'back', 'home', 'user', 'bell', 'cart', 'check', 'copy',
+    'more', 'filter', 'sort', 'save', 'send', 'attach', 'flag', 'pin', 'bookmark', 'lock', 'unlock',
+    'info', 'help', 'calendar', 'mail', 'email', 'spam', 'undo', 'redo', 'link', 'expand',
+    'collapse', 'zoom-in', 'zoom-out', 'mute', 'volume', 'camera', 'image', 'list', 'grid',
+    'chevron-left', 'chevron-right', 'chevron-up', 'chevron-down', 'arrow-left', 'arrow-right',
+    'arrow-up', 'arrow-down', 'thumbs-up', 'thumbs-down', 'x',
+  ]);
+  // Attributes that hold a control's tooltip in common UI libraries.
+  const TOOLTIP_ATTRS = ['data-tooltip', 'data-tip', 'data-title', 'data-original-title', 'data-bs-original-title', 'data-hint', 'data-balloon'];
   const PAYMENT_AUTOCOMPLETE = /\bcc-(number|csc|exp|exp-month|exp-year|name|type)\b/i;
   const SENSITIVE_WORDS = /\b(card|cc|cvv|cvc|csc|cid|security code|iban|bic|ssn|social security|tax id|passport)\b/i;
 
@@ -175,10 +199,96 @@
     return role ? role.split(/\s+/)[0] : null;
   }
 
-  // Text of a subtree as a screen reader would read it: img alt included, aria-hidden and
-  // script/style skipped. Stops early once `limit` characters are collected.
-  // `skip` is a node, or a predicate saying which nodes to leave out.
-  function contentText(node, limit, skip) {
+  // Computed styles read while a snapshot runs, by element: names, texts and the contexts of
+  // neighbours read the same elements again and again.
+  let styleCache = null;
+  function styleOf(el) {
+    let style = styleCache && styleCache.get(el);
+    if (!style) {
+      style = el.ownerDocument.defaultView.getComputedStyle(el);
+      if (styleCache) styleCache.set(el, style);
+    }
+    return style;
+  }
+
+  // Whether an element's text is hidden from a person although it is in the DOM: not
+  // rendered, transparent, clipped to nothing, a 1-pixel screen-reader-only box, or placed
+  // off the page where no scrolling shows it. Such text must not enter a name (a face-down
+  // card's number, a closed dropdown's options) and is a channel for instructions a person
+  // never sees. SEEN: shown. FOR_READERS: hidden from the eye the ways screen-reader-only
+  // text is (clipped, a 1-pixel box, off the page), which names an icon-only button when
+  // nothing visible does. HIDDEN: from everyone.
+  const SEEN = 0;
+  const FOR_READERS = 1;
+  const HIDDEN = 2;
+  const CLIPPED = /^rect\(0px,? 0px,? 0px,? 0px\)$|inset\(\s*(50|100)%|circle\(\s*0(px|%)?\s*[ )]/;
+  // What the eye gets of an element, read from its style once a snapshot and kept as bits:
+  // its hidden level (above), whether its own text is invisible (INK: no size, not visible,
+  // no colour) and whether its box separates words (BLOCK: anything but an inline box).
+  // Style reads are most of what naming costs on a large page, so each is read once.
+  const LEVEL = 3;
+  const INK = 4;
+  const BLOCK = 8;
+  // INK is read only for elements that hold text, when first asked.
+  const INK_READ = 16;
+  let lookCache = null;
+  function looks(el) {
+    let bits = lookCache ? lookCache.get(el) : undefined;
+    if (bits === undefined) {
+      bits = computeLooks(el);
+      if (lookCache) lookCache.set(el, bits);
+    }
+    return bits;
+  }
+  const hiddenLevel = (el) => looks(el) & LEVEL;
+  const hidesText = (el) => hiddenLevel(el) !== SEEN;
+  function computeLooks(el) {
+    const style = styleOf(el);
+    const display = style.display;
+    const bits = BLOCK_TAGS.has(el.tagName) || (display !== 'inline' && display !== 'contents') ? BLOCK : 0;
+    return bits | hiddenFrom(el, style, display);
+  }
+  function inkOf(el) {
+    let bits = looks(el);
+    if (!(bits & INK_READ)) {
+      const style = styleOf(el);
+      const color = style.color;
+      bits |= INK_READ;
+      if (style.visibility !== 'visible' || style.fontSize === '0px' || color === 'transparent' ||
+          (color.startsWith('rgba') && /,\s*0\)$/.test(color))) bits |= INK;
+      if (lookCache) lookCache.set(el, bits);
+    }
+    return (bits & INK) !== 0;
+  }
+  function hiddenFrom(el, style, display) {
+    if (display === 'none' || style.opacity === '0' || el.getAttribute('aria-hidden') === 'true') return HIDDEN;
+    const clipPath = style.clipPath;
+    if (clipPath !== 'none' && CLIPPED.test(clipPath)) return FOR_READERS;
+    const position = style.position;
+    const placed = position === 'absolute' || position === 'fixed';
+    // `clip` applies to absolutely positioned boxes only.
+    if (placed && CLIPPED.test(style.clip)) return FOR_READERS;
+    const overflow = style.overflow !== 'visible';
+    if (!placed && !overflow) return SEEN;
+    const r = el.getBoundingClientRect();
+    if (overflow && (r.width < 2 || r.height < 2)) return FOR_READERS;
+    if (placed) {
+      if (r.width <= 1 && r.height <= 1) return FOR_READERS;
+      const view = el.ownerDocument.defaultView;
+      if (r.right + view.scrollX <= 0 || r.bottom + view.scrollY <= 0) return FOR_READERS;
+    }
+    return SEEN;
+  }
+  // Whether a text node's own style hides it (see INK).
+  const textInvisible = (parent) => !!parent && parent.nodeType === Node.ELEMENT_NODE && inkOf(parent);
+
+  // Text of a subtree as a person sees it and a screen reader reads it: img alt included,
+  // hidden text (`hidesText`), aria-hidden and script/style skipped; words apart where the
+  // layout puts them apart (a block, a flex item, an inline-block badge: "Inbox 1284", not
+  // "Inbox1284"). Stops early once `limit` characters are collected.
+  // `skip` is a node, or a predicate saying which nodes to leave out. `forReaders`: also what
+  // only screen readers get (see `hiddenLevel`).
+  function contentText(node, limit, skip, forReaders = false) {
     let out = '';
     const skipped = typeof skip === 'function' ? skip : (n) => n === skip;
     // Children by firstChild/nextSibling: the snapshot reads the text around every element,
@@ -189,7 +299,8 @@
     const visit = (n) => {
       const type = n.nodeType;
       if (type === Node.TEXT_NODE) {
-        if (!skipped(n)) out += n.data;
+        // Whitespace reads the same hidden or not: no style needed for it.
+        if (!skipped(n) && (!/\S/.test(n.data) || !textInvisible(n.parentNode))) out += n.data;
         return;
       }
       if (skipped(n)) return;
@@ -199,12 +310,21 @@
       }
       if (type !== Node.ELEMENT_NODE) return;
       const tag = n.tagName;
-      if (SKIP_TAGS.has(tag) || n.getAttribute('aria-hidden') === 'true') return;
+      if (SKIP_TAGS.has(tag)) return;
+      // An SVG's <title> is its name (and is never rendered, so the style test below
+      // would drop it).
+      if (tag === 'title' && n.namespaceURI === SVG_NS) {
+        out += ' ' + n.textContent + ' ';
+        return;
+      }
+      const bits = looks(n);
+      const level = bits & LEVEL;
+      if (level === HIDDEN || (level === FOR_READERS && !forReaders)) return;
       if (tag === 'IMG' || (tag === 'INPUT' && n.type === 'image')) {
         out += ' ' + (n.getAttribute('alt') || '') + ' ';
         return;
       }
-      const block = BLOCK_TAGS.has(tag);
+      const block = (bits & BLOCK) !== 0;
       // Block boundaries separate words ("Price" + "$35" must not read "Price$35"); inline
       // ones must not split them ("c<b>art</b>" is one word).
       if (block) out += ' ';
@@ -279,12 +399,67 @@
       return collapse(el.value) || (el.type === 'submit' ? 'Submit' : el.type === 'reset' ? 'Reset' : '');
     }
     if (role && NAME_FROM_CONTENT.has(role)) {
-      const t = contentText(el, NAME_CAP * 2);
+      // What a person sees; for an icon-only control, what its screen-reader text says.
+      const t = contentText(el, NAME_CAP * 2) || contentText(el, NAME_CAP * 2, null, true);
       if (t) return t;
     }
     const title = collapse(el.getAttribute('title'));
     if (title) return title;
+    if (el.namespaceURI === SVG_NS) {
+      const t = [...el.children].find((c) => c.tagName === 'title');
+      if (t) return collapse(t.textContent);
+    }
     return collapse(el.getAttribute('placeholder'));
+  }
+
+  // The name of a control that shows only an icon, as a screen reader or a person reading
+  // its tooltip gets it: a tooltip attribute, an inner icon's aria-label or title, an SVG
+  // sprite's symbol name, else the icon font's class word ("trash" of `fa-trash`).
+  function iconName(el) {
+    for (const a of TOOLTIP_ATTRS) {
+      const t = collapse(el.getAttribute(a));
+      if (t) return t;
+    }
+    const nodes = [el, ...[...el.querySelectorAll('*')].slice(0, 20)];
+    for (const n of nodes) {
+      if (n === el) continue;
+      const t = collapse(n.getAttribute('aria-label') || n.getAttribute('title'));
+      if (t) return t;
+    }
+    for (const n of nodes) {
+      if (n.tagName === 'use') {
+        const ref = n.getAttribute('href') || n.getAttribute('xlink:href') || '';
+        const word = ref.split('#')[1];
+        if (word) return word.replace(/^(icon|ico|i|svg)[-_]/, '').replace(ICON_SUFFIX, '').replace(/[-_]+/g, ' ');
+      }
+      const classes = typeof n.className === 'string' ? n.className : n.getAttribute('class') || '';
+      for (const c of classes.split(/\s+/)) {
+        const m = ICON_CLASS.exec(c);
+        if (m) {
+          const word = m[1].replace(ICON_SUFFIX, '');
+          if (!ICON_NOISE.test(word)) return word.replace(/-/g, ' ');
+        } else if (ICON_WORDS.has(c)) {
+          return c.replace(/-/g, ' ');
+        }
+      }
+    }
+    return '';
+  }
+
+  // A checkbox or radio that a person operates through its label: the input is hidden or
+  // has no size (a `label.switch` drawing its own toggle), so the label stands for it.
+  function hiddenControlOf(label) {
+    const control = label.control;
+    if (!control || control.tagName !== 'INPUT' || (control.type !== 'checkbox' && control.type !== 'radio')) return null;
+    const r = control.getBoundingClientRect();
+    const style = styleOf(control);
+    const hidden = r.width < 2 || r.height < 2 || style.opacity === '0' || style.display === 'none' ||
+      style.visibility !== 'visible' || hidesText(control);
+    if (!hidden) return null;
+    // One line for one control: the first of its labels that is drawn stands for it (the
+    // switch's track), not also the text label beside it.
+    const first = labelsOf(control).find((l) => { const b = l.getBoundingClientRect(); return b.width > 0 && b.height > 0; });
+    return first === label ? control : null;
   }
 
   // `parent`: the element's parent across shadow roots, whose style is read only when the
@@ -300,6 +475,7 @@
     if (native) hints.push('native');
     if (el.hasAttribute('role') && INTERACTIVE_ROLES.has(role)) hints.push('role');
     if (el.hasAttribute('onclick')) hints.push('onclick');
+    if (el.hasAttribute(LISTENER_MARK)) hints.push('listener');
     if (el.hasAttribute('tabindex') && el.tabIndex >= 0) hints.push('tabindex');
     // Only where the pointer cursor starts: descendants inherit it and are not separate targets.
     if (style.cursor === 'pointer' &&
@@ -556,11 +732,30 @@
 
   function snapshot(opts) {
     labelIndex = new Map();
+    styleCache = new Map();
+    lookCache = new Map();
     try {
       return takeSnapshot(opts);
     } finally {
       labelIndex = null;
+      styleCache = null;
+      lookCache = null;
     }
+  }
+
+  // A digest of the page's text and field values: what tells the loop guard that the page
+  // changed between two identical actions ("Generate" twice, a new number each time) even
+  // when the element list did not. textContent, not innerText: no layout is needed.
+  function textDigest() {
+    let h = 0x811c9dc5;
+    const mix = (s) => {
+      for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+    };
+    mix(document.body ? document.body.textContent.slice(0, 500000) : '');
+    for (const f of document.querySelectorAll('input, textarea, select')) {
+      mix(f.type === 'checkbox' || f.type === 'radio' ? String(f.checked) : f.value);
+    }
+    return (h >>> 0).toString(16);
   }
 
   function takeSnapshot(opts) {
@@ -610,10 +805,11 @@
           node = skipSubtree(walker);
           continue;
         }
-        const view = el.ownerDocument.defaultView;
-        const style = view.getComputedStyle(el);
+        const style = styleOf(el);
         const display = style.display;
-        if (display === 'none' && !o.includeHidden) {
+        // Nothing a person can use: not rendered, or hidden from everyone but the eye (an
+        // off-screen drawer marked aria-hidden, a page behind a modal marked inert).
+        if ((display === 'none' || el.getAttribute('aria-hidden') === 'true' || el.inert) && !o.includeHidden) {
           node = skipSubtree(walker);
           continue;
         }
@@ -621,6 +817,7 @@
         // with a thousand fields would otherwise walk back over the same nodes a thousand times.
         if (/^H[1-6]$/.test(el.tagName) || explicitRole(el) === 'heading') heading = el;
         noteLayer(el, style, display, offset);
+        noteScrollBox(el, style);
         visit(el, style, framePath, offset);
         if (el.shadowRoot) walkRoot(el.shadowRoot, framePath, offset);
         if (el.tagName === 'IFRAME' || el.tagName === 'FRAME') {
@@ -675,11 +872,30 @@
       if (x >= top.w || y >= top.h || x + r.width <= 0 || y + r.height <= 0) return;
       layers.push({ el, x, y, right: x + r.width, bottom: y + r.height });
     };
+    // Boxes that scroll their own content (a chat log, a long list in a panel), by element,
+    // with their box in their document's viewport: a row scrolled out of such a box is not in
+    // view, whatever the page's scroll.
+    const scrollBoxes = new Map();
+    const SCROLLS = (v) => v === 'auto' || v === 'scroll';
+    const noteScrollBox = (el, style) => {
+      if ((SCROLLS(style.overflowY) || SCROLLS(style.overflowX)) && el.tagName !== 'HTML' && el.tagName !== 'BODY') {
+        scrollBoxes.set(el, el.getBoundingClientRect());
+      }
+    };
+    const outsideScrollBox = (el, r) => {
+      if (!scrollBoxes.size) return false;
+      for (let a = composedParent(el), depth = 0; a && depth < 64; a = composedParent(a), depth++) {
+        const box = scrollBoxes.get(a);
+        if (box) return r.right <= box.left || r.left >= box.right || r.bottom <= box.top || r.top >= box.bottom;
+      }
+      return false;
+    };
     const mayBeCovered = (el, b) => layers.some((l) =>
       l.x < b.x + b.width && b.x < l.right && l.y < b.y + b.height && b.y < l.bottom &&
       l.el !== el && !composedContains(l.el, el) && !composedContains(el, l.el));
 
     const visit = (el, style, framePath, offset) => {
+      const view = el.ownerDocument.defaultView;
       const parent = el.parentElement || (el.parentNode && el.parentNode.host) || null;
       const explicit = explicitRole(el);
       const implicit = implicitRole(el);
@@ -691,9 +907,29 @@
           (LIST_TAGS.has(parent.tagName) || LIST_ROLES.has(explicitRole(parent)))) {
         hints.push('item');
       }
+      // A shape of a drawing that listens (the listener on the <svg> or a group): each shape
+      // is what a person points at.
+      const shape = el.namespaceURI === SVG_NS && SHAPES.has(el.tagName);
+      if (shape && !hints.length) {
+        for (let a = parent, depth = 0; a && depth < 8 && a.namespaceURI === SVG_NS; a = a.parentElement, depth++) {
+          if (indexOf.has(a)) {
+            hints.push('item');
+            break;
+          }
+        }
+      }
+      // A label whose checkbox has no size or is hidden (a drawn switch) stands for it.
+      const control = el.tagName === 'LABEL' ? hiddenControlOf(el) : null;
+      if (control && !hints.includes('native')) hints.push('native');
       if (!hints.length) return;
       const r = el.getBoundingClientRect();
-      const visible = isVisible(el, style, r);
+      let visible = isVisible(el, style, r);
+      // Off the page to the left or the top, where no scrolling reaches (a closed drawer).
+      if (visible && (r.right + view.scrollX <= 0 || r.bottom + view.scrollY <= 0)) visible = false;
+      // Only a listener: a pane that large is where the page listens for clicks on what is
+      // inside it (delegation), not a control of its own.
+      if (visible && hints.length === 1 && hints[0] === 'listener' &&
+          r.width * r.height > (view.innerWidth * view.innerHeight) / 3) return;
       if (!visible && !o.includeHidden) return;
       const bbox = {
         x: Math.round(r.left + offset.x),
@@ -702,17 +938,38 @@
         height: Math.round(r.height),
       };
       const inViewport =
-        visible && bbox.x < top.w && bbox.y < top.h && bbox.x + bbox.width > 0 && bbox.y + bbox.height > 0;
+        visible && bbox.x < top.w && bbox.y < top.h && bbox.x + bbox.width > 0 && bbox.y + bbox.height > 0 &&
+        !outsideScrollBox(el, r);
       const isField = el.tagName === 'INPUT' || el.tagName === 'TEXTAREA' || el.tagName === 'SELECT';
       // What is at its default (null, false, empty) is left out: on a large page the snapshot
       // is ~1,500 elements, written here and parsed by the worker every step.
       const item = { handle: handleFor(el), tag: el.tagName.toLowerCase(), name: clean(accessibleName(el, role), NAME_CAP), attrs: attributesOf(el) };
-      const text = isField ? '' : clean(el.innerText || el.textContent || '', TEXT_CAP);
+      // What a person sees of it: hidden text left out, words apart where the layout
+      // separates them.
+      const text = isField ? '' : clean(contentText(el, TEXT_CAP * 2), TEXT_CAP);
       const context = contextOf(el);
-      const checked = checkedOf(el);
+      let checked = checkedOf(el);
+      if (!item.name && !text) item.name = clean(contentText(el, NAME_CAP * 2, null, true) || iconName(el), NAME_CAP);
+      if (control) {
+        // Said as the control it stands for: `switch "Compact mode" checked`.
+        const drawn = /switch|toggle/i.test((el.getAttribute('class') || '') + ' ' + (control.getAttribute('class') || ''));
+        const controlRole = explicitRole(control) || (drawn ? 'switch' : implicitRole(control));
+        item.role = controlRole;
+        item.name = clean(accessibleName(control, controlRole) || context, NAME_CAP);
+        checked = checkedOf(control);
+        if (control.disabled) item.disabled = true;
+      }
+      // What the eye tells apart where the DOM has no words: a shape's colour, a coloured
+      // box's colour (the worker names the colour).
+      if (shape) {
+        item.fill = style.fill && style.fill !== 'none' ? style.fill : style.stroke;
+      } else if (!isField && !text && !item.name) {
+        const bg = style.backgroundColor;
+        if (bg && bg !== 'transparent' && !/^rgba\(.*,\s*0\)$/.test(bg)) item.fill = bg;
+      }
       const form = formIndex(el);
       if (framePath.length) item.frame = framePath;
-      if (explicit) item.role = explicit;
+      if (explicit && !control) item.role = explicit;
       if (implicit) item.implicitRole = implicit;
       if (text) item.text = text;
       if (context) item.context = context;
@@ -721,6 +978,7 @@
       if (inViewport) item.inViewport = true;
       item.interactive = hints;
       if (isDisabled(el)) item.disabled = true;
+      if (isField && el.readOnly) item.readonly = true;
       if (checked !== null) item.checked = checked;
       if (form !== null) {
         item.form = form;
@@ -782,6 +1040,7 @@
       frames,
       elements,
       truncated,
+      textDigest: textDigest(),
     };
     if (o.maxText > 0) {
       result.text = cap(collapse(document.body ? document.body.innerText : ''), o.maxText);
@@ -806,7 +1065,7 @@
       state.stop();
     };
     const own = (n) => ownNodes.has(n);
-    const foreign = (r) => !own(r.target) &&
+    const foreign = (r) => !own(r.target) && r.attributeName !== LISTENER_MARK &&
       !(r.type === 'childList' && [...r.addedNodes, ...r.removedNodes].every(own));
     const observers = [];
     const docs = new Set();
@@ -1251,7 +1510,7 @@
     const clear = action.clear !== false;
     const isField = el.tagName === 'TEXTAREA' || (el.tagName === 'INPUT' && !['checkbox', 'radio', 'button', 'submit', 'reset', 'image', 'file', 'hidden'].includes(el.type));
     if (!isField && !el.isContentEditable) return fail('not-editable', `a ${el.tagName.toLowerCase()} cannot be typed into`);
-    if (isField && el.readOnly) return fail('disabled', 'the field is read-only');
+    if (isField && el.readOnly) return fail('read-only', 'the field is read-only: its value cannot be changed by typing');
     const spot = aim(el);
     if (spot.err) return spot.err;
     const seen = watch(el, lookOpts);
@@ -1348,8 +1607,11 @@
     const max = Number(action.maxChars) > 0 ? Number(action.maxChars) : 4000;
     if (isSensitive(el)) return { ok: true, text: '' };
     const isField = el.tagName === 'INPUT' || el.tagName === 'TEXTAREA' || el.tagName === 'SELECT';
+    // Verbatim: a field's value exactly as it is (a trailing space, several spaces), an
+    // element's text as rendered (line breaks, preformatted spacing): a task that copies an
+    // exact value needs it, and the worker fences it as page text either way.
     const raw = isField ? el.value : el.innerText || el.textContent || '';
-    return { ok: true, text: cap(collapse(raw), max) };
+    return { ok: true, text: cap(String(raw), max) };
   }
 
   function highlight(el, action) {

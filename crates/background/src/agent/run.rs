@@ -295,7 +295,12 @@ impl Loop {
                 return;
             }
             ctx.actions_taken += 1;
-            if ctx.note_action(&print, &action) {
+            let state = task::loop_state(
+                &observed.snapshot.url,
+                &observed.list,
+                &observed.snapshot.text_digest,
+            );
+            if ctx.note_action(&state, &action) {
                 let json = action.to_json().to_string();
                 self.record(
                     ctx,

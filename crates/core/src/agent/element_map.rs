@@ -8,6 +8,7 @@
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
+use super::colour::colour_name;
 use super::safety;
 use super::signature::{self, Match, Signature};
 use super::snapshot::{Checked, Element, Hint, Snapshot};
@@ -165,6 +166,9 @@ impl ElementMap {
         let mut below = Vec::new();
         let mut above = Vec::new();
         let mut covered = 0;
+        // A product's image link and its title link: the same place under the same name is
+        // one line (the first; the other keeps its id, so an action on it still works).
+        let mut links: HashSet<(&str, String)> = HashSet::new();
         for entry in &self.entries {
             let Some(el) = snapshot.elements.get(entry.signature.index) else {
                 continue;
@@ -175,6 +179,11 @@ impl ElementMap {
             }
             if is_holder(el) {
                 continue;
+            }
+            if let Some(href) = el.attr("href").filter(|_| !label_of(el).is_empty()) {
+                if !links.insert((href, name_key(el))) {
+                    continue;
+                }
             }
             if el.in_viewport {
                 inside.push(entry);
@@ -496,8 +505,17 @@ fn carry_ids(previous: &[Entry], sigs: &[Signature]) -> Vec<Option<u32>> {
 
     // Re-rendered lists give every node a new handle but keep their content: pair identical
     // elements (in order, when both sides have as many) without scoring each against all.
+    // An element with no name, no text and no context says nothing of which one it is: after
+    // the view changed (a mail list replaced by the opened mail) another nameless icon would
+    // inherit its id unmarked, and the model would take it for the element it knew. Such
+    // elements keep their id only as the same DOM node.
+    let blank =
+        |sig: &Signature| sig.name.is_empty() && sig.text.is_empty() && sig.context.is_empty();
     let mut prev_groups: HashMap<_, Vec<&Entry>> = HashMap::new();
-    for prev in previous.iter().filter(|e| !taken.contains(&e.id)) {
+    for prev in previous
+        .iter()
+        .filter(|e| !taken.contains(&e.id) && !blank(&e.signature))
+    {
         prev_groups
             .entry(prev.signature.content_key())
             .or_default()
@@ -523,7 +541,10 @@ fn carry_ids(previous: &[Entry], sigs: &[Signature]) -> Vec<Option<u32>> {
     // everything changed at once that is quadratic, so past a budget the rest simply count as
     // new (a fresh number is harmless, a slow step is not).
     let mut budget = FUZZY_BUDGET;
-    for prev in previous.iter().filter(|e| !taken.contains(&e.id)) {
+    for prev in previous
+        .iter()
+        .filter(|e| !taken.contains(&e.id) && !blank(&e.signature))
+    {
         let open: Vec<&Signature> = sigs
             .iter()
             .zip(&ids)
@@ -728,10 +749,26 @@ fn elements_phrase(n: usize) -> String {
     }
 }
 
-/// What makes two lines look alike: their shown names, compared ignoring case and spacing.
+/// What makes two lines look alike: their shown names, compared ignoring case and spacing
+/// (and for a shape or box shown by its colour, that colour and size too: a red and a blue
+/// square need no rank to tell them apart).
 fn name_key(el: &Element) -> String {
+    let seen = el
+        .fill
+        .as_deref()
+        .and_then(colour_name)
+        .map(|c| {
+            format!(
+                " {} {c} {}x{}",
+                el.tag,
+                decimal(el.bbox.width, 0),
+                decimal(el.bbox.height, 0)
+            )
+        })
+        .unwrap_or_default();
     label_of(el)
         .split_whitespace()
+        .chain(seen.split_whitespace())
         .collect::<Vec<_>>()
         .join(" ")
         .to_lowercase()
@@ -758,7 +795,21 @@ fn render_line(entry: &Entry, el: &Element, snapshot: &Snapshot, names: &Names) 
     let label = label_of(el);
     if !label.is_empty() {
         let _ = write!(line, " {}", quote(label, NAME_CHARS));
-    } else if let Some((rank, of)) = names.fields.get(&entry.signature.index) {
+    }
+    if let Some(colour) = el.fill.as_deref().and_then(colour_name) {
+        // What the eye tells such elements apart by: colour and size.
+        let _ = write!(
+            line,
+            " {colour} {}×{}",
+            decimal(el.bbox.width, 0),
+            decimal(el.bbox.height, 0)
+        );
+    }
+    if let Some((rank, of)) = names
+        .fields
+        .get(&entry.signature.index)
+        .filter(|_| label.is_empty())
+    {
         // A field with no label, placeholder or title: where it is, as a person would say it.
         let kind = field_kind(el).unwrap_or("field");
         let which = if *of == 1 {
@@ -787,6 +838,9 @@ fn render_line(entry: &Entry, el: &Element, snapshot: &Snapshot, names: &Names) 
         .filter(|_| !secret && el.options.is_empty())
     {
         let _ = write!(line, " value={}", quote(v, ATTR_CHARS));
+    }
+    if el.effective_role() == Some("slider") {
+        line.push_str(&slider_state(el));
     }
     let distinction = names.distinction(entry, el);
     // In a long list a same-origin href is kept only where it tells namesakes apart (or the
@@ -842,6 +896,8 @@ fn render_line(entry: &Entry, el: &Element, snapshot: &Snapshot, names: &Names) 
     }
     if el.disabled {
         line.push_str(" disabled");
+    } else if el.readonly || el.attr("aria-readonly") == Some("true") {
+        line.push_str(" read-only");
     }
     // The holder this element stands for (a tab around its link): its role and states.
     if let Some(holder) = el
@@ -869,6 +925,38 @@ fn render_line(entry: &Entry, el: &Element, snapshot: &Snapshot, names: &Names) 
         Distinction::Unique => {}
     }
     line
+}
+
+/// ` value="40" range 0–100` of a slider: a native range's value is already said with the
+/// other fields' values; an ARIA slider's comes from aria-valuetext, else aria-valuenow.
+fn slider_state(el: &Element) -> String {
+    let mut out = String::new();
+    if el.attr("value").is_none() {
+        if let Some(v) = el
+            .attr("aria-valuetext")
+            .or_else(|| el.attr("aria-valuenow"))
+        {
+            let _ = write!(out, " value={}", quote(v, ATTR_CHARS));
+        }
+    }
+    let native = el.tag == "input";
+    let min = el
+        .attr("aria-valuemin")
+        .or_else(|| el.attr("min"))
+        .or(native.then_some("0"));
+    let max = el
+        .attr("aria-valuemax")
+        .or_else(|| el.attr("max"))
+        .or(native.then_some("100"));
+    if let (Some(min), Some(max)) = (min, max) {
+        let _ = write!(
+            out,
+            " range {}–{}",
+            quote(min, 12).trim_matches('"'),
+            quote(max, 12).trim_matches('"')
+        );
+    }
+    out
 }
 
 /// Roles of a holder worth naming on the line of the element it stands for.

@@ -15,9 +15,12 @@
 
 pub mod actions;
 pub mod changes;
+pub mod colour;
 pub mod effects;
 pub mod element_map;
 pub mod flow;
+#[cfg(test)]
+mod perception_tests;
 pub mod report;
 pub mod safety;
 pub mod settings;

@@ -26,6 +26,10 @@ pub struct Snapshot {
     /// The page's visible text, only when asked for with `maxText`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
+    /// A digest of the page's text and field values: two snapshots with the same list but a
+    /// different digest show a page that changed (a new number after "Generate").
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub text_digest: String,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -184,6 +188,10 @@ pub struct Element {
     pub interactive: Vec<Hint>,
     #[serde(default, skip_serializing_if = "is_false")]
     pub disabled: bool,
+    /// A form field whose value cannot be edited (`readonly`); it can still be read, focused
+    /// and copied, unlike a disabled one.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub readonly: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checked: Option<Checked>,
     /// Index of the form owning it, numbered per snapshot: same number, same form.
@@ -218,6 +226,10 @@ pub struct Element {
     /// document: where it goes and how (absent for the usual same-origin form).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub submits_to: Option<FormTarget>,
+    /// The colour a person sees it in, as CSS computed it (`rgb(255, 0, 0)`): an SVG shape's
+    /// fill, or the background of a box that shows no text. The list names the colour.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fill: Option<String>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -256,8 +268,11 @@ pub enum Hint {
     Native,
     /// An interactive ARIA role attribute.
     Role,
-    /// An `onclick` attribute (listeners added from script are invisible to the driver).
+    /// An `onclick` attribute.
     Onclick,
+    /// A click, pointer or key listener added from script (`addEventListener`, `el.onclick =`),
+    /// recorded in the page's world by `extension/content/listeners.js`.
+    Listener,
     /// `tabindex` ≥ 0.
     Tabindex,
     /// `cursor: pointer` starting at this element.
@@ -463,8 +478,9 @@ pub enum ActErrorCode {
     /// No such handle, or (select) no such option.
     NotFound,
     NotVisible,
-    /// Disabled, or read-only.
     Disabled,
+    /// A read-only field: its value cannot be typed over.
+    ReadOnly,
     /// Something else lies on top of the element where a person would click: nothing was done.
     Covered,
     NotEditable,

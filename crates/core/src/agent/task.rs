@@ -838,6 +838,16 @@ pub fn navigator_turn(ctx: &TaskContext, page: &str) -> String {
     turn.push_str(&notes_block(ctx));
     if !ctx.feedback.is_empty() {
         turn.push_str(&format!("Result of the previous step: {}\n", ctx.feedback));
+        // Which element it hit, by the number and name the model chose it by: after the view
+        // changed, that element may no longer be in the list to say so.
+        // Worded so that it cannot be read as a line of the current list (`[8] …` at the
+        // start of a line): the element may be gone, or its number now says something else.
+        if let Some(target) = acted_on(ctx) {
+            turn.push_str(&format!(
+                "The previous step acted on this element:\n{}\n",
+                fence("element acted on", &format!("then listed as {target}"))
+            ));
+        }
     }
     if ctx.relevant_tabs.len() > 1 {
         turn.push_str(&tab_list(ctx));
@@ -846,6 +856,18 @@ pub fn navigator_turn(ctx: &TaskContext, page: &str) -> String {
     turn.push_str(page);
     turn.push_str("\nAnswer with one JSON action.");
     turn
+}
+
+/// The element the last step acted on (`[8] button "Delete"`), when the last step was an
+/// action on an element.
+fn acted_on(ctx: &TaskContext) -> Option<&str> {
+    // A plan made or a switch to the cloud since does not change which step was last.
+    ctx.steps
+        .iter()
+        .rev()
+        .find(|s| matches!(s.kind, StepKind::Action | StepKind::User))
+        .filter(|s| s.kind == StepKind::Action)
+        .and_then(|s| s.target.as_deref())
 }
 
 /// Where a step's page stands against the previous step's, for the compact turns.
@@ -979,6 +1001,13 @@ pub fn page_block(element_list: &str, extracted: Option<&str>) -> String {
         Some(text) => format!("{element_list}\n{}", fence("page text", text)),
         None => element_list.to_string(),
     }
+}
+
+/// The page state the loop guard compares actions on: URL, list, and the digest of the
+/// page's text and values ([`super::Snapshot::text_digest`]), so that an action repeated on a
+/// page that changed in between ("Generate" again after the number changed) is no loop.
+pub fn loop_state(url: &str, list: &str, text_digest: &str) -> String {
+    fingerprint(url, &format!("{list}\0{text_digest}"))
 }
 
 /// A short fingerprint of a page state (URL + list), for loop detection.

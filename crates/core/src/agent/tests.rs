@@ -1251,6 +1251,7 @@ fn a_cross_origin_frame_is_merged_once_at_its_iframe_and_its_handles_name_the_fr
         elements,
         truncated: false,
         text: None,
+        text_digest: String::new(),
     };
     let iframe = FrameInfo {
         path: vec![0],
