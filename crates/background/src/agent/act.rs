@@ -7,8 +7,9 @@ use std::borrow::Cow;
 
 use tandem_core::agent::task::{PendingConfirmation, TaskContext};
 use tandem_core::agent::{
-    approval_sentence, fence, leave_question, needs_confirmation, needs_leave_approval, tabs,
-    Action, ConfirmReason, DriverCommand, Element, LocateError, ScrollTarget,
+    approval_sentence, fence, frame_of_handle, leave_question, needs_confirmation,
+    needs_drop_confirmation, needs_leave_approval, tabs, Action, ConfirmReason, DragTarget,
+    DriverCommand, Element, LocateError, ScrollTarget,
 };
 
 use super::page::{
@@ -46,9 +47,41 @@ impl Loop {
                 Ok(()) => (None, Ok("went back".into())),
                 Err(e) => (None, Err(e.to_string())),
             },
-            Action::Wait { ms } => {
+            Action::Wait { ms, text: None } => {
                 chrome::sleep(i32::try_from(*ms).unwrap_or(i32::MAX)).await;
                 (None, Ok(format!("waited {ms} ms")))
+            }
+            // The driver watches the page for the text (bounded by `ms`, at most
+            // MAX_WAIT_MS): no snapshot per poll, and it answers as soon as the text shows.
+            Action::Wait {
+                ms,
+                text: Some(text),
+            } => {
+                let command = DriverCommand::WaitText {
+                    text: text.clone(),
+                    ms: *ms,
+                };
+                match act_in_page(tab, None, &command, false, None, OnLook::Any).await {
+                    Ok(acted) => (None, Ok(acted.sentence)),
+                    Err(NotActed::Failed(e)) => (None, Err(e)),
+                    Err(NotActed::Changed) => (None, Err("the page changed".into())),
+                }
+            }
+            // A key for whatever has focus: the page's own (Escape closing a popup).
+            Action::Press { element: None, .. } => {
+                let Some(command) = action.driver_command() else {
+                    return (None, Err("nothing to do".into()));
+                };
+                match act_in_page(tab, None, &command, true, None, OnLook::Any).await {
+                    Ok(acted) => {
+                        if acted.loading {
+                            settle(tab).await;
+                        }
+                        (None, Ok(acted.sentence))
+                    }
+                    Err(NotActed::Failed(e)) => (None, Err(e)),
+                    Err(NotActed::Changed) => (None, Err("the page changed".into())),
+                }
             }
             Action::OpenTab { url } => {
                 if let Err(e) = allowed(&self.policy, url) {
@@ -226,7 +259,39 @@ impl Loop {
             target = Some(label(id, &element));
             let mut command = command.clone();
             let mut typed_secret = false;
-            let reason = needs_confirmation(action, Some(&element), &fresh);
+            // A drag onto an element: that element's handle, from the same look, in the same
+            // frame (the driver drags within one document).
+            let mut drop_on = None;
+            if let Action::Drag {
+                to: DragTarget::Element(to),
+                ..
+            } = action
+            {
+                let found = match &fresh {
+                    Cow::Borrowed(_) => observed
+                        .map
+                        .element(*to, &observed.snapshot)
+                        .ok_or(LocateError::UnknownId(*to)),
+                    Cow::Owned(fresh) => observed.map.locate(*to, fresh),
+                };
+                let drop = match found {
+                    Ok(drop) => drop.clone(),
+                    Err(e) => return (target, Err(format!("the drop target: {e}"))),
+                };
+                let (frame, local) = frame_of_handle(&drop.handle);
+                if frame != frame_of_handle(&element.handle).0 {
+                    return (
+                        target,
+                        Err("the drop target is in another frame than the element; nothing was done".into()),
+                    );
+                }
+                if let DriverCommand::Drag { to, .. } = &mut command {
+                    *to = Some(local.to_owned());
+                }
+                drop_on = Some(drop);
+            }
+            let reason = needs_confirmation(action, Some(&element), &fresh)
+                .or_else(|| drop_on.as_ref().and_then(needs_drop_confirmation));
             let asked = reason.is_some();
             if let Some(reason) = reason {
                 // The question takes the user's time: ask it once, about the page as it is.

@@ -28,12 +28,12 @@ mod tests;
 pub mod tool_step;
 
 pub use actions::{
-    action_schema, action_schema_with_tools, parse_action, Action, ActionError, ParsedAction,
-    Repair, ScrollTarget, TOOL_ACTION,
+    action_schema, action_schema_with_tools, parse_action, Action, ActionError, DragTarget,
+    ParsedAction, Repair, ScrollTarget, SelectMode, TOOL_ACTION,
 };
 pub use element_map::{ElementMap, Entry, LocateError, Rendered, LIST_LEGEND};
 pub use safety::{
-    approval_sentence, fence, needs_confirmation, seen_as, ConfirmReason, HostPattern, UrlDenied,
+    approval_sentence, fence, needs_confirmation, needs_drop_confirmation, seen_as, ConfirmReason, HostPattern, UrlDenied,
     UrlPolicy, FENCE_RULE,
 };
 pub use settings::{AgentSettings, SiteListError};

@@ -30,6 +30,18 @@ impl ActResult {
     /// `Ok(sentence)` for an action that was carried out, `Err(sentence)` for one that was not.
     pub fn sentence(&self, command: &DriverCommand) -> Result<String, String> {
         match self {
+            ActResult::Done(done) if done.found == Some(false) => {
+                Err("the text did not appear in time".to_owned())
+            }
+            ActResult::Done(done) if done.ignored(command) => Err(format!(
+                "the page did not react: {} but nothing visible changed",
+                match command {
+                    DriverCommand::Press { .. } => "the key was pressed",
+                    DriverCommand::Hover => "the pointer was moved over it",
+                    DriverCommand::Drag { .. } => "it was dragged",
+                    _ => "it was clicked there",
+                }
+            )),
             ActResult::Done(done) => Ok(done.sentence(command)),
             ActResult::Failed(failure) => Err(failure.sentence(command)),
         }
@@ -52,10 +64,57 @@ impl ActSuccess {
             }
             DriverCommand::Type { .. } => with_effects("typed", &self.changes),
             // The option's text is the page's; the model knows which option it asked for.
-            DriverCommand::Select { .. } => with_effects("selected the option", &self.changes),
+            DriverCommand::Select { mode, .. } => with_effects(
+                match mode.as_deref() {
+                    Some("add") => "added the option to the selection",
+                    Some("remove") => "took the option out of the selection",
+                    _ => "selected the option",
+                },
+                &self.changes,
+            ),
             DriverCommand::Scroll { .. } => "scrolled the element into view".to_owned(),
             DriverCommand::Highlight { .. } => "done".to_owned(),
+            DriverCommand::Press { .. } => with_effects("pressed the key", &self.changes),
+            DriverCommand::Hover => with_effects("hovered over it", &self.changes),
+            DriverCommand::Drag { .. } => with_effects("dragged it", &self.changes),
+            DriverCommand::ClickAt { .. } => with_effects("clicked at the point", &self.changes),
+            DriverCommand::SelectText { .. } => with_effects("selected the text", &self.changes),
+            DriverCommand::SetValue { .. } => {
+                // The value the slider shows now, said only when it is a plain number.
+                let now = self
+                    .value
+                    .as_deref()
+                    .filter(|v| v.len() <= 24 && v.parse::<f64>().is_ok());
+                let done = match (self.accepted, now) {
+                    (Some(false), Some(v)) => format!("the slider did not take the value; it shows {v}"),
+                    (Some(false), None) => "the slider did not take the value".to_owned(),
+                    (_, Some(v)) => format!("set the value; it shows {v}"),
+                    (_, None) => "set the value".to_owned(),
+                };
+                with_effects(&done, &self.changes)
+            }
+            DriverCommand::ScrollIn { .. } => match (self.moved, self.at_bottom) {
+                (Some(false), Some(true)) => "it was already scrolled to its end".to_owned(),
+                (Some(false), _) => "it did not scroll (nothing to scroll there)".to_owned(),
+                (_, Some(true)) => with_effects("scrolled inside it, to its end", &self.changes),
+                _ => with_effects("scrolled inside it", &self.changes),
+            },
+            DriverCommand::WaitText { .. } => "the text is on the page".to_owned(),
         }
+    }
+
+    /// An action the page ignored: a key, hover or drag that changed nothing a person could
+    /// see. Said as a failure, never as done: the page may listen only to a real pointer or
+    /// keyboard (`event.isTrusted`), or the action was the wrong one.
+    fn ignored(&self, command: &DriverCommand) -> bool {
+        let reacting = matches!(
+            command,
+            DriverCommand::Press { .. }
+                | DriverCommand::Hover
+                | DriverCommand::Drag { .. }
+                | DriverCommand::ClickAt { .. }
+        );
+        reacting && self.changes.as_ref().is_some_and(|c| effects(c).is_empty())
     }
 }
 
@@ -64,7 +123,7 @@ impl ActFailure {
         match (self.error, command) {
             (ActErrorCode::Covered, _) => covered(self.by.as_ref()),
             // These messages quote the page: option texts, and what an exception said.
-            (_, DriverCommand::Select { .. })
+            (_, DriverCommand::Select { .. } | DriverCommand::SelectText { .. })
             | (ActErrorCode::Exception | ActErrorCode::Unknown, _) => {
                 format!("{}: {}", self.error, fence("driver message", &self.message))
             }

@@ -144,6 +144,9 @@ pub fn approval_sentence(action: &Action, el: &Element, reason: &ConfirmReason) 
     let verb = match action {
         Action::Type { .. } => "type into",
         Action::SelectOption { .. } => "choose an option in",
+        Action::Press { .. } => "press a key on",
+        Action::Drag { .. } => "drag",
+        Action::SetValue { .. } => "set the value of",
         _ => "click",
     };
     format!("Tandem wants to {verb} {}{}.", seen_as(el), reason.clause())
@@ -225,6 +228,21 @@ pub fn needs_confirmation(
 ) -> Option<ConfirmReason> {
     let el = element?;
     match action {
+        // A key that activates what has focus (Enter, Space) acts like a click on it, and
+        // Enter in a field submits its form like `type` with `submit`.
+        Action::Press { key, .. } if activates(key) => {
+            if matches!(el.tag.as_str(), "input" | "textarea") {
+                let typing = Action::Type {
+                    element: 0,
+                    text: String::new(),
+                    clear: false,
+                    submit: true,
+                };
+                return needs_confirmation(&typing, Some(el), page);
+            }
+            needs_confirmation(&Action::Click { element: 0 }, Some(el), page)
+        }
+        Action::ClickAt { .. } => needs_confirmation(&Action::Click { element: 0 }, Some(el), page),
         Action::Click { .. } => irreversible_label(el).or_else(|| {
             if submits_form(el) {
                 sensitive_form(el, page)
@@ -253,6 +271,21 @@ pub fn needs_confirmation(
         }
         _ => None,
     }
+}
+
+/// Whether `key` (a key or chord as `press` takes it) activates the focused control.
+fn activates(key: &str) -> bool {
+    let last = key.rsplit('+').next().unwrap_or(key).trim();
+    ["enter", "return", "space", " ", "spacebar"]
+        .iter()
+        .any(|k| last.eq_ignore_ascii_case(k))
+}
+
+/// Whether dropping something on `target` (a `drag` onto it) must wait for the user: a drop
+/// zone labelled like an irreversible control ("Delete", a "Trash" labelled "Delete forever")
+/// does what its label says.
+pub fn needs_drop_confirmation(target: &Element) -> Option<ConfirmReason> {
+    irreversible_label(target)
 }
 
 fn irreversible_label(el: &Element) -> Option<ConfirmReason> {

@@ -287,9 +287,45 @@ pub enum DriverCommand {
         clear: bool,
         submit: bool,
     },
-    /// Matches an option's value, then its text, then its text ignoring case.
+    /// Matches an option's value, then its text, then its text ignoring case. `mode`
+    /// `add`/`remove`: a multi-select keeps its other options (absent: replace).
     Select {
         option: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mode: Option<String>,
+    },
+    /// A key or chord (`Escape`, `Control+A`); with a null handle, on what has focus.
+    Press {
+        key: String,
+    },
+    Hover,
+    /// Drag the element onto the element of handle `to` (same frame), else by (`dx`, `dy`).
+    Drag {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        to: Option<String>,
+        dx: i32,
+        dy: i32,
+    },
+    /// A slider's new value (native range, ARIA slider by keys, custom handle by drag).
+    SetValue {
+        value: String,
+    },
+    SelectText {
+        text: String,
+    },
+    /// A click at (`x`, `y`) thousandths of the element's box.
+    ClickAt {
+        x: u16,
+        y: u16,
+    },
+    /// Scroll the element's own contents.
+    ScrollIn {
+        direction: ScrollDirection,
+    },
+    /// With a null handle: resolves once `text` is on the page, or after `ms`.
+    WaitText {
+        text: String,
+        ms: u32,
     },
     /// With a handle: scroll the element into view. Without: a page up or down.
     Scroll {
@@ -312,6 +348,9 @@ pub enum DriverCommand {
 pub enum ScrollDirection {
     Up,
     Down,
+    // All the way to the end (the bottom). A plain comment: schemars would send a doc
+    // comment to the model, splitting the enum.
+    End,
 }
 
 /// What `act` returns. Success fields depend on the command; absent ones are `None`. (A
@@ -377,6 +416,9 @@ pub struct ActSuccess {
     pub at_top: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at_bottom: Option<bool>,
+    /// wait for text: whether the text appeared in time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub found: Option<bool>,
 }
 
 /// What an action changed on the page, as the driver watched it until the page was quiet
