@@ -1498,6 +1498,50 @@
     for (const [key, code, keyCode] of [...k.modKeys].reverse()) send('keyup', key, code, keyCode);
   }
 
+  // Where the pointer aimed, in the top frame's viewport, for the worker's trusted repeat
+  // of an action the page ignored (core `trusted.rs`); none inside a frame of another origin,
+  // whose coordinates this driver cannot place.
+  function aimFor(el, from, to, html5) {
+    let top = false;
+    try {
+      top = window.top === window || !!window.top.document;
+    } catch (_) { /* a cross-origin parent */ }
+    if (!top) return undefined;
+    const a = rootPoint(el, from.x, from.y);
+    const out = { from: [a.x, a.y], html5: !!html5 };
+    if (to) {
+      const b = rootPoint(el, to.x, to.y);
+      out.to = [b.x, b.y];
+    }
+    return out;
+  }
+
+  // Elements shown around el (its menu item, list or parent): a CSS :hover menu shows its
+  // submenu without a DOM change, which the watch cannot see.
+  const shownAround = (el) => {
+    const root = el.closest('li, [role=menuitem], nav, [role=menubar], [role=menu]') || el.parentElement || el;
+    let n = 0;
+    for (const e of root.querySelectorAll('*')) if (shown(e)) n++;
+    return n;
+  };
+
+  // A trusted repeat: `observe` starts watching el (answering at once), the worker sends the
+  // input through Chrome's debugger, `collect` says what changed.
+  let observing = null;
+  function observe(el) {
+    observing = { seen: watch(el, null), el, around: shownAround(el) };
+    return { ok: true };
+  }
+  async function collect() {
+    const o = observing;
+    observing = null;
+    if (!o) return fail('bad-action', 'nothing was being watched');
+    const changes = await o.seen.done();
+    const appeared = o.el.isConnected ? shownAround(o.el) - o.around : 0;
+    if (appeared > 0) changes.added = (changes.added || 0) + appeared;
+    return { ok: true, changes };
+  }
+
   async function press(el, action, lookOpts) {
     const k = parseKey(action.key);
     if (!k) return fail('bad-action', `"${String(action.key).slice(0, 40)}" is not a key; use names such as Escape, Enter, Tab, ArrowDown, PageDown, Control+A`);
@@ -1520,7 +1564,7 @@
     }
     const seen = watch(target, lookOpts);
     keyEvents(target, k);
-    return seen.with({ ok: true, changes: await seen.done() });
+    return seen.with({ ok: true, changes: await seen.done(), aim: aimFor(target, { x: 0, y: 0 }) });
   }
 
   // The element the pointer was last moved onto by `hover` or a drag, so that moving it
@@ -1569,7 +1613,7 @@
     if (spot.err) return spot.err;
     const seen = watch(el, lookOpts);
     movePointer(spot.hit, spot.x, spot.y, 0);
-    return seen.with({ ok: true, changes: await seen.done() });
+    return seen.with({ ok: true, changes: await seen.done(), aim: aimFor(spot.hit, spot) });
   }
 
   // Where (x, y) of el's viewport lands: {hit, x, y} in the hit element's document.
@@ -1623,7 +1667,7 @@
     const source = el.closest('[draggable="true"]') || (el.matches('a[href], img') && el.getAttribute('draggable') !== 'false' ? el : null);
     if (source) await dragAndDrop(source, spot, end, toEl);
     else await pointerDrag(spot, end, el);
-    return seen.with({ ok: true, changes: await seen.done() });
+    return seen.with({ ok: true, changes: await seen.done(), aim: aimFor(el, spot, end, !!source) });
   }
 
   const frame = () => new Promise((r) => setTimeout(r, 16));
@@ -2030,6 +2074,8 @@
         if (op === 'scroll') return scrollPage(action.direction);
         if (op === 'press') return press(null, action, lookOpts);
         if (op === 'waitText') return waitText(action);
+        if (op === 'observe') return observe(document.body);
+        if (op === 'collect') return collect();
       }
       const { el, err } = resolve(handle);
       if (err) return err;
@@ -2047,6 +2093,8 @@
         case 'selectText': return selectText(el, action, lookOpts);
         case 'clickAt': return clickAt(el, action, lookOpts);
         case 'scrollIn': return scrollIn(el, action, lookOpts);
+        case 'observe': return observe(el);
+        case 'collect': return collect();
         case 'highlight': return highlight(el, action);
         default: return fail('bad-action', `unknown op ${JSON.stringify(op)}`);
       }

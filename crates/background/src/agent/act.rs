@@ -17,6 +17,7 @@ use super::page::{
     settle, snapshot, unchanged_since_snapshot, NotActed, OnLook, Phase,
 };
 use super::run::{Loop, Observed};
+use super::trusted;
 use super::Session;
 use crate::chrome;
 
@@ -63,7 +64,9 @@ impl Loop {
                 };
                 match act_in_page(tab, None, &command, false, None, OnLook::Any).await {
                     Ok(acted) => (None, Ok(acted.sentence)),
-                    Err(NotActed::Failed(e)) => (None, Err(e)),
+                    Err(NotActed::Failed(e) | NotActed::Ignored { sentence: e, .. }) => {
+                        (None, Err(e))
+                    }
                     Err(NotActed::Changed) => (None, Err("the page changed".into())),
                 }
             }
@@ -79,6 +82,10 @@ impl Loop {
                         }
                         (None, Ok(acted.sentence))
                     }
+                    Err(NotActed::Ignored { sentence, aim }) => (
+                        None,
+                        trusted::repeat(tab, None, &command, aim, sentence).await,
+                    ),
                     Err(NotActed::Failed(e)) => (None, Err(e)),
                     Err(NotActed::Changed) => (None, Err("the page changed".into())),
                 }
@@ -149,7 +156,9 @@ impl Loop {
                 };
                 match act_in_page(tab, None, &command, false, None, OnLook::Any).await {
                     Ok(_) => (None, Ok("scrolled".into())),
-                    Err(NotActed::Failed(e)) => (None, Err(e)),
+                    Err(NotActed::Failed(e) | NotActed::Ignored { sentence: e, .. }) => {
+                        (None, Err(e))
+                    }
                     Err(NotActed::Changed) => (None, Err("the page changed".into())),
                 }
             }
@@ -352,6 +361,12 @@ impl Loop {
                 // The page changed while the model thought: nothing was done, and no attempt
                 // is spent; find the element in a fresh snapshot.
                 Err(NotActed::Changed) => on_observed = false,
+                // The page did not react to script events: repeated once as trusted input
+                // (not retried by the ladder: the action was done, and ignored).
+                Err(NotActed::Ignored { sentence, aim }) => {
+                    let repeated = trusted::repeat(tab, handle, &command, aim, sentence).await;
+                    return (target, repeated);
+                }
                 Err(NotActed::Failed(e)) => {
                     last_error = e;
                     attempt += 1;

@@ -12,6 +12,7 @@ mod act;
 mod page;
 mod run;
 mod store;
+mod trusted;
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;

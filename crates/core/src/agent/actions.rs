@@ -868,7 +868,11 @@ fn from_value(value: &Value, repairs: &mut Vec<Repair>) -> Result<Action, Action
             let key = f.string("key", "a key or chord such as Escape or Control+A", repairs)?;
             let key = key.trim();
             if key.is_empty() || key.chars().count() > MAX_KEY_CHARS {
-                return Err(f.invalid("key", "a key or chord such as Escape or Control+A", &obj["key"]));
+                return Err(f.invalid(
+                    "key",
+                    "a key or chord such as Escape or Control+A",
+                    &obj["key"],
+                ));
             }
             Action::Press {
                 element: f.optional_u32("element", repairs)?,
@@ -904,7 +908,11 @@ fn from_value(value: &Value, repairs: &mut Vec<Repair>) -> Result<Action, Action
             value: f.number_text("value", repairs)?,
         },
         "select_text" => {
-            let text = f.string("text", "the passage to select, as the page shows it", repairs)?;
+            let text = f.string(
+                "text",
+                "the passage to select, as the page shows it",
+                repairs,
+            )?;
             if text.trim().is_empty() {
                 return Err(f.missing("text", "the passage to select, as the page shows it"));
             }

@@ -26,6 +26,7 @@ pub mod task;
 #[cfg(test)]
 mod tests;
 pub mod tool_step;
+pub mod trusted;
 
 pub use actions::{
     action_schema, action_schema_with_tools, parse_action, Action, ActionError, DragTarget,
@@ -33,8 +34,8 @@ pub use actions::{
 };
 pub use element_map::{ElementMap, Entry, LocateError, Rendered, LIST_LEGEND};
 pub use safety::{
-    approval_sentence, fence, needs_confirmation, needs_drop_confirmation, seen_as, ConfirmReason, HostPattern, UrlDenied,
-    UrlPolicy, FENCE_RULE,
+    approval_sentence, fence, needs_confirmation, needs_drop_confirmation, seen_as, ConfirmReason,
+    HostPattern, UrlDenied, UrlPolicy, FENCE_RULE,
 };
 pub use settings::{AgentSettings, SiteListError};
 pub use signature::{Evidence, Match, Signature};

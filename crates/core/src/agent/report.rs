@@ -36,6 +36,15 @@ impl ActResult {
             ActResult::Done(done) if done.ignored(command) => Err(format!(
                 "the page did not react: {} but nothing visible changed",
                 match command {
+                    DriverCommand::Collect { of }
+                        if matches!(**of, DriverCommand::Press { .. }) =>
+                    {
+                        "the key was pressed, also as real input,"
+                    }
+                    DriverCommand::Collect { of } if matches!(**of, DriverCommand::Hover) => {
+                        "the pointer was moved over it, also as real input,"
+                    }
+                    DriverCommand::Collect { .. } => "it was dragged, also as real input,",
                     DriverCommand::Press { .. } => "the key was pressed",
                     DriverCommand::Hover => "the pointer was moved over it",
                     DriverCommand::Drag { .. } => "it was dragged",
@@ -86,7 +95,9 @@ impl ActSuccess {
                     .as_deref()
                     .filter(|v| v.len() <= 24 && v.parse::<f64>().is_ok());
                 let done = match (self.accepted, now) {
-                    (Some(false), Some(v)) => format!("the slider did not take the value; it shows {v}"),
+                    (Some(false), Some(v)) => {
+                        format!("the slider did not take the value; it shows {v}")
+                    }
                     (Some(false), None) => "the slider did not take the value".to_owned(),
                     (_, Some(v)) => format!("set the value; it shows {v}"),
                     (_, None) => "set the value".to_owned(),
@@ -100,6 +111,8 @@ impl ActSuccess {
                 _ => with_effects("scrolled inside it", &self.changes),
             },
             DriverCommand::WaitText { .. } => "the text is on the page".to_owned(),
+            DriverCommand::Observe => "watching".to_owned(),
+            DriverCommand::Collect { of } => self.sentence(of),
         }
     }
 
@@ -107,6 +120,9 @@ impl ActSuccess {
     /// see. Said as a failure, never as done: the page may listen only to a real pointer or
     /// keyboard (`event.isTrusted`), or the action was the wrong one.
     fn ignored(&self, command: &DriverCommand) -> bool {
+        if let DriverCommand::Collect { of } = command {
+            return self.ignored(of);
+        }
         let reacting = matches!(
             command,
             DriverCommand::Press { .. }
@@ -262,5 +278,16 @@ mod loading_tests {
             "not watched: wait to be safe"
         );
         assert!(!read(r#"{"ok":false,"error":"covered","message":"x"}"#).may_be_loading());
+    }
+}
+
+impl ActResult {
+    /// Where to repeat an action the page ignored as trusted input ([`super::trusted`]):
+    /// the driver's aim, when the action was one that is repeated and nothing changed.
+    pub fn retry_aim(&self, command: &DriverCommand) -> Option<super::trusted::Aim> {
+        match self {
+            ActResult::Done(done) if done.ignored(command) => done.aim,
+            _ => None,
+        }
     }
 }

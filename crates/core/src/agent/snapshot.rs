@@ -322,6 +322,13 @@ pub enum DriverCommand {
     ScrollIn {
         direction: ScrollDirection,
     },
+    /// Starts watching the element for a trusted repeat of an ignored action (answers at
+    /// once); `Collect` then waits for the page to settle and says what changed, in the words
+    /// of the action repeated (`of`).
+    Observe,
+    Collect {
+        of: Box<DriverCommand>,
+    },
     /// With a null handle: resolves once `text` is on the page, or after `ms`.
     WaitText {
         text: String,
@@ -419,6 +426,10 @@ pub struct ActSuccess {
     /// wait for text: whether the text appeared in time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub found: Option<bool>,
+    /// hover, drag, press: where the driver aimed, for a trusted repeat when the page
+    /// ignored the action (top frame only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aim: Option<super::trusted::Aim>,
 }
 
 /// What an action changed on the page, as the driver watched it until the page was quiet
