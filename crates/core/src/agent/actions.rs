@@ -1443,3 +1443,91 @@ mod flat_schema_source {
         assert!(with_tools.contains("- element (integer ≥ 0): "));
     }
 }
+
+#[cfg(test)]
+mod hands_parse_tests {
+    use super::*;
+
+    fn parse(reply: &str) -> Result<Action, String> {
+        parse_action(reply)
+            .map(|p| p.action)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn the_new_hands_are_read_and_their_mistakes_explained() {
+        assert_eq!(
+            parse(r#"{"action":"drag","element":3,"to":"[7]"}"#),
+            Ok(Action::Drag {
+                element: 3,
+                to: DragTarget::Element(7)
+            })
+        );
+        assert_eq!(
+            parse(r#"{"action":"drag","element":3,"dx":-40}"#),
+            Ok(Action::Drag {
+                element: 3,
+                to: DragTarget::Offset { dx: -40, dy: 0 }
+            })
+        );
+        assert!(parse(r#"{"action":"drag","element":3}"#).is_err_and(|e| e.contains("\"to\"")));
+        assert_eq!(
+            parse(r#"{"action":"scroll","element":5,"direction":"bottom"}"#),
+            Ok(Action::Scroll {
+                target: ScrollTarget::Inside(5, ScrollDirection::End)
+            })
+        );
+        assert_eq!(
+            parse(r#"{"action":"scroll","direction":"end"}"#),
+            Ok(Action::Scroll {
+                target: ScrollTarget::Page(ScrollDirection::End)
+            })
+        );
+        assert_eq!(
+            parse(r#"{"action":"click_at","element":2,"x":0.25,"y":"1"}"#),
+            Ok(Action::ClickAt {
+                element: 2,
+                x: 250,
+                y: 1000
+            })
+        );
+        assert!(parse(r#"{"action":"click_at","element":2,"x":120,"y":40}"#)
+            .is_err_and(|e| e.contains("a fraction from 0 to 1")));
+        assert!(parse(r#"{"action":"press","key":"   "}"#).is_err());
+        assert_eq!(
+            parse(r#"{"action":"press","key":" Escape "}"#),
+            Ok(Action::Press {
+                element: None,
+                key: "Escape".into()
+            })
+        );
+        assert_eq!(
+            parse(r#"{"action":"set_value","element":4,"value":"7.5"}"#),
+            Ok(Action::SetValue {
+                element: 4,
+                value: "7.5".into()
+            })
+        );
+        assert!(parse(r#"{"action":"set_value","element":4,"value":"max"}"#).is_err());
+        assert_eq!(
+            parse(r#"{"action":"wait","text":"Report ready"}"#),
+            Ok(Action::Wait {
+                ms: DEFAULT_TEXT_WAIT_MS,
+                text: Some("Report ready".into())
+            })
+        );
+        assert_eq!(
+            parse(r#"{"action":"select_option","element":1,"option":"Olives","mode":"ADD"}"#),
+            Ok(Action::SelectOption {
+                element: 1,
+                option: "Olives".into(),
+                mode: SelectMode::Add
+            })
+        );
+        assert!(
+            parse(r#"{"action":"select_option","element":1,"option":"x","mode":"toggle"}"#)
+                .is_err()
+        );
+        assert!(parse(r#"{"action":"select_text","element":1,"text":" "}"#).is_err());
+    }
+}

@@ -634,4 +634,30 @@ mod approval_tests {
             seen_as(&link)
         );
     }
+
+    #[test]
+    fn new_hands_ask_first_where_a_click_or_submit_would() {
+        let page: Snapshot = crate::json::from_str(
+            r#"{"docId":"d","url":"https://shop.test/","title":"Shop","viewport":{"width":800,"height":600},"page":{"width":800,"height":600},"scroll":{"x":0,"y":0},"frames":[],"elements":[],"truncated":false}"#,
+        )
+        .unwrap();
+        let delete = el(r#"{"tag":"button","implicitRole":"button","text":"Delete account"}"#);
+        let press = |key: &str| {
+            crate::agent::parse_action(&format!(
+                r#"{{"action":"press","element":1,"key":"{key}"}}"#
+            ))
+            .unwrap()
+            .action
+        };
+        assert!(needs_confirmation(&press("Enter"), Some(&delete), &page).is_some());
+        assert!(needs_confirmation(&press("Space"), Some(&delete), &page).is_some());
+        assert!(needs_confirmation(&press("Tab"), Some(&delete), &page).is_none());
+        let at = crate::agent::parse_action(r#"{"action":"click_at","element":1,"x":0.5,"y":0.5}"#)
+            .unwrap()
+            .action;
+        assert!(needs_confirmation(&at, Some(&delete), &page).is_some());
+        let bin = el(r#"{"tag":"div","name":"Delete forever"}"#);
+        assert!(needs_drop_confirmation(&bin).is_some());
+        assert!(needs_drop_confirmation(&el(r#"{"tag":"section","name":"Done"}"#)).is_none());
+    }
 }
