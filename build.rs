@@ -74,6 +74,8 @@ fn check(root: &Path, manifest_path: &Path) -> Result<(), String> {
         "contextMenus",
         "scripting",
         "activeTab",
+        // Trusted input for actions a page ignored as script events (agent/trusted.rs).
+        "debugger",
     ] {
         if !permissions.contains(&needed) {
             return Err(format!("permissions must include {needed:?}"));

@@ -874,8 +874,17 @@ fn from_value(value: &Value, repairs: &mut Vec<Repair>) -> Result<Action, Action
                     &obj["key"],
                 ));
             }
+            let element = f.optional_u32("element", repairs)?;
+            // Enter or Space activates whatever has focus: the element must be named, so
+            // that the approval for what it activates (a "Pay now" button) applies.
+            if element.is_none() && super::safety::activates(key) {
+                return Err(f.missing(
+                    "element",
+                    "the [number] of the element Enter or Space acts on",
+                ));
+            }
             Action::Press {
-                element: f.optional_u32("element", repairs)?,
+                element,
                 key: key.to_owned(),
             }
         }
@@ -1494,6 +1503,10 @@ mod hands_parse_tests {
         assert!(parse(r#"{"action":"click_at","element":2,"x":120,"y":40}"#)
             .is_err_and(|e| e.contains("a fraction from 0 to 1")));
         assert!(parse(r#"{"action":"press","key":"   "}"#).is_err());
+        assert!(
+            parse(r#"{"action":"press","key":"Enter"}"#).is_err_and(|e| e.contains("\"element\"")),
+            "Enter names what it activates"
+        );
         assert_eq!(
             parse(r#"{"action":"press","key":" Escape "}"#),
             Ok(Action::Press {

@@ -274,7 +274,7 @@ pub fn needs_confirmation(
 }
 
 /// Whether `key` (a key or chord as `press` takes it) activates the focused control.
-fn activates(key: &str) -> bool {
+pub(crate) fn activates(key: &str) -> bool {
     let last = key.rsplit('+').next().unwrap_or(key).trim();
     ["enter", "return", "space", " ", "spacebar"]
         .iter()
