@@ -78,6 +78,8 @@ fn check(root: &Path, manifest_path: &Path) -> Result<(), String> {
         // the task's tabs, and the watch that turns what they held back into a question.
         "declarativeNetRequest",
         "webRequest",
+        // Trusted input for actions a page ignored as script events (agent/trusted.rs).
+        "debugger",
     ] {
         if !permissions.contains(&needed) {
             return Err(format!("permissions must include {needed:?}"));

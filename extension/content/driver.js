@@ -1581,19 +1581,651 @@
     // A native list cannot be opened by script; what matters is that a person could reach it.
     const spot = aim(el);
     if (spot.err) return spot.err;
+    const mode = action.mode === 'add' || action.mode === 'remove' ? action.mode : null;
+    if (mode && !el.multiple) return fail('bad-action', 'this list holds one option at a time: choose it without "mode"');
     const seen = watch(el, lookOpts);
     el.focus({ preventScroll: true });
-    setNativeValue(el, match.value);
+    // A multi-select keeps its other options when one is added or removed (a person's
+    // Ctrl+click); otherwise the option becomes the selection.
+    if (mode) match.selected = mode === 'add';
+    else setNativeValue(el, match.value);
     fire(el, 'input');
     fire(el, 'change');
     return seen.with({ ok: true, value: match.value, text: collapse(match.text), changes: await seen.done(['value']) });
   }
 
+  // ---- hands: keys, hover, drag, sliders, text selection, points ------------------------
+  //
+  // Synthetic events (isTrusted false), as click and type use. A page that listens only to
+  // trusted input ignores them; the watch then sees no change and the worker says "the page
+  // did not react" (core `report.rs`), never done. Keys carry no default action when
+  // dispatched, so the defaults a person relies on (Tab moves focus, Enter activates,
+  // PageDown scrolls, Ctrl+A selects, Escape closes a dialog) are carried out here, and only
+  // when the page did not cancel the keydown, as the browser would.
+
+  const NAMED_KEYS = {
+    enter: ['Enter', 'Enter', 13], return: ['Enter', 'Enter', 13],
+    escape: ['Escape', 'Escape', 27], esc: ['Escape', 'Escape', 27],
+    tab: ['Tab', 'Tab', 9], space: [' ', 'Space', 32], spacebar: [' ', 'Space', 32],
+    backspace: ['Backspace', 'Backspace', 8], delete: ['Delete', 'Delete', 46], del: ['Delete', 'Delete', 46],
+    arrowup: ['ArrowUp', 'ArrowUp', 38], up: ['ArrowUp', 'ArrowUp', 38],
+    arrowdown: ['ArrowDown', 'ArrowDown', 40], down: ['ArrowDown', 'ArrowDown', 40],
+    arrowleft: ['ArrowLeft', 'ArrowLeft', 37], left: ['ArrowLeft', 'ArrowLeft', 37],
+    arrowright: ['ArrowRight', 'ArrowRight', 39], right: ['ArrowRight', 'ArrowRight', 39],
+    home: ['Home', 'Home', 36], end: ['End', 'End', 35],
+    pageup: ['PageUp', 'PageUp', 33], pagedown: ['PageDown', 'PageDown', 34],
+    insert: ['Insert', 'Insert', 45],
+  };
+  for (let i = 1; i <= 12; i++) NAMED_KEYS['f' + i] = ['F' + i, 'F' + i, 111 + i];
+  const MODIFIERS = {
+    control: ['ctrlKey', 'Control', 'ControlLeft', 17], ctrl: ['ctrlKey', 'Control', 'ControlLeft', 17],
+    shift: ['shiftKey', 'Shift', 'ShiftLeft', 16],
+    alt: ['altKey', 'Alt', 'AltLeft', 18], option: ['altKey', 'Alt', 'AltLeft', 18],
+    meta: ['metaKey', 'Meta', 'MetaLeft', 91], cmd: ['metaKey', 'Meta', 'MetaLeft', 91],
+    command: ['metaKey', 'Meta', 'MetaLeft', 91],
+  };
+
+  // "Control+Shift+A" → {key, code, keyCode, mods: {ctrlKey…}, modKeys: [[key, code, keyCode]]},
+  // or null for what is not a key.
+  function parseKey(text) {
+    const raw = String(text ?? '').trim();
+    // A lone "+" is the plus key, not a chord.
+    const parts = raw === '+' ? ['+'] : raw.split(/\s*\+\s*/).filter(Boolean);
+    if (!parts.length) return null;
+    const mods = { ctrlKey: false, shiftKey: false, altKey: false, metaKey: false };
+    const modKeys = [];
+    for (const p of parts.slice(0, -1)) {
+      const m = MODIFIERS[p.toLowerCase()];
+      if (!m) return null;
+      mods[m[0]] = true;
+      modKeys.push(m.slice(1));
+    }
+    const last = parts[parts.length - 1];
+    const named = NAMED_KEYS[last.toLowerCase()];
+    if (named) return { key: named[0], code: named[1], keyCode: named[2], mods, modKeys };
+    const mod = MODIFIERS[last.toLowerCase()];
+    if (mod) return { key: mod[1], code: mod[2], keyCode: mod[3], mods, modKeys };
+    if ([...last].length !== 1) return null;
+    const upper = last.toUpperCase();
+    const letter = /^[A-Z]$/.test(upper);
+    const digit = /^[0-9]$/.test(last);
+    // With Shift a letter is its capital; without, as a keyboard sends it, lower case.
+    const key = letter ? (mods.shiftKey ? upper : last.toLowerCase()) : last;
+    const code = letter ? 'Key' + upper : digit ? 'Digit' + last : '';
+    const keyCode = letter || digit ? upper.charCodeAt(0) : 0;
+    return { key, code, keyCode, mods, modKeys };
+  }
+
+  const isTextField = (el) =>
+    el && (el.tagName === 'TEXTAREA' ||
+      (el.tagName === 'INPUT' && !['checkbox', 'radio', 'button', 'submit', 'reset', 'image', 'file', 'hidden', 'range', 'color'].includes(el.type)));
+  const editableRoot = (el) => {
+    let root = null;
+    for (let n = el; n && n.nodeType === Node.ELEMENT_NODE && n.isContentEditable; n = n.parentElement) root = n;
+    return root;
+  };
+
+  // The element scrolled by keys or `scroll` inside `el`: el itself when its content
+  // overflows it and it may scroll, else the nearest such ancestor (null: the page).
+  function scrollerOf(el) {
+    for (let n = el; n && n.nodeType === Node.ELEMENT_NODE; n = n.parentElement) {
+      if (n === n.ownerDocument.body || n === n.ownerDocument.documentElement) return null;
+      const s = n.ownerDocument.defaultView.getComputedStyle(n);
+      const y = /(auto|scroll|overlay)/.test(s.overflowY) && n.scrollHeight > n.clientHeight + 1;
+      if (y) return n;
+    }
+    return null;
+  }
+
+  function scrollBox(box, view, how) {
+    const el = box || view.document.scrollingElement || view.document.documentElement;
+    const page = box ? el.clientHeight : view.innerHeight;
+    const top = {
+      up: el.scrollTop - Math.round(page * 0.85), down: el.scrollTop + Math.round(page * 0.85),
+      line_up: el.scrollTop - 40, line_down: el.scrollTop + 40,
+      top: 0, end: el.scrollHeight,
+    }[how];
+    if (box) el.scrollTop = top;
+    else view.scrollTo({ top, behavior: 'instant' });
+  }
+
+  function tabbables(doc) {
+    return [...doc.querySelectorAll('a[href], button, input, select, textarea, summary, [tabindex], [contenteditable=""], [contenteditable="true"]')]
+      .filter((n) => n.tabIndex >= 0 && !isDisabled(n) && !(n.tagName === 'INPUT' && n.type === 'hidden') && shown(n));
+  }
+
+  // What the browser does for a key that the page did not cancel (see the block's comment).
+  function keyDefault(target, k) {
+    const doc = target.ownerDocument;
+    const view = doc.defaultView;
+    const ctrl = k.mods.ctrlKey || k.mods.metaKey;
+    const editable = editableRoot(target);
+    const field = isTextField(target);
+    if (k.key === 'Tab') {
+      const all = tabbables(doc);
+      const at = all.indexOf(target);
+      const next = all[k.mods.shiftKey ? (at <= 0 ? all.length - 1 : at - 1) : (at + 1) % all.length];
+      if (next) next.focus();
+      return;
+    }
+    if (ctrl && /^[a-z]$/i.test(k.key)) {
+      const c = k.key.toLowerCase();
+      if (c === 'a') {
+        if (field) target.select();
+        else doc.getSelection().selectAllChildren(editable || doc.body);
+      } else if (editable && 'biu'.includes(c)) {
+        doc.execCommand({ b: 'bold', i: 'italic', u: 'underline' }[c]);
+      }
+      return;
+    }
+    if (k.mods.altKey || ctrl) return;
+    if (k.key === 'Escape') {
+      const popover = doc.querySelector(':popover-open');
+      const dialog = target.closest('dialog[open]') || [...doc.querySelectorAll('dialog[open]')].pop();
+      if (dialog && dialog.dispatchEvent(new view.Event('cancel', { cancelable: true }))) dialog.close();
+      else if (popover && popover.hidePopover) popover.hidePopover();
+      return;
+    }
+    if (k.key === 'Enter') {
+      if (field && target.tagName === 'INPUT') {
+        if (target.form) submit(target);
+      } else if (field || editable) {
+        doc.execCommand(field ? 'insertText' : 'insertParagraph', false, '\n');
+      } else if (target.matches('a[href], button, summary, input[type=submit], input[type=button], input[type=reset], input[type=image]')) {
+        target.click();
+      }
+      return;
+    }
+    if (target.tagName === 'INPUT' && target.type === 'range') {
+      const step = Number(target.step) > 0 ? Number(target.step) : 1;
+      const min = target.min === '' ? 0 : Number(target.min);
+      const max = target.max === '' ? 100 : Number(target.max);
+      const v = Number(target.value);
+      const next = {
+        ArrowUp: v + step, ArrowRight: v + step, ArrowDown: v - step, ArrowLeft: v - step,
+        PageUp: v + (max - min) / 10, PageDown: v - (max - min) / 10, Home: min, End: max,
+      }[k.key];
+      if (next !== undefined) {
+        setNativeValue(target, String(next));
+        fire(target, 'input');
+        fire(target, 'change');
+      }
+      return;
+    }
+    if (k.key === 'Backspace' || k.key === 'Delete') {
+      if (field || editable) doc.execCommand(k.key === 'Backspace' ? 'delete' : 'forwardDelete');
+      return;
+    }
+    if (field || editable) {
+      if ([...k.key].length === 1) doc.execCommand('insertText', false, k.key);
+      return;
+    }
+    if (k.key === ' ' && target.matches('button, summary, input[type=checkbox], input[type=radio], input[type=submit], input[type=button]')) {
+      target.click();
+      return;
+    }
+    const how = {
+      PageDown: 'down', ' ': k.mods.shiftKey ? 'up' : 'down', PageUp: 'up',
+      ArrowDown: 'line_down', ArrowUp: 'line_up', Home: 'top', End: 'end',
+    }[k.key];
+    if (how) scrollBox(scrollerOf(target), view, how);
+  }
+
+  // Fires keydown (keypress for a character or Enter), the default action unless the page
+  // canceled it, keyup: on `target`, with the chord's modifiers pressed around them.
+  function keyEvents(target, k) {
+    const view = target.ownerDocument.defaultView;
+    const base = { bubbles: true, cancelable: true, composed: true, view, ...k.mods };
+    const send = (type, key, code, keyCode) =>
+      target.dispatchEvent(new view.KeyboardEvent(type, { ...base, key, code, keyCode, which: keyCode, charCode: type === 'keypress' ? key.charCodeAt(0) : 0 }));
+    for (const [key, code, keyCode] of k.modKeys) send('keydown', key, code, keyCode);
+    const go = send('keydown', k.key, k.code, k.keyCode);
+    const printable = [...k.key].length === 1 || k.key === 'Enter';
+    const ctrl = k.mods.ctrlKey || k.mods.metaKey || k.mods.altKey;
+    const pressed = go && printable && !ctrl ? send('keypress', k.key === 'Enter' ? '\r' : k.key, k.code, k.keyCode) : go;
+    if (go && pressed) keyDefault(target, k);
+    send('keyup', k.key, k.code, k.keyCode);
+    for (const [key, code, keyCode] of [...k.modKeys].reverse()) send('keyup', key, code, keyCode);
+  }
+
+  // Where the pointer aimed, in the top frame's viewport, for the worker's trusted repeat
+  // of an action the page ignored (core `trusted.rs`); none inside a frame of another origin,
+  // whose coordinates this driver cannot place.
+  function aimFor(el, from, to, html5) {
+    let top = false;
+    try {
+      top = window.top === window || !!window.top.document;
+    } catch (_) { /* a cross-origin parent */ }
+    if (!top) return undefined;
+    const a = rootPoint(el, from.x, from.y);
+    const out = { from: [a.x, a.y], html5: !!html5 };
+    if (to) {
+      const b = rootPoint(el, to.x, to.y);
+      out.to = [b.x, b.y];
+    }
+    return out;
+  }
+
+  // Elements shown around el (its menu item, list or parent): a CSS :hover menu shows its
+  // submenu without a DOM change, which the watch cannot see.
+  const shownAround = (el) => {
+    const root = el.closest('li, [role=menuitem], nav, [role=menubar], [role=menu]') || el.parentElement || el;
+    let n = 0;
+    for (const e of root.querySelectorAll('*')) if (shown(e)) n++;
+    return n;
+  };
+
+  // A trusted repeat: `observe` starts watching el (answering at once), the worker sends the
+  // input through Chrome's debugger, `collect` says what changed.
+  let observing = null;
+  function observe(el) {
+    observing = { seen: watch(el, null), el, around: shownAround(el) };
+    return { ok: true };
+  }
+  async function collect() {
+    const o = observing;
+    observing = null;
+    if (!o) return fail('bad-action', 'nothing was being watched');
+    const changes = await o.seen.done();
+    const appeared = o.el.isConnected ? shownAround(o.el) - o.around : 0;
+    if (appeared > 0) changes.added = (changes.added || 0) + appeared;
+    return { ok: true, changes };
+  }
+
+  async function press(el, action, lookOpts) {
+    const k = parseKey(action.key);
+    if (!k) return fail('bad-action', `"${String(action.key).slice(0, 40)}" is not a key; use names such as Escape, Enter, Tab, ArrowDown, PageDown, Control+A`);
+    let target;
+    if (el) {
+      const blocked = usable(el);
+      if (blocked) return blocked;
+      const spot = aim(el);
+      if (spot.err) return spot.err;
+      // Keys go where focus is: a person clicks into the element first, or tabs to it.
+      if (deepActive(el.ownerDocument) !== el) {
+        if (el.tabIndex >= 0 || el.hasAttribute('tabindex') || el.isContentEditable || isTextField(el)) el.focus({ preventScroll: true });
+        else pointerSequence(spot.hit, spot.x, spot.y, false);
+      }
+      target = deepActive(el.ownerDocument);
+      if (!target || target === el.ownerDocument.body || !composedContains(el, target)) target = el;
+    } else {
+      target = deepActive(document);
+      if (!target || target === document.documentElement) target = document.body;
+    }
+    const seen = watch(target, lookOpts);
+    keyEvents(target, k);
+    return seen.with({ ok: true, changes: await seen.done(), aim: aimFor(target, { x: 0, y: 0 }) });
+  }
+
+  // The element the pointer was last moved onto by `hover` or a drag, so that moving it
+  // elsewhere tells that one it was left (menus close on mouseleave).
+  let pointerOn = null;
+
+  // Moves the pointer onto `hit` at (x, y): out of and leave on what it was on (up to their
+  // common ancestor), over and enter on the new, then a move.
+  function movePointer(hit, x, y, buttons) {
+    const view = hit.ownerDocument.defaultView;
+    const base = { bubbles: true, cancelable: true, composed: true, view, clientX: x, clientY: y, buttons: buttons || 0 };
+    const pointer = { ...base, pointerId: 1, pointerType: 'mouse', isPrimary: true };
+    const old = pointerOn && pointerOn.isConnected && pointerOn.ownerDocument === hit.ownerDocument ? pointerOn : null;
+    if (old !== hit) {
+      const chain = (n) => {
+        const out = [];
+        for (let a = n; a && a.nodeType === Node.ELEMENT_NODE; a = composedParent(a) instanceof ShadowRoot ? composedParent(a).host : composedParent(a)) out.push(a);
+        return out;
+      };
+      const newChain = chain(hit);
+      if (old) {
+        old.dispatchEvent(new view.PointerEvent('pointerout', { ...pointer, relatedTarget: hit }));
+        old.dispatchEvent(new view.MouseEvent('mouseout', { ...base, relatedTarget: hit }));
+        for (const a of chain(old).filter((a) => !newChain.includes(a))) {
+          a.dispatchEvent(new view.PointerEvent('pointerleave', { ...pointer, bubbles: false, relatedTarget: hit }));
+          a.dispatchEvent(new view.MouseEvent('mouseleave', { ...base, bubbles: false, relatedTarget: hit }));
+        }
+      }
+      const oldChain = old ? chain(old) : [];
+      hit.dispatchEvent(new view.PointerEvent('pointerover', { ...pointer, relatedTarget: old }));
+      hit.dispatchEvent(new view.MouseEvent('mouseover', { ...base, relatedTarget: old }));
+      for (const a of newChain.filter((a) => !oldChain.includes(a)).reverse()) {
+        a.dispatchEvent(new view.PointerEvent('pointerenter', { ...pointer, bubbles: false, relatedTarget: old }));
+        a.dispatchEvent(new view.MouseEvent('mouseenter', { ...base, bubbles: false, relatedTarget: old }));
+      }
+    }
+    hit.dispatchEvent(new view.PointerEvent('pointermove', pointer));
+    hit.dispatchEvent(new view.MouseEvent('mousemove', base));
+    pointerOn = hit;
+  }
+
+  async function hover(el, lookOpts) {
+    const blocked = usable(el);
+    if (blocked) return blocked;
+    const spot = aim(el);
+    if (spot.err) return spot.err;
+    const seen = watch(el, lookOpts);
+    movePointer(spot.hit, spot.x, spot.y, 0);
+    return seen.with({ ok: true, changes: await seen.done(), aim: aimFor(spot.hit, spot) });
+  }
+
+  // Where (x, y) of el's viewport lands: {hit, x, y} in the hit element's document.
+  const landAt = (el, x, y) => {
+    const root = rootPoint(el, x, y);
+    const found = deepHit(root.doc, root.x, root.y);
+    return found.hit ? found : { hit: el, x, y };
+  };
+
+  // A drag as a person's mouse makes it. An element the page made draggable (HTML5
+  // drag-and-drop) gets dragstart, dragenter/dragover on what lies under the end point, drop
+  // there when the page's dragover allowed it, and dragend, with one DataTransfer as the
+  // browser passes; any other element gets a press, moves in steps and a release (sliders,
+  // sortable lists and boards built on mouse or pointer events).
+  async function drag(el, action, lookOpts) {
+    const blocked = usable(el);
+    if (blocked) return blocked;
+    let toEl = null;
+    if (action.to) {
+      const r = resolve(action.to);
+      if (r.err) return r.err;
+      toEl = r.el;
+    }
+    const view = el.ownerDocument.defaultView;
+    let spot = aim(el);
+    if (spot.err) return spot.err;
+    let end;
+    if (toEl) {
+      const tr = toEl.getBoundingClientRect();
+      if (tr.top < 0 || tr.bottom > view.innerHeight || tr.left < 0 || tr.right > view.innerWidth) {
+        toEl.scrollIntoView({ block: 'nearest', inline: 'nearest', behavior: 'instant' });
+        spot = aim(el);
+        if (spot.err) return spot.err;
+      }
+      const reached = reach(toEl);
+      if (reached.covered && !composedContains(el, reached.covered)) {
+        const by = describeCover(reached.covered, toEl);
+        return { ...fail('covered', `the drop target is covered by ${by.role || by.tag} "${by.name}"`), by };
+      }
+      // Onto the target's visible part, in its quarter nearest the start (a sortable list
+      // puts the item in the target's place once the pointer passed the target's middle).
+      const r = toEl.getBoundingClientRect();
+      const top = Math.max(r.top, 0);
+      const bottom = Math.min(r.bottom, view.innerHeight);
+      const fy = spot.y < top ? 0.75 : 0.25;
+      end = { x: r.left + r.width / 2, y: top + (bottom - top) * (spot.y > bottom ? 0.25 : fy) };
+    } else {
+      end = { x: spot.x + (Number(action.dx) || 0), y: spot.y + (Number(action.dy) || 0) };
+    }
+    const seen = watch(el, lookOpts);
+    const source = el.closest('[draggable="true"]') || (el.matches('a[href], img') && el.getAttribute('draggable') !== 'false' ? el : null);
+    if (source) await dragAndDrop(source, spot, end, toEl);
+    else await pointerDrag(spot, end, el);
+    return seen.with({ ok: true, changes: await seen.done(), aim: aimFor(el, spot, end, !!source) });
+  }
+
+  const frame = () => new Promise((r) => setTimeout(r, 16));
+
+  async function pointerDrag(spot, end, el) {
+    const hit = spot.hit;
+    const view = hit.ownerDocument.defaultView;
+    const at = (x, y, buttons) => {
+      const base = { bubbles: true, cancelable: true, composed: true, view, clientX: x, clientY: y, button: 0, buttons };
+      return { base, pointer: { ...base, pointerId: 1, pointerType: 'mouse', isPrimary: true } };
+    };
+    movePointer(hit, spot.x, spot.y, 0);
+    let e = at(spot.x, spot.y, 1);
+    const down = hit.dispatchEvent(new view.PointerEvent('pointerdown', e.pointer));
+    if (down) hit.dispatchEvent(new view.MouseEvent('mousedown', { ...e.base, detail: 1 }));
+    const STEPS = 12;
+    let under = hit;
+    for (let i = 1; i <= STEPS; i++) {
+      const x = spot.x + ((end.x - spot.x) * i) / STEPS;
+      const y = spot.y + ((end.y - spot.y) * i) / STEPS;
+      await frame();
+      under = landAt(el, x, y).hit || hit;
+      e = at(x, y, 1);
+      under.dispatchEvent(new view.PointerEvent('pointermove', e.pointer));
+      under.dispatchEvent(new view.MouseEvent('mousemove', e.base));
+    }
+    e = at(end.x, end.y, 0);
+    under.dispatchEvent(new view.PointerEvent('pointerup', e.pointer));
+    under.dispatchEvent(new view.MouseEvent('mouseup', { ...e.base, detail: 1 }));
+    pointerOn = under;
+  }
+
+  async function dragAndDrop(source, spot, end, toEl) {
+    const view = source.ownerDocument.defaultView;
+    const dt = new view.DataTransfer();
+    const ev = (type, x, y, target) => {
+      const init = { bubbles: true, cancelable: !['dragleave', 'dragend'].includes(type), composed: true, view, clientX: x, clientY: y, dataTransfer: dt };
+      return target.dispatchEvent(new view.DragEvent(type, init));
+    };
+    movePointer(spot.hit, spot.x, spot.y, 0);
+    const base = { bubbles: true, cancelable: true, composed: true, view, clientX: spot.x, clientY: spot.y, button: 0, buttons: 1 };
+    spot.hit.dispatchEvent(new view.PointerEvent('pointerdown', { ...base, pointerId: 1, pointerType: 'mouse', isPrimary: true }));
+    spot.hit.dispatchEvent(new view.MouseEvent('mousedown', { ...base, detail: 1 }));
+    if (!ev('dragstart', spot.x, spot.y, source)) return;
+    // A drag that starts ends the pointer's press, as the browser does.
+    spot.hit.dispatchEvent(new view.PointerEvent('pointercancel', { ...base, buttons: 0, pointerId: 1, pointerType: 'mouse', isPrimary: true }));
+    await frame();
+    let over = null;
+    let allowed = false;
+    const STEPS = 4;
+    for (let i = 1; i <= STEPS; i++) {
+      const x = spot.x + ((end.x - spot.x) * i) / STEPS;
+      const y = spot.y + ((end.y - spot.y) * i) / STEPS;
+      let under = landAt(source, x, y).hit;
+      if (i === STEPS && toEl && !composedContains(toEl, under)) under = toEl;
+      ev('drag', x, y, source);
+      if (under !== over) {
+        if (under) ev('dragenter', x, y, under);
+        if (over) ev('dragleave', x, y, over);
+        over = under;
+      }
+      // A page allows a drop by canceling dragover.
+      allowed = over ? !ev('dragover', x, y, over) : false;
+      await frame();
+    }
+    if (over && allowed) ev('drop', end.x, end.y, over);
+    else if (over) ev('dragleave', end.x, end.y, over);
+    ev('dragend', end.x, end.y, source);
+  }
+
+  // A slider's value as the page shows it: aria-valuenow of the handle or its track, else a
+  // number field or <output> next to it (a jQuery UI slider writes its value into a field).
+  function sliderValue(handle, track) {
+    for (const n of [handle, track]) {
+      const v = n && n.getAttribute('aria-valuenow');
+      if (v !== null && v !== undefined && v !== '' && Number.isFinite(Number(v))) return Number(v);
+    }
+    for (let box = track || handle, depth = 0; box && depth < 3; box = box.parentElement, depth++) {
+      for (const f of box.querySelectorAll('input, output')) {
+        if (f === handle || f.type === 'range') continue;
+        const m = String(f.value).replace(/[^\d.-]/g, '');
+        if (m !== '' && Number.isFinite(Number(m))) return Number(m);
+      }
+    }
+    return null;
+  }
+
+  async function setValue(el, action, lookOpts) {
+    const wanted = Number(action.value);
+    if (!Number.isFinite(wanted)) return fail('bad-action', 'the value is not a number');
+    const blocked = usable(el);
+    if (blocked) return blocked;
+    if (isTextField(el) && el.type !== 'number') return fail('bad-action', 'this is a text field: type into it instead');
+    const spot = aim(el);
+    if (spot.err) return spot.err;
+    const seen = watch(el, lookOpts);
+    const done = async (value) =>
+      seen.with({ ok: true, value: value === null ? undefined : String(value), accepted: value !== null && Math.abs(value - wanted) < 1e-9, changes: await seen.done(['value']) });
+    if (el.tagName === 'INPUT' && (el.type === 'range' || el.type === 'number')) {
+      pressInto(el, spot);
+      setNativeValue(el, String(wanted));
+      fire(el, 'input');
+      fire(el, 'change');
+      return done(Number(el.value));
+    }
+    // An ARIA slider takes keys, as a keyboard user moves it.
+    const role = explicitRole(el);
+    const handle = role === 'slider' ? el : el.querySelector('[role=slider], [class*=handle], [class*=thumb]') || el;
+    const track = handle === el ? (el.parentElement || el) : el;
+    let value = sliderValue(handle, track);
+    if (value !== null && (handle.tabIndex >= 0 || handle.hasAttribute('tabindex'))) {
+      handle.focus({ preventScroll: true });
+      for (let i = 0; i < 400 && value !== wanted; i++) {
+        keyEvents(handle, parseKey(value < wanted ? 'ArrowRight' : 'ArrowLeft'));
+        const now = sliderValue(handle, track);
+        // Overshot (a step larger than the gap) or no answer to keys: stop here.
+        if (now === null || now === value || (value < wanted) !== (now < wanted) && now !== wanted) {
+          value = now === null ? value : now;
+          break;
+        }
+        value = now;
+      }
+      if (value === wanted) return done(value);
+    }
+    // A custom handle: dragged along its track, the value read back after each drag, the
+    // position found by halving the interval (the value grows left to right on a
+    // horizontal track, bottom to top on a vertical one).
+    const tr = track.getBoundingClientRect();
+    const vertical = tr.height > tr.width * 1.5;
+    let lo = 0;
+    let hi = 1;
+    let best = { value, gap: value === null ? Infinity : Math.abs(value - wanted) };
+    for (let i = 0; i < 14; i++) {
+      const f = (lo + hi) / 2;
+      const h = handle.getBoundingClientRect();
+      const from = { hit: handle, x: h.left + h.width / 2, y: h.top + h.height / 2 };
+      const to = vertical ? { x: from.x, y: tr.bottom - tr.height * f } : { x: tr.left + tr.width * f, y: from.y };
+      await pointerDrag(from, to, handle);
+      const now = sliderValue(handle, track);
+      if (now === null) break;
+      if (Math.abs(now - wanted) < best.gap) best = { value: now, gap: Math.abs(now - wanted) };
+      if (now === wanted) break;
+      if (now < wanted) lo = f;
+      else hi = f;
+    }
+    return done(best.value === undefined ? null : best.value);
+  }
+
+  // Selects the first occurrence of `text` in el (exactly, else ignoring case and runs of
+  // spaces), as a person's drag across it would: a Range in the document's selection, or the
+  // field's own selection.
+  async function selectText(el, action, lookOpts) {
+    const wanted = String(action.text ?? '');
+    if (!wanted.trim()) return fail('bad-action', 'no text to select');
+    const spot = aim(el);
+    if (spot.err) return spot.err;
+    const doc = el.ownerDocument;
+    const find = (hay) => {
+      let i = hay.indexOf(wanted);
+      if (i >= 0) return [i, i + wanted.length];
+      const pattern = new RegExp(wanted.trim().split(/\s+/).map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('\\s+'), 'i');
+      const m = pattern.exec(hay);
+      return m ? [m.index, m.index + m[0].length] : null;
+    };
+    const seen = watch(el, lookOpts);
+    if (isTextField(el)) {
+      const at = find(el.value);
+      if (!at) return fail('not-found', `the field does not contain "${wanted.slice(0, 60)}"`);
+      el.focus({ preventScroll: true });
+      el.setSelectionRange(at[0], at[1]);
+      return seen.with({ ok: true, changes: await seen.done() });
+    }
+    const nodes = [];
+    let hay = '';
+    const walker = doc.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      nodes.push([n, hay.length]);
+      hay += n.data;
+    }
+    const at = find(hay);
+    if (!at) return fail('not-found', `the element does not contain "${wanted.slice(0, 60)}"`);
+    const point = (offset, isEnd) => {
+      for (let i = nodes.length - 1; i >= 0; i--) {
+        const [n, start] = nodes[i];
+        if (start < offset || (start === offset && !isEnd) || i === 0) return [n, Math.min(offset - start, n.data.length)];
+      }
+      return [nodes[0][0], 0];
+    };
+    const editable = editableRoot(el) || (el.querySelector('[contenteditable]') && el.querySelector('[contenteditable]'));
+    if (editable && deepActive(doc) !== editable) editable.focus({ preventScroll: true });
+    const range = doc.createRange();
+    range.setStart(...point(at[0], false));
+    range.setEnd(...point(at[1], true));
+    const sel = doc.getSelection();
+    sel.removeAllRanges();
+    sel.addRange(range);
+    return seen.with({ ok: true, text: cap(collapse(sel.toString()), TEXT_CAP), changes: await seen.done() });
+  }
+
+  // A click at a point of el's box given as fractions (thousandths) of its width and height:
+  // a chart's bar, a map's region, a canvas drawing. Something else on top there is reported.
+  async function clickAt(el, action, lookOpts) {
+    const blocked = usable(el);
+    if (blocked) return blocked;
+    const r = el.getBoundingClientRect();
+    const fx = Math.min(Math.max(Number(action.x) / 1000, 0), 1);
+    const fy = Math.min(Math.max(Number(action.y) / 1000, 0), 1);
+    const x = r.left + r.width * fx;
+    const y = r.top + r.height * fy;
+    const view = el.ownerDocument.defaultView;
+    if (x < 0 || y < 0 || x > view.innerWidth || y > view.innerHeight) return fail('not-visible', 'that point of the element is outside the window');
+    const found = landAt(el, x, y);
+    showMark(el);
+    if (relation(el, found.hit) === 'covered') {
+      const by = describeCover(found.hit, el);
+      return { ...fail('covered', `the point is covered by ${by.role || by.tag} "${by.name}"`), by };
+    }
+    const seen = watch(el, lookOpts);
+    pointerSequence(found.hit, found.x, found.y, true);
+    return seen.with({ ok: true, changes: await seen.done() });
+  }
+
+  // Scrolls the contents of el (or of its nearest scrollable ancestor): a page up or down,
+  // or to the end, firing the page's scroll listeners as a person's wheel would.
+  async function scrollIn(el, action, lookOpts) {
+    const box = scrollerOf(el) || [...el.querySelectorAll('*')].find((n) => scrollerOf(n) === n) || null;
+    if (!box) return fail('bad-action', 'nothing inside this element scrolls; scroll the page instead');
+    const before = box.scrollTop;
+    const seen = watch(box, lookOpts);
+    const how = action.direction === 'end' ? 'end' : action.direction === 'up' ? 'up' : 'down';
+    box.dispatchEvent(new (box.ownerDocument.defaultView.WheelEvent)('wheel', { bubbles: true, cancelable: true, deltaY: how === 'up' ? -box.clientHeight : box.clientHeight }));
+    scrollBox(box, box.ownerDocument.defaultView, how);
+    // Scroll events come with the next frame: the watch sees what they unlock.
+    return seen.with({
+      ok: true,
+      moved: Math.round(box.scrollTop - before) !== 0,
+      atTop: box.scrollTop <= 0,
+      atBottom: box.scrollTop + box.clientHeight >= box.scrollHeight - 1,
+      changes: await seen.done(),
+    });
+  }
+
+  // Resolves once `text` (ignoring case and runs of spaces) is in the page's visible text,
+  // or after `ms` (at most 10 s).
+  function waitText(action) {
+    const wanted = collapse(action.text).toLowerCase();
+    const ms = Math.min(Math.max(Number(action.ms) || 0, 0), 10000);
+    const has = () => collapse(document.body ? document.body.innerText : '').toLowerCase().includes(wanted);
+    const start = performance.now();
+    return new Promise((done) => {
+      const tick = () => {
+        if (has()) done({ ok: true, found: true });
+        else if (performance.now() - start >= ms) done({ ok: true, found: false });
+        else setTimeout(tick, 100);
+      };
+      tick();
+    });
+  }
+
   function scrollPage(direction) {
     const before = window.scrollY;
-    const dy = Math.round(window.innerHeight * 0.85) * (direction === 'up' ? -1 : 1);
-    window.scrollBy({ top: dy, behavior: 'instant' });
     const scroller = document.scrollingElement || document.documentElement;
+    if (direction === 'end') {
+      window.scrollTo({ top: scroller.scrollHeight, behavior: 'instant' });
+    } else {
+      const dy = Math.round(window.innerHeight * 0.85) * (direction === 'up' ? -1 : 1);
+      window.scrollBy({ top: dy, behavior: 'instant' });
+    }
     return {
       ok: true,
       scroll: { x: Math.round(window.scrollX), y: Math.round(window.scrollY) },
@@ -1731,7 +2363,13 @@
     let target = null;
     try {
       const op = action && action.op;
-      if (op === 'scroll' && (handle === null || handle === undefined)) return scrollPage(action.direction);
+      if (handle === null || handle === undefined) {
+        if (op === 'scroll') return scrollPage(action.direction);
+        if (op === 'press') return press(null, action, lookOpts);
+        if (op === 'waitText') return waitText(action);
+        if (op === 'observe') return observe(document.body);
+        if (op === 'collect') return collect();
+      }
       const { el, err } = resolve(handle);
       if (err) return err;
       target = el;
@@ -1741,6 +2379,15 @@
         case 'select': return selectOption(el, action, lookOpts);
         case 'scroll': reveal(el); return { ok: true };
         case 'read': return read(el, action);
+        case 'press': return press(el, action, lookOpts);
+        case 'hover': return hover(el, lookOpts);
+        case 'drag': return drag(el, action, lookOpts);
+        case 'setValue': return setValue(el, action, lookOpts);
+        case 'selectText': return selectText(el, action, lookOpts);
+        case 'clickAt': return clickAt(el, action, lookOpts);
+        case 'scrollIn': return scrollIn(el, action, lookOpts);
+        case 'observe': return observe(el);
+        case 'collect': return collect();
         case 'highlight': return highlight(el, action);
         default: return fail('bad-action', `unknown op ${JSON.stringify(op)}`);
       }

@@ -9,9 +9,10 @@ use tandem_core::agent::flow::{flow_denied, flow_question};
 use tandem_core::agent::report;
 use tandem_core::agent::task::{PendingConfirmation, TaskContext};
 use tandem_core::agent::{
-    approval_sentence, effect_of, effect_question, fence, leave_question, needs_confirmation,
-    needs_leave_approval, seen_as, tabs, unasked_change, userinfo_warning, Action, Approved,
-    ConfirmReason, DriverCommand, Element, LocateError, ScrollTarget,
+    approval_sentence, effect_of, effect_question, fence, frame_of_handle, leave_question,
+    needs_confirmation, needs_drop_confirmation, needs_leave_approval, seen_as, tabs,
+    unasked_change, userinfo_warning, Action, Approved, ConfirmReason, DragTarget, DriverCommand,
+    Element, LocateError, ScrollTarget,
 };
 
 use super::page::{
@@ -19,6 +20,7 @@ use super::page::{
     settle, snapshot, unchanged_since_snapshot, NotActed, OnLook, Phase,
 };
 use super::run::{Loop, Observed};
+use super::trusted;
 use super::Session;
 use crate::chrome;
 
@@ -49,9 +51,47 @@ impl Loop {
                 Ok(()) => (None, Ok("went back".into())),
                 Err(e) => (None, Err(e.to_string())),
             },
-            Action::Wait { ms } => {
+            Action::Wait { ms, text: None } => {
                 chrome::sleep(i32::try_from(*ms).unwrap_or(i32::MAX)).await;
                 (None, Ok(format!("waited {ms} ms")))
+            }
+            // The driver watches the page for the text (bounded by `ms`, at most
+            // MAX_WAIT_MS): no snapshot per poll, and it answers as soon as the text shows.
+            Action::Wait {
+                ms,
+                text: Some(text),
+            } => {
+                let command = DriverCommand::WaitText {
+                    text: text.clone(),
+                    ms: *ms,
+                };
+                match act_in_page(tab, None, &command, false, None, OnLook::Any).await {
+                    Ok(acted) => (None, Ok(acted.sentence)),
+                    Err(NotActed::Failed(e) | NotActed::Ignored { sentence: e, .. }) => {
+                        (None, Err(e))
+                    }
+                    Err(NotActed::Changed) => (None, Err("the page changed".into())),
+                }
+            }
+            // A key for whatever has focus: the page's own (Escape closing a popup).
+            Action::Press { element: None, .. } => {
+                let Some(command) = action.driver_command() else {
+                    return (None, Err("nothing to do".into()));
+                };
+                match act_in_page(tab, None, &command, true, None, OnLook::Any).await {
+                    Ok(acted) => {
+                        if acted.loading {
+                            settle(tab).await;
+                        }
+                        (None, Ok(acted.sentence))
+                    }
+                    Err(NotActed::Ignored { sentence, aim }) => (
+                        None,
+                        trusted::repeat(tab, None, &command, aim, sentence).await,
+                    ),
+                    Err(NotActed::Failed(e)) => (None, Err(e)),
+                    Err(NotActed::Changed) => (None, Err("the page changed".into())),
+                }
             }
             Action::OpenTab { url } => {
                 if let Err(e) = allowed(&self.policy, url) {
@@ -116,7 +156,9 @@ impl Loop {
                 };
                 match act_in_page(tab, None, &command, false, None, OnLook::Any).await {
                     Ok(_) => (None, Ok("scrolled".into())),
-                    Err(NotActed::Failed(e)) => (None, Err(e)),
+                    Err(NotActed::Failed(e) | NotActed::Ignored { sentence: e, .. }) => {
+                        (None, Err(e))
+                    }
                     Err(NotActed::Changed) => (None, Err("the page changed".into())),
                 }
             }
@@ -316,6 +358,37 @@ impl Loop {
             }
             let mut command = command.clone();
             let mut typed_secret = false;
+            // A drag onto an element: that element's handle, from the same look, in the same
+            // frame (the driver drags within one document).
+            let mut drop_on = None;
+            if let Action::Drag {
+                to: DragTarget::Element(to),
+                ..
+            } = action
+            {
+                let found = match &fresh {
+                    Cow::Borrowed(_) => observed
+                        .map
+                        .element(*to, &observed.snapshot)
+                        .ok_or(LocateError::UnknownId(*to)),
+                    Cow::Owned(fresh) => observed.map.locate(*to, fresh),
+                };
+                let drop = match found {
+                    Ok(drop) => drop.clone(),
+                    Err(e) => return (target, Err(format!("the drop target: {e}"))),
+                };
+                let (frame, local) = frame_of_handle(&drop.handle);
+                if frame != frame_of_handle(&element.handle).0 {
+                    return (
+                        target,
+                        Err("the drop target is in another frame than the element; nothing was done".into()),
+                    );
+                }
+                if let DriverCommand::Drag { to, .. } = &mut command {
+                    *to = Some(local.to_owned());
+                }
+                drop_on = Some(drop);
+            }
             // Data leaving for a site the task has not approved (a form posting elsewhere, a
             // link to another host) is asked about first, the destination first.
             let effect = effect_of(action, &element, &fresh, &Approved::of(ctx));
@@ -347,7 +420,8 @@ impl Loop {
             // A submission the task did not ask for (an address replaced, mail forwarded) is
             // judged on the form and the user's own words only, never the page's text.
             let reason = needs_confirmation(action, Some(&element), &fresh)
-                .or_else(|| unasked_change(action, Some(&element), &fresh, &ctx.user_texts()));
+                .or_else(|| unasked_change(action, Some(&element), &fresh, &ctx.user_texts()))
+                .or_else(|| drop_on.as_ref().and_then(needs_drop_confirmation));
             let asked = reason.is_some() || effect.is_some();
             if let Some(reason) = reason {
                 // The question takes the user's time: ask it once, about the page as it is.
@@ -408,6 +482,12 @@ impl Loop {
                 // The page changed while the model thought: nothing was done, and no attempt
                 // is spent; find the element in a fresh snapshot.
                 Err(NotActed::Changed) => on_observed = false,
+                // The page did not react to script events: repeated once as trusted input
+                // (not retried by the ladder: the action was done, and ignored).
+                Err(NotActed::Ignored { sentence, aim }) => {
+                    let repeated = trusted::repeat(tab, handle, &command, aim, sentence).await;
+                    return (target, repeated);
+                }
                 Err(NotActed::Failed(e)) => {
                     last_error = e;
                     attempt += 1;

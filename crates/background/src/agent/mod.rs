@@ -15,6 +15,7 @@ mod held;
 mod page;
 mod run;
 mod store;
+mod trusted;
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;

@@ -545,6 +545,12 @@ pub(super) enum NotActed {
     Changed,
     /// The sentence for the model and the timeline.
     Failed(String),
+    /// Done, but the page did not react (`sentence`): a hover, drag or key that may be
+    /// repeated as trusted input at `aim` (`agent/trusted.rs`).
+    Ignored {
+        sentence: String,
+        aim: tandem_core::agent::trusted::Aim,
+    },
 }
 
 impl From<String> for NotActed {
@@ -732,6 +738,12 @@ async fn act_in_page_inner(
         (false, None) => None,
     };
     let loading = result.may_be_loading();
+    if let Some(aim) = result.retry_aim(command) {
+        return Err(NotActed::Ignored {
+            sentence: result.sentence(command).err().unwrap_or_default(),
+            aim,
+        });
+    }
     let sentence = result.sentence(command)?;
     Ok((Acted { sentence, loading }, look))
 }

@@ -15,11 +15,17 @@ use super::snapshot::DriverCommand;
 pub use super::snapshot::ScrollDirection;
 
 /// Every action name, in the order the schema lists them.
-pub const ACTION_NAMES: [&str; 13] = [
+pub const ACTION_NAMES: [&str; 19] = [
     "click",
     "type",
     "select_option",
     "scroll",
+    "press",
+    "hover",
+    "drag",
+    "set_value",
+    "select_text",
+    "click_at",
     "navigate",
     "back",
     "open_tab",
@@ -39,6 +45,12 @@ pub const TOOL_ACTION: &str = "tool";
 /// Longest `wait` honoured; longer ones are shortened (and reported as a repair).
 pub const MAX_WAIT_MS: u32 = 10_000;
 
+/// How long a `wait` for text waits when the model gives no `ms`.
+pub const DEFAULT_TEXT_WAIT_MS: u32 = 5_000;
+
+/// Longest key or chord `press` takes (`Control+Shift+ArrowLeft` is 23).
+const MAX_KEY_CHARS: usize = 40;
+
 /// `element` is always an id from the rendered element list, never a driver handle.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Action {
@@ -51,10 +63,41 @@ pub enum Action {
         clear: bool,
         submit: bool,
     },
-    /// `option` is the option's value or its visible text.
+    /// `option` is the option's value or its visible text; `mode` says whether it replaces
+    /// the selection or (in a multi-select) is added to or removed from it.
     SelectOption {
         element: u32,
         option: String,
+        mode: SelectMode,
+    },
+    /// A key or chord (`Escape`, `Control+A`) on an element, or on whatever has focus.
+    Press {
+        element: Option<u32>,
+        key: String,
+    },
+    Hover {
+        element: u32,
+    },
+    /// Drags the element onto `to`, or by (`dx`, `dy`) pixels.
+    Drag {
+        element: u32,
+        to: DragTarget,
+    },
+    /// A slider's (native range, ARIA slider, custom handle) new value, as the model wrote it.
+    SetValue {
+        element: u32,
+        value: String,
+    },
+    /// Selects the first occurrence of `text` inside the element.
+    SelectText {
+        element: u32,
+        text: String,
+    },
+    /// Clicks a point of the element's box, in thousandths of its width and height.
+    ClickAt {
+        element: u32,
+        x: u16,
+        y: u16,
     },
     Scroll {
         target: ScrollTarget,
@@ -74,8 +117,10 @@ pub enum Action {
     ExtractText {
         element: Option<u32>,
     },
+    /// Waits `ms`; with `text`, until that text is on the page, at most `ms`.
     Wait {
         ms: u32,
+        text: Option<String>,
     },
     AskUser {
         question: String,
@@ -95,7 +140,38 @@ pub enum Action {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ScrollTarget {
     Page(ScrollDirection),
+    /// Scroll the element into view.
     Element(u32),
+    /// Scroll the contents of a scrollable element (an agreement box, a chat log).
+    Inside(u32, ScrollDirection),
+}
+
+/// How `select_option` treats the options already selected.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SelectMode {
+    /// The option becomes the selection.
+    #[default]
+    Replace,
+    /// A multi-select keeps the others selected.
+    Add,
+    Remove,
+}
+
+/// Where a `drag` ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DragTarget {
+    /// On the element with this id.
+    Element(u32),
+    /// This many pixels right and down from where it starts.
+    Offset { dx: i32, dy: i32 },
+}
+
+fn direction_word(d: ScrollDirection) -> &'static str {
+    match d {
+        ScrollDirection::Up => "up",
+        ScrollDirection::Down => "down",
+        ScrollDirection::End => "end",
+    }
 }
 
 impl Action {
@@ -105,6 +181,12 @@ impl Action {
             Action::Type { .. } => "type",
             Action::SelectOption { .. } => "select_option",
             Action::Scroll { .. } => "scroll",
+            Action::Press { .. } => "press",
+            Action::Hover { .. } => "hover",
+            Action::Drag { .. } => "drag",
+            Action::SetValue { .. } => "set_value",
+            Action::SelectText { .. } => "select_text",
+            Action::ClickAt { .. } => "click_at",
             Action::Navigate { .. } => "navigate",
             Action::Back => "back",
             Action::OpenTab { .. } => "open_tab",
@@ -124,10 +206,15 @@ impl Action {
             Action::Click { element }
             | Action::Type { element, .. }
             | Action::SelectOption { element, .. }
+            | Action::Hover { element }
+            | Action::Drag { element, .. }
+            | Action::SetValue { element, .. }
+            | Action::SelectText { element, .. }
+            | Action::ClickAt { element, .. }
             | Action::Scroll {
-                target: ScrollTarget::Element(element),
+                target: ScrollTarget::Element(element) | ScrollTarget::Inside(element, _),
             } => Some(*element),
-            Action::ExtractText { element } => *element,
+            Action::ExtractText { element } | Action::Press { element, .. } => *element,
             _ => None,
         }
     }
@@ -147,9 +234,37 @@ impl Action {
                 clear: *clear,
                 submit: *submit,
             },
-            Action::SelectOption { option, .. } => DriverCommand::Select {
+            Action::SelectOption { option, mode, .. } => DriverCommand::Select {
                 option: option.clone(),
+                mode: match mode {
+                    SelectMode::Replace => None,
+                    SelectMode::Add => Some("add".into()),
+                    SelectMode::Remove => Some("remove".into()),
+                },
             },
+            Action::Press { key, .. } => DriverCommand::Press { key: key.clone() },
+            Action::Hover { .. } => DriverCommand::Hover,
+            // The target's handle is filled in by the worker once it has located it.
+            Action::Drag { to, .. } => match to {
+                DragTarget::Element(_) => DriverCommand::Drag {
+                    to: None,
+                    dx: 0,
+                    dy: 0,
+                },
+                DragTarget::Offset { dx, dy } => DriverCommand::Drag {
+                    to: None,
+                    dx: *dx,
+                    dy: *dy,
+                },
+            },
+            Action::SetValue { value, .. } => DriverCommand::SetValue {
+                value: value.clone(),
+            },
+            Action::SelectText { text, .. } => DriverCommand::SelectText { text: text.clone() },
+            Action::ClickAt { x, y, .. } => DriverCommand::ClickAt { x: *x, y: *y },
+            Action::Scroll {
+                target: ScrollTarget::Inside(_, d),
+            } => DriverCommand::ScrollIn { direction: *d },
             Action::Scroll {
                 target: ScrollTarget::Page(d),
             } => DriverCommand::Scroll {
@@ -183,28 +298,70 @@ impl Action {
                 put("clear", (*clear).into());
                 put("submit", (*submit).into());
             }
-            Action::SelectOption { element, option } => {
+            Action::SelectOption {
+                element,
+                option,
+                mode,
+            } => {
                 put("element", (*element).into());
                 put("option", option.as_str().into());
+                match mode {
+                    SelectMode::Replace => {}
+                    SelectMode::Add => put("mode", "add".into()),
+                    SelectMode::Remove => put("mode", "remove".into()),
+                }
             }
             Action::Scroll {
                 target: ScrollTarget::Page(d),
-            } => put(
-                "direction",
-                if *d == ScrollDirection::Up {
-                    "up"
-                } else {
-                    "down"
-                }
-                .into(),
-            ),
+            } => put("direction", direction_word(*d).into()),
             Action::Scroll {
                 target: ScrollTarget::Element(e),
             } => put("element", (*e).into()),
+            Action::Scroll {
+                target: ScrollTarget::Inside(e, d),
+            } => {
+                put("element", (*e).into());
+                put("direction", direction_word(*d).into());
+            }
+            Action::Press { element, key } => {
+                if let Some(e) = element {
+                    put("element", (*e).into());
+                }
+                put("key", key.as_str().into());
+            }
+            Action::Hover { element } => put("element", (*element).into()),
+            Action::Drag { element, to } => {
+                put("element", (*element).into());
+                match to {
+                    DragTarget::Element(t) => put("to", (*t).into()),
+                    DragTarget::Offset { dx, dy } => {
+                        put("dx", (*dx).into());
+                        put("dy", (*dy).into());
+                    }
+                }
+            }
+            Action::SetValue { element, value } => {
+                put("element", (*element).into());
+                put("value", value.as_str().into());
+            }
+            Action::SelectText { element, text } => {
+                put("element", (*element).into());
+                put("text", text.as_str().into());
+            }
+            Action::ClickAt { element, x, y } => {
+                put("element", (*element).into());
+                put("x", (f64::from(*x) / 1000.0).into());
+                put("y", (f64::from(*y) / 1000.0).into());
+            }
             Action::Navigate { url } | Action::OpenTab { url } => put("url", url.as_str().into()),
             Action::SwitchTab { tab } => put("tab", (*tab).into()),
             Action::ExtractText { element: Some(e) } => put("element", (*e).into()),
-            Action::Wait { ms } => put("ms", (*ms).into()),
+            Action::Wait { ms, text } => {
+                put("ms", (*ms).into());
+                if let Some(t) = text {
+                    put("text", t.as_str().into());
+                }
+            }
             Action::AskUser { question } => put("question", question.as_str().into()),
             Action::Done { success, answer } => {
                 put("success", (*success).into());
@@ -245,7 +402,7 @@ impl<'de> Deserialize<'de> for Action {
 /// integer formats, which only restate the types. A constant: generating it at run time put
 /// schemars' generator in the worker's wasm. `the_flat_schema_is_what_flat_action_generates`
 /// keeps it in step with `FlatAction` (edit the type, then paste what that test prints).
-const FLAT_SCHEMA: &str = r#"{"additionalProperties":false,"description":"Exactly one browser action. Only the fields the chosen action uses may be set.","properties":{"action":{"enum":["click","type","select_option","scroll","navigate","back","open_tab","switch_tab","close_tab","extract_text","wait","ask_user","done","tool"],"type":"string"},"answer":{"description":"done: the result, or what went wrong.","type":"string"},"arguments":{"additionalProperties":true,"description":"tool: the tool's arguments, matching its parameters.","type":"object"},"clear":{"description":"type: empty the field first (default true).","type":"boolean"},"direction":{"description":"scroll: one screen up or down.","enum":["up","down"],"type":"string"},"element":{"description":"The [number] of an element in the list. Required by click, type, select_option; optional for scroll (instead of direction) and extract_text (else the whole page).","minimum":0,"type":"integer"},"ms":{"description":"wait: milliseconds.","maximum":10000,"minimum":0,"type":"integer"},"option":{"description":"select_option: the option's value or visible text.","type":"string"},"question":{"description":"ask_user: the question for the user.","type":"string"},"submit":{"description":"type: submit the form afterwards (default false).","type":"boolean"},"success":{"description":"done: whether the task was accomplished (required).","type":"boolean"},"tab":{"description":"switch_tab: the tab's number in the tab list.","minimum":0,"type":"integer"},"text":{"description":"type: the text to enter.","type":"string"},"tool":{"description":"tool: the name of one of the tools listed.","type":"string"},"url":{"description":"navigate, open_tab: an absolute http(s) URL.","type":"string"}},"required":["action"],"type":"object"}"#;
+const FLAT_SCHEMA: &str = r#"{"additionalProperties":false,"description":"Exactly one browser action. Only the fields the chosen action uses may be set.","properties":{"action":{"enum":["click","type","select_option","scroll","press","hover","drag","set_value","select_text","click_at","navigate","back","open_tab","switch_tab","close_tab","extract_text","wait","ask_user","done","tool"],"type":"string"},"answer":{"description":"done: the result, or what went wrong.","type":"string"},"arguments":{"additionalProperties":true,"description":"tool: the tool's arguments, matching its parameters.","type":"object"},"clear":{"description":"type: empty the field first (default true).","type":"boolean"},"direction":{"description":"scroll: one screen up or down, or to the end.","enum":["up","down","end"],"type":"string"},"dx":{"description":"drag (instead of to): pixels to the right (negative: left).","type":"integer"},"dy":{"description":"drag (instead of to): pixels down (negative: up).","type":"integer"},"element":{"description":"The [number] of an element in the list. Required by click, type, select_option, hover, drag, set_value, select_text, click_at; optional for press (else the page), scroll (alone: into view; with direction: inside it) and extract_text (else the whole page).","minimum":0,"type":"integer"},"key":{"description":"press: a key or chord, e.g. Escape, Enter, Tab, ArrowDown, PageDown, Control+A.","type":"string"},"mode":{"description":"select_option in a multi-select: add to or remove from the selection (default: replace it).","enum":["replace","add","remove"],"type":"string"},"ms":{"description":"wait: milliseconds.","maximum":10000,"minimum":0,"type":"integer"},"option":{"description":"select_option: the option's value or visible text.","type":"string"},"question":{"description":"ask_user: the question for the user.","type":"string"},"submit":{"description":"type: submit the form afterwards (default false).","type":"boolean"},"success":{"description":"done: whether the task was accomplished (required).","type":"boolean"},"tab":{"description":"switch_tab: the tab's number in the tab list.","minimum":0,"type":"integer"},"text":{"description":"type: the text to enter; select_text: the passage to select; wait: wait until it is on the page.","type":"string"},"to":{"description":"drag: the [number] of the element to drop it on.","minimum":0,"type":"integer"},"tool":{"description":"tool: the name of one of the tools listed.","type":"string"},"url":{"description":"navigate, open_tab: an absolute http(s) URL.","type":"string"},"value":{"description":"set_value: the slider's new value.","type":"number"},"x":{"description":"click_at: where across the element's box, 0 (left) to 1 (right).","maximum":1,"minimum":0,"type":"number"},"y":{"description":"click_at: where down the element's box, 0 (top) to 1 (bottom).","maximum":1,"minimum":0,"type":"number"}},"required":["action"],"type":"object"}"#;
 
 /// The JSON Schema of an action: one flat object, generated from `FlatAction`, without the
 /// `tool` action (a task without tools is not told about it).
@@ -379,10 +536,6 @@ pub enum ActionError {
         expected: &'static str,
         found: String,
     },
-    #[error(
-        "\"scroll\" takes either \"direction\" (\"up\" or \"down\") or \"element\", not both."
-    )]
-    ScrollTargetConflict,
 }
 
 /// Reads one action out of a model's reply. See the module docs for what is repaired.
@@ -665,19 +818,38 @@ fn from_value(value: &Value, repairs: &mut Vec<Repair>) -> Result<Action, Action
         "select_option" => Action::SelectOption {
             element: f.element(repairs)?,
             option: f.string("option", "the option's value or visible text", repairs)?,
+            mode: match obj.get("mode") {
+                None | Some(Value::Null) => SelectMode::Replace,
+                Some(Value::String(s)) if s.eq_ignore_ascii_case("add") => SelectMode::Add,
+                Some(Value::String(s)) if s.eq_ignore_ascii_case("remove") => SelectMode::Remove,
+                Some(Value::String(s)) if s.eq_ignore_ascii_case("replace") => SelectMode::Replace,
+                Some(other) => return Err(f.invalid("mode", "\"add\" or \"remove\"", other)),
+            },
         },
         "scroll" => {
             let element = f.optional_u32("element", repairs)?;
             let direction = match obj.get("direction") {
                 None | Some(Value::Null) => None,
-                Some(Value::String(s)) if s.eq_ignore_ascii_case("up") => Some(ScrollDirection::Up),
-                Some(Value::String(s)) if s.eq_ignore_ascii_case("down") => {
-                    Some(ScrollDirection::Down)
+                Some(Value::String(s)) => match s.trim().to_ascii_lowercase().as_str() {
+                    "up" => Some(ScrollDirection::Up),
+                    "down" => Some(ScrollDirection::Down),
+                    "end" | "bottom" => Some(ScrollDirection::End),
+                    _ => {
+                        return Err(f.invalid(
+                            "direction",
+                            "\"up\", \"down\" or \"end\"",
+                            &obj["direction"],
+                        ))
+                    }
+                },
+                Some(other) => {
+                    return Err(f.invalid("direction", "\"up\", \"down\" or \"end\"", other))
                 }
-                Some(other) => return Err(f.invalid("direction", "\"up\" or \"down\"", other)),
             };
             match (direction, element) {
-                (Some(_), Some(_)) => return Err(ActionError::ScrollTargetConflict),
+                (Some(d), Some(e)) => Action::Scroll {
+                    target: ScrollTarget::Inside(e, d),
+                },
                 (Some(d), None) => Action::Scroll {
                     target: ScrollTarget::Page(d),
                 },
@@ -687,11 +859,82 @@ fn from_value(value: &Value, repairs: &mut Vec<Repair>) -> Result<Action, Action
                 (None, None) => {
                     return Err(f.missing(
                         "direction",
-                        "\"up\" or \"down\" (or an \"element\" to scroll to)",
+                        "\"up\", \"down\" or \"end\" (or an \"element\" to scroll to)",
                     ))
                 }
             }
         }
+        "press" => {
+            let key = f.string("key", "a key or chord such as Escape or Control+A", repairs)?;
+            let key = key.trim();
+            if key.is_empty() || key.chars().count() > MAX_KEY_CHARS {
+                return Err(f.invalid(
+                    "key",
+                    "a key or chord such as Escape or Control+A",
+                    &obj["key"],
+                ));
+            }
+            let element = f.optional_u32("element", repairs)?;
+            // Enter or Space activates whatever has focus: the element must be named, so
+            // that the approval for what it activates (a "Pay now" button) applies.
+            if element.is_none() && activates(key) {
+                return Err(f.missing(
+                    "element",
+                    "the [number] of the element Enter or Space acts on",
+                ));
+            }
+            Action::Press {
+                element,
+                key: key.to_owned(),
+            }
+        }
+        "hover" => Action::Hover {
+            element: f.element(repairs)?,
+        },
+        "drag" => {
+            let element = f.element(repairs)?;
+            let to = match f.optional_u32("to", repairs)? {
+                Some(t) => DragTarget::Element(t),
+                None => {
+                    let dx = f.optional_i32("dx", repairs)?;
+                    let dy = f.optional_i32("dy", repairs)?;
+                    if dx.is_none() && dy.is_none() {
+                        return Err(f.missing(
+                            "to",
+                            "the [number] of the element to drop on (or \"dx\"/\"dy\" in pixels)",
+                        ));
+                    }
+                    DragTarget::Offset {
+                        dx: dx.unwrap_or(0),
+                        dy: dy.unwrap_or(0),
+                    }
+                }
+            };
+            Action::Drag { element, to }
+        }
+        "set_value" => Action::SetValue {
+            element: f.element(repairs)?,
+            value: f.number_text("value", repairs)?,
+        },
+        "select_text" => {
+            let text = f.string(
+                "text",
+                "the passage to select, as the page shows it",
+                repairs,
+            )?;
+            if text.trim().is_empty() {
+                return Err(f.missing("text", "the passage to select, as the page shows it"));
+            }
+            Action::SelectText {
+                element: f.element(repairs)?,
+                text,
+            }
+        }
+        "click_at" => Action::ClickAt {
+            element: f.element(repairs)?,
+            x: f.fraction("x", repairs)?,
+            y: f.fraction("y", repairs)?,
+        },
         "navigate" => Action::Navigate {
             url: f.url(repairs)?,
         },
@@ -709,14 +952,22 @@ fn from_value(value: &Value, repairs: &mut Vec<Repair>) -> Result<Action, Action
             element: f.optional_u32("element", repairs)?,
         },
         "wait" => {
-            let ms = f
-                .optional_u32("ms", repairs)?
-                .ok_or(f.missing("ms", "milliseconds to wait"))?;
+            let text = match obj.get("text") {
+                None | Some(Value::Null) => None,
+                Some(_) => Some(f.string("text", "the text to wait for", repairs)?)
+                    .filter(|t| !t.trim().is_empty()),
+            };
+            let ms = match (f.optional_u32("ms", repairs)?, &text) {
+                (Some(ms), _) => ms,
+                (None, Some(_)) => DEFAULT_TEXT_WAIT_MS,
+                (None, None) => return Err(f.missing("ms", "milliseconds to wait")),
+            };
             if ms > MAX_WAIT_MS {
                 repairs.push(Repair::WaitShortened);
             }
             Action::Wait {
                 ms: ms.min(MAX_WAIT_MS),
+                text,
             }
         }
         "ask_user" => {
@@ -844,6 +1095,79 @@ impl Fields<'_> {
         }
     }
 
+    /// A whole number that may be negative (a drag's offset); `"-40"` is read as -40.
+    fn optional_i32(
+        &self,
+        field: &'static str,
+        repairs: &mut Vec<Repair>,
+    ) -> Result<Option<i32>, ActionError> {
+        let expected = "a whole number of pixels";
+        match self.obj.get(field) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v @ Value::Number(n)) => n
+                .as_i64()
+                .or_else(|| n.as_f64().map(|f| f.round() as i64))
+                .and_then(|w| i32::try_from(w).ok())
+                .map(Some)
+                .ok_or_else(|| self.invalid(field, expected, v)),
+            Some(v @ Value::String(s)) => {
+                let n = s
+                    .trim()
+                    .trim_end_matches("px")
+                    .parse::<i32>()
+                    .map_err(|_| self.invalid(field, expected, v))?;
+                repairs.push(Repair::QuotedScalar);
+                Ok(Some(n))
+            }
+            Some(v) => Err(self.invalid(field, expected, v)),
+        }
+    }
+
+    /// A fraction of a box from 0 to 1, in thousandths (`0.25` → 250).
+    fn fraction(&self, field: &'static str, repairs: &mut Vec<Repair>) -> Result<u16, ActionError> {
+        let expected = "a fraction from 0 to 1";
+        let v = self
+            .obj
+            .get(field)
+            .filter(|v| !v.is_null())
+            .ok_or(self.missing(field, "a fraction of the element's box from 0 to 1"))?;
+        let f = match v {
+            Value::Number(n) => n.as_f64(),
+            Value::String(s) => {
+                repairs.push(Repair::QuotedScalar);
+                s.trim().parse::<f64>().ok()
+            }
+            _ => None,
+        };
+        match f {
+            Some(f) if (0.0..=1.0).contains(&f) => Ok((f * 1000.0).round() as u16),
+            _ => Err(self.invalid(field, expected, v)),
+        }
+    }
+
+    /// A number, kept as the text the model wrote (`30`, `"7.5"`): the page's slider reads it.
+    fn number_text(
+        &self,
+        field: &'static str,
+        repairs: &mut Vec<Repair>,
+    ) -> Result<String, ActionError> {
+        let expected = "a number";
+        match self.obj.get(field) {
+            Some(Value::Number(n)) => Ok(n.to_string()),
+            Some(v @ Value::String(s)) => {
+                let t = s.trim();
+                if t.parse::<f64>().is_ok_and(f64::is_finite) {
+                    repairs.push(Repair::QuotedScalar);
+                    Ok(t.to_owned())
+                } else {
+                    Err(self.invalid(field, expected, v))
+                }
+            }
+            None | Some(Value::Null) => Err(self.missing(field, "the slider's new value")),
+            Some(v) => Err(self.invalid(field, expected, v)),
+        }
+    }
+
     /// A string; a number is accepted as its decimal text (`"text": 75001` for a postcode).
     fn string(
         &self,
@@ -924,6 +1248,14 @@ impl fmt::Display for Action {
 }
 
 /// The types [`FLAT_SCHEMA`] is generated from. Only native tests build their schema.
+/// Whether `key` (a key or chord as `press` takes it) activates the focused control.
+pub(crate) fn activates(key: &str) -> bool {
+    let last = key.rsplit('+').next().unwrap_or(key).trim();
+    ["enter", "return", "space", " ", "spacebar"]
+        .iter()
+        .any(|k| last.eq_ignore_ascii_case(k))
+}
+
 #[cfg(test)]
 mod flat_schema_source {
     use super::{ScrollDirection, MAX_WAIT_MS};
@@ -939,6 +1271,12 @@ mod flat_schema_source {
         Type,
         SelectOption,
         Scroll,
+        Press,
+        Hover,
+        Drag,
+        SetValue,
+        SelectText,
+        ClickAt,
         Navigate,
         Back,
         OpenTab,
@@ -962,10 +1300,10 @@ mod flat_schema_source {
     #[allow(dead_code)] // Only its schema is used, as above.
     struct FlatAction {
         action: ActionName,
-        #[doc = "The [number] of an element in the list. Required by click, type, select_option; optional for scroll (instead of direction) and extract_text (else the whole page)."]
+        #[doc = "The [number] of an element in the list. Required by click, type, select_option, hover, drag, set_value, select_text, click_at; optional for press (else the page), scroll (alone: into view; with direction: inside it) and extract_text (else the whole page)."]
         #[serde(default)]
         element: u32,
-        /// type: the text to enter.
+        /// type: the text to enter; select_text: the passage to select; wait: wait until it is on the page.
         #[serde(default)]
         text: String,
         /// type: empty the field first (default true).
@@ -977,9 +1315,35 @@ mod flat_schema_source {
         /// select_option: the option's value or visible text.
         #[serde(default)]
         option: String,
-        /// scroll: one screen up or down.
+        /// select_option in a multi-select: add to or remove from the selection (default: replace it).
+        #[serde(default = "replace")]
+        mode: SelectModeName,
+        /// scroll: one screen up or down, or to the end.
         #[serde(default = "down")]
         direction: ScrollDirection,
+        /// press: a key or chord, e.g. Escape, Enter, Tab, ArrowDown, PageDown, Control+A.
+        #[serde(default)]
+        key: String,
+        /// drag: the [number] of the element to drop it on.
+        #[serde(default)]
+        to: u32,
+        /// drag (instead of to): pixels to the right (negative: left).
+        #[serde(default)]
+        dx: i32,
+        /// drag (instead of to): pixels down (negative: up).
+        #[serde(default)]
+        dy: i32,
+        /// set_value: the slider's new value.
+        #[serde(default)]
+        value: f64,
+        /// click_at: where across the element's box, 0 (left) to 1 (right).
+        #[serde(default)]
+        #[schemars(range(min = 0, max = 1))]
+        x: f64,
+        /// click_at: where down the element's box, 0 (top) to 1 (bottom).
+        #[serde(default)]
+        #[schemars(range(min = 0, max = 1))]
+        y: f64,
         /// navigate, open_tab: an absolute http(s) URL.
         #[serde(default)]
         url: String,
@@ -1005,6 +1369,20 @@ mod flat_schema_source {
         /// tool: the tool's arguments, matching its parameters.
         #[serde(default)]
         arguments: Map<String, Value>,
+    }
+
+    // How select_option treats a multi-select's other options.
+    #[derive(schemars::JsonSchema, serde::Serialize)]
+    #[serde(rename_all = "snake_case")]
+    #[allow(dead_code)] // Only its schema is used, as above.
+    enum SelectModeName {
+        Replace,
+        Add,
+        Remove,
+    }
+
+    fn replace() -> SelectModeName {
+        SelectModeName::Replace
     }
 
     fn down() -> ScrollDirection {
@@ -1080,5 +1458,97 @@ mod flat_schema_source {
         assert!(with_tools.contains("- tool (tandem_tabs__tab_open): "));
         assert!(with_tools.contains("- ms (integer 0–10000): wait: milliseconds."));
         assert!(with_tools.contains("- element (integer ≥ 0): "));
+    }
+}
+
+#[cfg(test)]
+mod hands_parse_tests {
+    use super::*;
+
+    fn parse(reply: &str) -> Result<Action, String> {
+        parse_action(reply)
+            .map(|p| p.action)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn the_new_hands_are_read_and_their_mistakes_explained() {
+        assert_eq!(
+            parse(r#"{"action":"drag","element":3,"to":"[7]"}"#),
+            Ok(Action::Drag {
+                element: 3,
+                to: DragTarget::Element(7)
+            })
+        );
+        assert_eq!(
+            parse(r#"{"action":"drag","element":3,"dx":-40}"#),
+            Ok(Action::Drag {
+                element: 3,
+                to: DragTarget::Offset { dx: -40, dy: 0 }
+            })
+        );
+        assert!(parse(r#"{"action":"drag","element":3}"#).is_err_and(|e| e.contains("\"to\"")));
+        assert_eq!(
+            parse(r#"{"action":"scroll","element":5,"direction":"bottom"}"#),
+            Ok(Action::Scroll {
+                target: ScrollTarget::Inside(5, ScrollDirection::End)
+            })
+        );
+        assert_eq!(
+            parse(r#"{"action":"scroll","direction":"end"}"#),
+            Ok(Action::Scroll {
+                target: ScrollTarget::Page(ScrollDirection::End)
+            })
+        );
+        assert_eq!(
+            parse(r#"{"action":"click_at","element":2,"x":0.25,"y":"1"}"#),
+            Ok(Action::ClickAt {
+                element: 2,
+                x: 250,
+                y: 1000
+            })
+        );
+        assert!(parse(r#"{"action":"click_at","element":2,"x":120,"y":40}"#)
+            .is_err_and(|e| e.contains("a fraction from 0 to 1")));
+        assert!(parse(r#"{"action":"press","key":"   "}"#).is_err());
+        assert!(
+            parse(r#"{"action":"press","key":"Enter"}"#).is_err_and(|e| e.contains("\"element\"")),
+            "Enter names what it activates"
+        );
+        assert_eq!(
+            parse(r#"{"action":"press","key":" Escape "}"#),
+            Ok(Action::Press {
+                element: None,
+                key: "Escape".into()
+            })
+        );
+        assert_eq!(
+            parse(r#"{"action":"set_value","element":4,"value":"7.5"}"#),
+            Ok(Action::SetValue {
+                element: 4,
+                value: "7.5".into()
+            })
+        );
+        assert!(parse(r#"{"action":"set_value","element":4,"value":"max"}"#).is_err());
+        assert_eq!(
+            parse(r#"{"action":"wait","text":"Report ready"}"#),
+            Ok(Action::Wait {
+                ms: DEFAULT_TEXT_WAIT_MS,
+                text: Some("Report ready".into())
+            })
+        );
+        assert_eq!(
+            parse(r#"{"action":"select_option","element":1,"option":"Olives","mode":"ADD"}"#),
+            Ok(Action::SelectOption {
+                element: 1,
+                option: "Olives".into(),
+                mode: SelectMode::Add
+            })
+        );
+        assert!(
+            parse(r#"{"action":"select_option","element":1,"option":"x","mode":"toggle"}"#)
+                .is_err()
+        );
+        assert!(parse(r#"{"action":"select_text","element":1,"text":" "}"#).is_err());
     }
 }

@@ -32,17 +32,18 @@ pub mod task;
 #[cfg(test)]
 mod tests;
 pub mod tool_step;
+pub mod trusted;
 
 pub use actions::{
-    action_schema, action_schema_with_tools, parse_action, Action, ActionError, ParsedAction,
-    Repair, ScrollTarget, TOOL_ACTION,
+    action_schema, action_schema_with_tools, parse_action, Action, ActionError, DragTarget,
+    ParsedAction, Repair, ScrollTarget, SelectMode, TOOL_ACTION,
 };
 pub use changes::unasked_change;
 pub use effects::{effect_of, effect_question, held_question, Approved, Effect, Firewall, Held};
 pub use element_map::{ElementMap, Entry, LocateError, Rendered, LIST_LEGEND};
 pub use safety::{
-    approval_sentence, fence, needs_confirmation, seen_as, Change, ConfirmReason, HostPattern,
-    UrlDenied, UrlPolicy, FENCE_RULE,
+    approval_sentence, fence, needs_confirmation, needs_drop_confirmation, seen_as, Change,
+    ConfirmReason, HostPattern, UrlDenied, UrlPolicy, FENCE_RULE,
 };
 pub use settings::{AgentSettings, SiteListError};
 pub use signature::{Evidence, Match, Signature};

@@ -11,7 +11,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use super::actions::Action;
+use super::actions::{activates, Action};
 use super::snapshot::{Element, Snapshot};
 use crate::url::domain_of;
 
@@ -212,6 +212,17 @@ pub fn approval_sentence(action: &Action, el: &Element, reason: &ConfirmReason) 
             seen_as(el),
             reason.clause()
         ),
+        Action::Press { .. } => format!(
+            "Tandem wants to press a key on {}{}.",
+            seen_as(el),
+            reason.clause()
+        ),
+        Action::Drag { .. } => format!("Tandem wants to drag {}{}.", seen_as(el), reason.clause()),
+        Action::SetValue { .. } => format!(
+            "Tandem wants to set the value of {}{}.",
+            seen_as(el),
+            reason.clause()
+        ),
         _ => format!("Tandem wants to click {}{}.", seen_as(el), reason.clause()),
     }
 }
@@ -302,6 +313,21 @@ pub fn needs_confirmation(
 ) -> Option<ConfirmReason> {
     let el = element?;
     match action {
+        // A key that activates what has focus (Enter, Space) acts like a click on it, and
+        // Enter in a field submits its form like `type` with `submit`.
+        Action::Press { key, .. } if activates(key) => {
+            if matches!(el.tag.as_str(), "input" | "textarea") {
+                let typing = Action::Type {
+                    element: 0,
+                    text: String::new(),
+                    clear: false,
+                    submit: true,
+                };
+                return needs_confirmation(&typing, Some(el), page);
+            }
+            needs_confirmation(&Action::Click { element: 0 }, Some(el), page)
+        }
+        Action::ClickAt { .. } => needs_confirmation(&Action::Click { element: 0 }, Some(el), page),
         Action::Click { .. } => irreversible_label(el).or_else(|| {
             if submits_form(el) {
                 sensitive_form(el, page)
@@ -330,6 +356,13 @@ pub fn needs_confirmation(
         }
         _ => None,
     }
+}
+
+/// Whether dropping something on `target` (a `drag` onto it) must wait for the user: a drop
+/// zone labelled like an irreversible control ("Delete", a "Trash" labelled "Delete forever")
+/// does what its label says.
+pub fn needs_drop_confirmation(target: &Element) -> Option<ConfirmReason> {
+    irreversible_label(target)
 }
 
 fn irreversible_label(el: &Element) -> Option<ConfirmReason> {
@@ -724,5 +757,31 @@ mod approval_tests {
             "{}",
             seen_as(&link)
         );
+    }
+
+    #[test]
+    fn new_hands_ask_first_where_a_click_or_submit_would() {
+        let page: Snapshot = crate::json::from_str(
+            r#"{"docId":"d","url":"https://shop.test/","title":"Shop","viewport":{"width":800,"height":600},"page":{"width":800,"height":600},"scroll":{"x":0,"y":0},"frames":[],"elements":[],"truncated":false}"#,
+        )
+        .unwrap();
+        let delete = el(r#"{"tag":"button","implicitRole":"button","text":"Delete account"}"#);
+        let press = |key: &str| {
+            crate::agent::parse_action(&format!(
+                r#"{{"action":"press","element":1,"key":"{key}"}}"#
+            ))
+            .unwrap()
+            .action
+        };
+        assert!(needs_confirmation(&press("Enter"), Some(&delete), &page).is_some());
+        assert!(needs_confirmation(&press("Space"), Some(&delete), &page).is_some());
+        assert!(needs_confirmation(&press("Tab"), Some(&delete), &page).is_none());
+        let at = crate::agent::parse_action(r#"{"action":"click_at","element":1,"x":0.5,"y":0.5}"#)
+            .unwrap()
+            .action;
+        assert!(needs_confirmation(&at, Some(&delete), &page).is_some());
+        let bin = el(r#"{"tag":"div","name":"Delete forever"}"#);
+        assert!(needs_drop_confirmation(&bin).is_some());
+        assert!(needs_drop_confirmation(&el(r#"{"tag":"section","name":"Done"}"#)).is_none());
     }
 }

@@ -14,7 +14,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::actions::Action;
+use super::actions::{Action, ScrollTarget};
 
 /// The `chrome.storage.local` key of the remembered "Always allow" sites.
 pub const SITE_GRANTS_KEY: &str = "siteGrants";
@@ -85,7 +85,18 @@ fn is_host(host: &str) -> bool {
 pub fn needs_site_grant(action: &Action) -> bool {
     matches!(
         action,
-        Action::Click { .. } | Action::Type { .. } | Action::SelectOption { .. }
+        Action::Click { .. }
+            | Action::Type { .. }
+            | Action::SelectOption { .. }
+            | Action::Press { .. }
+            | Action::Hover { .. }
+            | Action::Drag { .. }
+            | Action::SetValue { .. }
+            | Action::SelectText { .. }
+            | Action::ClickAt { .. }
+            | Action::Scroll {
+                target: ScrollTarget::Inside(..)
+            }
     )
 }
 
@@ -271,7 +282,7 @@ mod tests {
     }
 
     use super::*;
-    use crate::agent::ScrollTarget;
+    use crate::agent::SelectMode;
 
     #[test]
     fn grants_are_hosts_kept_once_and_damage_means_ask_again() {
@@ -302,13 +313,31 @@ mod tests {
         assert!(needs_site_grant(&Action::Click { element: 1 }));
         assert!(needs_site_grant(&Action::SelectOption {
             element: 1,
-            option: "M".into()
+            option: "M".into(),
+            mode: SelectMode::Replace,
         }));
         assert!(needs_site_grant(&Action::Type {
             element: 1,
             text: "x".into(),
             clear: true,
             submit: true
+        }));
+        // Every action that acts on the page, the new hands alike.
+        for acting in [
+            r#"{"action":"press","key":"Escape"}"#,
+            r#"{"action":"hover","element":3}"#,
+            r#"{"action":"drag","element":3,"to":4}"#,
+            r#"{"action":"set_value","element":3,"value":30}"#,
+            r#"{"action":"select_text","element":3,"text":"quick"}"#,
+            r#"{"action":"click_at","element":3,"x":0.5,"y":0.2}"#,
+            r#"{"action":"scroll","element":3,"direction":"end"}"#,
+        ] {
+            let action = crate::agent::parse_action(acting).expect(acting).action;
+            assert!(needs_site_grant(&action), "{acting}");
+        }
+        assert!(!needs_site_grant(&Action::Wait {
+            ms: 500,
+            text: Some("Saved".into())
         }));
         assert!(!needs_site_grant(&Action::ExtractText { element: None }));
         assert!(!needs_site_grant(&Action::Scroll {

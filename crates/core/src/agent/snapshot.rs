@@ -310,9 +310,52 @@ pub enum DriverCommand {
         clear: bool,
         submit: bool,
     },
-    /// Matches an option's value, then its text, then its text ignoring case.
+    /// Matches an option's value, then its text, then its text ignoring case. `mode`
+    /// `add`/`remove`: a multi-select keeps its other options (absent: replace).
     Select {
         option: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mode: Option<String>,
+    },
+    /// A key or chord (`Escape`, `Control+A`); with a null handle, on what has focus.
+    Press {
+        key: String,
+    },
+    Hover,
+    /// Drag the element onto the element of handle `to` (same frame), else by (`dx`, `dy`).
+    Drag {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        to: Option<String>,
+        dx: i32,
+        dy: i32,
+    },
+    /// A slider's new value (native range, ARIA slider by keys, custom handle by drag).
+    SetValue {
+        value: String,
+    },
+    SelectText {
+        text: String,
+    },
+    /// A click at (`x`, `y`) thousandths of the element's box.
+    ClickAt {
+        x: u16,
+        y: u16,
+    },
+    /// Scroll the element's own contents.
+    ScrollIn {
+        direction: ScrollDirection,
+    },
+    /// Starts watching the element for a trusted repeat of an ignored action (answers at
+    /// once); `Collect` then waits for the page to settle and says what changed, in the words
+    /// of the action repeated (`of`).
+    Observe,
+    Collect {
+        of: Box<DriverCommand>,
+    },
+    /// With a null handle: resolves once `text` is on the page, or after `ms`.
+    WaitText {
+        text: String,
+        ms: u32,
     },
     /// With a handle: scroll the element into view. Without: a page up or down.
     Scroll {
@@ -335,6 +378,9 @@ pub enum DriverCommand {
 pub enum ScrollDirection {
     Up,
     Down,
+    // All the way to the end (the bottom). A plain comment: schemars would send a doc
+    // comment to the model, splitting the enum.
+    End,
 }
 
 /// What `act` returns. Success fields depend on the command; absent ones are `None`. (A
@@ -400,6 +446,13 @@ pub struct ActSuccess {
     pub at_top: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at_bottom: Option<bool>,
+    /// wait for text: whether the text appeared in time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub found: Option<bool>,
+    /// hover, drag, press: where the driver aimed, for a trusted repeat when the page
+    /// ignored the action (top frame only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aim: Option<Aim>,
 }
 
 /// What an action changed on the page, as the driver watched it until the page was quiet
@@ -512,4 +565,17 @@ pub struct FormTarget {
     pub url: String,
     /// `get` or `post`, lowercase.
     pub method: String,
+}
+
+/// Where the driver aimed an action the page ignored, in CSS pixels of the top frame's
+/// viewport: the element's point, and a drag's end.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Aim {
+    pub from: [f64; 2],
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<[f64; 2]>,
+    /// A drag of an element the page made draggable (HTML5 drag-and-drop): the browser's own
+    /// drag is intercepted (`Input.setInterceptDrags`) and replayed with its data.
+    #[serde(default)]
+    pub html5: bool,
 }

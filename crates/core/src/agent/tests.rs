@@ -10,7 +10,9 @@ use expect_test::{expect, Expect};
 use proptest::prelude::*;
 use serde_json::Value;
 
-use super::actions::{action_schema, parse_action, Action, Repair, ScrollTarget, ACTION_NAMES};
+use super::actions::{
+    action_schema, parse_action, Action, DragTarget, Repair, ScrollTarget, SelectMode, ACTION_NAMES,
+};
 use super::element_map::ElementMap;
 use super::safety::{fence, needs_confirmation, UrlPolicy, FENCE_CLOSE, FENCE_OPEN};
 use super::signature::{find, Match, Signature};
@@ -739,17 +741,17 @@ line two"}"#,
             "{\"action\":\"wait\",\"ms\":60000}"
               => ok {"action":"wait","ms":10000} (repaired [WaitShortened])
             "{\"action\":\"scroll\"}"
-              => err "scroll" needs "direction": "up" or "down" (or an "element" to scroll to).
+              => err "scroll" needs "direction": "up", "down" or "end" (or an "element" to scroll to).
             "{\"action\":\"scroll\",\"direction\":\"down\",\"element\":4}"
-              => err "scroll" takes either "direction" ("up" or "down") or "element", not both.
+              => ok {"action":"scroll","direction":"down","element":4}
             "{\"action\":\"type\",\"element\":4}"
               => err "type" needs "text": the text to enter.
             "{\"action\":\"type\",\"element\":9,\"text\":75001}"
               => ok {"action":"type","clear":true,"element":9,"submit":false,"text":"75001"} (repaired [QuotedScalar])
             "{\"action\":\"fly\",\"to\":\"moon\"}"
-              => err Unknown action "fly". Use one of: click, type, select_option, scroll, navigate, back, open_tab, switch_tab, close_tab, extract_text, wait, ask_user, done.
+              => err Unknown action "fly". Use one of: click, type, select_option, scroll, press, hover, drag, set_value, select_text, click_at, navigate, back, open_tab, switch_tab, close_tab, extract_text, wait, ask_user, done.
             "{\"element\":3}"
-              => err The object has no "action" field. Set "action" to one of: click, type, select_option, scroll, navigate, back, open_tab, switch_tab, close_tab, extract_text, wait, ask_user, done.
+              => err The object has no "action" field. Set "action" to one of: click, type, select_option, scroll, press, hover, drag, set_value, select_text, click_at, navigate, back, open_tab, switch_tab, close_tab, extract_text, wait, ask_user, done.
             "[{\"action\":\"back\"}]"
               => ok {"action":"back"} (repaired [WrappedInArray])
             "[{\"action\":\"back\"},{\"action\":\"close_tab\"}]"
@@ -796,12 +798,51 @@ fn every_action() -> Vec<Action> {
         Action::SelectOption {
             element: 3,
             option: "M".into(),
+            mode: SelectMode::Replace,
+        },
+        Action::SelectOption {
+            element: 3,
+            option: "L".into(),
+            mode: SelectMode::Add,
         },
         Action::Scroll {
             target: ScrollTarget::Page(ScrollDirection::Up),
         },
         Action::Scroll {
             target: ScrollTarget::Element(4),
+        },
+        Action::Scroll {
+            target: ScrollTarget::Inside(4, ScrollDirection::End),
+        },
+        Action::Press {
+            element: None,
+            key: "Escape".into(),
+        },
+        Action::Press {
+            element: Some(6),
+            key: "Control+A".into(),
+        },
+        Action::Hover { element: 7 },
+        Action::Drag {
+            element: 8,
+            to: DragTarget::Element(9),
+        },
+        Action::Drag {
+            element: 8,
+            to: DragTarget::Offset { dx: -40, dy: 0 },
+        },
+        Action::SetValue {
+            element: 10,
+            value: "7.5".into(),
+        },
+        Action::SelectText {
+            element: 11,
+            text: "quick".into(),
+        },
+        Action::ClickAt {
+            element: 12,
+            x: 250,
+            y: 900,
         },
         Action::Navigate {
             url: "https://a.example/".into(),
@@ -814,7 +855,14 @@ fn every_action() -> Vec<Action> {
         Action::CloseTab,
         Action::ExtractText { element: None },
         Action::ExtractText { element: Some(5) },
-        Action::Wait { ms: 500 },
+        Action::Wait {
+            ms: 500,
+            text: None,
+        },
+        Action::Wait {
+            ms: 5000,
+            text: Some("Saved".into()),
+        },
         Action::AskUser {
             question: "Which size?".into(),
         },
@@ -871,7 +919,8 @@ proptest! {
             Action::Type { element, text: text.clone(), clear: flag, submit: !flag },
             Action::AskUser { question: format!("q{text}") },
             Action::Done { success: flag, answer: Some(text.clone()) },
-            Action::Wait { ms },
+            Action::Wait { ms, text: None },
+            Action::SelectText { element, text: format!("t{text}") },
         ] {
             let parsed = parse_action(&action.to_json().to_string()).expect("parses");
             prop_assert_eq!(parsed.action, action);
@@ -905,6 +954,7 @@ fn driver_protocol_shapes() {
         },
         DriverCommand::Select {
             option: "Newest".into(),
+            mode: None,
         },
         DriverCommand::Scroll {
             direction: Some(ScrollDirection::Down),
@@ -947,21 +997,32 @@ fn driver_protocol_shapes() {
     check(
         mapped.join("\n"),
         expect![[r#"
-        click -> {"op":"click"}
-        type -> {"op":"type","text":"hi","clear":false,"submit":true}
-        select_option -> {"op":"select","option":"M"}
-        scroll -> {"op":"scroll","direction":"up"}
-        scroll -> {"op":"scroll"}
-        navigate -> service worker
-        back -> service worker
-        open_tab -> service worker
-        switch_tab -> service worker
-        close_tab -> service worker
-        extract_text -> service worker
-        extract_text -> {"op":"read"}
-        wait -> service worker
-        ask_user -> service worker
-        done -> service worker"#]],
+            click -> {"op":"click"}
+            type -> {"op":"type","text":"hi","clear":false,"submit":true}
+            select_option -> {"op":"select","option":"M"}
+            select_option -> {"op":"select","option":"L","mode":"add"}
+            scroll -> {"op":"scroll","direction":"up"}
+            scroll -> {"op":"scroll"}
+            scroll -> {"op":"scrollIn","direction":"end"}
+            press -> {"op":"press","key":"Escape"}
+            press -> {"op":"press","key":"Control+A"}
+            hover -> {"op":"hover"}
+            drag -> {"op":"drag","dx":0,"dy":0}
+            drag -> {"op":"drag","dx":-40,"dy":0}
+            set_value -> {"op":"setValue","value":"7.5"}
+            select_text -> {"op":"selectText","text":"quick"}
+            click_at -> {"op":"clickAt","x":250,"y":900}
+            navigate -> service worker
+            back -> service worker
+            open_tab -> service worker
+            switch_tab -> service worker
+            close_tab -> service worker
+            extract_text -> service worker
+            extract_text -> {"op":"read"}
+            wait -> service worker
+            wait -> service worker
+            ask_user -> service worker
+            done -> service worker"#]],
     );
 
     // Results as driver.js returned them in Chromium (tests/data/agent/regenerate.mjs).
@@ -988,12 +1049,12 @@ fn driver_protocol_shapes() {
     check(
         out.join("\n"),
         expect![[r#"
-            done ActSuccess { ok: true, changes: Some(Changes { loading: false, url: None, title: false, focus: None, state: [], fields: 0, added: 0, removed: 0, attributes: 0, text: 0 }), accepted: Some(true), value: None, text: None, scroll: None, moved: None, at_top: None, at_bottom: None }
-            done ActSuccess { ok: true, changes: Some(Changes { loading: false, url: None, title: false, focus: None, state: [], fields: 0, added: 0, removed: 0, attributes: 0, text: 0 }), accepted: None, value: Some("price-asc"), text: Some("Price: low to high"), scroll: None, moved: None, at_top: None, at_bottom: None }
+            done ActSuccess { ok: true, changes: Some(Changes { loading: false, url: None, title: false, focus: None, state: [], fields: 0, added: 0, removed: 0, attributes: 0, text: 0 }), accepted: Some(true), value: None, text: None, scroll: None, moved: None, at_top: None, at_bottom: None, found: None, aim: None }
+            done ActSuccess { ok: true, changes: Some(Changes { loading: false, url: None, title: false, focus: None, state: [], fields: 0, added: 0, removed: 0, attributes: 0, text: 0 }), accepted: None, value: Some("price-asc"), text: Some("Price: low to high"), scroll: None, moved: None, at_top: None, at_bottom: None, found: None, aim: None }
             failed stale-handle: the element of handle doc1.8 is no longer in the page by None
             failed not-found: no option "Cheapest"; available: Popularity by None
-            done ActSuccess { ok: true, changes: None, accepted: None, value: None, text: None, scroll: Some(Point { x: 0.0, y: 612.0 }), moved: Some(true), at_top: Some(false), at_bottom: Some(false) }
-            done ActSuccess { ok: true, changes: Some(Changes { loading: false, url: None, title: false, focus: None, state: [], fields: 1, added: 0, removed: 0, attributes: 0, text: 0 }), accepted: None, value: None, text: None, scroll: None, moved: None, at_top: None, at_bottom: None }
+            done ActSuccess { ok: true, changes: None, accepted: None, value: None, text: None, scroll: Some(Point { x: 0.0, y: 612.0 }), moved: Some(true), at_top: Some(false), at_bottom: Some(false), found: None, aim: None }
+            done ActSuccess { ok: true, changes: Some(Changes { loading: false, url: None, title: false, focus: None, state: [], fields: 1, added: 0, removed: 0, attributes: 0, text: 0 }), accepted: None, value: None, text: None, scroll: None, moved: None, at_top: None, at_bottom: None, found: None, aim: None }
             failed covered: the element is covered by dialog "Cookie consent" by Some(Cover { tag: "div", role: Some("dialog"), name: "Cookie consent" })
             failed changed: the page changed since the last look; nothing was done by None
             failed unknown: x by None
@@ -1013,6 +1074,7 @@ fn result_sentences_say_what_changed_and_fence_page_text() {
     };
     let select = DriverCommand::Select {
         option: "Newest".into(),
+        mode: None,
     };
     let read = DriverCommand::Read { max_chars: None };
     let cases: [(&str, &DriverCommand, &str); 18] = [
