@@ -22,6 +22,7 @@ mod relay;
 mod sessions;
 mod storage;
 mod tools;
+mod workflows;
 
 use wasm_bindgen::prelude::*;
 

@@ -10,6 +10,7 @@
 
 mod act;
 mod page;
+mod replay;
 mod run;
 mod store;
 
@@ -255,6 +256,44 @@ async fn handle(command: TaskCommand) -> Option<String> {
             broadcast(None);
             None
         }
+        TaskCommand::SaveWorkflow => {
+            let (ctx, _) = load().await;
+            Some(crate::workflows::save_task(ctx).await)
+        }
+        TaskCommand::UpdateWorkflow => {
+            let (ctx, _) = load().await;
+            Some(crate::workflows::update_from_run(ctx).await)
+        }
+        TaskCommand::RunWorkflow {
+            name,
+            params,
+            tab_id,
+        } => {
+            NOTICE.with(|n| n.borrow_mut().take());
+            let Some(_claim) = Starting::claim() else {
+                return Some(
+                    "A task is already running. Pause or cancel it before running a workflow."
+                        .into(),
+                );
+            };
+            let tab = match target_tab(tab_id).await {
+                Ok(t) => t,
+                Err(e) => return Some(format!("Tandem cannot run the workflow: {e}.")),
+            };
+            let ctx = match crate::workflows::run_task(&name, &params, tab).await {
+                Ok(ctx) => ctx,
+                Err(sentence) => return Some(sentence),
+            };
+            let start = ctx.replay.as_ref().map(|r| r.start_url.clone());
+            if let Err(sentence) = open_start(tab, start.as_deref().unwrap_or_default()).await {
+                return Some(sentence);
+            }
+            if let Err(e) = save(&ctx).await {
+                return Some(format!("Tandem cannot run the workflow: {e}."));
+            }
+            launch(ctx);
+            None
+        }
         TaskCommand::Confirm {
             approve,
             secret,
@@ -276,6 +315,24 @@ async fn handle(command: TaskCommand) -> Option<String> {
             }
         }
     }
+}
+
+/// Opens a workflow's start page in `tab` before its run's first look, if the site lists
+/// allow it (the page the tab shows now may be one no extension can read).
+async fn open_start(tab: i32, url: &str) -> Result<(), String> {
+    let settings = storage::settings().await.map_err(|e| e.to_string())?;
+    let policy = settings
+        .agent
+        .policy_with(canonical_host)
+        .map_err(|e| e.to_string())?;
+    allowed(&policy, url).map_err(|e| {
+        format!("Tandem does not act on this workflow's site ({e}); change the site lists in Settings to allow it.")
+    })?;
+    page::navigate(tab, url)
+        .await
+        .map_err(|e| format!("Tandem could not open the workflow's start page: {e}."))?;
+    page::settle(tab).await;
+    Ok(())
 }
 
 /// The answer to a question the task asked before the worker restarted (the task is Paused
@@ -450,5 +507,6 @@ fn launch(ctx: TaskContext) {
         // Added after the loop's last step: a paused task keeps them for its resume.
         looper.take_updates(&mut ctx);
         let _ = save(&ctx).await;
+        crate::workflows::note_outcome(&ctx).await;
     });
 }

@@ -26,6 +26,7 @@ use super::page::{
     allowed, canonical_host, host_of, lap, pending_look, settle, snapshot, tab_url, take_timings,
     Phase,
 };
+use super::replay::Replayed;
 use super::store::{load_grants, remember_site, save};
 use super::{manager, AgentError, Session, Stop, STEP_TIMEOUT_MS};
 use crate::chrome;
@@ -63,7 +64,7 @@ fn task_key(ctx: &TaskContext) -> String {
 }
 
 /// The user's answer to the site question.
-enum Grant {
+pub(super) enum Grant {
     Given,
     Denied(String),
     /// Paused or cancelled while asking.
@@ -211,6 +212,18 @@ impl Loop {
                 title: &observed.snapshot.title,
                 change: task::page_change(last, &observed.snapshot.url, &print),
             };
+            // A saved workflow's run takes its steps from the workflow, not the model, until
+            // it ends or the page no longer matches (then the model goes on from here).
+            if ctx.replay.is_some() {
+                match self.replay_step(ctx, session, &observed).await {
+                    Replayed::Next => {
+                        self.persist(ctx, session).await;
+                        continue;
+                    }
+                    Replayed::End => return,
+                    Replayed::Diverged => {}
+                }
+            }
             if ctx.planner_due() {
                 let first = ctx.plan.is_empty() && ctx.actions_taken == 0;
                 if let Err(e) = self.plan(ctx, session, &observed.list, &seen, None).await {
@@ -376,6 +389,9 @@ impl Loop {
             let failed = outcome.is_err();
             let json = action.to_json().to_string();
             self.record(ctx, session, before, json, target, outcome);
+            if !failed {
+                self.note_recorded(ctx, &observed, &action);
+            }
             if failed {
                 if ctx.failed_step() {
                     return self.too_many_failures(ctx);
@@ -658,7 +674,12 @@ impl Loop {
     /// Tandem's own question before the first action on a site in this task: "Let Tandem act
     /// on <host>?". A site remembered with "Always allow" is not asked; "Allow once" holds for
     /// the rest of the task.
-    async fn site_grant(&self, ctx: &mut TaskContext, session: &Session, url: &str) -> Grant {
+    pub(super) async fn site_grant(
+        &self,
+        ctx: &mut TaskContext,
+        session: &Session,
+        url: &str,
+    ) -> Grant {
         let Some(host) = host_of(url) else {
             return Grant::Given; // page_refusal already turned away pages without a host
         };

@@ -26,6 +26,7 @@ pub mod task;
 #[cfg(test)]
 mod tests;
 pub mod tool_step;
+pub mod workflow;
 
 pub use actions::{
     action_schema, action_schema_with_tools, parse_action, Action, ActionError, ParsedAction,

@@ -10,6 +10,7 @@ use super::actions::Action;
 use super::element_map::LIST_LEGEND;
 use super::safety::{fence, FENCE_RULE};
 use super::tool_step::ToolUse;
+use super::workflow::{RecordedStep, Replay, WorkflowOffer};
 use crate::request::ToolSpec;
 use crate::session::{Failover, Schema, Transcript};
 
@@ -170,6 +171,12 @@ pub struct TaskContext {
     /// `None` until the task first runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools: Option<Vec<ToolSpec>>,
+    /// The steps that took effect, for "Save as workflow" (`workflow::record`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub recorded: Vec<RecordedStep>,
+    /// The saved workflow this task replays, when it is a run of one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<Replay>,
     /// The session so far, to rebuild it on resume.
     pub transcript: Option<Transcript>,
 }
@@ -199,6 +206,8 @@ impl TaskContext {
             notes: Vec::new(),
             sites_allowed: Vec::new(),
             tools: None,
+            recorded: Vec::new(),
+            replay: None,
             transcript: None,
         }
     }
@@ -439,6 +448,9 @@ pub struct TaskView {
     pub pending: Option<PendingConfirmation>,
     pub question: Option<String>,
     pub answer: Option<String>,
+    /// "Save as workflow" or "Update workflow", when the ended task offers one.
+    #[serde(default)]
+    pub offer: WorkflowOffer,
 }
 
 impl From<&TaskContext> for TaskView {
@@ -455,6 +467,11 @@ impl From<&TaskContext> for TaskView {
             pending: ctx.pending.clone(),
             question: ctx.question.clone(),
             answer: ctx.answer.clone(),
+            offer: WorkflowOffer::of(
+                ctx.status == TaskStatus::Done,
+                &ctx.recorded,
+                ctx.replay.as_ref(),
+            ),
         }
     }
 }
@@ -478,6 +495,8 @@ pub struct TaskDelta {
     pub pending: Option<PendingConfirmation>,
     pub question: Option<String>,
     pub answer: Option<String>,
+    #[serde(default)]
+    pub offer: WorkflowOffer,
 }
 
 /// A delta that does not follow the panel's copy (another task, or steps missed): the panel
@@ -503,6 +522,7 @@ impl TaskDelta {
             pending: self.pending,
             question: self.question,
             answer: self.answer,
+            offer: self.offer,
         })
     }
 }
@@ -524,6 +544,7 @@ impl TaskView {
             pending: self.pending.clone(),
             question: self.question.clone(),
             answer: self.answer.clone(),
+            offer: self.offer,
         }
     }
 
@@ -547,6 +568,7 @@ impl TaskView {
         self.pending = delta.pending;
         self.question = delta.question;
         self.answer = delta.answer;
+        self.offer = delta.offer;
         Ok(())
     }
 }
@@ -678,6 +700,19 @@ pub enum TaskCommand {
     },
     /// "Dismiss": an ended task is forgotten, transcript and all.
     Dismiss,
+    /// "Save as workflow": the ended task's recorded steps become a workflow.
+    SaveWorkflow,
+    /// "Update workflow": the replayed workflow takes the steps this run did.
+    UpdateWorkflow,
+    /// Runs the saved workflow called `name` (or with id `name`) with these values
+    /// (`/run <name> key=value`, or Run in the Workflows view), on the panel's tab.
+    #[serde(rename_all = "camelCase")]
+    RunWorkflow {
+        name: String,
+        #[serde(default)]
+        params: Vec<(String, String)>,
+        tab_id: Option<i32>,
+    },
 }
 
 /// The planner's answer.
