@@ -74,6 +74,8 @@ fn check(root: &Path, manifest_path: &Path) -> Result<(), String> {
         "contextMenus",
         "scripting",
         "activeTab",
+        // A scheduled workflow's outcome, or its need of the user (crates/background/src/workflows.rs).
+        "notifications",
     ] {
         if !permissions.contains(&needed) {
             return Err(format!("permissions must include {needed:?}"));

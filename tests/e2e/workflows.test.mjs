@@ -118,6 +118,15 @@ beforeEach(() => {
   look = 'a';
 });
 
+/** Waits until `check()` (async, in the test) is truthy; `what` names it in the timeout. */
+async function until(check, what, timeout = 30_000) {
+  for (const t0 = Date.now(); Date.now() - t0 < timeout; await new Promise((r) => setTimeout(r, 100))) {
+    const v = await check();
+    if (v) return v;
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
 const workflowsView = () => panel.getByRole('region', { name: 'Workflows' });
 const stored = () => panel.evaluate(() => chrome.storage.local.get('workflows').then((x) => x.workflows ?? []));
 const notice = () => ui.notice().textContent();
@@ -152,7 +161,7 @@ async function recordShopWorkflow() {
   assert.deepEqual(cart, ['blue-backpack/M']);
   assert.ok(mock.requests.length >= 6, `the recording used the model (${mock.requests.length} requests)`);
   await ui.button('Save as workflow').click();
-  await panel.waitForFunction(() => chrome.storage.local.get('workflows').then((x) => (x.workflows ?? []).length > 0));
+  await until(async () => (await stored()).length > 0, 'a stored workflow');
   assert.match(await notice(), /Saved as the workflow/);
   const [flow] = (await stored()).slice(-1);
   return flow;
@@ -190,7 +199,7 @@ test('a Done task is saved with its steps and a named parameter, and replays on 
 
   // The run's outcome is on the workflow.
   await openWorkflows();
-  await panel.waitForFunction(() => chrome.storage.local.get('workflows').then((x) => x.workflows?.[0]?.lastRun));
+  await until(async () => (await stored())[0]?.lastRun, 'the last run on the workflow');
   assert.match(await workflowsView().getByRole('listitem', { name: flow.name }).textContent(), /Last run .*: Done without the model/);
 });
 
@@ -251,7 +260,7 @@ test('an irreversible step asks on every replay, and Deny ends the run with noth
   await ui.waitStatus(/^Done/);
   assert.equal(orders.length, 1);
   await ui.button('Save as workflow').click();
-  await panel.waitForFunction(() => chrome.storage.local.get('workflows').then((x) => (x.workflows ?? []).length === 1));
+  await until(async () => (await stored()).length === 1, 'the saved workflow');
   const [flow] = await stored();
   mock.reset();
 
@@ -295,4 +304,64 @@ test('hostile or broken imports are refused with a sentence and storage is uncha
   const now = await stored();
   assert.equal(now.length, 2);
   assert.notEqual(now[1].id, now[0].id);
+});
+
+/** A workflow file as the export writes it: search for `query`, open the hat it finds. */
+const hatWorkflow = {
+  id: 'x', name: 'Find a hat', goal: 'Find a {query}', startUrl: 'https://shop.tandem.test/',
+  params: [{ name: 'query', value: 'green hat' }],
+  steps: [
+    { action: { type: { value: { param: 'query' }, submit: true } }, page: 'shop.tandem.test/', target: { role: 'searchbox', tag: 'input', name: 'search', attrs: [['type', 'search'], ['name', 'q']] } },
+    { action: 'click', page: 'shop.tandem.test/search', target: { role: 'link', tag: 'a', name: '{query} — $15' } },
+  ],
+};
+
+/** Sets the schedule of workflow `name` in its view, then makes its alarm ring now. */
+async function scheduleAndRing(name) {
+  await openWorkflows();
+  const entry = workflowsView().getByRole('listitem', { name }).first();
+  await entry.getByRole('combobox', { name: `How often ${name} runs` }).selectOption('hours');
+  await entry.getByRole('textbox', { name: `Hours between runs of ${name}` }).fill('6');
+  await entry.getByRole('button', { name: `Save schedule of ${name}` }).click();
+  await panel.getByRole('status', { name: 'Workflows status' }).filter({ hasText: 'Scheduled: runs every 6 hours.' }).waitFor();
+  const flow = (await stored()).find((w) => w.name === name);
+  const alarm = await panel.evaluate((n) => chrome.alarms.get(n), `workflow:${flow.id}`);
+  assert.equal(alarm?.periodInMinutes, 360, 'the schedule is a chrome.alarms alarm');
+  assert.ok(Math.abs(alarm.scheduledTime - flow.schedule.nextAt) < 1000);
+  await closeWorkflows();
+  // The test drives chrome.alarms: the same alarm, due now.
+  await panel.evaluate((n) => chrome.alarms.create(n, { when: Date.now() + 100 }), `workflow:${flow.id}`);
+  return flow;
+}
+
+const notifications = () => panel.evaluate(() => chrome.notifications.getAll());
+
+test('a schedule fires: the workflow runs in a background tab, the run is in its history and a notification says how it went', async () => {
+  await panel.getByLabel('Import workflows').setInputFiles({ name: 'hat.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify([hatWorkflow])) });
+  await panel.getByRole('status', { name: 'Workflows status' }).filter({ hasText: 'Imported 1 workflow.' }).waitFor();
+  const pages = env.browser.context.pages().length;
+  const flow = await scheduleAndRing('Find a hat');
+  await until(async () => (await stored()).find((w) => w.id === flow.id)?.lastRun, 'the scheduled run\'s outcome');
+  const after = (await stored()).find((w) => w.id === flow.id);
+  assert.ok(after.lastRun, JSON.stringify(await stored()));
+  assert.equal(after.lastRun.outcome, 'Done without the model');
+  assert.ok(after.schedule.nextAt > Date.now(), 'the next run is planned after now');
+  assert.ok(site.requests.some((r) => r.path === '/p/green-hat'), 'the shop saw the run');
+  assert.equal(env.browser.context.pages().length, pages + 1, 'it ran in a tab of its own');
+  assert.equal(mock.requests.length, 0);
+  const shown = await notifications();
+  assert.ok(Object.keys(shown).includes(`workflow:${flow.id}`), JSON.stringify(shown));
+});
+
+test('a scheduled run that reaches an approval pauses and notifies; it never approves by itself', async () => {
+  cart.push('green-hat/S');
+  const name = (await stored())[0].name; // the "Place the order…" workflow
+  const flow = await scheduleAndRing(name);
+  await ui.approval().waitFor({ timeout: 30_000 });
+  await until(async () => Object.keys(await notifications()).includes(`workflow:${flow.id}`), 'the notification');
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.equal(orders.length, 0, 'nothing was ordered without the user');
+  await ui.button('Cancel').click();
+  await ui.waitStatus(/^Cancelled/);
+  assert.equal(orders.length, 0);
 });

@@ -42,6 +42,7 @@ pub fn start_worker() {
     memory::start();
     agent::start();
     tools::start();
+    workflows::start();
 }
 
 #[wasm_bindgen]

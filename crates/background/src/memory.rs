@@ -130,6 +130,10 @@ pub fn on_alarm(alarm: JsValue) {
         .ok()
         .and_then(|n| n.as_string());
     if name.as_deref() != Some(CLEANUP_ALARM) {
+        // The other alarms are saved workflows' schedules.
+        if let Some(name) = name {
+            crate::workflows::on_alarm(&name);
+        }
         return;
     }
     spawn_local(async move {

@@ -9,10 +9,11 @@ use js_sys::{Object, Promise, Reflect, JSON};
 use tandem_chrome::js_text;
 use tandem_core::agent::task::{TaskContext, TaskStatus};
 use tandem_core::agent::workflow::{
-    self, read_stored, LastRun, Replay, Workflow, MAX_WORKFLOWS, WORKFLOWS_KEY,
+    self, alarm_name, read_stored, workflow_of_alarm, LastRun, Replay, Workflow, MAX_WORKFLOWS,
+    WORKFLOWS_KEY,
 };
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_futures::{spawn_local, JsFuture};
 
 use crate::chrome;
 
@@ -20,6 +21,135 @@ use crate::chrome;
 extern "C" {
     #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "local"], js_name = set)]
     fn local_set(items: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "alarms"], js_name = get)]
+    fn alarms_get(name: &str) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "alarms"], js_name = create)]
+    fn alarms_create(name: &str, info: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "notifications"], js_name = create)]
+    fn notifications_create(id: &str, options: &JsValue) -> Result<Promise, JsValue>;
+}
+
+/// At every worker start: each scheduled workflow has its alarm. Chrome may drop alarms
+/// when it restarts; a run missed meanwhile is run once, now (not once per miss).
+pub fn start() {
+    spawn_local(async {
+        let Ok(list) = load().await else {
+            return;
+        };
+        let now = js_sys::Date::now() as u64;
+        for flow in list {
+            let Some(schedule) = flow.schedule.as_ref() else {
+                continue;
+            };
+            let name = alarm_name(&flow.id);
+            let exists = match alarms_get(&name) {
+                Ok(p) => JsFuture::from(p).await.is_ok_and(|a| a.is_object()),
+                Err(_) => false,
+            };
+            if exists {
+                continue;
+            }
+            let when = if schedule.missed(now) {
+                now + 1000
+            } else {
+                schedule.next_at
+            };
+            let info = Object::new();
+            let _ = Reflect::set(&info, &"when".into(), &JsValue::from_f64(when as f64));
+            let minutes = (schedule.every.period_ms() / 60_000) as f64;
+            let _ = Reflect::set(
+                &info,
+                &"periodInMinutes".into(),
+                &JsValue::from_f64(minutes),
+            );
+            if let Ok(p) = alarms_create(&name, &info) {
+                let _ = JsFuture::from(p).await;
+            }
+        }
+    });
+}
+
+/// A workflow's alarm rang: run it (in a background tab), and plan the next time.
+pub fn on_alarm(name: &str) {
+    let Some(id) = workflow_of_alarm(name).map(str::to_string) else {
+        return;
+    };
+    spawn_local(async move {
+        let Ok(mut list) = load().await else {
+            return;
+        };
+        let now = js_sys::Date::now() as u64;
+        let Some(flow) = list.iter_mut().find(|w| w.id == id) else {
+            return; // deleted: the view clears its alarm
+        };
+        let Some(schedule) = flow.schedule.as_mut() else {
+            return;
+        };
+        schedule.after_run(now);
+        let allow_model = schedule.allow_model;
+        let name = flow.name.clone();
+        let _ = store(&list).await;
+        if let Err(why) = crate::agent::run_scheduled(&id, allow_model).await {
+            let outcome = format!("Not run: {why}.");
+            set_last_run(&id, outcome.clone()).await;
+            notify(
+                &id,
+                &format!("Scheduled workflow \u{201c}{name}\u{201d}"),
+                &outcome,
+            );
+        }
+    });
+}
+
+/// Tells the user that a scheduled run waits for them (an approval, a password, or the
+/// model's leave to take over).
+pub fn notify_paused(ctx: &TaskContext) {
+    let Some(replay) = ctx.replay.as_ref() else {
+        return;
+    };
+    let what = match &ctx.pending {
+        Some(p) => p.reason.clone(),
+        None => ctx.reason.clone().unwrap_or_default(),
+    };
+    notify(
+        &replay.workflow_id,
+        &format!(
+            "Scheduled workflow \u{201c}{}\u{201d} needs you",
+            replay.name
+        ),
+        &format!("{what} Open Tandem's side panel to answer."),
+    );
+}
+
+/// A system notification (one per workflow: a newer one replaces the last).
+fn notify(workflow_id: &str, title: &str, message: &str) {
+    let options = Object::new();
+    let _ = Reflect::set(&options, &"type".into(), &"basic".into());
+    let _ = Reflect::set(&options, &"iconUrl".into(), &"icons/tandem-128.png".into());
+    let _ = Reflect::set(&options, &"title".into(), &title.into());
+    let cut: String = message.chars().take(300).collect();
+    let _ = Reflect::set(&options, &"message".into(), &cut.into());
+    match notifications_create(&alarm_name(workflow_id), &options) {
+        Ok(p) => spawn_local(async move {
+            if let Err(e) = JsFuture::from(p).await {
+                crate::log_error("a workflow notification failed", &e);
+            }
+        }),
+        Err(e) => crate::log_error("chrome.notifications is unavailable", &e),
+    }
+}
+
+async fn set_last_run(id: &str, outcome: String) {
+    let Ok(mut list) = load().await else {
+        return;
+    };
+    if let Some(flow) = list.iter_mut().find(|w| w.id == id) {
+        flow.last_run = Some(LastRun {
+            at: js_sys::Date::now() as u64,
+            outcome,
+        });
+        let _ = store(&list).await;
+    }
 }
 
 /// The stored workflows (none when there are none or storage cannot be read).
@@ -164,9 +294,13 @@ pub async fn note_outcome(ctx: &TaskContext) {
     }
     flow.last_run = Some(LastRun {
         at: js_sys::Date::now() as u64,
-        outcome,
+        outcome: outcome.clone(),
     });
+    let title = format!("Scheduled workflow \u{201c}{}\u{201d}", flow.name);
     if let Err(e) = store(&list).await {
         crate::log_error("a workflow's last run could not be saved", &e.into());
+    }
+    if replay.scheduled {
+        notify(&replay.workflow_id, &title, &outcome);
     }
 }

@@ -10,14 +10,53 @@ use std::cell::RefCell;
 
 use js_sys::{Array, Uint8Array};
 use tandem_core::agent::task::TaskCommand;
-use tandem_core::agent::workflow::{self, Workflow, MAX_IMPORT_BYTES, WORKFLOWS_KEY};
+use tandem_core::agent::workflow::{
+    self, alarm_name, Every, Schedule, Workflow, MAX_IMPORT_BYTES, WORKFLOWS_KEY,
+};
 use tandem_core::protocol::PanelToWorker;
 use wasm_bindgen::closure::Closure;
+use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::{spawn_local, JsFuture};
-use web_sys::{Blob, BlobPropertyBag, HtmlButtonElement, HtmlElement, HtmlInputElement, Url};
+use web_sys::{
+    Blob, BlobPropertyBag, HtmlButtonElement, HtmlElement, HtmlInputElement, HtmlSelectElement, Url,
+};
 
 use crate::dom::{self, DomError};
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "alarms"], js_name = create)]
+    fn alarms_create(name: &str, info: &JsValue) -> Result<js_sys::Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "alarms"], js_name = clear)]
+    fn alarms_clear(name: &str) -> Result<js_sys::Promise, JsValue>;
+}
+
+/// The alarm of workflow `id`: set for `schedule`, or cleared. The worker runs the workflow
+/// when it rings (and makes it again at start if Chrome dropped it).
+async fn set_alarm(id: &str, schedule: Option<&Schedule>) -> Result<(), String> {
+    let name = alarm_name(id);
+    let promise = match schedule {
+        Some(s) => {
+            let info = js_sys::Object::new();
+            let _ =
+                js_sys::Reflect::set(&info, &"when".into(), &JsValue::from_f64(s.next_at as f64));
+            let minutes = (s.every.period_ms() / 60_000) as f64;
+            let _ = js_sys::Reflect::set(
+                &info,
+                &"periodInMinutes".into(),
+                &JsValue::from_f64(minutes),
+            );
+            alarms_create(&name, &info)
+        }
+        None => alarms_clear(&name),
+    }
+    .map_err(tandem_chrome::js_text)?;
+    JsFuture::from(promise)
+        .await
+        .map(|_| ())
+        .map_err(tandem_chrome::js_text)
+}
 
 thread_local! {
     /// The workflows as last read from storage.
@@ -290,6 +329,7 @@ fn item(flow: &Workflow) -> Result<HtmlElement, DomError> {
         })?,
     )?;
     append(&li, &rename_row)?;
+    append(&li, &schedule_group(flow)?)?;
 
     let actions = dom::create("div", "row")?;
     let id = flow.id.clone();
@@ -326,6 +366,7 @@ fn item(flow: &Workflow) -> Result<HtmlElement, DomError> {
             spawn_local(async move {
                 let mut list = LIST.with(|l| l.borrow().clone());
                 list.retain(|w| w.id != id);
+                let _ = set_alarm(&id, None).await;
                 match store(list).await {
                     Ok(()) => status(&format!("Deleted {name}.")),
                     Err(e) => status(&format!("Tandem could not save the workflows ({e}).")),
@@ -424,4 +465,117 @@ async fn import_file(file: web_sys::File) {
         Err(e) => status(&format!("Tandem could not save the workflows ({e}).")),
     }
     let _ = render();
+}
+
+/// "Runs by itself": daily, weekly or every N hours, and whether the model may take over
+/// when a page changed; saved with the workflow, and its alarm set.
+fn schedule_group(flow: &Workflow) -> Result<HtmlElement, DomError> {
+    let group = dom::create("div", "stack")?;
+    dom::set_attr(&group, "role", "group");
+    dom::set_attr(&group, "aria-label", &format!("Schedule of {}", flow.name));
+    let current = match &flow.schedule {
+        Some(s) => {
+            let when: String = js_sys::Date::new(&JsValue::from_f64(s.next_at as f64))
+                .to_locale_string("default", &JsValue::UNDEFINED)
+                .into();
+            format!("Runs {}; next run {when}.", s.every.label())
+        }
+        None => "Runs only when you start it.".into(),
+    };
+    append(&group, &text("p", "hint", &current)?)?;
+    let row = dom::create("div", "row")?;
+    let select: HtmlSelectElement = dom::create("select", "")?
+        .dyn_into()
+        .map_err(|_| DomError::NoDocument)?;
+    dom::set_attr(
+        &select,
+        "aria-label",
+        &format!("How often {} runs", flow.name),
+    );
+    let chosen = match flow.schedule.as_ref().map(|s| s.every) {
+        None => "off",
+        Some(Every::Daily) => "daily",
+        Some(Every::Weekly) => "weekly",
+        Some(Every::Hours(_)) => "hours",
+    };
+    for (value, label) in [
+        ("off", "Only when I run it"),
+        ("daily", "Every day"),
+        ("weekly", "Every week"),
+        ("hours", "Every N hours"),
+    ] {
+        let option = web_sys::HtmlOptionElement::new_with_text_and_value(label, value)
+            .map_err(|_| DomError::NoDocument)?;
+        option.set_selected(value == chosen);
+        select
+            .add_with_html_option_element(&option)
+            .map_err(|_| DomError::NoDocument)?;
+    }
+    let hours = field(
+        &format!("Hours between runs of {}", flow.name),
+        &match flow.schedule.as_ref().map(|s| s.every) {
+            Some(Every::Hours(n)) => n.to_string(),
+            _ => String::new(),
+        },
+    )?;
+    dom::set_attr(&hours, "inputmode", "numeric");
+    append(&row, &select)?;
+    append(&row, &hours)?;
+    append(&group, &row)?;
+    let label = dom::create("label", "")?;
+    let allow: HtmlInputElement = dom::create("input", "")?
+        .dyn_into()
+        .map_err(|_| DomError::NoDocument)?;
+    dom::set_attr(&allow, "type", "checkbox");
+    allow.set_checked(flow.schedule.as_ref().is_some_and(|s| s.allow_model));
+    append(&label, &allow)?;
+    label
+        .append_with_str_1(" Let scheduled runs use the model when the page changed")
+        .map_err(|_| DomError::NoDocument)?;
+    append(&group, &label)?;
+    append(
+        &group,
+        &text(
+            "p",
+            "hint",
+            "A scheduled run opens a background tab while Chrome is running; anything that needs you (an approval, a password) pauses it and notifies you.",
+        )?,
+    )?;
+    let id = flow.id.clone();
+    append(
+        &group,
+        &button(
+            "Save schedule",
+            &format!("Save schedule of {}", flow.name),
+            move |_| {
+                let every = match Every::parse(&select.value(), &hours.value()) {
+                    Ok(e) => e,
+                    Err(e) => return status(&e),
+                };
+                let now = js_sys::Date::now() as u64;
+                let schedule = every.map(|e| Schedule::new(e, allow.checked(), now));
+                let said = match &schedule {
+                    Some(s) => format!("Scheduled: runs {}.", s.every.label()),
+                    None => "No longer scheduled.".into(),
+                };
+                let id = id.clone();
+                spawn_local(async move {
+                    let mut list = LIST.with(|l| l.borrow().clone());
+                    let Some(flow) = list.iter_mut().find(|w| w.id == id) else {
+                        return status("That workflow was deleted meanwhile.");
+                    };
+                    flow.schedule = schedule.clone();
+                    if let Err(e) = store(list).await {
+                        return status(&format!("Tandem could not save the workflows ({e})."));
+                    }
+                    match set_alarm(&id, schedule.as_ref()).await {
+                        Ok(()) => status(&said),
+                        Err(e) => status(&format!("Tandem could not set the schedule ({e}).")),
+                    }
+                    let _ = render();
+                });
+            },
+        )?,
+    )?;
+    Ok(group)
 }

@@ -317,6 +317,31 @@ async fn handle(command: TaskCommand) -> Option<String> {
     }
 }
 
+/// A workflow's scheduled run: in a new background tab, unless a task is running (then this
+/// time is skipped, and said so). Its approvals and a divergence the schedule does not let
+/// the model take pause it and notify (`replay.rs`, `Loop::confirm`).
+pub async fn run_scheduled(workflow_id: &str, allow_model: bool) -> Result<(), String> {
+    let _ = JsFuture::from(recovery()).await;
+    let Some(_claim) = Starting::claim() else {
+        return Err("another task was running, so this run was skipped".into());
+    };
+    let tab = page::open_background_tab("about:blank")
+        .await
+        .map_err(|e| format!("Tandem could not open a tab for it ({e})"))?;
+    let mut ctx = crate::workflows::run_task(workflow_id, &[], tab).await?;
+    if let Some(replay) = ctx.replay.as_mut() {
+        replay.scheduled = true;
+        replay.allow_model = allow_model;
+    }
+    let start = ctx.replay.as_ref().map(|r| r.start_url.clone());
+    open_start(tab, start.as_deref().unwrap_or_default()).await?;
+    save(&ctx)
+        .await
+        .map_err(|e| format!("Tandem could not start it ({e})"))?;
+    launch(ctx);
+    Ok(())
+}
+
 /// Opens a workflow's start page in `tab` before its run's first look, if the site lists
 /// allow it (the page the tab shows now may be one no extension can read).
 async fn open_start(tab: i32, url: &str) -> Result<(), String> {

@@ -136,6 +136,7 @@ impl Loop {
         };
         let sentence = replay.diverge(why);
         let hint = fence("saved workflow", &replay.hint());
+        let pause = replay.scheduled && !replay.allow_model;
         ctx.record(StepRecord {
             kind: StepKind::User,
             action: format!("Replay diverged at {sentence}."),
@@ -150,6 +151,16 @@ impl Loop {
         ctx.feedback = format!("the saved workflow's replay stopped: {sentence}");
         ctx.notes.push(hint);
         ctx.plan.clear();
+        if pause {
+            // Nobody watches a scheduled run: without the user's leave to use the model it
+            // waits for them, and says so.
+            ctx.status = TaskStatus::Paused;
+            ctx.reason = Some(format!(
+                "The scheduled run stopped at {sentence}: its schedule does not let the model take over. Press Resume to let it."
+            ));
+            crate::workflows::notify_paused(ctx);
+            return Replayed::End;
+        }
         Replayed::Diverged
     }
 

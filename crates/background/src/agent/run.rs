@@ -757,6 +757,11 @@ impl Loop {
         self.secret.borrow_mut().take();
         self.always.set(false);
         self.persist(ctx, session).await;
+        // A scheduled workflow's run waits for the user like any other, but nobody watches
+        // it: they are told (it never approves by itself).
+        if ctx.replay.as_ref().is_some_and(|r| r.scheduled) {
+            crate::workflows::notify_paused(ctx);
+        }
         let approved = self.wait_for_confirmation().await;
         ctx.pending = None;
         approved

@@ -23,8 +23,11 @@ use super::actions::Action;
 use super::element_map::Entry;
 use super::signature::{self, Match, Signature, Text};
 
+mod schedule;
 #[cfg(test)]
 mod tests;
+
+pub use schedule::{alarm_name, workflow_of_alarm, Every, Schedule};
 
 /// Where the workflows live in `chrome.storage.local`.
 pub const WORKFLOWS_KEY: &str = "workflows";
@@ -133,6 +136,9 @@ pub struct Workflow {
     pub params: Vec<Param>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_run: Option<LastRun>,
+    /// When it runs by itself, if ever.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<Schedule>,
 }
 
 /// A step that took effect in a task, as the loop records it (before it is a workflow's).
@@ -365,6 +371,7 @@ impl Workflow {
             steps: steps_of(recorded, &params),
             params,
             last_run: None,
+            schedule: None,
         })
     }
 
@@ -752,6 +759,13 @@ pub struct Replay {
     /// Why the model took over, and at which step (1-based, as the user counts them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diverged: Option<String>,
+    /// Started by its schedule: an approval or a divergence the schedule does not let the
+    /// model take pauses the run and notifies instead of waiting unseen.
+    #[serde(default)]
+    pub scheduled: bool,
+    /// The schedule lets the model take over when a page changed.
+    #[serde(default)]
+    pub allow_model: bool,
 }
 
 impl Replay {
@@ -765,6 +779,8 @@ impl Replay {
             params,
             next: 0,
             diverged: None,
+            scheduled: false,
+            allow_model: false,
         }
     }
 
@@ -993,6 +1009,7 @@ pub fn export(workflows: &[Workflow]) -> String {
         .cloned()
         .map(|mut w| {
             w.last_run = None;
+            w.schedule = None;
             w
         })
         .collect();
@@ -1035,6 +1052,8 @@ pub fn import(bytes: &[u8], new_id: impl Fn(usize) -> String) -> Result<Vec<Work
         })?;
         w.id = new_id(i);
         w.last_run = None;
+        // An imported workflow never runs by itself until the user schedules it here.
+        w.schedule = None;
         check(&w).map_err(|e| format!("{REFUSED}: {e}."))?;
         out.push(w);
     }
