@@ -80,6 +80,8 @@ fn check(root: &Path, manifest_path: &Path) -> Result<(), String> {
         "webRequest",
         // Trusted input for actions a page ignored as script events (agent/trusted.rs).
         "debugger",
+        // A scheduled workflow's outcome, or its need of the user (crates/background/src/workflows.rs).
+        "notifications",
     ] {
         if !permissions.contains(&needed) {
             return Err(format!("permissions must include {needed:?}"));

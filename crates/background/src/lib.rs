@@ -3,6 +3,7 @@
 //! them into calls to `tandem-core` and does the I/O (`fetch`, `chrome.storage`).
 
 mod agent;
+mod alarms;
 mod ask;
 mod chat;
 mod chrome;
@@ -22,6 +23,7 @@ mod relay;
 mod sessions;
 mod storage;
 mod tools;
+mod workflows;
 
 use wasm_bindgen::prelude::*;
 
@@ -41,6 +43,7 @@ pub fn start_worker() {
     memory::start();
     agent::start();
     tools::start();
+    workflows::start();
 }
 
 #[wasm_bindgen]

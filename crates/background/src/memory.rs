@@ -28,7 +28,7 @@ use crate::storage;
 /// Keys in `chrome.storage.session`.
 const MEMORY_KEY: &str = "memory";
 const SELECTION_KEY: &str = "selection";
-const CLEANUP_ALARM: &str = "tandem-memory-cleanup";
+pub(crate) const CLEANUP_ALARM: &str = "tandem-memory-cleanup";
 const CLEANUP_EVERY_MINUTES: f64 = 30.0;
 
 #[wasm_bindgen]
@@ -124,14 +124,8 @@ async fn ensure_alarm() -> Result<(), MemoryError> {
     Ok(())
 }
 
-#[wasm_bindgen]
-pub fn on_alarm(alarm: JsValue) {
-    let name = Reflect::get(&alarm, &"name".into())
-        .ok()
-        .and_then(|n| n.as_string());
-    if name.as_deref() != Some(CLEANUP_ALARM) {
-        return;
-    }
+/// The cleanup alarm rang (`crate::alarms` tells the alarms apart).
+pub(crate) fn on_cleanup_alarm() {
     spawn_local(async move {
         let config = memory_config().await;
         let now = now_ms();

@@ -3,7 +3,7 @@
 //! the Settings form stored in `chrome.storage.local` (a view of its own), the composer's
 //! Chat / Task modes, and "Save conversation".
 //!
-//! The views (`chat`, `task`, `settings`, `debug`, `tools`) each own their DOM and state and
+//! The views (`chat`, `task`, `settings`, `debug`, `tools`, `workflows`) each own their DOM and state and
 //! never import one another: they depend on `port` (the Port and the dispatch of what it
 //! brings), `hub` (events between views), core, and modules that are no view (`dom`,
 //! `chrome`, `alert`, `tab`, `markdown`, `cards`). ARCHITECTURE.md has the map.
@@ -22,6 +22,7 @@ mod settings;
 mod tab;
 mod task;
 mod tools;
+mod workflows;
 
 /// Runs once the panel's bootstrap (`extension/sidepanel.js`) has loaded the wasm. An export
 /// called by name, not a `start` function run on load: the worker loads the same module
@@ -38,6 +39,7 @@ pub fn start_panel() {
         .and_then(|()| debug::wire())
         .and_then(|()| task::wire())
         .and_then(|()| tools::wire())
+        .and_then(|()| workflows::wire())
     {
         alert::show_error(&format!("Tandem could not start: {e}"));
     }

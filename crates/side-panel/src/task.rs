@@ -8,6 +8,7 @@ use std::cell::RefCell;
 use tandem_core::agent::task::{
     PendingConfirmation, StepKind, StepRecord, TaskCommand, TaskStatus, TaskView,
 };
+use tandem_core::agent::workflow::{self, WorkflowOffer};
 use tandem_core::agent::ToolUse;
 use tandem_core::protocol::{PanelToWorker, WorkerToPanel};
 use wasm_bindgen::closure::Closure;
@@ -38,9 +39,17 @@ pub fn wire() -> Result<(), DomError> {
     // The task stays in its box (to start it again, or edit it); the other boxes are
     // emptied once their text is sent.
     send_typed("task-start", "task", "Type a task first.", false, |task| {
-        TaskCommand::Start {
-            task,
-            tab_id: crate::tab::current(),
+        // `/run <name> key=value …` runs a saved workflow instead of a new task.
+        match workflow::run_command(&task) {
+            Some((name, params)) => TaskCommand::RunWorkflow {
+                name,
+                params,
+                tab_id: crate::tab::current(),
+            },
+            None => TaskCommand::Start {
+                task,
+                tab_id: crate::tab::current(),
+            },
         }
     })?;
     // Ctrl+Enter (⌘+Enter) in the Task box starts it, as the button does; a plain Enter is a
@@ -99,6 +108,8 @@ pub fn wire() -> Result<(), DomError> {
         ("task-resume", TaskCommand::Resume),
         ("task-cancel", TaskCommand::Cancel),
         ("task-dismiss", TaskCommand::Dismiss),
+        ("task-save-workflow", TaskCommand::SaveWorkflow),
+        ("task-update-workflow", TaskCommand::UpdateWorkflow),
     ] {
         let button: HtmlButtonElement = dom::by_id(id)?;
         dom::on(&button, "click", move |_: web_sys::Event| {
@@ -325,6 +336,9 @@ fn render(state: Option<&TaskView>) -> Result<(), DomError> {
     dom::by_id::<HtmlElement>("task-dismiss")?
         .set_hidden(!status.is_some_and(TaskStatus::is_final));
     dom::by_id::<HtmlElement>("task-guide")?.set_hidden(!(running || paused));
+    let offer = state.map(|s| s.offer).unwrap_or_default();
+    dom::by_id::<HtmlElement>("task-save-workflow")?.set_hidden(offer != WorkflowOffer::Save);
+    dom::by_id::<HtmlElement>("task-update-workflow")?.set_hidden(offer != WorkflowOffer::Update);
 
     let line = match state {
         None => String::new(),

@@ -13,6 +13,7 @@ mod error;
 mod firewall;
 mod held;
 mod page;
+mod replay;
 mod run;
 mod store;
 mod trusted;
@@ -243,6 +244,44 @@ async fn handle(command: TaskCommand) -> Option<String> {
             broadcast(None);
             None
         }
+        TaskCommand::SaveWorkflow => {
+            let (ctx, _) = load().await;
+            Some(crate::workflows::save_task(ctx).await)
+        }
+        TaskCommand::UpdateWorkflow => {
+            let (ctx, _) = load().await;
+            Some(crate::workflows::update_from_run(ctx).await)
+        }
+        TaskCommand::RunWorkflow {
+            name,
+            params,
+            tab_id,
+        } => {
+            NOTICE.with(|n| n.borrow_mut().take());
+            let Some(_claim) = Starting::claim() else {
+                return Some(
+                    "A task is already running. Pause or cancel it before running a workflow."
+                        .into(),
+                );
+            };
+            let tab = match target_tab(tab_id).await {
+                Ok(t) => t,
+                Err(e) => return Some(format!("Tandem cannot run the workflow: {e}.")),
+            };
+            let ctx = match crate::workflows::run_task(&name, &params, tab).await {
+                Ok(ctx) => ctx,
+                Err(sentence) => return Some(sentence),
+            };
+            let start = ctx.replay.as_ref().map(|r| r.start_url.clone());
+            if let Err(sentence) = open_start(tab, start.as_deref().unwrap_or_default()).await {
+                return Some(sentence);
+            }
+            if let Err(e) = save(&ctx).await {
+                return Some(format!("Tandem cannot run the workflow: {e}."));
+            }
+            launch(ctx);
+            None
+        }
         TaskCommand::Confirm {
             approve,
             secret,
@@ -264,6 +303,49 @@ async fn handle(command: TaskCommand) -> Option<String> {
             }
         }
     }
+}
+
+/// A workflow's scheduled run: in a new background tab, unless a task is running (then this
+/// time is skipped, and said so). Its approvals and a divergence the schedule does not let
+/// the model take pause it and notify (`replay.rs`, `Loop::confirm`).
+pub async fn run_scheduled(workflow_id: &str, allow_model: bool) -> Result<(), String> {
+    let _ = JsFuture::from(recovery()).await;
+    let Some(_claim) = Starting::claim() else {
+        return Err("another task was running, so this run was skipped".into());
+    };
+    let tab = page::open_background_tab("about:blank")
+        .await
+        .map_err(|e| format!("Tandem could not open a tab for it ({e})"))?;
+    let mut ctx = crate::workflows::run_task(workflow_id, &[], tab).await?;
+    if let Some(replay) = ctx.replay.as_mut() {
+        replay.scheduled = true;
+        replay.allow_model = allow_model;
+    }
+    let start = ctx.replay.as_ref().map(|r| r.start_url.clone());
+    open_start(tab, start.as_deref().unwrap_or_default()).await?;
+    save(&ctx)
+        .await
+        .map_err(|e| format!("Tandem could not start it ({e})"))?;
+    launch(ctx);
+    Ok(())
+}
+
+/// Opens a workflow's start page in `tab` before its run's first look, if the site lists
+/// allow it (the page the tab shows now may be one no extension can read).
+async fn open_start(tab: i32, url: &str) -> Result<(), String> {
+    let settings = storage::settings().await.map_err(|e| e.to_string())?;
+    let policy = settings
+        .agent
+        .policy_with(canonical_host)
+        .map_err(|e| e.to_string())?;
+    allowed(&policy, url).map_err(|e| {
+        format!("Tandem does not act on this workflow's site ({e}); change the site lists in Settings to allow it.")
+    })?;
+    page::navigate(tab, url)
+        .await
+        .map_err(|e| format!("Tandem could not open the workflow's start page: {e}."))?;
+    page::settle(tab).await;
+    Ok(())
 }
 
 /// The answer to a question the task asked before the worker restarted (the task is Paused
@@ -439,5 +521,38 @@ fn launch(ctx: TaskContext) {
         // Added after the loop's last step: a paused task keeps them for its resume.
         looper.take_updates(&mut ctx);
         let _ = save(&ctx).await;
+        crate::workflows::note_outcome(&ctx).await;
+    });
+}
+
+/// A workflow's alarm rang: run it (in a background tab), and plan the next time.
+pub fn on_workflow_alarm(name: &str) {
+    let Some(id) = tandem_core::agent::workflow::workflow_of_alarm(name).map(str::to_string) else {
+        return;
+    };
+    spawn_local(async move {
+        let Ok(mut list) = crate::workflows::load().await else {
+            return;
+        };
+        let now = js_sys::Date::now() as u64;
+        let Some(flow) = list.iter_mut().find(|w| w.id == id) else {
+            return; // deleted: the view clears its alarm
+        };
+        let Some(schedule) = flow.schedule.as_mut() else {
+            return;
+        };
+        schedule.after_run(now);
+        let allow_model = schedule.allow_model;
+        let name = flow.name.clone();
+        let _ = crate::workflows::store(&list).await;
+        if let Err(why) = run_scheduled(&id, allow_model).await {
+            let outcome = format!("Not run: {why}.");
+            crate::workflows::set_last_run(&id, outcome.clone()).await;
+            crate::workflows::notify(
+                &id,
+                &format!("Scheduled workflow \u{201c}{name}\u{201d}"),
+                &outcome,
+            );
+        }
     });
 }

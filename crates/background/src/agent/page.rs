@@ -239,6 +239,21 @@ pub(super) async fn open_tab(url: &str) -> Result<i32, AgentError> {
         .ok_or_else(|| AgentError::Tab("the new tab has no id".into()))
 }
 
+/// A tab opened behind the user's current one (a scheduled workflow's run).
+pub(super) async fn open_background_tab(url: &str) -> Result<i32, AgentError> {
+    let props = Object::new();
+    let _ = Reflect::set(&props, &"url".into(), &url.into());
+    let _ = Reflect::set(&props, &"active".into(), &JsValue::FALSE);
+    let tab = JsFuture::from(tabs_create(&props).map_err(|e| AgentError::Tab(js_text(e)))?)
+        .await
+        .map_err(|e| AgentError::Tab(js_text(e)))?;
+    Reflect::get(&tab, &"id".into())
+        .ok()
+        .and_then(|v| v.as_f64())
+        .map(|id| id as i32)
+        .ok_or_else(|| AgentError::Tab("the new tab has no id".into()))
+}
+
 pub(super) async fn activate_tab(tab: i32) -> Result<(), AgentError> {
     let props = Object::new();
     let _ = Reflect::set(&props, &"active".into(), &JsValue::TRUE);

@@ -42,6 +42,16 @@ pub(super) enum Stop {
     Cancel,
 }
 
+/// What the loop does after a replayed step.
+pub(super) enum Replayed {
+    /// Save and look again: the next step (or the end) follows.
+    Next,
+    /// The task ended (done, denied, stopped).
+    End,
+    /// The model takes over from this step.
+    Diverged,
+}
+
 pub(super) struct Loop {
     pub(super) stop: Rc<Cell<Stop>>,
     pub(super) confirm: Rc<RefCell<Option<Function>>>,
@@ -76,7 +86,7 @@ fn task_key(ctx: &TaskContext) -> String {
 }
 
 /// The user's answer to the site question.
-enum Grant {
+pub(super) enum Grant {
     Given,
     Denied(String),
     /// Paused or cancelled while asking.
@@ -233,6 +243,18 @@ impl Loop {
                 title: &observed.snapshot.title,
                 change: task::page_change(last, &observed.snapshot.url, &print),
             };
+            // A saved workflow's run takes its steps from the workflow, not the model, until
+            // it ends or the page no longer matches (then the model goes on from here).
+            if ctx.replay.is_some() {
+                match self.replay_step(ctx, session, &observed).await {
+                    Replayed::Next => {
+                        self.persist(ctx, session).await;
+                        continue;
+                    }
+                    Replayed::End => return,
+                    Replayed::Diverged => {}
+                }
+            }
             if ctx.planner_due() {
                 let first = ctx.plan.is_empty() && ctx.actions_taken == 0;
                 if let Err(e) = self.plan(ctx, session, &observed.list, &seen, None).await {
@@ -412,6 +434,9 @@ impl Loop {
             }
             let json = action.to_json().to_string();
             self.record(ctx, session, before, json, target, outcome);
+            if !failed {
+                self.note_recorded(ctx, &observed, &action);
+            }
             if failed {
                 if ctx.failed_step() {
                     return self.too_many_failures(ctx);
@@ -740,7 +765,12 @@ impl Loop {
     /// Tandem's own question before the first action on a site in this task: "Let Tandem act
     /// on <host>?". A site remembered with "Always allow" is not asked; "Allow once" holds for
     /// the rest of the task.
-    async fn site_grant(&self, ctx: &mut TaskContext, session: &Session, url: &str) -> Grant {
+    pub(super) async fn site_grant(
+        &self,
+        ctx: &mut TaskContext,
+        session: &Session,
+        url: &str,
+    ) -> Grant {
         let Some(host) = host_of(url) else {
             return Grant::Given; // page_refusal already turned away pages without a host
         };
@@ -818,6 +848,11 @@ impl Loop {
         self.secret.borrow_mut().take();
         self.always.set(false);
         self.persist(ctx, session).await;
+        // A scheduled workflow's run waits for the user like any other, but nobody watches
+        // it: they are told (it never approves by itself).
+        if ctx.replay.as_ref().is_some_and(|r| r.scheduled) {
+            crate::workflows::notify_paused(ctx);
+        }
         let approved = self.wait_for_confirmation().await;
         ctx.pending = None;
         approved

@@ -147,7 +147,8 @@ pub enum ScrollTarget {
 }
 
 /// How `select_option` treats the options already selected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum SelectMode {
     /// The option becomes the selection.
     #[default]
@@ -155,6 +156,13 @@ pub enum SelectMode {
     /// A multi-select keeps the others selected.
     Add,
     Remove,
+}
+
+impl SelectMode {
+    /// Whether this is the plain choice (a workflow stores only the other modes).
+    pub fn is_replace(&self) -> bool {
+        *self == SelectMode::Replace
+    }
 }
 
 /// Where a `drag` ends.

@@ -33,6 +33,7 @@ pub mod task;
 mod tests;
 pub mod tool_step;
 pub mod trusted;
+pub mod workflow;
 
 pub use actions::{
     action_schema, action_schema_with_tools, parse_action, Action, ActionError, DragTarget,

@@ -10,6 +10,7 @@ use super::actions::Action;
 use super::element_map::LIST_LEGEND;
 use super::flow::ReadValues;
 use super::safety::{fence, FENCE_RULE};
+use super::workflow::{RecordedStep, Replay, WorkflowOffer};
 use crate::request::ToolSpec;
 use crate::session::{Failover, Schema, Transcript};
 
@@ -202,6 +203,12 @@ pub struct TaskContext {
     /// it load.
     #[serde(default, skip_serializing_if = "ReadValues::is_empty")]
     pub read: ReadValues,
+    /// The steps that took effect, for "Save as workflow" (`workflow::record`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub recorded: Vec<RecordedStep>,
+    /// The saved workflow this task replays, when it is a run of one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<Replay>,
     /// The session so far, to rebuild it on resume.
     pub transcript: Option<Transcript>,
 }
@@ -233,6 +240,8 @@ impl TaskContext {
             hosts_opened: Vec::new(),
             tools: None,
             read: ReadValues::default(),
+            recorded: Vec::new(),
+            replay: None,
             transcript: None,
         }
     }
@@ -492,6 +501,9 @@ pub struct TaskView {
     pub pending: Option<PendingConfirmation>,
     pub question: Option<String>,
     pub answer: Option<String>,
+    /// "Save as workflow" or "Update workflow", when the ended task offers one.
+    #[serde(default)]
+    pub offer: WorkflowOffer,
 }
 
 impl From<&TaskContext> for TaskView {
@@ -508,6 +520,11 @@ impl From<&TaskContext> for TaskView {
             pending: ctx.pending.clone(),
             question: ctx.question.clone(),
             answer: ctx.answer.clone(),
+            offer: WorkflowOffer::of(
+                ctx.status == TaskStatus::Done,
+                &ctx.recorded,
+                ctx.replay.as_ref(),
+            ),
         }
     }
 }
@@ -531,6 +548,8 @@ pub struct TaskDelta {
     pub pending: Option<PendingConfirmation>,
     pub question: Option<String>,
     pub answer: Option<String>,
+    #[serde(default)]
+    pub offer: WorkflowOffer,
 }
 
 /// A delta that does not follow the panel's copy (another task, or steps missed): the panel
@@ -556,6 +575,7 @@ impl TaskDelta {
             pending: self.pending,
             question: self.question,
             answer: self.answer,
+            offer: self.offer,
         })
     }
 }
@@ -577,6 +597,7 @@ impl TaskView {
             pending: self.pending.clone(),
             question: self.question.clone(),
             answer: self.answer.clone(),
+            offer: self.offer,
         }
     }
 
@@ -600,6 +621,7 @@ impl TaskView {
         self.pending = delta.pending;
         self.question = delta.question;
         self.answer = delta.answer;
+        self.offer = delta.offer;
         Ok(())
     }
 }
@@ -731,6 +753,19 @@ pub enum TaskCommand {
     },
     /// "Dismiss": an ended task is forgotten, transcript and all.
     Dismiss,
+    /// "Save as workflow": the ended task's recorded steps become a workflow.
+    SaveWorkflow,
+    /// "Update workflow": the replayed workflow takes the steps this run did.
+    UpdateWorkflow,
+    /// Runs the saved workflow called `name` (or with id `name`) with these values
+    /// (`/run <name> key=value`, or Run in the Workflows view), on the panel's tab.
+    #[serde(rename_all = "camelCase")]
+    RunWorkflow {
+        name: String,
+        #[serde(default)]
+        params: Vec<(String, String)>,
+        tab_id: Option<i32>,
+    },
 }
 
 /// The planner's answer.

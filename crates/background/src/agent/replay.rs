@@ -1,0 +1,196 @@
+//! Replaying a saved workflow inside the agent's loop, and recording what any task did.
+//!
+//! A run of a workflow is a task whose `TaskContext.replay` holds the steps. Each step is
+//! taken here instead of asking the model: the element found again by its stored identity
+//! (`workflow::locate`) in the loop's own look, then the same path as a model's action (the
+//! site question, approval for what may not be undone asked on every run, the driver's act,
+//! the timeline, labelled "replayed"). When the page is not the step's, or its element is
+//! not found unambiguously, or acting fails, the replay diverges: the model takes over in
+//! the same task-scoped session with the workflow's remaining steps as a fenced hint.
+
+use tandem_core::agent::task::{StepKind, StepRecord, TaskContext, TaskStatus};
+use tandem_core::agent::workflow::{self, Divergence};
+use tandem_core::agent::{fence, needs_site_grant, site_denied, Action};
+
+use super::run::{Grant, Loop, Observed, Replayed, Stop};
+use crate::sessions::Session;
+
+/// The label of a replayed step's provider column on the timeline.
+const REPLAYED: &str = "replayed";
+
+impl Loop {
+    /// Takes the workflow's next step on the page the loop just looked at.
+    pub(super) async fn replay_step(
+        &mut self,
+        ctx: &mut TaskContext,
+        session: &Session,
+        observed: &Observed,
+    ) -> Replayed {
+        let Some(replay) = ctx.replay.clone() else {
+            return Replayed::Diverged;
+        };
+        if replay.finished() {
+            ctx.finish(
+                TaskStatus::Done,
+                format!(
+                    "Workflow \u{201c}{}\u{201d} replayed: every step matched.",
+                    replay.name
+                ),
+            );
+            return Replayed::End;
+        }
+        let Some(step) = replay.current().cloned() else {
+            return Replayed::Diverged;
+        };
+        let url = &observed.snapshot.url;
+        if !workflow::page_matches(&step.page, url) {
+            let why = Divergence::OtherPage {
+                expected: step.page.clone(),
+                actual: workflow::url_pattern(url, &[]),
+            };
+            return self.diverge(ctx, &why.to_string());
+        }
+        let id = match &step.target {
+            Some(target) => {
+                match workflow::locate(target, &replay.params, observed.map.entries()) {
+                    Ok(id) => Some(id),
+                    Err(e) => return self.diverge(ctx, &e.to_string()),
+                }
+            }
+            None => None,
+        };
+        let Some(action) = replay.action(&step, id, None) else {
+            return self.diverge(ctx, "the step has no element to act on");
+        };
+        let json = action.to_json().to_string();
+        if needs_site_grant(&action) {
+            match self.site_grant(ctx, session, url).await {
+                Grant::Given => {}
+                Grant::Stopped => return Replayed::Next,
+                Grant::Denied(host) => {
+                    replayed(
+                        ctx,
+                        json,
+                        None,
+                        Err(format!("you did not let Tandem act on {host}")),
+                    );
+                    ctx.finish(TaskStatus::Cancelled, site_denied(&host));
+                    return Replayed::End;
+                }
+            }
+        }
+        let (target, outcome) = self.act(ctx, session, observed, &action).await;
+        if self.stop.get() != Stop::No {
+            replayed(ctx, json, target, Err("stopped before acting".into()));
+            return Replayed::Next; // `stopped` ends the loop with the right status.
+        }
+        match outcome {
+            Ok(result) => {
+                replayed(ctx, json, target, Ok(result));
+                self.note_recorded(ctx, observed, &action);
+                ctx.actions_taken += 1;
+                ctx.consecutive_failures = 0;
+                if let Some(r) = ctx.replay.as_mut() {
+                    r.next += 1;
+                }
+                Replayed::Next
+            }
+            // The approval for what may not be undone is asked on every run: a Deny ends the
+            // run there, with nothing after it done.
+            Err(e) if e.starts_with("you denied") => {
+                replayed(ctx, json, target, Err(e));
+                let step = replay.next + 1;
+                ctx.finish(
+                    TaskStatus::Cancelled,
+                    format!("You denied step {step} of the workflow; nothing after it was done."),
+                );
+                Replayed::End
+            }
+            Err(e) => {
+                replayed(ctx, json, target, Err(e.clone()));
+                let what = step
+                    .target
+                    .as_ref()
+                    .map(|t| t.label(&replay.params))
+                    .unwrap_or_else(|| "step".into());
+                self.diverge(ctx, &format!("acting on the {what} failed ({e})"))
+            }
+        }
+    }
+
+    /// The replay stops at its current step for `why`: the timeline says which and why, the
+    /// model hears the rest of the workflow as a fenced hint, and plans from here.
+    fn diverge(&self, ctx: &mut TaskContext, why: &str) -> Replayed {
+        let Some(replay) = ctx.replay.as_mut() else {
+            return Replayed::Diverged;
+        };
+        let sentence = replay.diverge(why);
+        let hint = fence("saved workflow", &replay.hint());
+        let pause = replay.scheduled && !replay.allow_model;
+        ctx.record(StepRecord {
+            kind: StepKind::User,
+            action: format!("Replay diverged at {sentence}."),
+            target: None,
+            result: String::new(),
+            ok: false,
+            provider: Some(REPLAYED.into()),
+            tokens: None,
+            tool: None,
+            timings: None,
+            output: None,
+        });
+        ctx.feedback = format!("the saved workflow's replay stopped: {sentence}");
+        ctx.notes.push(hint);
+        ctx.plan.clear();
+        if pause {
+            // Nobody watches a scheduled run: without the user's leave to use the model it
+            // waits for them, and says so.
+            ctx.status = TaskStatus::Paused;
+            ctx.reason = Some(format!(
+                "The scheduled run stopped at {sentence}: its schedule does not let the model take over. Press Resume to let it."
+            ));
+            crate::workflows::notify_paused(ctx);
+            return Replayed::End;
+        }
+        Replayed::Diverged
+    }
+
+    /// Records an action that took effect, for "Save as workflow" / "Update workflow".
+    pub(super) fn note_recorded(
+        &self,
+        ctx: &mut TaskContext,
+        observed: &Observed,
+        action: &Action,
+    ) {
+        let entry = action.element().and_then(|id| observed.map.get(id));
+        let element = action
+            .element()
+            .and_then(|id| observed.map.element(id, &observed.snapshot));
+        // A value typed through the panel's password box, or into a password or payment
+        // field, is never kept: that step asks for it on every run.
+        let secret = element.is_some_and(|el| {
+            el.attr("type") == Some("password")
+                || el
+                    .attr("autocomplete")
+                    .is_some_and(|a| a.contains("password") || a.starts_with("cc-"))
+        }) || ctx
+            .steps
+            .last()
+            .is_some_and(|s| s.result.starts_with("typed (the value you entered"));
+        if let Some(step) = workflow::record(action, &observed.snapshot.url, entry, secret) {
+            if ctx.recorded.len() < workflow::MAX_STEPS {
+                ctx.recorded.push(step);
+            }
+        }
+    }
+}
+
+/// A replayed step's timeline line: no model answered it.
+fn replayed(
+    ctx: &mut TaskContext,
+    action: String,
+    target: Option<String>,
+    outcome: Result<String, String>,
+) {
+    ctx.record_action(action, target, outcome, Some(REPLAYED.into()), None);
+}

@@ -1,0 +1,273 @@
+//! Saved workflows as the worker keeps them: `chrome.storage.local["workflows"]` (the user's
+//! data: target names and their own values, never a secret), read entry by entry
+//! (`workflow::read_stored`: a damaged entry is left out, never the others). The panel's
+//! Workflows view renames, deletes, imports and exports there itself; the worker saves a
+//! finished task as one, updates one after a run the model finished, finds one to run and
+//! writes each run's outcome.
+
+use js_sys::{Object, Promise, Reflect, JSON};
+use tandem_chrome::js_text;
+use tandem_core::agent::task::{TaskContext, TaskStatus};
+use tandem_core::agent::workflow::{
+    self, alarm_name, read_stored, LastRun, Replay, Workflow, MAX_WORKFLOWS, WORKFLOWS_KEY,
+};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::{spawn_local, JsFuture};
+
+use crate::chrome;
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "local"], js_name = set)]
+    fn local_set(items: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "alarms"], js_name = get)]
+    fn alarms_get(name: &str) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "alarms"], js_name = create)]
+    fn alarms_create(name: &str, info: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "notifications"], js_name = create)]
+    fn notifications_create(id: &str, options: &JsValue) -> Result<Promise, JsValue>;
+}
+
+/// At every worker start: each scheduled workflow has its alarm. Chrome may drop alarms
+/// when it restarts; a run missed meanwhile is run once, now (not once per miss).
+pub fn start() {
+    spawn_local(async {
+        let Ok(list) = load().await else {
+            return;
+        };
+        let now = js_sys::Date::now() as u64;
+        for flow in list {
+            let Some(schedule) = flow.schedule.as_ref() else {
+                continue;
+            };
+            let name = alarm_name(&flow.id);
+            let exists = match alarms_get(&name) {
+                Ok(p) => JsFuture::from(p).await.is_ok_and(|a| a.is_object()),
+                Err(_) => false,
+            };
+            if exists {
+                continue;
+            }
+            let when = if schedule.missed(now) {
+                now + 1000
+            } else {
+                schedule.next_at
+            };
+            let info = Object::new();
+            let _ = Reflect::set(&info, &"when".into(), &JsValue::from_f64(when as f64));
+            let minutes = (schedule.every.period_ms() / 60_000) as f64;
+            let _ = Reflect::set(
+                &info,
+                &"periodInMinutes".into(),
+                &JsValue::from_f64(minutes),
+            );
+            if let Ok(p) = alarms_create(&name, &info) {
+                let _ = JsFuture::from(p).await;
+            }
+        }
+    });
+}
+
+/// Tells the user that a scheduled run waits for them (an approval, a password, or the
+/// model's leave to take over).
+pub fn notify_paused(ctx: &TaskContext) {
+    let Some(replay) = ctx.replay.as_ref() else {
+        return;
+    };
+    let what = match &ctx.pending {
+        Some(p) => p.reason.clone(),
+        None => ctx.reason.clone().unwrap_or_default(),
+    };
+    notify(
+        &replay.workflow_id,
+        &format!(
+            "Scheduled workflow \u{201c}{}\u{201d} needs you",
+            replay.name
+        ),
+        &format!("{what} Open Tandem's side panel to answer."),
+    );
+}
+
+/// A system notification (one per workflow: a newer one replaces the last).
+pub(crate) fn notify(workflow_id: &str, title: &str, message: &str) {
+    let options = Object::new();
+    let _ = Reflect::set(&options, &"type".into(), &"basic".into());
+    let _ = Reflect::set(&options, &"iconUrl".into(), &"icons/tandem-128.png".into());
+    let _ = Reflect::set(&options, &"title".into(), &title.into());
+    let cut: String = message.chars().take(300).collect();
+    let _ = Reflect::set(&options, &"message".into(), &cut.into());
+    match notifications_create(&alarm_name(workflow_id), &options) {
+        Ok(p) => spawn_local(async move {
+            if let Err(e) = JsFuture::from(p).await {
+                crate::log_error("a workflow notification failed", &e);
+            }
+        }),
+        Err(e) => crate::log_error("chrome.notifications is unavailable", &e),
+    }
+}
+
+pub(crate) async fn set_last_run(id: &str, outcome: String) {
+    let Ok(mut list) = load().await else {
+        return;
+    };
+    if let Some(flow) = list.iter_mut().find(|w| w.id == id) {
+        flow.last_run = Some(LastRun {
+            at: js_sys::Date::now() as u64,
+            outcome,
+        });
+        let _ = store(&list).await;
+    }
+}
+
+/// The stored workflows (none when there are none or storage cannot be read).
+pub(crate) async fn load() -> Result<Vec<Workflow>, String> {
+    let promise = chrome::storage_local_get(&JsValue::from_str(WORKFLOWS_KEY)).map_err(js_text)?;
+    let items = JsFuture::from(promise).await.map_err(js_text)?;
+    let value = Reflect::get(&items, &WORKFLOWS_KEY.into()).map_err(js_text)?;
+    if value.is_undefined() || value.is_null() {
+        return Ok(Vec::new());
+    }
+    let json = JSON::stringify(&value).map_err(js_text)?;
+    Ok(read_stored(&String::from(json)))
+}
+
+pub(crate) async fn store(list: &[Workflow]) -> Result<(), String> {
+    let json = serde_json::to_string(list).map_err(|e| e.to_string())?;
+    let value = JSON::parse(&json).map_err(js_text)?;
+    let items = Object::new();
+    let _ = Reflect::set(&items, &WORKFLOWS_KEY.into(), &value);
+    let promise = local_set(&items).map_err(js_text)?;
+    JsFuture::from(promise).await.map_err(js_text)?;
+    Ok(())
+}
+
+/// "Save as workflow" for the ended task; the sentence the panel shows either way.
+pub async fn save_task(ctx: Option<TaskContext>) -> String {
+    let Some(ctx) = ctx.filter(|c| c.status == TaskStatus::Done && c.replay.is_none()) else {
+        return "Only a task that ended Done can be saved as a workflow.".into();
+    };
+    let id = format!("wf-{}", js_sys::Date::now() as u64);
+    let flow = match Workflow::from_task(&id, &ctx.task, &ctx.recorded) {
+        Ok(w) => w,
+        Err(e) => return e,
+    };
+    let mut list = match load().await {
+        Ok(l) => l,
+        Err(e) => return format!("Tandem could not read the saved workflows ({e})."),
+    };
+    if list.len() >= MAX_WORKFLOWS {
+        return format!("Tandem keeps at most {MAX_WORKFLOWS} workflows; delete one first.");
+    }
+    let name = flow.name.clone();
+    list.push(flow);
+    match store(&list).await {
+        Ok(()) => format!(
+            "Saved as the workflow \u{201c}{name}\u{201d}. Rename it or its parameters under Workflows."
+        ),
+        Err(e) => format!("Tandem could not save the workflow ({e})."),
+    }
+}
+
+/// "Update workflow": the workflow the ended run replayed takes the steps it did.
+pub async fn update_from_run(ctx: Option<TaskContext>) -> String {
+    let Some((ctx, replay)) = ctx
+        .filter(|c| c.status == TaskStatus::Done)
+        .and_then(|c| c.replay.clone().map(|r| (c, r)))
+    else {
+        return "Only a workflow run that ended Done can update its workflow.".into();
+    };
+    let mut list = match load().await {
+        Ok(l) => l,
+        Err(e) => return format!("Tandem could not read the saved workflows ({e})."),
+    };
+    let Some(flow) = list.iter_mut().find(|w| w.id == replay.workflow_id) else {
+        return "That workflow was deleted meanwhile.".into();
+    };
+    match flow.updated(&ctx.recorded, &replay.params) {
+        Ok(next) => *flow = next,
+        Err(e) => return e,
+    }
+    let name = flow.name.clone();
+    match store(&list).await {
+        Ok(()) => format!(
+            "Updated the workflow \u{201c}{name}\u{201d} with what this run did; its next run replays that."
+        ),
+        Err(e) => format!("Tandem could not save the workflow ({e})."),
+    }
+}
+
+/// The task that runs the workflow called `name` (its id also works) with `given` values,
+/// or the sentence saying why not.
+pub async fn run_task(
+    name: &str,
+    given: &[(String, String)],
+    tab: i32,
+) -> Result<TaskContext, String> {
+    let name = name.trim();
+    if name.is_empty() {
+        return Err("Name the workflow to run: /run <name> key=value …".into());
+    }
+    let list = load()
+        .await
+        .map_err(|e| format!("Tandem could not read the saved workflows ({e})."))?;
+    let flow = list
+        .iter()
+        .find(|w| w.id == name)
+        .or_else(|| list.iter().find(|w| w.name.eq_ignore_ascii_case(name)))
+        .ok_or_else(|| format!("There is no workflow called \u{201c}{name}\u{201d}."))?;
+    let values = flow.values(given)?;
+    let id = format!("task-{}", js_sys::Date::now() as u64);
+    // The start page is named in the task: it is where the user chose to go, so the agent
+    // (after a divergence) may return there without asking.
+    let goal = format!(
+        "{} (saved workflow \u{201c}{}\u{201d}, starting at {})",
+        workflow::fill(&flow.goal, &values),
+        flow.name,
+        flow.start_url
+    );
+    let mut ctx = TaskContext::new(id, goal, tab);
+    ctx.replay = Some(Replay::new(flow, values));
+    Ok(ctx)
+}
+
+/// Writes how a workflow's run ended into the workflow (its last run and outcome).
+pub async fn note_outcome(ctx: &TaskContext) {
+    let Some(replay) = ctx.replay.as_ref().filter(|_| ctx.status.is_final()) else {
+        return;
+    };
+    let Ok(mut list) = load().await else {
+        return;
+    };
+    let Some(flow) = list.iter_mut().find(|w| w.id == replay.workflow_id) else {
+        return;
+    };
+    let status = match ctx.status {
+        TaskStatus::Done => "Done",
+        TaskStatus::Failed => "Failed",
+        TaskStatus::Cancelled => "Cancelled",
+        _ => "Stopped",
+    };
+    let mut outcome = match &replay.diverged {
+        Some(why) => format!("{status}; {why}"),
+        None if ctx.status == TaskStatus::Done => "Done without the model".into(),
+        None => status.into(),
+    };
+    if let Some(reason) = ctx
+        .reason
+        .as_deref()
+        .filter(|_| ctx.status != TaskStatus::Done)
+    {
+        outcome = format!("{outcome}: {reason}");
+    }
+    flow.last_run = Some(LastRun {
+        at: js_sys::Date::now() as u64,
+        outcome: outcome.clone(),
+    });
+    let title = format!("Scheduled workflow \u{201c}{}\u{201d}", flow.name);
+    if let Err(e) = store(&list).await {
+        crate::log_error("a workflow's last run could not be saved", &e.into());
+    }
+    if replay.scheduled {
+        notify(&replay.workflow_id, &title, &outcome);
+    }
+}

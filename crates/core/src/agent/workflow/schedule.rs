@@ -1,0 +1,134 @@
+//! When a workflow runs by itself: daily, weekly or every N hours, through `chrome.alarms`
+//! (one alarm per workflow, named [`alarm_name`]), in a background tab while Chrome runs.
+//! Runs missed while Chrome was closed are run once at the next start, not once per miss
+//! ([`Schedule::after_run`] skips to the first time after now).
+
+use serde::{Deserialize, Serialize};
+
+/// Prefix of a workflow's alarm name; the rest is the workflow's id.
+pub const ALARM_PREFIX: &str = "workflow:";
+const HOUR_MS: u64 = 60 * 60 * 1000;
+/// Every N hours: at most a month apart.
+pub const MAX_HOURS: u32 = 720;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Every {
+    Daily,
+    Weekly,
+    Hours(u32),
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Schedule {
+    pub every: Every,
+    /// When it runs next (milliseconds since the epoch).
+    pub next_at: u64,
+    /// "Let scheduled runs use the model when the page changed": off, a run that diverges
+    /// pauses and notifies instead.
+    #[serde(default)]
+    pub allow_model: bool,
+}
+
+impl Every {
+    /// Reads the view's choice (`daily`, `weekly`, `hours`) and its hours field.
+    pub fn parse(kind: &str, hours: &str) -> Result<Option<Every>, String> {
+        match kind {
+            "" | "off" => Ok(None),
+            "daily" => Ok(Some(Every::Daily)),
+            "weekly" => Ok(Some(Every::Weekly)),
+            "hours" => match hours.trim().parse::<u32>() {
+                Ok(n) if (1..=MAX_HOURS).contains(&n) => Ok(Some(Every::Hours(n))),
+                _ => Err(format!(
+                    "Every how many hours? A whole number from 1 to {MAX_HOURS}."
+                )),
+            },
+            _ => Err("Choose daily, weekly or every N hours.".into()),
+        }
+    }
+
+    pub fn period_ms(self) -> u64 {
+        match self {
+            Every::Daily => 24 * HOUR_MS,
+            Every::Weekly => 7 * 24 * HOUR_MS,
+            Every::Hours(n) => u64::from(n.clamp(1, MAX_HOURS)) * HOUR_MS,
+        }
+    }
+
+    pub fn label(self) -> String {
+        match self {
+            Every::Daily => "every day".into(),
+            Every::Weekly => "every week".into(),
+            Every::Hours(1) => "every hour".into(),
+            Every::Hours(n) => format!("every {n} hours"),
+        }
+    }
+}
+
+impl Schedule {
+    /// A schedule whose first run is one period from `now`.
+    pub fn new(every: Every, allow_model: bool, now: u64) -> Schedule {
+        Schedule {
+            every,
+            next_at: now.saturating_add(every.period_ms()),
+            allow_model,
+        }
+    }
+
+    /// After a run at `now`: the next time, one period on from the planned one, skipping
+    /// every time already past (missed runs run once, not once per miss).
+    pub fn after_run(&mut self, now: u64) {
+        let period = self.every.period_ms();
+        if self.next_at > now {
+            return;
+        }
+        let missed = (now - self.next_at) / period + 1;
+        self.next_at = self.next_at.saturating_add(missed.saturating_mul(period));
+    }
+
+    /// Whether a run was due while nothing could run it (the worker starts after it).
+    pub fn missed(&self, now: u64) -> bool {
+        self.next_at <= now
+    }
+}
+
+pub fn alarm_name(workflow_id: &str) -> String {
+    format!("{ALARM_PREFIX}{workflow_id}")
+}
+
+/// The workflow id an alarm is for, if it is a workflow's.
+pub fn workflow_of_alarm(name: &str) -> Option<&str> {
+    name.strip_prefix(ALARM_PREFIX).filter(|id| !id.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missed_runs_run_once_and_the_next_is_after_now() {
+        let mut s = Schedule::new(Every::Hours(6), false, 0);
+        assert_eq!(s.next_at, 6 * HOUR_MS);
+        assert!(!s.missed(HOUR_MS));
+        // Chrome was closed for two days: one run now, the next one period after a planned time.
+        let now = 48 * HOUR_MS + 5;
+        assert!(s.missed(now));
+        s.after_run(now);
+        assert_eq!(s.next_at, 54 * HOUR_MS);
+        assert!(!s.missed(now));
+    }
+
+    #[test]
+    fn choices_are_read_with_sentences_for_what_is_not_one() {
+        assert_eq!(Every::parse("daily", ""), Ok(Some(Every::Daily)));
+        assert_eq!(Every::parse("hours", " 3 "), Ok(Some(Every::Hours(3))));
+        assert_eq!(Every::parse("off", "9"), Ok(None));
+        assert!(Every::parse("hours", "0").unwrap_err().contains("1 to 720"));
+        assert!(Every::parse("hours", "-1").is_err());
+        assert!(Every::parse("yearly", "").is_err());
+        assert_eq!(workflow_of_alarm("workflow:wf-1"), Some("wf-1"));
+        assert_eq!(workflow_of_alarm("memory-cleanup"), None);
+        assert_eq!(Every::Hours(2).label(), "every 2 hours");
+    }
+}

@@ -1,0 +1,581 @@
+//! The Workflows view: the saved workflows (`chrome.storage.local["workflows"]`, redrawn on
+//! every change), each with its name, start site, steps, parameters and last run; Run (a
+//! `RunWorkflow` task command: the run shows in the task card), Rename, parameters renamed,
+//! given a default or removed, Delete, Export (a JSON file downloaded through an
+//! `<a download>` click) and Import (a file checked by `workflow::import`: anything
+//! malformed, oversized or hostile is refused with a sentence and nothing is stored).
+//! A view of its own: it imports no other view.
+
+use std::cell::RefCell;
+
+use js_sys::{Array, Uint8Array};
+use tandem_core::agent::task::TaskCommand;
+use tandem_core::agent::workflow::{
+    self, alarm_name, Every, Schedule, Workflow, MAX_IMPORT_BYTES, WORKFLOWS_KEY,
+};
+use tandem_core::protocol::PanelToWorker;
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::prelude::wasm_bindgen;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::{spawn_local, JsFuture};
+use web_sys::{
+    Blob, BlobPropertyBag, HtmlButtonElement, HtmlElement, HtmlInputElement, HtmlSelectElement, Url,
+};
+
+use crate::dom::{self, DomError};
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "alarms"], js_name = create)]
+    fn alarms_create(name: &str, info: &JsValue) -> Result<js_sys::Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "alarms"], js_name = clear)]
+    fn alarms_clear(name: &str) -> Result<js_sys::Promise, JsValue>;
+}
+
+/// The alarm of workflow `id`: set for `schedule`, or cleared. The worker runs the workflow
+/// when it rings (and makes it again at start if Chrome dropped it).
+async fn set_alarm(id: &str, schedule: Option<&Schedule>) -> Result<(), String> {
+    let name = alarm_name(id);
+    let promise = match schedule {
+        Some(s) => {
+            let info = js_sys::Object::new();
+            let _ =
+                js_sys::Reflect::set(&info, &"when".into(), &JsValue::from_f64(s.next_at as f64));
+            let minutes = (s.every.period_ms() / 60_000) as f64;
+            let _ = js_sys::Reflect::set(
+                &info,
+                &"periodInMinutes".into(),
+                &JsValue::from_f64(minutes),
+            );
+            alarms_create(&name, &info)
+        }
+        None => alarms_clear(&name),
+    }
+    .map_err(tandem_chrome::js_text)?;
+    JsFuture::from(promise)
+        .await
+        .map(|_| ())
+        .map_err(tandem_chrome::js_text)
+}
+
+thread_local! {
+    /// The workflows as last read from storage.
+    static LIST: RefCell<Vec<Workflow>> = const { RefCell::new(Vec::new()) };
+}
+
+pub fn wire() -> Result<(), DomError> {
+    let toggle: HtmlButtonElement = dom::by_id("workflows-toggle")?;
+    dom::on(&toggle, "click", |_: web_sys::Event| {
+        let open = dom::by_id::<HtmlElement>("workflows").is_ok_and(|s| s.hidden());
+        set_open(open);
+    });
+    let close: HtmlButtonElement = dom::by_id("workflows-close")?;
+    dom::on(&close, "click", |_: web_sys::Event| {
+        set_open(false);
+        if let Ok(t) = dom::by_id::<HtmlButtonElement>("workflows-toggle") {
+            let _ = t.focus();
+        }
+    });
+    // Opening Settings leaves this view (Settings takes the same place).
+    let settings: HtmlButtonElement = dom::by_id("settings-toggle")?;
+    dom::on(&settings, "click", |_: web_sys::Event| {
+        if let Ok(section) = dom::by_id::<HtmlElement>("workflows") {
+            section.set_hidden(true);
+        }
+        if let Ok(t) = dom::by_id::<HtmlButtonElement>("workflows-toggle") {
+            dom::set_attr(&t, "aria-expanded", "false");
+        }
+    });
+    let section: HtmlElement = dom::by_id("workflows")?;
+    dom::on(&section, "keydown", |e: web_sys::KeyboardEvent| {
+        if e.key() == "Escape" && !e.is_composing() {
+            e.prevent_default();
+            set_open(false);
+        }
+    });
+    let import: HtmlInputElement = dom::by_id("workflows-import")?;
+    dom::on(&import, "change", |_: web_sys::Event| {
+        let Ok(input) = dom::by_id::<HtmlInputElement>("workflows-import") else {
+            return;
+        };
+        let file = input.files().and_then(|f| f.get(0));
+        input.set_value("");
+        if let Some(file) = file {
+            spawn_local(import_file(file));
+        }
+    });
+    crate::chrome::on_local_change(WORKFLOWS_KEY, || spawn_local(reload()));
+    spawn_local(reload());
+    Ok(())
+}
+
+/// The view takes the place of the conversation (and of Settings), like Settings does.
+fn set_open(open: bool) {
+    if let Ok(section) = dom::by_id::<HtmlElement>("workflows") {
+        section.set_hidden(!open);
+    }
+    if let Ok(toggle) = dom::by_id::<HtmlButtonElement>("workflows-toggle") {
+        dom::set_attr(
+            &toggle,
+            "aria-expanded",
+            if open { "true" } else { "false" },
+        );
+    }
+    if let Ok(chat) = dom::by_id::<HtmlElement>("chat-view") {
+        chat.set_hidden(open);
+    }
+    if open {
+        if let Ok(settings) = dom::by_id::<HtmlElement>("settings") {
+            settings.set_hidden(true);
+        }
+        if let Ok(t) = dom::by_id::<HtmlButtonElement>("settings-toggle") {
+            dom::set_attr(&t, "aria-expanded", "false");
+        }
+    }
+}
+
+fn status(text: &str) {
+    if let Ok(line) = dom::by_id::<HtmlElement>("workflows-status") {
+        line.set_text_content(Some(text));
+    }
+}
+
+async fn reload() {
+    let list = match crate::chrome::local_json(WORKFLOWS_KEY).await {
+        Ok(Some(json)) => workflow::read_stored(&json),
+        Ok(None) => Vec::new(),
+        Err(e) => {
+            status(&format!("Tandem could not read the saved workflows ({e})."));
+            return;
+        }
+    };
+    LIST.with(|l| *l.borrow_mut() = list);
+    if let Err(e) = render() {
+        crate::alert::show_error(&e.to_string());
+    }
+}
+
+async fn store(list: Vec<Workflow>) -> Result<(), String> {
+    let json = serde_json::to_string(&list).map_err(|e| e.to_string())?;
+    let value = js_sys::JSON::parse(&json).map_err(tandem_chrome::js_text)?;
+    let promise = crate::chrome::storage_local_set(&dom::items(WORKFLOWS_KEY, &value))
+        .map_err(tandem_chrome::js_text)?;
+    JsFuture::from(promise)
+        .await
+        .map_err(tandem_chrome::js_text)?;
+    LIST.with(|l| *l.borrow_mut() = list);
+    Ok(())
+}
+
+/// Changes the workflow `id` with `change` and stores the list; the sentence of a refusal,
+/// or `done`, goes to the status line.
+fn change(
+    id: String,
+    done: String,
+    change: impl FnOnce(&mut Workflow) -> Result<(), String> + 'static,
+) {
+    spawn_local(async move {
+        let mut list = LIST.with(|l| l.borrow().clone());
+        let Some(flow) = list.iter_mut().find(|w| w.id == id) else {
+            return status("That workflow was deleted meanwhile.");
+        };
+        if let Err(e) = change(flow) {
+            return status(&e);
+        }
+        match store(list).await {
+            Ok(()) => status(&done),
+            Err(e) => status(&format!("Tandem could not save the workflows ({e}).")),
+        }
+        let _ = render();
+    });
+}
+
+fn render() -> Result<(), DomError> {
+    let list: HtmlElement = dom::by_id("workflows-list")?;
+    list.set_text_content(None);
+    let flows = LIST.with(|l| l.borrow().clone());
+    dom::by_id::<HtmlElement>("workflows-empty")?.set_hidden(!flows.is_empty());
+    list.set_hidden(flows.is_empty());
+    for flow in &flows {
+        append(&list, &item(flow)?)?;
+    }
+    Ok(())
+}
+
+fn text(tag: &str, class: &str, content: &str) -> Result<HtmlElement, DomError> {
+    let el = dom::create(tag, class)?;
+    el.set_text_content(Some(content));
+    Ok(el)
+}
+
+fn append(parent: &HtmlElement, child: &HtmlElement) -> Result<(), DomError> {
+    parent
+        .append_child(child)
+        .map(|_| ())
+        .map_err(|_| DomError::NoDocument)
+}
+
+fn button(
+    label: &str,
+    name: &str,
+    on_click: impl FnMut(web_sys::Event) + 'static,
+) -> Result<HtmlElement, DomError> {
+    let b = text("button", "", label)?;
+    dom::set_attr(&b, "type", "button");
+    dom::set_attr(&b, "aria-label", name);
+    dom::on(&b, "click", on_click);
+    Ok(b)
+}
+
+fn field(label: &str, value: &str) -> Result<HtmlInputElement, DomError> {
+    let input: HtmlInputElement = dom::create("input", "")?
+        .dyn_into()
+        .map_err(|_| DomError::NoDocument)?;
+    dom::set_attr(&input, "type", "text");
+    dom::set_attr(&input, "aria-label", label);
+    dom::set_attr(&input, "spellcheck", "false");
+    input.set_value(value);
+    Ok(input)
+}
+
+/// One workflow's entry: what it does and its controls.
+fn item(flow: &Workflow) -> Result<HtmlElement, DomError> {
+    let li = dom::create("li", "workflow")?;
+    dom::set_attr(&li, "aria-label", &flow.name);
+    append(&li, &text("h3", "", &flow.name)?)?;
+    append(
+        &li,
+        &text("p", "hint", &format!("Starts on {}", flow.start_site()))?,
+    )?;
+    let last = match &flow.last_run {
+        Some(run) => {
+            let when: String = js_sys::Date::new(&JsValue::from_f64(run.at as f64))
+                .to_locale_string("default", &JsValue::UNDEFINED)
+                .into();
+            format!("Last run {when}: {}", run.outcome)
+        }
+        None => "Not run yet.".into(),
+    };
+    append(&li, &text("p", "hint", &last)?)?;
+
+    let steps = dom::create("ol", "")?;
+    dom::set_attr(&steps, "aria-label", &format!("Steps of {}", flow.name));
+    for line in flow.step_lines() {
+        append(&steps, &text("li", "", &line)?)?;
+    }
+    append(&li, &steps)?;
+
+    if !flow.params.is_empty() {
+        let group = dom::create("div", "stack")?;
+        dom::set_attr(&group, "role", "group");
+        dom::set_attr(
+            &group,
+            "aria-label",
+            &format!("Parameters of {}", flow.name),
+        );
+        for p in &flow.params {
+            let row = dom::create("div", "row")?;
+            let name = field(&format!("Name of parameter {}", p.name), &p.name)?;
+            let value = field(&format!("Value of {}", p.name), &p.value)?;
+            append(&row, &name)?;
+            append(&row, &value)?;
+            let (id, old) = (flow.id.clone(), p.name.clone());
+            let save = button("Save", &format!("Save parameter {}", p.name), move |_| {
+                let (new, value) = (name.value(), value.value());
+                let old = old.clone();
+                change(id.clone(), "Parameter saved.".into(), move |w| {
+                    w.rename_param(&old, &new)?;
+                    w.set_param_value(new.trim(), &value)
+                });
+            })?;
+            let (id, old) = (flow.id.clone(), p.name.clone());
+            let remove = button(
+                "Remove",
+                &format!("Remove parameter {}", p.name),
+                move |_| {
+                    let old = old.clone();
+                    change(
+                        id.clone(),
+                        format!("The parameter {old} is removed: its value is now fixed."),
+                        move |w| {
+                            w.remove_param(&old);
+                            Ok(())
+                        },
+                    );
+                },
+            )?;
+            append(&row, &save)?;
+            append(&row, &remove)?;
+            append(&group, &row)?;
+        }
+        append(&li, &group)?;
+    }
+
+    let rename_row = dom::create("div", "row")?;
+    let new_name = field(&format!("New name for {}", flow.name), &flow.name)?;
+    append(&rename_row, &new_name)?;
+    let id = flow.id.clone();
+    append(
+        &rename_row,
+        &button("Rename", &format!("Rename {}", flow.name), move |_| {
+            let name = new_name.value().trim().to_string();
+            change(id.clone(), format!("Renamed to {name}."), move |w| {
+                if name.is_empty() || name.chars().count() > 100 {
+                    return Err("A workflow's name is 1 to 100 characters.".into());
+                }
+                w.name = name;
+                Ok(())
+            });
+        })?,
+    )?;
+    append(&li, &rename_row)?;
+    append(&li, &schedule_group(flow)?)?;
+
+    let actions = dom::create("div", "row")?;
+    let id = flow.id.clone();
+    append(
+        &actions,
+        &button("Run", &format!("Run {}", flow.name), move |_| {
+            set_open(false);
+            let command = TaskCommand::RunWorkflow {
+                name: id.clone(),
+                params: Vec::new(),
+                tab_id: crate::tab::current(),
+            };
+            if let Err(e) = crate::port::post(&PanelToWorker::Task { command }) {
+                status(&format!(
+                    "Tandem's background worker is not reachable ({e})."
+                ));
+            }
+        })?,
+    )?;
+    let one = flow.clone();
+    append(
+        &actions,
+        &button("Export", &format!("Export {}", flow.name), move |_| {
+            if let Err(e) = download(std::slice::from_ref(&one)) {
+                status(&format!("Tandem could not export the workflow ({e})."));
+            }
+        })?,
+    )?;
+    let (id, name) = (flow.id.clone(), flow.name.clone());
+    append(
+        &actions,
+        &button("Delete", &format!("Delete {}", flow.name), move |_| {
+            let (id, name) = (id.clone(), name.clone());
+            spawn_local(async move {
+                let mut list = LIST.with(|l| l.borrow().clone());
+                list.retain(|w| w.id != id);
+                let _ = set_alarm(&id, None).await;
+                match store(list).await {
+                    Ok(()) => status(&format!("Deleted {name}.")),
+                    Err(e) => status(&format!("Tandem could not save the workflows ({e}).")),
+                }
+                let _ = render();
+            });
+        })?,
+    )?;
+    append(&li, &actions)?;
+    Ok(li)
+}
+
+/// Downloads `flows` as a JSON file.
+fn download(flows: &[Workflow]) -> Result<(), String> {
+    let json = workflow::export(flows);
+    let options = BlobPropertyBag::new();
+    options.set_type("application/json");
+    let parts = Array::of1(&JsValue::from_str(&json));
+    let blob = Blob::new_with_str_sequence_and_options(&parts, &options)
+        .map_err(tandem_chrome::js_text)?;
+    let url = Url::create_object_url_with_blob(&blob).map_err(tandem_chrome::js_text)?;
+    let link = dom::create("a", "visually-hidden").map_err(|e| e.to_string())?;
+    dom::set_attr(&link, "href", &url);
+    let slug: String = flows
+        .first()
+        .map(|w| w.name.as_str())
+        .unwrap_or("workflows")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .take(40)
+        .collect();
+    dom::set_attr(&link, "download", &format!("tandem-workflow-{slug}.json"));
+    let body = dom::document()
+        .map_err(|e| e.to_string())?
+        .body()
+        .ok_or("no page body")?;
+    body.append_child(&link).map_err(tandem_chrome::js_text)?;
+    link.click();
+    link.remove();
+    // The download has taken the Blob by the next task; until then the URL must stay valid.
+    let revoke = Closure::once_into_js(move || {
+        let _ = Url::revoke_object_url(&url);
+    });
+    if let Some(window) = web_sys::window() {
+        let _ = window
+            .set_timeout_with_callback_and_timeout_and_arguments_0(revoke.unchecked_ref(), 1000);
+    }
+    Ok(())
+}
+
+/// Reads and checks an imported file; stores its workflows only when all of it is sound.
+async fn import_file(file: web_sys::File) {
+    // A file far too large is refused before it is read into memory.
+    if file.size() > MAX_IMPORT_BYTES as f64 {
+        return status(&format!(
+            "This file cannot be imported: it is larger than {} KB, more than any workflow needs.",
+            MAX_IMPORT_BYTES / 1024
+        ));
+    }
+    let buffer = match JsFuture::from(file.array_buffer()).await {
+        Ok(b) => b,
+        Err(e) => {
+            return status(&format!(
+                "Tandem could not read the file ({}).",
+                tandem_chrome::js_text(e)
+            ))
+        }
+    };
+    let bytes = Uint8Array::new(&buffer).to_vec();
+    let stamp = js_sys::Date::now() as u64;
+    let imported = match workflow::import(&bytes, |i| format!("wf-{stamp}-{i}")) {
+        Ok(w) => w,
+        Err(sentence) => return status(&sentence),
+    };
+    let mut list = LIST.with(|l| l.borrow().clone());
+    if list.len() + imported.len() > workflow::MAX_WORKFLOWS {
+        return status(&format!(
+            "This file cannot be imported: Tandem keeps at most {} workflows.",
+            workflow::MAX_WORKFLOWS
+        ));
+    }
+    let count = imported.len();
+    list.extend(imported);
+    match store(list).await {
+        Ok(()) => status(&if count == 1 {
+            "Imported 1 workflow.".to_string()
+        } else {
+            format!("Imported {count} workflows.")
+        }),
+        Err(e) => status(&format!("Tandem could not save the workflows ({e}).")),
+    }
+    let _ = render();
+}
+
+/// "Runs by itself": daily, weekly or every N hours, and whether the model may take over
+/// when a page changed; saved with the workflow, and its alarm set.
+fn schedule_group(flow: &Workflow) -> Result<HtmlElement, DomError> {
+    let group = dom::create("div", "stack")?;
+    dom::set_attr(&group, "role", "group");
+    dom::set_attr(&group, "aria-label", &format!("Schedule of {}", flow.name));
+    let current = match &flow.schedule {
+        Some(s) => {
+            let when: String = js_sys::Date::new(&JsValue::from_f64(s.next_at as f64))
+                .to_locale_string("default", &JsValue::UNDEFINED)
+                .into();
+            format!("Runs {}; next run {when}.", s.every.label())
+        }
+        None => "Runs only when you start it.".into(),
+    };
+    append(&group, &text("p", "hint", &current)?)?;
+    let row = dom::create("div", "row")?;
+    let select: HtmlSelectElement = dom::create("select", "")?
+        .dyn_into()
+        .map_err(|_| DomError::NoDocument)?;
+    dom::set_attr(
+        &select,
+        "aria-label",
+        &format!("How often {} runs", flow.name),
+    );
+    let chosen = match flow.schedule.as_ref().map(|s| s.every) {
+        None => "off",
+        Some(Every::Daily) => "daily",
+        Some(Every::Weekly) => "weekly",
+        Some(Every::Hours(_)) => "hours",
+    };
+    for (value, label) in [
+        ("off", "Only when I run it"),
+        ("daily", "Every day"),
+        ("weekly", "Every week"),
+        ("hours", "Every N hours"),
+    ] {
+        let option = web_sys::HtmlOptionElement::new_with_text_and_value(label, value)
+            .map_err(|_| DomError::NoDocument)?;
+        option.set_selected(value == chosen);
+        select
+            .add_with_html_option_element(&option)
+            .map_err(|_| DomError::NoDocument)?;
+    }
+    let hours = field(
+        &format!("Hours between runs of {}", flow.name),
+        &match flow.schedule.as_ref().map(|s| s.every) {
+            Some(Every::Hours(n)) => n.to_string(),
+            _ => String::new(),
+        },
+    )?;
+    dom::set_attr(&hours, "inputmode", "numeric");
+    append(&row, &select)?;
+    append(&row, &hours)?;
+    append(&group, &row)?;
+    let label = dom::create("label", "")?;
+    let allow: HtmlInputElement = dom::create("input", "")?
+        .dyn_into()
+        .map_err(|_| DomError::NoDocument)?;
+    dom::set_attr(&allow, "type", "checkbox");
+    allow.set_checked(flow.schedule.as_ref().is_some_and(|s| s.allow_model));
+    append(&label, &allow)?;
+    label
+        .append_with_str_1(" Let scheduled runs use the model when the page changed")
+        .map_err(|_| DomError::NoDocument)?;
+    append(&group, &label)?;
+    append(
+        &group,
+        &text(
+            "p",
+            "hint",
+            "A scheduled run opens a background tab while Chrome is running; anything that needs you (an approval, a password) pauses it and notifies you.",
+        )?,
+    )?;
+    let id = flow.id.clone();
+    append(
+        &group,
+        &button(
+            "Save schedule",
+            &format!("Save schedule of {}", flow.name),
+            move |_| {
+                let every = match Every::parse(&select.value(), &hours.value()) {
+                    Ok(e) => e,
+                    Err(e) => return status(&e),
+                };
+                let now = js_sys::Date::now() as u64;
+                let schedule = every.map(|e| Schedule::new(e, allow.checked(), now));
+                let said = match &schedule {
+                    Some(s) => format!("Scheduled: runs {}.", s.every.label()),
+                    None => "No longer scheduled.".into(),
+                };
+                let id = id.clone();
+                spawn_local(async move {
+                    let mut list = LIST.with(|l| l.borrow().clone());
+                    let Some(flow) = list.iter_mut().find(|w| w.id == id) else {
+                        return status("That workflow was deleted meanwhile.");
+                    };
+                    flow.schedule = schedule.clone();
+                    if let Err(e) = store(list).await {
+                        return status(&format!("Tandem could not save the workflows ({e})."));
+                    }
+                    match set_alarm(&id, schedule.as_ref()).await {
+                        Ok(()) => status(&said),
+                        Err(e) => status(&format!("Tandem could not set the schedule ({e}).")),
+                    }
+                    let _ = render();
+                });
+            },
+        )?,
+    )?;
+    Ok(group)
+}

@@ -1,0 +1,367 @@
+// Workflows: a task that ended Done is saved, then run again WITHOUT the model on a shop
+// that re-rendered (new ids, classes, order, a moved button), with another value, with a
+// step that diverged (the model takes over from there only), and with an irreversible step
+// asked about on every run. Real Chromium, the real dist/, a routed https shop and a
+// scripted mock model whose requests are counted.
+import { test, before, after, beforeEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { scriptedModel, startAgentEnv } from './lib/agent-harness.mjs';
+import { elements, find, urlOf } from './lib/scripted-shopper.mjs';
+import { page } from './lib/shop-site.mjs';
+
+const PRODUCTS = [
+  ['blue-backpack', 'Blue backpack', 35],
+  ['red-scarf', 'Red scarf', 20],
+  ['green-hat', 'Green hat', 15],
+];
+
+/** What the shop received: each cart line and each order placed. */
+const cart = [];
+const orders = [];
+/** How the shop renders: 'a' as recorded; 'b' re-rendered (new ids and classes, another
+ * order, the Add to cart button moved above the size); 'c' with the button renamed
+ * "Put in basket" and moved into a menu at the page's foot. */
+let look = 'a';
+let seq = 0;
+const uid = () => `${look}${++seq}`;
+
+function productPage([id, name, price]) {
+  const sizeId = `${uid()}-size`;
+  const size = `<label for="${sizeId}">Size</label><select id="${sizeId}" name="size" form="buy"><option>S</option><option>M</option><option>L</option></select>`;
+  const add = (label) => `<button class="${uid()}" form="buy">${label}</button>`;
+  const form = `<form id="buy" action="/cart/add" method="post"><input type="hidden" name="sku" value="${id}"></form>`;
+  const head = `<h1>${name}</h1><p>$${price}</p>`;
+  const nav = '<a href="/cart">Cart</a> <a href="/">Home</a>';
+  if (look === 'a') return page(name, `${head}${form}<div class="opts">${size}</div><div class="buy">${add('Add to cart')}</div>${nav}`);
+  if (look === 'b') return page(name, `<div class="${uid()}">${nav}</div><section class="${uid()}">${add('Add to cart')}<div>${head}</div>${size}</section>${form}`);
+  return page(name, `${nav}${head}${form}${size}<p>Delivery in 2 days.</p><footer><div class="menu">${add('Put in basket')}</div></footer>`);
+}
+
+const routes = {
+  '/': () => page('Shop', look === 'a'
+    ? `<h1>Shop</h1><form action="/search"><input type="search" name="q" aria-label="Search" id="q1"><button>Search</button></form><a href="/cart">Cart</a>`
+    : `<a href="/cart" class="${uid()}">Cart</a><a href="/help">Help</a><form action="/search" class="${uid()}"><button class="${uid()}">Search</button><input type="search" name="q" aria-label="Search" id="${uid()}"></form><h1>Shop</h1>`),
+  '/help': page('Help', '<h1>Help</h1>'),
+  '/search': (rec) => {
+    const q = String(rec.query.q ?? '').toLowerCase();
+    let hits = PRODUCTS.filter(([, name]) => q.split(/\s+/).some((w) => w && name.toLowerCase().includes(w)));
+    if (look !== 'a') hits = [...hits].reverse();
+    const items = hits.map(([id, name, price]) => `<li class="${uid()}"><a id="${uid()}" href="/p/${id}">${name} — $${price}</a></li>`).join('');
+    return page('Results', `<h1>Results</h1><ul>${items}</ul><a href="/cart">Cart</a>`);
+  },
+  ...Object.fromEntries(PRODUCTS.map((p) => [`/p/${p[0]}`, () => productPage(p)])),
+  '/cart/add': (rec) => {
+    const form = new URLSearchParams(rec.body);
+    cart.push(`${form.get('sku')}/${form.get('size')}`);
+    return { status: 303, headers: { location: `/p/${form.get('sku')}` }, body: '' };
+  },
+  '/cart': () => page('Your cart', `<h1>Your cart</h1><ul>${cart.map((c) => `<li>${c}</li>`).join('')}</ul>
+    <form action="/order" method="post"><button>Place order</button></form><a href="/">Home</a>`),
+  '/order': () => { orders.push([...cart]); return page('Thank you', '<h1>Order placed</h1>'); },
+};
+
+// ---------------------------------------------------------------- the scripted model
+
+/** The shopper of the recorded task: search, pick, size M, add, go to the cart, done. */
+function shopper(turn) {
+  const els = elements(turn);
+  const url = urlOf(turn);
+  if (/\/cart$/.test(url)) {
+    const order = find(els, (e) => e.name === 'Place order');
+    if (wantOrder && order) {
+      wantOrder = false;
+      return { action: 'click', element: order.id };
+    }
+    return { action: 'done', success: true, answer: 'In the cart.' };
+  }
+  if (/\/order$/.test(url)) return { action: 'done', success: true, answer: 'Ordered.' };
+  if (/\/p\//.test(url)) {
+    const added = /\/p\/[^\s]*$/.test(url) && sizeChosen && addClicked;
+    if (added) return { action: 'click', element: find(els, (e) => e.name === 'Cart').id };
+    if (!sizeChosen) {
+      sizeChosen = true;
+      return { action: 'select_option', element: find(els, (e) => e.name === 'Size').id, option: 'M' };
+    }
+    addClicked = true;
+    return { action: 'click', element: find(els, (e) => /^(Add to cart|Put in basket)$/.test(e.name)).id };
+  }
+  if (/\/search/.test(url)) return { action: 'click', element: find(els, (e) => e.role === 'link' && /^Blue backpack/.test(e.name)).id };
+  return { action: 'type', element: find(els, (e) => e.name === 'Search' && e.role !== 'button').id, text: 'blue backpack', submit: true };
+}
+let sizeChosen = false;
+let addClicked = false;
+let wantOrder = false;
+
+const planner = (turn) => ({ plan: '1. search 2. pick 3. size 4. add 5. cart', complete: /navigator says the task is done/.test(turn) });
+const turns = [];
+const llm = scriptedModel({ planner, navigator: (turn) => shopper(turn), turns });
+
+// ---------------------------------------------------------------- harness
+
+let env, mock, panel, tab, ui, site;
+before(async () => {
+  env = await startAgentEnv({ routes, key: 'sk-test-flows-12345678' });
+  ({ mock, panel, tab, ui, site } = env);
+});
+after(async () => {
+  await env?.close();
+});
+beforeEach(() => {
+  mock.reset();
+  mock.setDefault(llm);
+  turns.length = 0;
+  cart.length = 0;
+  orders.length = 0;
+  sizeChosen = false;
+  addClicked = false;
+  wantOrder = false;
+  look = 'a';
+});
+
+/** Waits until `check()` (async, in the test) is truthy; `what` names it in the timeout. */
+async function until(check, what, timeout = 30_000) {
+  for (const t0 = Date.now(); Date.now() - t0 < timeout; await new Promise((r) => setTimeout(r, 100))) {
+    const v = await check();
+    if (v) return v;
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+const workflowsView = () => panel.getByRole('region', { name: 'Workflows' });
+const stored = () => panel.evaluate(() => chrome.storage.local.get('workflows').then((x) => x.workflows ?? []));
+const notice = () => ui.notice().textContent();
+
+async function openWorkflows() {
+  if (await workflowsView().isHidden()) await panel.getByRole('button', { name: 'Workflows', exact: true }).click();
+  await workflowsView().waitFor();
+}
+
+/** Types `/run …` in the Task box and waits for the run to be saved as the current task. */
+async function runFromTaskBox(text) {
+  await closeWorkflows();
+  await ui.startTask(tab, text, null);
+}
+
+async function closeWorkflows() {
+  if (await workflowsView().isVisible()) await workflowsView().getByRole('button', { name: 'Back to conversation' }).click();
+}
+
+/** Types `/run …` that the worker refuses, and waits for its sentence. */
+async function refusedRun(text, says) {
+  await closeWorkflows();
+  await ui.task().fill(text);
+  await ui.start().click();
+  await ui.notice().filter({ hasText: says }).waitFor();
+}
+
+/** Records the 5-step shop task with the model and saves it as a workflow. */
+async function recordShopWorkflow() {
+  await ui.startTask(tab, 'Search for blue backpack, pick size M and add it to the cart', site.url + '/');
+  await ui.waitStatus(/^Done/);
+  assert.deepEqual(cart, ['blue-backpack/M']);
+  assert.ok(mock.requests.length >= 6, `the recording used the model (${mock.requests.length} requests)`);
+  await ui.button('Save as workflow').click();
+  await until(async () => (await stored()).length > 0, 'a stored workflow');
+  assert.match(await notice(), /Saved as the workflow/);
+  const [flow] = (await stored()).slice(-1);
+  return flow;
+}
+
+test('a Done task is saved with its steps and a named parameter, and replays on a re-rendered shop with no model request', async () => {
+  await panel.evaluate(() => chrome.storage.local.remove('workflows'));
+  const flow = await recordShopWorkflow();
+  assert.equal(flow.steps.length, 5, JSON.stringify(flow.steps));
+  assert.deepEqual(flow.params.map((p) => [p.name, p.value]), [['query', 'blue backpack'], ['size', 'M']]);
+  assert.ok(!JSON.stringify(flow).includes('Results'), 'no page text beyond target names is stored');
+
+  // The view lists it: name, start site, steps, parameters.
+  await openWorkflows();
+  const entry = workflowsView().getByRole('listitem', { name: flow.name });
+  await entry.waitFor();
+  assert.match(await entry.textContent(), /Starts on shop\.tandem\.test/);
+  assert.equal(await entry.getByRole('list', { name: `Steps of ${flow.name}` }).getByRole('listitem').count(), 5);
+  assert.equal(await entry.getByRole('textbox', { name: 'Value of query' }).inputValue(), 'blue backpack');
+
+  // The shop re-renders: new ids and classes, another order, the button moved.
+  look = 'b';
+  cart.length = 0;
+  mock.reset();
+  mock.setDefault(llm);
+  await entry.getByRole('button', { name: `Run ${flow.name}` }).click();
+  await ui.waitStatus(/^Done: Workflow .* replayed/, 30_000);
+  assert.equal(mock.requests.length, 0, 'a replay whose pages match sends no model request');
+  assert.deepEqual(cart, ['blue-backpack/M'], 'the shop received the same order');
+  assert.match(await tab.url(), /\/cart$/);
+  const steps = await ui.steps();
+  const acted = steps.filter((s) => /replayed/.test(s));
+  assert.equal(acted.length, 5, steps.join('\n'));
+  assert.ok(acted.every((s) => /✓/.test(s) && !/tokens/.test(s)), steps.join('\n'));
+
+  // The run's outcome is on the workflow.
+  await openWorkflows();
+  await until(async () => (await stored())[0]?.lastRun, 'the last run on the workflow');
+  assert.match(await workflowsView().getByRole('listitem', { name: flow.name }).textContent(), /Last run .*: Done without the model/);
+});
+
+test('a parameterised replay (/run … query=red scarf) reaches the other product, still without the model', async () => {
+  const [flow] = await stored();
+  assert.ok(flow, 'the previous test saved a workflow');
+  look = 'b';
+  await runFromTaskBox(`/run ${flow.name} query=red scarf`);
+  await ui.waitStatus(/^Done: Workflow .* replayed/, 30_000);
+  assert.equal(mock.requests.length, 0);
+  assert.deepEqual(cart, ['red-scarf/M']);
+  // An unknown parameter is refused with a sentence, and nothing runs.
+  const before = cart.length;
+  await refusedRun(`/run ${flow.name} colour=red`, /has no parameter “colour”; its parameters are: query, size/);
+  await refusedRun('/run no such workflow', /There is no workflow called “no such workflow”/);
+  assert.equal(cart.length, before, 'nothing ran');
+  assert.equal(mock.requests.length, 0);
+});
+
+test('a diverged step hands over to the model from that step only; Update workflow then replays with no model request', async () => {
+  const [flow] = await stored();
+  look = 'c'; // "Add to cart" is now "Put in basket", in a menu elsewhere on the page
+  sizeChosen = true; // the model takes over after the size was replayed
+  await runFromTaskBox(`/run ${flow.name}`);
+  await ui.waitStatus(/^Done/, 30_000);
+  assert.deepEqual(cart, ['blue-backpack/M'], 'the model finished the order');
+  const steps = await ui.steps();
+  const diverged = steps.findIndex((s) => /Replay diverged at step 4: the button “add to cart” was not found; the model took over from there/.test(s));
+  assert.ok(diverged > 0, steps.join('\n'));
+  assert.ok(steps.slice(0, diverged).every((s) => /replayed/.test(s) && /✓/.test(s)), steps.join('\n'));
+  assert.equal(steps.slice(0, diverged).length, 3, 'search, pick and size were replayed');
+  assert.ok(mock.requests.length > 0, 'the model took over');
+  // Every model request came after the divergence: each carries the workflow's hint.
+  for (const t of turns) assert.match(t, /Replaying the saved workflow .* stopped at step 4/);
+  assert.match(turns[0], /⟦untrusted data: saved workflow⟧[\s\S]*add to cart[\s\S]*⟦\/untrusted data⟧/);
+
+  await ui.button('Update workflow').click();
+  await ui.notice().filter({ hasText: /^Updated the workflow/ }).waitFor();
+  const [updated] = await stored();
+  assert.ok(updated.steps.some((s) => s.target?.name === 'put in basket'), JSON.stringify(updated.steps));
+
+  mock.reset();
+  mock.setDefault(llm);
+  cart.length = 0;
+  await runFromTaskBox(`/run ${flow.name}`);
+  await ui.waitStatus(/^Done: Workflow .* replayed/, 30_000);
+  assert.equal(mock.requests.length, 0, 'the updated workflow replays without the model');
+  assert.deepEqual(cart, ['blue-backpack/M']);
+});
+
+test('an irreversible step asks on every replay, and Deny ends the run with nothing done past it', async () => {
+  await panel.evaluate(() => chrome.storage.local.remove('workflows'));
+  wantOrder = true;
+  cart.push('green-hat/S');
+  await ui.startTask(tab, 'Place the order in my cart', site.url + '/cart');
+  await ui.approval().waitFor();
+  await ui.button('Approve').click();
+  await ui.waitStatus(/^Done/);
+  assert.equal(orders.length, 1);
+  await ui.button('Save as workflow').click();
+  await until(async () => (await stored()).length === 1, 'the saved workflow');
+  const [flow] = await stored();
+  mock.reset();
+
+  // Run 1: asked again, approved, ordered.
+  await runFromTaskBox(`/run ${flow.name}`);
+  await ui.approval().waitFor();
+  assert.match(await ui.approval().textContent(), /Place order/);
+  await ui.button('Approve').click();
+  await ui.waitStatus(/^Done: Workflow .* replayed/);
+  assert.equal(orders.length, 2);
+
+  // Run 2: asked again; Deny ends the run, no order placed.
+  await runFromTaskBox(`/run ${flow.name}`);
+  await ui.approval().waitFor();
+  await ui.button('Deny').click();
+  await ui.waitStatus(/^Cancelled: You denied step 1 of the workflow; nothing after it was done/);
+  assert.equal(orders.length, 2, 'nothing was ordered');
+  assert.equal(mock.requests.length, 0);
+});
+
+test('hostile or broken imports are refused with a sentence and storage is unchanged', async () => {
+  const before = JSON.stringify(await stored());
+  await openWorkflows();
+  const good = (await stored())[0];
+  const files = [
+    ['javascript.json', JSON.stringify([{ ...good, startUrl: 'javascript:alert(document.cookie)' }]), /not an http or https address/],
+    ['types.json', JSON.stringify([{ ...good, steps: 'all of them' }]), /not in the expected form/],
+    ['broken.json', '{"name": "half', /not valid JSON/],
+    ['huge.json', 'x'.repeat(10 * 1024 * 1024), /larger than 512 KB/],
+  ];
+  for (const [name, text, says] of files) {
+    await panel.getByLabel('Import workflows').setInputFiles({ name, mimeType: 'application/json', buffer: Buffer.from(text) });
+    const line = panel.getByRole('status', { name: 'Workflows status' });
+    await line.filter({ hasText: says }).waitFor();
+    assert.match(await line.textContent(), /^This file cannot be imported/);
+    assert.equal(JSON.stringify(await stored()), before, `${name} changed nothing`);
+  }
+  // A sound file is taken, under a new id.
+  await panel.getByLabel('Import workflows').setInputFiles({ name: 'ok.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify([good])) });
+  await panel.getByRole('status', { name: 'Workflows status' }).filter({ hasText: 'Imported 1 workflow.' }).waitFor();
+  const now = await stored();
+  assert.equal(now.length, 2);
+  assert.notEqual(now[1].id, now[0].id);
+});
+
+/** A workflow file as the export writes it: search for `query`, open the hat it finds. */
+const hatWorkflow = {
+  id: 'x', name: 'Find a hat', goal: 'Find a {query}', startUrl: 'https://shop.tandem.test/',
+  params: [{ name: 'query', value: 'green hat' }],
+  steps: [
+    { action: { type: { value: { param: 'query' }, submit: true } }, page: 'shop.tandem.test/', target: { role: 'searchbox', tag: 'input', name: 'search', attrs: [['type', 'search'], ['name', 'q']] } },
+    { action: 'click', page: 'shop.tandem.test/search', target: { role: 'link', tag: 'a', name: '{query} — $15' } },
+  ],
+};
+
+/** Sets the schedule of workflow `name` in its view, then makes its alarm ring now. */
+async function scheduleAndRing(name) {
+  await openWorkflows();
+  const entry = workflowsView().getByRole('listitem', { name }).first();
+  await entry.getByRole('combobox', { name: `How often ${name} runs` }).selectOption('hours');
+  await entry.getByRole('textbox', { name: `Hours between runs of ${name}` }).fill('6');
+  await entry.getByRole('button', { name: `Save schedule of ${name}` }).click();
+  await panel.getByRole('status', { name: 'Workflows status' }).filter({ hasText: 'Scheduled: runs every 6 hours.' }).waitFor();
+  const flow = (await stored()).find((w) => w.name === name);
+  const alarm = await panel.evaluate((n) => chrome.alarms.get(n), `workflow:${flow.id}`);
+  assert.equal(alarm?.periodInMinutes, 360, 'the schedule is a chrome.alarms alarm');
+  assert.ok(Math.abs(alarm.scheduledTime - flow.schedule.nextAt) < 1000);
+  await closeWorkflows();
+  // The test drives chrome.alarms: the same alarm, due now.
+  await panel.evaluate((n) => chrome.alarms.create(n, { when: Date.now() + 100 }), `workflow:${flow.id}`);
+  return flow;
+}
+
+const notifications = () => panel.evaluate(() => chrome.notifications.getAll());
+
+test('a schedule fires: the workflow runs in a background tab, the run is in its history and a notification says how it went', async () => {
+  await panel.getByLabel('Import workflows').setInputFiles({ name: 'hat.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify([hatWorkflow])) });
+  await panel.getByRole('status', { name: 'Workflows status' }).filter({ hasText: 'Imported 1 workflow.' }).waitFor();
+  const pages = env.browser.context.pages().length;
+  const flow = await scheduleAndRing('Find a hat');
+  await until(async () => (await stored()).find((w) => w.id === flow.id)?.lastRun, 'the scheduled run\'s outcome');
+  const after = (await stored()).find((w) => w.id === flow.id);
+  assert.ok(after.lastRun, JSON.stringify(await stored()));
+  assert.equal(after.lastRun.outcome, 'Done without the model');
+  assert.ok(after.schedule.nextAt > Date.now(), 'the next run is planned after now');
+  assert.ok(site.requests.some((r) => r.path === '/p/green-hat'), 'the shop saw the run');
+  assert.equal(env.browser.context.pages().length, pages + 1, 'it ran in a tab of its own');
+  assert.equal(mock.requests.length, 0);
+  const shown = await notifications();
+  assert.ok(Object.keys(shown).includes(`workflow:${flow.id}`), JSON.stringify(shown));
+});
+
+test('a scheduled run that reaches an approval pauses and notifies; it never approves by itself', async () => {
+  cart.push('green-hat/S');
+  const name = (await stored())[0].name; // the "Place the order…" workflow
+  const flow = await scheduleAndRing(name);
+  await ui.approval().waitFor({ timeout: 30_000 });
+  await until(async () => Object.keys(await notifications()).includes(`workflow:${flow.id}`), 'the notification');
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.equal(orders.length, 0, 'nothing was ordered without the user');
+  await ui.button('Cancel').click();
+  await ui.waitStatus(/^Cancelled/);
+  assert.equal(orders.length, 0);
+});
