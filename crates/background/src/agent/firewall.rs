@@ -102,18 +102,19 @@ pub(super) async fn wait(call: Result<Promise, JsValue>) -> Result<(), String> {
 pub(super) struct Guard {
     installed: Option<Firewall>,
     frame_hosts: BTreeSet<String>,
+    /// The task's tabs whose hosts were taken into account: those it started with and those
+    /// the agent opened. A tab the user added to the task (`addRelevantTab`) is not among
+    /// them: its host joins the approved ones at the next `sync`.
+    known: BTreeSet<i32>,
 }
 
 impl Guard {
-    /// Puts the rules up for `ctx`: its tabs' hosts now join the approved ones (the user
-    /// started or resumed the task there).
+    /// Puts the rules up for `ctx`. When the task first runs, its tabs' hosts join the
+    /// approved ones (the user started it there); not on a resume, when a tab may show the
+    /// error page of a held-back request, whose URL is the attacker's.
     pub(super) async fn up(&mut self, ctx: &mut TaskContext) {
-        for &tab in &ctx.relevant_tabs {
-            if let Some(host) = tab_url(tab).await.ok().as_deref().and_then(host_of) {
-                if !ctx.hosts_opened.contains(&host) {
-                    ctx.hosts_opened.push(host);
-                }
-            }
+        if !ctx.hosts_opened.is_empty() {
+            self.known.extend(ctx.relevant_tabs.iter().copied());
         }
         self.sync(ctx).await;
     }
@@ -127,9 +128,24 @@ impl Guard {
         }
     }
 
+    /// A tab the agent opened: its host is approved only if the address it was sent to was.
+    pub(super) fn know(&mut self, tab: i32) {
+        self.known.insert(tab);
+    }
+
     /// Brings the rules in line with `ctx` (its tabs, its approved hosts); no call to Chrome
     /// when nothing changed.
-    pub(super) async fn sync(&mut self, ctx: &TaskContext) {
+    pub(super) async fn sync(&mut self, ctx: &mut TaskContext) {
+        for &tab in &ctx.relevant_tabs {
+            if !self.known.insert(tab) {
+                continue;
+            }
+            if let Some(host) = tab_url(tab).await.ok().as_deref().and_then(host_of) {
+                if !ctx.hosts_opened.contains(&host) {
+                    ctx.hosts_opened.push(host);
+                }
+            }
+        }
         let frames: Vec<String> = self.frame_hosts.iter().cloned().collect();
         let wanted = Firewall::new(&ctx.relevant_tabs, &Approved::of(ctx), &frames);
         if self.installed.as_ref() == Some(&wanted) {
