@@ -141,14 +141,16 @@ async fn post(
     let session_header = response.headers().get("mcp-session-id").ok().flatten();
     if !(200..300).contains(&status) {
         let body = text(&response).await;
-        check_status(status, session.id.is_some(), &body)?;
+        check_status(status, session.id.is_some(), &body, &credentials.secrets())?;
     }
     if out.id.is_none() {
         return Ok((None, session_header));
     }
     let content_type = response.headers().get("content-type").ok().flatten();
     let mut reader = Reader::new(content_type.as_deref(), out)?;
-    read_body(&response, url, |bytes| reader.push(bytes)).await?;
+    read_body(&response, url, |bytes| reader.push(bytes))
+        .await
+        .map_err(|e| gave_up(url, controller).unwrap_or(e))?;
     Ok((Some(reader.finish()?), session_header))
 }
 
@@ -176,9 +178,21 @@ async fn fetch(
     let request = Request::new_with_str_and_init(url, &init).map_err(|_| unreachable())?;
     match JsFuture::from(chrome::fetch_with_request(&request)).await {
         Ok(r) => Ok(r.unchecked_into()),
-        Err(_) if controller.signal().aborted() => Err(unreachable()),
+        Err(_) if controller.signal().aborted() => Err(gave_up(url, controller).unwrap_or_else(unreachable)),
         Err(_) => Err(why_unreachable(url).await),
     }
+}
+
+/// Tandem's own time limit ([`timed`]) ran out on this request: something took the
+/// connection (a closed port is refused at once, long before) and did not answer in time.
+/// `None` when the request was ended otherwise (Stop, a removal).
+fn gave_up(url: &str, controller: &AbortController) -> Option<McpError> {
+    let signal = controller.signal();
+    let limit_ms = Reflect::get(&signal, &"reason".into()).ok()?.as_f64()?;
+    signal.aborted().then(|| McpError::Slow {
+        url: url.to_string(),
+        seconds: (limit_ms / 1000.0).round() as u32,
+    })
 }
 
 /// A fetch that failed outright: either nothing answers at `url`, or something does and
@@ -252,11 +266,11 @@ async fn read_body(
     }
 }
 
-/// A controller that aborts after `ms`.
+/// A controller that aborts after `ms`, with `ms` as the reason ([`gave_up`] reads it).
 fn timed(ms: i32) -> Option<AbortController> {
     let controller = AbortController::new().ok()?;
     let abort = controller.clone();
-    let timer = Closure::once_into_js(move || abort.abort());
+    let timer = Closure::once_into_js(move || abort.abort_with_reason(&JsValue::from(ms)));
     chrome::set_timeout(timer.unchecked_ref(), ms);
     Some(controller)
 }
@@ -323,6 +337,16 @@ async fn request(
     make: impl Fn(&mut Session) -> Outgoing,
     controller: &AbortController,
 ) -> Result<Reply, McpError> {
+    request_noting(server, make, controller, &std::cell::Cell::new(None)).await
+}
+
+/// [`request`], noting in `sent` the id of the request last sent (to cancel it by).
+async fn request_noting(
+    server: &Server,
+    make: impl Fn(&mut Session) -> Outgoing,
+    controller: &AbortController,
+    sent: &std::cell::Cell<Option<u64>>,
+) -> Result<Reply, McpError> {
     for attempt in 0..2 {
         session_for(server, controller).await?;
         // The request id is taken from the stored session, so ids stay unique in it.
@@ -334,6 +358,7 @@ async fn request(
         }) else {
             continue;
         };
+        sent.set(out.id);
         match post(&server.url, &server.credentials, &session, &out, controller).await {
             Err(e) if e.session_expired() && attempt == 0 => {
                 SESSIONS.with(|m| m.borrow_mut().remove(&server.id));
@@ -374,8 +399,32 @@ fn listen(server: Server, session: Session) {
         let mut reopening = false;
         loop {
             let opened = fetch("GET", &server.url, &headers, None, &controller).await;
-            // Gone: the next request (or the check before a turn) connects again.
-            let Ok(response) = opened else { return };
+            let response = match opened {
+                Ok(response) => response,
+                // Cut and not re-established: the server is not known to answer, so its
+                // tools are not offered (a problem) until the check before a turn finds it
+                // again, on a new session.
+                Err(e) if reopening && !controller.signal().aborted() => {
+                    let current = SESSIONS.with(|m| {
+                        let mut m = m.borrow_mut();
+                        let current = m.get(&server.id).is_some_and(|s| s.id == session.id);
+                        if current {
+                            m.remove(&server.id);
+                        }
+                        current
+                    });
+                    if current {
+                        let sentence = e.to_string();
+                        let _ = crate::registry::change(|r| {
+                            r.set_mcp_problem(&server.id, Some(sentence))
+                        })
+                        .await;
+                    }
+                    return;
+                }
+                // Gone: the next request (or the check before a turn) connects again.
+                Err(_) => return,
+            };
             if reopening && response.status() == 404 && session.id.is_some() {
                 SESSIONS.with(|m| m.borrow_mut().remove(&server.id));
                 spawn_local(refresh(server.id.clone()));
@@ -412,8 +461,12 @@ fn listen(server: Server, session: Session) {
             if controller.signal().aborted() || !current {
                 return;
             }
-            chrome::sleep(delay).await;
-            delay = (delay * 2).min(MAX_REOPEN_DELAY_MS);
+            // The first time at once: a server that went away is then known to be gone
+            // before the next turn offers its tools. A stream cut again pauses, growing.
+            if reopening {
+                chrome::sleep(delay).await;
+                delay = (delay * 2).min(MAX_REOPEN_DELAY_MS);
+            }
             reopening = true;
             if controller.signal().aborted() {
                 return;
@@ -518,16 +571,28 @@ pub async fn recheck() {
 /// tool outcome reads. Never fails: a server that cannot be reached is a result with the
 /// sentence as its error, recorded on the server for Settings.
 pub async fn call(run: Run, controller: AbortController) -> JsValue {
+    let output = crate::registry::loaded()
+        .await
+        .provider(&run.provider_id)
+        .and_then(|p| p.tools().iter().find(|t| t.name == run.tool_name))
+        .and_then(|t| t.output.clone());
     let value = match server(&run.provider_id).await {
         None => rpc_error_result(&McpError::NotFound),
         Some(server) => {
             let (name, args) = (run.tool_name.clone(), run.params.clone());
-            match request(&server, |s| s.call_tool(&name, &args), &controller).await {
+            let sent = std::cell::Cell::new(None);
+            match request_noting(&server, |s| s.call_tool(&name, &args), &controller, &sent).await
+            {
                 Ok(reply) => {
                     clear_problem(&server.id).await;
-                    call_result(&reply.result)
+                    call_result(&reply.result, output.as_ref())
                 }
                 Err(e) => {
+                    if let (true, Some(id)) = (controller.signal().aborted(), sent.get()) {
+                        // Tandem gave up on the call (Stop, its time limit): the server is
+                        // told, so it may stop working on it.
+                        spawn_local(cancel(server.clone(), id, abort_reason(&controller)));
+                    }
                     if !controller.signal().aborted() {
                         let sentence = e.to_string();
                         let _ = crate::registry::change(|r| {
@@ -541,6 +606,26 @@ pub async fn call(run: Run, controller: AbortController) -> JsValue {
         }
     };
     JSON::parse(&value.to_string()).unwrap_or(JsValue::NULL)
+}
+
+/// Why the call was given up, as the caller said when it ended it (`tools::execute`).
+fn abort_reason(controller: &AbortController) -> String {
+    Reflect::get(&controller.signal(), &"reason".into())
+        .ok()
+        .and_then(|r| r.as_string())
+        .unwrap_or_else(|| "Tandem stopped waiting for the result.".into())
+}
+
+/// `notifications/cancelled` for the request `id`, on the session it was sent in.
+async fn cancel(server: Server, id: u64, reason: String) {
+    let Some(session) = SESSIONS.with(|m| m.borrow().get(&server.id).cloned()) else {
+        return;
+    };
+    let Some(controller) = timed(RECHECK_TIMEOUT_MS) else {
+        return;
+    };
+    let out = session.cancelled(id, &reason);
+    let _ = post(&server.url, &server.credentials, &session, &out, &controller).await;
 }
 
 async fn clear_problem(id: &str) {
@@ -638,6 +723,17 @@ pub async fn add(request_id: String, name: String, server: McpEndpoint) {
         Ok(c) => c,
         Err(e) => return report(&request_id, false, &e, &[]).await,
     };
+    let registry = crate::registry::loaded().await;
+    let same = registry
+        .mcp_servers()
+        .find(|p| p.mcp().is_some_and(|m| mcp::same_server(&m.url, &clean)));
+    if let Some(known) = same {
+        let sentence = format!(
+            "«{}» at {clean} is already added (Settings → Tools): remove it first to add it again.",
+            known.name()
+        );
+        return report(&request_id, false, &sentence, &[]).await;
+    }
     let id = format!("{}{}", mcp::ID_PREFIX, random_uuid());
     set_credentials(&id, Some(&credentials)).await;
     let found = probe(&clean, &credentials).await;

@@ -14,8 +14,12 @@ import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprot
  * lets any origin read its answers (CORS headers and preflight answers, as a server meant for
  * browser clients does); without it, a browser client without host access cannot read them.
  * `pageSize`: `tools/list` answers that many tools a page, with a `nextCursor` to the next.
+ * `extraTools`: more tools, each `{ tool, run }` (`run(args)` gives the call's result).
+ * `failCalls`: `{ status, body }`, the HTTP answer to every `tools/call` (a server whose
+ * backend is down still initializes and lists). `speaks`: the newest protocol version the
+ * server speaks (it answers a client asking for a newer one with this one, as an older SDK does).
  */
-export async function startMcpServer({ name, json = false, token = null, port = 0, header = null, cors = false, pageSize = 0 }) {
+export async function startMcpServer({ name, json = false, token = null, port = 0, header = null, cors = false, pageSize = 0, extraTools = [], failCalls = null, speaks = null }) {
   const received = [];
   const streams = new Set(); // open GET event streams
   const sessions = new Map(); // session id → { transport, server }
@@ -36,6 +40,10 @@ export async function startMcpServer({ name, json = false, token = null, port = 
     slow: async () => { slowStarted(); return new Promise(() => {}); },
     late_tool: async () => ({ content: [{ type: 'text', text: 'late and here' }] }),
   };
+  for (const { tool, run } of extraTools) {
+    tools.push(tool);
+    handlers[tool.name] = run;
+  }
   const newServer = () => {
     const server = new Server({ name, version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } });
     server.setRequestHandler(ListToolsRequestSchema, async (req) => {
@@ -44,10 +52,10 @@ export async function startMcpServer({ name, json = false, token = null, port = 
       const end = start + pageSize;
       return end < tools.length ? { tools: tools.slice(start, end), nextCursor: String(end) } : { tools: tools.slice(start) };
     });
-    server.setRequestHandler(CallToolRequestSchema, async (req) => {
+    server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
       const run = handlers[req.params.name];
       if (!run) return { isError: true, content: [{ type: 'text', text: `no tool ${req.params.name}` }] };
-      return run(req.params.arguments ?? {});
+      return run(req.params.arguments ?? {}, extra);
     });
     return server;
   };
@@ -67,7 +75,7 @@ export async function startMcpServer({ name, json = false, token = null, port = 
     for await (const c of req) chunks.push(c);
     const text = Buffer.concat(chunks).toString('utf8');
     const body = text ? JSON.parse(text) : undefined;
-    received.push({ method: req.method, rpc: body?.method, params: body?.params, headers: req.headers });
+    received.push({ method: req.method, rpc: body?.method, id: body?.id, params: body?.params, headers: req.headers });
     if (req.method === 'GET') {
       streams.add(res);
       res.on('close', () => streams.delete(res));
@@ -76,6 +84,13 @@ export async function startMcpServer({ name, json = false, token = null, port = 
       || (header && req.method !== 'GET' && req.headers[header[0]] !== header[1])) {
       res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"unauthorized"}');
       return;
+    }
+    if (failCalls && body?.method === 'tools/call') {
+      res.writeHead(failCalls.status, { 'content-type': 'text/plain' }).end(failCalls.body);
+      return;
+    }
+    if (speaks && body?.method === 'initialize' && body.params?.protocolVersion > speaks) {
+      body.params = { ...body.params, protocolVersion: speaks };
     }
     const sid = req.headers['mcp-session-id'];
     let entry = sid ? sessions.get(sid) : undefined;

@@ -405,11 +405,11 @@ impl Loop {
         let (used, outcome) = match plan_call(&registry, &call) {
             CallPlan::Reject(outcome) => (tool_step::tool_use(&call, ""), Ok(outcome)),
             CallPlan::Run(run) => (
-                tool_step::tool_use(&call, &run.provider_name),
+                tool_step::tool_use_of(&call, &run),
                 crate::tools::execute_run(&run, controller).await,
             ),
             CallPlan::Ask { question, run } => {
-                let used = tool_step::tool_use(&call, &run.provider_name);
+                let used = tool_step::tool_use_of(&call, &run);
                 ctx.pending = Some(PendingConfirmation {
                     action: action.to_json().to_string(),
                     target: None,

@@ -90,6 +90,15 @@ pub fn tool_use(call: &ToolCall, provider: &str) -> ToolUse {
     }
 }
 
+/// What the panel shows of `call` once a provider's tool was found: the tool's label (what
+/// people read, not the model-facing `provider__name`) and the provider's name.
+pub fn tool_use_of(call: &ToolCall, run: &crate::tools::Run) -> ToolUse {
+    ToolUse {
+        tool: run.label.clone(),
+        ..tool_use(call, &run.provider_name)
+    }
+}
+
 impl TaskContext {
     /// Records a tool step: the timeline line (with the call, for the panel's card) and the
     /// feedback the next navigator turn hears. `outcome.content` is already what the model
@@ -280,7 +289,7 @@ mod tests {
         };
         assert_eq!(
             question,
-            "Allow «Tandem Tabs» to run tab.open with url \"https://docs.tandem.test/\"?"
+            "Allow «Tandem Tabs» to run Open tab with url \"https://docs.tandem.test/\"?"
         );
         let used = tool_use(&call, &run.provider_name);
         let result = parse_tool_result(&json!({"content": [{"type": "text",

@@ -72,6 +72,15 @@ impl Credentials {
         self.token.is_none() && self.headers.is_empty()
     }
 
+    /// The values worth masking in anything a server says back: the token and the headers'.
+    pub fn secrets(&self) -> Vec<String> {
+        self.token
+            .iter()
+            .cloned()
+            .chain(self.headers.iter().map(|(_, v)| v.clone()))
+            .collect()
+    }
+
     /// What Settings may show of the headers: their names.
     pub fn header_names(&self) -> Vec<String> {
         self.headers.iter().map(|(k, _)| k.clone()).collect()
