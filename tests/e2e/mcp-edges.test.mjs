@@ -177,8 +177,7 @@ test('people read the tool\'s title and the server\'s name on the card, the ques
 
   const bad = await callTool('probe_shop__add_badly', {}, 'Odd.');
   const badResult = (await bad.next).toolResults[0];
-  assert.equal(badResult.isError, true);
-  assert.match(badResult.content, /its structured result does not fit the output schema it declared/, badResult.content);
+  assert.match(badResult.content, /^The tool add_badly from «Probe shop» reported an error:[\s\S]*its structured result does not fit the output schema it declared: [^\n]*sum/, badResult.content);
   await waitIdle(panel);
   await removeServer('Probe shop');
 });

@@ -112,11 +112,31 @@ async fn set_credentials(id: &str, credentials: Option<&Credentials>) {
 async fn server(id: &str) -> Option<Server> {
     let registry = crate::registry::loaded().await;
     let url = registry.provider(id)?.mcp()?.url.clone();
+    let mut credentials = credentials_of(id).await;
+    // A signed-in server's access token is renewed before it expires.
+    if crate::mcp_oauth::due(&credentials) {
+        if let Ok(renewed) = crate::mcp_oauth::refresh(&credentials).await {
+            set_credentials(id, Some(&renewed)).await;
+            credentials = renewed;
+        }
+    }
     Some(Server {
         id: id.to_string(),
         url,
-        credentials: credentials_of(id).await,
+        credentials,
     })
+}
+
+/// A 401 on a signed-in server: the access token is renewed once (stored for next time); a
+/// renewal that fails means signing in again.
+async fn renew(server: &mut Server) -> Result<(), McpError> {
+    let renewed = crate::mcp_oauth::refresh(&server.credentials)
+        .await
+        .map_err(|_| McpError::SignInAgain)?;
+    set_credentials(&server.id, Some(&renewed)).await;
+    server.credentials = renewed;
+    SESSIONS.with(|m| m.borrow_mut().remove(&server.id));
+    Ok(())
 }
 
 // --- the transport ---------------------------------------------------------------------
@@ -139,6 +159,11 @@ async fn post(
     .await?;
     let status = response.status();
     let session_header = response.headers().get("mcp-session-id").ok().flatten();
+    if status == 401 && credentials.oauth.is_none() {
+        if let Some(challenge) = crate::mcp_oauth::sign_in_challenge(&response) {
+            return Err(McpError::SignIn { challenge });
+        }
+    }
     if !(200..300).contains(&status) {
         let body = text(&response).await;
         check_status(status, session.id.is_some(), &body, &credentials.secrets())?;
@@ -347,8 +372,22 @@ async fn request_noting(
     controller: &AbortController,
     sent: &std::cell::Cell<Option<u64>>,
 ) -> Result<Reply, McpError> {
-    for attempt in 0..2 {
-        session_for(server, controller).await?;
+    let mut server = server.clone();
+    let server = &mut server;
+    let mut renewed = false;
+    for attempt in 0..3 {
+        let connected = session_for(server, controller).await;
+        match connected {
+            Err(McpError::NeedsToken) if server.credentials.oauth.is_some() && !renewed => {
+                renewed = true;
+                renew(server).await?;
+                continue;
+            }
+            Err(McpError::NeedsToken) if server.credentials.oauth.is_some() => {
+                return Err(McpError::SignInAgain)
+            }
+            other => other?,
+        };
         // The request id is taken from the stored session, so ids stay unique in it.
         let Some((session, out)) = SESSIONS.with(|m| {
             let mut m = m.borrow_mut();
@@ -360,9 +399,16 @@ async fn request_noting(
         };
         sent.set(out.id);
         match post(&server.url, &server.credentials, &session, &out, controller).await {
-            Err(e) if e.session_expired() && attempt == 0 => {
+            Err(e) if e.session_expired() && attempt < 2 => {
                 SESSIONS.with(|m| m.borrow_mut().remove(&server.id));
                 stop_listening(&server.id);
+            }
+            Err(McpError::NeedsToken) if server.credentials.oauth.is_some() && !renewed => {
+                renewed = true;
+                renew(server).await?;
+            }
+            Err(McpError::NeedsToken) if server.credentials.oauth.is_some() => {
+                return Err(McpError::SignInAgain)
             }
             Err(e) => return Err(e),
             Ok((reply, _)) => {
@@ -652,7 +698,7 @@ pub async fn test(request_id: String, server: McpEndpoint) {
             end_session(&url, &credentials, &session).await;
             (true, found_sentence(&name, &page), names(&page))
         }
-        Err(e) => (false, e, Vec::new()),
+        Err(e) => (false, e.to_string(), Vec::new()),
     };
     report(&request_id, ok, &message, &tools).await;
 }
@@ -662,14 +708,12 @@ pub async fn test(request_id: String, server: McpEndpoint) {
 async fn probe(
     url: &str,
     credentials: &Credentials,
-) -> Result<(String, ToolsPage, Session), String> {
-    let controller = timed(CONNECT_TIMEOUT_MS).ok_or("Tandem could not start a request.")?;
-    let mut session = connect(url, credentials, &controller)
-        .await
-        .map_err(|e| e.to_string())?;
-    let page = list_all(url, credentials, &mut session, &controller)
-        .await
-        .map_err(|e| e.to_string())?;
+) -> Result<(String, ToolsPage, Session), McpError> {
+    let controller = timed(CONNECT_TIMEOUT_MS).ok_or(McpError::Unreachable {
+        url: url.to_string(),
+    })?;
+    let mut session = connect(url, credentials, &controller).await?;
+    let page = list_all(url, credentials, &mut session, &controller).await?;
     let name = session.server_name.clone().unwrap_or_default();
     Ok((name, page, session))
 }
@@ -709,9 +753,14 @@ fn names(page: &ToolsPage) -> Vec<String> {
 }
 
 async fn report(request_id: &str, ok: bool, message: &str, tools: &[String]) {
+    // A server that signs people in gets Sign in in the form, instead of the token field.
+    let sign_in = message == McpError::SignIn {
+        challenge: String::new(),
+    }
+    .to_string();
     local_set(
         mcp::TEST_KEY,
-        &json!({"requestId": request_id, "ok": ok, "message": message, "tools": tools}),
+        &json!({"requestId": request_id, "ok": ok, "message": message, "tools": tools, "signIn": sign_in}),
     )
     .await;
 }
@@ -734,12 +783,25 @@ pub async fn add(request_id: String, name: String, server: McpEndpoint) {
         );
         return report(&request_id, false, &sentence, &[]).await;
     }
+    let mut credentials = credentials;
+    let mut found = probe(&clean, &credentials).await;
+    if let (true, Err(McpError::SignIn { challenge })) = (server.sign_in, &found) {
+        match crate::mcp_oauth::sign_in(&clean, Some(challenge)).await {
+            Ok(signed_in) => credentials = signed_in,
+            Err(why) => return report(&request_id, false, &why, &[]).await,
+        }
+        found = probe(&clean, &credentials).await;
+    }
     let id = format!("{}{}", mcp::ID_PREFIX, random_uuid());
     set_credentials(&id, Some(&credentials)).await;
-    let found = probe(&clean, &credentials).await;
+    let signed_in = credentials.oauth.is_some();
     let (tools, problem, server_name, message) = match found {
         Ok((server_name, page, session)) => {
-            let message = format!("Added. {}", found_sentence(&server_name, &page));
+            let message = format!(
+                "Added{}. {}",
+                if signed_in { " (signed in)" } else { "" },
+                found_sentence(&server_name, &page)
+            );
             SESSIONS.with(|m| m.borrow_mut().insert(id.clone(), session.clone()));
             listen(
                 Server {
@@ -753,7 +815,7 @@ pub async fn add(request_id: String, name: String, server: McpEndpoint) {
         }
         Err(e) => (
             Vec::new(),
-            Some(e.clone()),
+            Some(e.to_string()),
             String::new(),
             format!("Added, but not usable yet: {e}"),
         ),
@@ -768,7 +830,12 @@ pub async fn add(request_id: String, name: String, server: McpEndpoint) {
         url: clean,
         enabled: true,
         problem,
-        token_hint: credentials.token.as_deref().and_then(token_hint),
+        // A signed-in server's token is not the user's to recognise: no hint.
+        token_hint: credentials
+            .token
+            .as_deref()
+            .filter(|_| !signed_in)
+            .and_then(token_hint),
         header_names: credentials.header_names(),
     };
     crate::registry::change(|r| r.add_mcp_server(&id, &shown, server, tools)).await;
@@ -796,6 +863,8 @@ async fn end_session(url: &str, credentials: &Credentials, session: &Session) {
 /// Before a server is removed: its stream closed, its session ended, its token forgotten.
 pub async fn forget(id: &str) {
     drop_session(id).await;
+    // Signed in: the tokens are revoked where the server offers it, then forgotten.
+    crate::mcp_oauth::revoke(&credentials_of(id).await).await;
     set_credentials(id, None).await;
 }
 

@@ -18,9 +18,15 @@ import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprot
  * `failCalls`: `{ status, body }`, the HTTP answer to every `tools/call` (a server whose
  * backend is down still initializes and lists). `speaks`: the newest protocol version the
  * server speaks (it answers a client asking for a newer one with this one, as an older SDK does).
+ * `oauth`: `{ issuer, accepts(token) }` (filled in once the authorization server runs): the
+ * server signs people in, as the MCP authorization spec has it: its Protected Resource
+ * Metadata (RFC 9728) at /.well-known/oauth-protected-resource/mcp names `issuer`, and a
+ * request without a token `accepts` is answered 401 with `WWW-Authenticate: Bearer
+ * resource_metadata=…`.
  */
-export async function startMcpServer({ name, json = false, token = null, port = 0, header = null, cors = false, pageSize = 0, extraTools = [], failCalls = null, speaks = null }) {
+export async function startMcpServer({ name, json = false, token = null, port = 0, header = null, cors = false, pageSize = 0, extraTools = [], failCalls = null, speaks = null, oauth = null }) {
   const received = [];
+  let url = '';
   const streams = new Set(); // open GET event streams
   const sessions = new Map(); // session id → { transport, server }
   const tools = [
@@ -71,6 +77,11 @@ export async function startMcpServer({ name, json = false, token = null, port = 
         return;
       }
     }
+    if (oauth && req.url === '/.well-known/oauth-protected-resource/mcp') {
+      res.writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ resource: url, authorization_servers: [oauth.issuer], scopes_supported: ['mcp:tools'] }));
+      return;
+    }
     const chunks = [];
     for await (const c of req) chunks.push(c);
     const text = Buffer.concat(chunks).toString('utf8');
@@ -79,6 +90,12 @@ export async function startMcpServer({ name, json = false, token = null, port = 
     if (req.method === 'GET') {
       streams.add(res);
       res.on('close', () => streams.delete(res));
+    }
+    if (oauth && !oauth.accepts((req.headers.authorization ?? '').replace(/^Bearer /, ''))) {
+      const metadata = `${new URL(url).origin}/.well-known/oauth-protected-resource/mcp`;
+      res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': `Bearer error="invalid_token", resource_metadata="${metadata}"` })
+        .end('{"error":"invalid_token"}');
+      return;
     }
     if ((token && req.headers.authorization !== `Bearer ${token}`)
       || (header && req.method !== 'GET' && req.headers[header[0]] !== header[1])) {
@@ -111,7 +128,7 @@ export async function startMcpServer({ name, json = false, token = null, port = 
     await entry.transport.handleRequest(req, res, body);
   });
   await new Promise((r) => httpServer.listen(port, '127.0.0.1', r));
-  const url = `http://127.0.0.1:${httpServer.address().port}/mcp`;
+  url = `http://127.0.0.1:${httpServer.address().port}/mcp`;
   return {
     url, received, slowCalled,
     calls: () => received.filter((m) => m.rpc === 'tools/call'),

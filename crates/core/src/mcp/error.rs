@@ -21,6 +21,13 @@ pub enum McpError {
     Cut { url: String },
     #[error("The MCP server answered 401: it needs a token (the Bearer token field) or a header of its own (More headers), or the one given is wrong.")]
     NeedsToken,
+    /// A 401 whose `WWW-Authenticate` names the server's sign-in information: it signs
+    /// people in with OAuth. `challenge` is that header (not a secret).
+    #[error("The MCP server signs people in with their account: use Sign in instead of a token.")]
+    SignIn { challenge: String },
+    /// The sign-in expired and could not be renewed.
+    #[error("The sign-in to the MCP server has expired and could not be renewed: Sign in again (remove the server, then add it with Sign in).")]
+    SignInAgain,
     #[error("The MCP server answered 403: the token or this client is not allowed.")]
     Forbidden,
     /// A 404 to a request that carried a session id: the server forgot the session. Not

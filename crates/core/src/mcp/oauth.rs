@@ -489,6 +489,30 @@ pub struct Tokens {
     pub expires_at_ms: Option<u64>,
 }
 
+/// What a signed-in server's credentials keep besides the access token: where and as whom
+/// to refresh and revoke it. The refresh token is a secret like the access token.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Grant {
+    pub server: AuthServer,
+    pub client_id: String,
+    pub resource: String,
+    #[serde(default)]
+    pub refresh: Option<String>,
+    #[serde(default)]
+    pub expires_at_ms: Option<u64>,
+}
+
+impl Grant {
+    /// Whether the access token should be refreshed before it is used at `now_ms`.
+    pub fn due(&self, now_ms: u64) -> bool {
+        self.refresh.is_some()
+            && self
+                .expires_at_ms
+                .is_some_and(|at| now_ms + REFRESH_EARLY_MS >= at)
+    }
+}
+
 /// A refresh is due this long before expiry, so a call never starts with a dying token.
 pub const REFRESH_EARLY_MS: u64 = 60_000;
 
