@@ -203,7 +203,9 @@ async fn fetch(
     let request = Request::new_with_str_and_init(url, &init).map_err(|_| unreachable())?;
     match JsFuture::from(chrome::fetch_with_request(&request)).await {
         Ok(r) => Ok(r.unchecked_into()),
-        Err(_) if controller.signal().aborted() => Err(gave_up(url, controller).unwrap_or_else(unreachable)),
+        Err(_) if controller.signal().aborted() => {
+            Err(gave_up(url, controller).unwrap_or_else(unreachable))
+        }
         Err(_) => Err(why_unreachable(url).await),
     }
 }
@@ -627,8 +629,7 @@ pub async fn call(run: Run, controller: AbortController) -> JsValue {
         Some(server) => {
             let (name, args) = (run.tool_name.clone(), run.params.clone());
             let sent = std::cell::Cell::new(None);
-            match request_noting(&server, |s| s.call_tool(&name, &args), &controller, &sent).await
-            {
+            match request_noting(&server, |s| s.call_tool(&name, &args), &controller, &sent).await {
                 Ok(reply) => {
                     clear_problem(&server.id).await;
                     call_result(&reply.result, output.as_ref())
@@ -671,7 +672,14 @@ async fn cancel(server: Server, id: u64, reason: String) {
         return;
     };
     let out = session.cancelled(id, &reason);
-    let _ = post(&server.url, &server.credentials, &session, &out, &controller).await;
+    let _ = post(
+        &server.url,
+        &server.credentials,
+        &session,
+        &out,
+        &controller,
+    )
+    .await;
 }
 
 async fn clear_problem(id: &str) {
@@ -754,10 +762,11 @@ fn names(page: &ToolsPage) -> Vec<String> {
 
 async fn report(request_id: &str, ok: bool, message: &str, tools: &[String]) {
     // A server that signs people in gets Sign in in the form, instead of the token field.
-    let sign_in = message == McpError::SignIn {
-        challenge: String::new(),
-    }
-    .to_string();
+    let sign_in = message
+        == McpError::SignIn {
+            challenge: String::new(),
+        }
+        .to_string();
     local_set(
         mcp::TEST_KEY,
         &json!({"requestId": request_id, "ok": ok, "message": message, "tools": tools, "signIn": sign_in}),

@@ -59,7 +59,9 @@ async fn send(
     let init = RequestInit::new();
     init.set_method(method);
     let headers = web_sys::Headers::new().map_err(|_| failed())?;
-    headers.append("Accept", "application/json").map_err(|_| failed())?;
+    headers
+        .append("Accept", "application/json")
+        .map_err(|_| failed())?;
     if let Some(t) = content_type {
         headers.append("Content-Type", t).map_err(|_| failed())?;
     }
@@ -111,9 +113,12 @@ pub async fn sign_in(url: &str, challenge: Option<&str>) -> Result<Credentials, 
     let issuer = resource.authorization_server.clone();
     let (as_url, as_doc) = first_document(&oauth::auth_server_metadata_urls(&issuer))
         .await
-        .ok_or_else(|| format!("Tandem could not read the authorization server's metadata at {issuer}."))?;
+        .ok_or_else(|| {
+            format!("Tandem could not read the authorization server's metadata at {issuer}.")
+        })?;
     let server = oauth::read_auth_server(&as_doc, &as_url, &issuer).map_err(|e| e.to_string())?;
-    let redirect_uri = redirect_url().map_err(|_| "Chrome does not let Tandem open a sign-in window here.".to_string())?;
+    let redirect_uri = redirect_url()
+        .map_err(|_| "Chrome does not let Tandem open a sign-in window here.".to_string())?;
     let client_id = register(&server, &redirect_uri).await?;
     let verifier = random(32);
     let digest = JsFuture::from(sha256(&verifier))
@@ -132,7 +137,8 @@ pub async fn sign_in(url: &str, challenge: Option<&str>) -> Result<Credentials, 
         .and_then(|c| c.scope.clone())
         .or_else(|| (!resource.scopes.is_empty()).then(|| resource.scopes.join(" ")));
     let auth_url = oauth::authorization_url(&server, &pending, &challenge_value, scope.as_deref());
-    let flow = web_auth_flow(&auth_url).map_err(|_| "Chrome could not open the sign-in window.".to_string())?;
+    let flow = web_auth_flow(&auth_url)
+        .map_err(|_| "Chrome could not open the sign-in window.".to_string())?;
     let redirected = JsFuture::from(flow)
         .await
         .ok()
@@ -185,12 +191,19 @@ pub async fn refresh(credentials: &Credentials) -> Result<Credentials, String> {
         .oauth
         .as_ref()
         .ok_or("This server was not signed in to.")?;
-    let refresh = grant.refresh.as_deref().ok_or("The sign-in cannot be renewed.")?;
+    let refresh = grant
+        .refresh
+        .as_deref()
+        .ok_or("The sign-in cannot be renewed.")?;
     let (_, doc) = send(
         "POST",
         &grant.server.token_endpoint,
         Some("application/x-www-form-urlencoded"),
-        Some(&oauth::refresh_body(refresh, &grant.client_id, &grant.resource)),
+        Some(&oauth::refresh_body(
+            refresh,
+            &grant.client_id,
+            &grant.resource,
+        )),
     )
     .await?;
     let tokens = oauth::read_tokens(&doc, now(), Some(refresh)).map_err(|e| e.to_string())?;

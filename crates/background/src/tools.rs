@@ -372,7 +372,13 @@ pub async fn run_round(
         let started = js_sys::Date::now();
         let (provider, question, run) = match plan {
             CallPlan::Reject(outcome) => {
-                show_use(port, request_id, call, (&call.name, ""), None);
+                // Refused before running (bad arguments, Deny): a tool that exists is still
+                // shown by its label and provider.
+                let known = registry.resolve(&call.name);
+                let shown = known.as_ref().map_or((call.name.as_str(), ""), |t| {
+                    (t.descriptor.label.as_str(), t.provider_name.as_str())
+                });
+                show_use(port, request_id, call, shown, None);
                 show_result(port, request_id, &outcome, started);
                 outcomes.push(outcome);
                 continue;
@@ -536,10 +542,9 @@ async fn execute(run: &Run, controller: &AbortController) -> Result<ToolOutcome,
         // The reason goes to the MCP server with `notifications/cancelled`.
         let why = match &settled {
             Ok(v) if Object::is(v, &stopped) => "The user stopped the call.".to_string(),
-            Ok(v) if Object::is(v, &timed_out) => format!(
-                "Tandem stopped waiting after {} s.",
-                CALL_TIMEOUT_MS / 1000
-            ),
+            Ok(v) if Object::is(v, &timed_out) => {
+                format!("Tandem stopped waiting after {} s.", CALL_TIMEOUT_MS / 1000)
+            }
             _ => "Tandem no longer needs the result.".to_string(),
         };
         fetch.abort_with_reason(&JsValue::from_str(&why));

@@ -403,7 +403,7 @@ impl Loop {
         let controller = &self.controller;
         let registry = crate::tools::turn_registry(&task_key(ctx)).await;
         let (used, outcome) = match plan_call(&registry, &call) {
-            CallPlan::Reject(outcome) => (tool_step::tool_use(&call, ""), Ok(outcome)),
+            CallPlan::Reject(outcome) => (tool_step::refused_use(&call, &registry), Ok(outcome)),
             CallPlan::Run(run) => (
                 tool_step::tool_use_of(&call, &run),
                 crate::tools::execute_run(&run, controller).await,

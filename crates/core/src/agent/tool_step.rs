@@ -99,6 +99,18 @@ pub fn tool_use_of(call: &ToolCall, run: &crate::tools::Run) -> ToolUse {
     }
 }
 
+/// What the panel shows of a call refused before it ran: a tool that exists by its label and
+/// provider, an unknown one by the name the model used.
+pub fn refused_use(call: &ToolCall, registry: &crate::tools::Registry) -> ToolUse {
+    match registry.resolve(&call.name) {
+        Some(t) => ToolUse {
+            tool: t.descriptor.label.clone(),
+            ..tool_use(call, &t.provider_name)
+        },
+        None => tool_use(call, ""),
+    }
+}
+
 impl TaskContext {
     /// Records a tool step: the timeline line (with the call, for the panel's card) and the
     /// feedback the next navigator turn hears. `outcome.content` is already what the model
@@ -112,10 +124,12 @@ impl TaskContext {
         tokens: Option<u32>,
     ) {
         let ok = !outcome.is_error;
+        // The model hears the name it called (the outcome carries it); people read the label.
+        let called = &outcome.name;
         self.feedback = if ok {
-            format!("the tool {} answered:\n{}", used.tool, outcome.content)
+            format!("the tool {called} answered:\n{}", outcome.content)
         } else {
-            format!("the tool {} failed: {}", used.tool, outcome.content)
+            format!("the tool {called} failed: {}", outcome.content)
         };
         self.record(StepRecord {
             kind: StepKind::Action,

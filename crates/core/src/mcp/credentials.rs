@@ -66,7 +66,7 @@ impl Credentials {
         Self {
             oauth: value
                 .get("oauth")
-                .and_then(|g| serde_json::from_value(g.clone()).ok()),
+                .and_then(|g| crate::json::from_value(g.clone()).ok()),
             ..Self::new(token, headers)
         }
     }

@@ -106,8 +106,14 @@ mod tests {
             "http://127.0.0.1:3000/mcp",
             "HTTP://127.0.0.1:3000/mcp/"
         ));
-        assert!(same_server("https://Mcp.Example/mcp", "https://mcp.example/mcp"));
-        assert!(!same_server("https://mcp.example/mcp", "https://mcp.example/MCP"));
+        assert!(same_server(
+            "https://Mcp.Example/mcp",
+            "https://mcp.example/mcp"
+        ));
+        assert!(!same_server(
+            "https://mcp.example/mcp",
+            "https://mcp.example/MCP"
+        ));
         assert!(!same_server(
             "http://127.0.0.1:3000/mcp",
             "http://127.0.0.1:3001/mcp"

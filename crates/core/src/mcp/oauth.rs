@@ -36,7 +36,9 @@ pub enum OAuthError {
         found: String,
         issuer: String,
     },
-    #[error("The authorization server does not offer PKCE with S256, which signing in safely needs.")]
+    #[error(
+        "The authorization server does not offer PKCE with S256, which signing in safely needs."
+    )]
     NoPkce,
     #[error("The sign-in answer does not belong to the sign-in Tandem started (its state differs): it was ignored.")]
     StateMismatch,
@@ -140,7 +142,9 @@ pub fn resource_metadata_urls(server_url: &str, challenge: Option<&Challenge>) -
     }
     if let Some((origin, path)) = split_origin(server_url) {
         if !path.is_empty() {
-            urls.push(format!("{origin}/.well-known/oauth-protected-resource{path}"));
+            urls.push(format!(
+                "{origin}/.well-known/oauth-protected-resource{path}"
+            ));
         }
         urls.push(format!("{origin}/.well-known/oauth-protected-resource"));
     }
@@ -173,12 +177,11 @@ pub fn read_resource_metadata(
         .get("resource")
         .and_then(Value::as_str)
         .ok_or_else(|| bad("it names no resource"))?;
-    let (r_origin, r_path) = split_origin(resource).ok_or_else(|| bad("its resource is not a URL"))?;
+    let (r_origin, r_path) =
+        split_origin(resource).ok_or_else(|| bad("its resource is not a URL"))?;
     let (s_origin, s_path) = split_origin(server_url).ok_or_else(|| bad("the server URL"))?;
     if r_origin != s_origin || !s_path.starts_with(&r_path) {
-        return Err(bad(&format!(
-            "it describes {resource}, not this server"
-        )));
+        return Err(bad(&format!("it describes {resource}, not this server")));
     }
     let authorization_server = doc
         .get("authorization_servers")
@@ -191,7 +194,12 @@ pub fn read_resource_metadata(
     let scopes = doc
         .get("scopes_supported")
         .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
         .unwrap_or_default();
     Ok(ResourceMetadata {
         resource: resource.to_string(),
@@ -320,8 +328,7 @@ fn form(pairs: &[(&str, &str)]) -> String {
 
 /// Base64url without padding (PKCE, RFC 7636 §4.2).
 pub fn base64url(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] =
-        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
         let n = chunk
@@ -710,11 +717,17 @@ mod tests {
     #[test]
     fn the_redirect_is_checked_for_state_and_issuer() {
         let (s, p) = (server(), pending());
-        let ok = "https://abc.chromiumapp.org/mcp?code=c%2B1&state=st-1&iss=https%3A%2F%2Fauth.example";
+        let ok =
+            "https://abc.chromiumapp.org/mcp?code=c%2B1&state=st-1&iss=https%3A%2F%2Fauth.example";
         assert_eq!(read_redirect(ok, &p, &s).unwrap(), "c+1");
-        let wrong_state = "https://abc.chromiumapp.org/mcp?code=c&state=other&iss=https%3A%2F%2Fauth.example";
-        assert_eq!(read_redirect(wrong_state, &p, &s), Err(OAuthError::StateMismatch));
-        let wrong_iss = "https://abc.chromiumapp.org/mcp?code=c&state=st-1&iss=https%3A%2F%2Fevil.example";
+        let wrong_state =
+            "https://abc.chromiumapp.org/mcp?code=c&state=other&iss=https%3A%2F%2Fauth.example";
+        assert_eq!(
+            read_redirect(wrong_state, &p, &s),
+            Err(OAuthError::StateMismatch)
+        );
+        let wrong_iss =
+            "https://abc.chromiumapp.org/mcp?code=c&state=st-1&iss=https%3A%2F%2Fevil.example";
         assert!(matches!(
             read_redirect(wrong_iss, &p, &s),
             Err(OAuthError::IssuerMismatch { .. })

@@ -401,8 +401,13 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("needs a token"));
-        assert_eq!(check_status(404, true, "", &[]), Err(McpError::SessionExpired));
-        assert!(check_status(404, true, "", &[]).unwrap_err().session_expired());
+        assert_eq!(
+            check_status(404, true, "", &[]),
+            Err(McpError::SessionExpired)
+        );
+        assert!(check_status(404, true, "", &[])
+            .unwrap_err()
+            .session_expired());
         assert_eq!(check_status(404, false, "", &[]), Err(McpError::NotFound));
         assert_eq!(
             check_status(400, false, r#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: Server not initialized"},"id":null}"#, &[])

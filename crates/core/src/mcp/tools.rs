@@ -193,7 +193,11 @@ fn describe_image(item: &Value) -> String {
         .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '+' | '.' | '-'))
         .take(40)
         .collect();
-    let mime = if mime.is_empty() { "image".to_string() } else { mime };
+    let mime = if mime.is_empty() {
+        "image".to_string()
+    } else {
+        mime
+    };
     let bytes = item
         .get("data")
         .and_then(Value::as_str)
@@ -301,13 +305,19 @@ mod tests {
 
     #[test]
     fn call_results_keep_text_name_the_rest_and_carry_errors() {
-        let r = call_result(&json!({"content": [
-            {"type": "text", "text": "hello"},
-            {"type": "image", "data": "AAAA", "mimeType": "image/png"},
-            {"type": "resource", "resource": {"uri": "file:///a", "text": "inside"}}
-        ]}), None);
+        let r = call_result(
+            &json!({"content": [
+                {"type": "text", "text": "hello"},
+                {"type": "image", "data": "AAAA", "mimeType": "image/png"},
+                {"type": "resource", "resource": {"uri": "file:///a", "text": "inside"}}
+            ]}),
+            None,
+        );
         let read = parse_tool_result(&r);
-        assert_eq!(read.text(), "hello\n[image: image/png, 3 bytes, not shown]\ninside");
+        assert_eq!(
+            read.text(),
+            "hello\n[image: image/png, 3 bytes, not shown]\ninside"
+        );
         assert_eq!(read.error, None);
 
         let failed = parse_tool_result(&call_result(
@@ -321,10 +331,8 @@ mod tests {
             silent.error.as_deref(),
             Some("the tool failed without saying why")
         );
-        let structured = parse_tool_result(&call_result(
-            &json!({"structuredContent": {"n": 3}}),
-            None,
-        ));
+        let structured =
+            parse_tool_result(&call_result(&json!({"structuredContent": {"n": 3}}), None));
         assert_eq!(structured.text(), r#"{"n":3}"#);
         // Tandem's own failure is marked as such, the server's words kept apart.
         let gone = rpc_error_result(&McpError::NeedsToken);
@@ -356,7 +364,10 @@ mod tests {
         let page = read_tools(&json!({"tools": [{"name": "add", "inputSchema": {"type": "object"},
             "outputSchema": {"type": "object", "properties": {"sum": {"type": "number"}}, "required": ["sum"]}}]}))
         .unwrap();
-        let output = page.tools[0].output.clone().expect("the output schema is kept");
+        let output = page.tools[0]
+            .output
+            .clone()
+            .expect("the output schema is kept");
         let fits = parse_tool_result(&call_result(
             &json!({"content": [{"type": "text", "text": "{\"sum\":5}"}], "structuredContent": {"sum": 5}}),
             Some(&output),
@@ -367,7 +378,10 @@ mod tests {
             Some(&output),
         ));
         let e = wrong.error.unwrap();
-        assert!(e.starts_with("its structured result does not fit the output schema"), "{e}");
+        assert!(
+            e.starts_with("its structured result does not fit the output schema"),
+            "{e}"
+        );
         assert!(e.contains("sum"), "{e}");
         let none = parse_tool_result(&call_result(
             &json!({"content": [{"type": "text", "text": "5"}]}),
@@ -379,9 +393,14 @@ mod tests {
     #[test]
     fn tool_names_may_be_128_characters_long() {
         let long = "n".repeat(128);
-        let page = read_tools(&json!({"tools": [{"name": long}, {"name": "m".repeat(129)}]})).unwrap();
+        let page =
+            read_tools(&json!({"tools": [{"name": long}, {"name": "m".repeat(129)}]})).unwrap();
         assert_eq!(page.tools.len(), 1);
         assert_eq!(page.tools[0].name, long);
-        assert!(page.skipped[0].contains("at most 128"), "{:?}", page.skipped);
+        assert!(
+            page.skipped[0].contains("at most 128"),
+            "{:?}",
+            page.skipped
+        );
     }
 }

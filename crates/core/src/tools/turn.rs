@@ -147,10 +147,7 @@ pub fn question(run: &Run) -> String {
     } else {
         args
     };
-    format!(
-        "Allow «{}» to run {}{args}?",
-        run.provider_name, run.label
-    )
+    format!("Allow «{}» to run {}{args}?", run.provider_name, run.label)
 }
 
 /// Counts a chat turn's rounds of tool calls.
