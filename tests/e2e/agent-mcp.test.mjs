@@ -88,10 +88,10 @@ test('a task calls a read-only MCP tool without asking: the server gets the argu
   assert.ok(!system.includes(TOKEN), 'the token never reaches the model');
   const after = navigatorTurns().find((t) => t.includes(`the tool ${name} answered`));
   assert.ok(after, navigatorTurns().join('\n---\n'));
-  assert.match(after, /⟦untrusted data: result of echo from My files⟧\necho from Files: hello from a task\n\[image omitted\]\n⟦\/untrusted data⟧/);
-  const line = ui.list().getByRole('listitem').filter({ has: panel.getByRole('group', { name: `Tool call ${name}` }) });
+  assert.match(after, /⟦untrusted data: result of echo from My files⟧\necho from Files: hello from a task\n\[image: image\/png, 8 bytes, not shown\]\n⟦\/untrusted data⟧/);
+  const line = ui.list().getByRole('listitem').filter({ has: panel.getByRole('group', { name: 'Tool call echo' }) });
   assert.match(await line.getByLabel('Tool result').textContent(), /^Done: echo from Files: hello from a task/);
-  assert.equal(await panel.getByRole('group', { name: `Run ${name}?` }).count(), 0, 'a read-only tool is not asked about');
+  assert.equal(await panel.getByRole('group', { name: 'Run echo?' }).count(), 0, 'a read-only tool is not asked about');
   assert.ok(!(await panel.locator('body').textContent()).includes(TOKEN), 'the token is not on screen');
 });
 
@@ -99,10 +99,10 @@ test('a task\'s call to an MCP tool on Ask waits for Approve; the server\'s isEr
   callOnce('write_note', { note: 'buy milk' });
   const before = files.calls().length;
   await ui.startTask(tab, 'Write a note about milk', `${NOTES}/`);
-  const question = panel.getByRole('group', { name: /^Run \w+__write_note\?$/ });
+  const question = panel.getByRole('group', { name: 'Run write_note?' });
   await question.waitFor({ timeout: 20_000 });
   const name = listedName(systemOf(mock.requests[0].body), 'write_note');
-  assert.equal(await question.getAttribute('aria-label'), `Run ${name}?`);
+  assert.ok(!(await question.textContent()).includes(name), 'the tool as people read it, not its model-facing name');
   assert.match(await question.textContent(), /My files/);
   assert.equal(files.calls().length, before, 'nothing reaches the server before the user approves');
   await question.getByRole('button', { name: 'Approve' }).dispatchEvent('click');

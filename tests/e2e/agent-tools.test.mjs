@@ -81,10 +81,10 @@ async function until(cond, what, ms = 5000) {
 const openUrls = () => browser.context.pages().map((p) => p.url());
 const docsRequests = (p) => env.sites[DOCS].requests.filter((r) => r.path === p);
 /** The Approve / Deny of a tool call in the task view, named like chat's. */
-const runQuestion = () => panel.getByRole('group', { name: `Run ${OPEN}?` });
+const runQuestion = () => panel.getByRole('group', { name: 'Run Open a tab?' });
 /** The timeline line holding the card of the call to `url`. */
 const toolLine = (url) => ui.list().getByRole('listitem')
-  .filter({ has: panel.getByRole('group', { name: `Tool call ${OPEN}` }) })
+  .filter({ has: panel.getByRole('group', { name: 'Tool call Open a tab' }) })
   .filter({ hasText: url });
 const navigatorTurns = () => mock.requests.map((r) => lastUserText(r.body)).filter((t) => t.startsWith('ROLE: NAVIGATOR'));
 
@@ -93,7 +93,7 @@ test('a task calls tab.open: asked in the task view, Approve runs it, the tab op
   await ui.startTask(tab, 'Open the docs guide in a new tab', `${NOTES}/`);
   const question = runQuestion();
   await question.waitFor({ timeout: 20_000 });
-  assert.match(await question.textContent(), /Allow «Tandem Tabs» to run tab\.open with url "https:\/\/docs\.tandem\.test\/guide"\?/);
+  assert.match(await question.textContent(), /Allow «Tandem Tabs» to run Open a tab with url "https:\/\/docs\.tandem\.test\/guide"\?/);
   assert.deepEqual(docsRequests('/guide'), [], 'nothing runs before the user approves');
   assert.ok(!openUrls().includes(`${DOCS}/guide`));
 
@@ -124,7 +124,7 @@ test('a task calls tab.open: asked in the task view, Approve runs it, the tab op
   const line = toolLine('docs.tandem.test/guide');
   await line.waitFor();
   const text = await line.textContent();
-  assert.match(text, /Tool tandem_tabs__tab_open from Tandem Tabs/);
+  assert.match(text, /Tool Open a tab from Tandem Tabs/);
   assert.ok(text.includes('{"url":"https://docs.tandem.test/guide"}'), text);
   assert.match(await line.getByLabel('Tool result').textContent(), /^Done: Opened https:\/\/docs\.tandem\.test\/guide in a new tab/);
   assert.match(text, /· OpenAI-compatible/);
@@ -171,7 +171,7 @@ test('arguments that do not fit the tool\'s schema are refused before anyone is 
   assert.ok(told, navigatorTurns().join('\n---\n'));
   assert.match(told, /Result of the previous step: the tool tandem_tabs__tab_open failed: params\.url: expected string\n/);
   assert.equal(openUrls().length, before, 'no tab opened');
-  const line = ui.list().getByRole('listitem').filter({ has: panel.getByRole('group', { name: `Tool call ${OPEN}` }) }).filter({ hasText: '{"url":42}' });
+  const line = ui.list().getByRole('listitem').filter({ has: panel.getByRole('group', { name: 'Tool call Open a tab' }) }).filter({ hasText: '{"url":42}' });
   await line.waitFor();
   assert.match(await line.getByLabel('Tool result').textContent(), /^Failed: params\.url: expected string/);
 });

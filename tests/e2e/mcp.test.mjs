@@ -96,11 +96,11 @@ test('Test names the exact problem (401: needs a token; nothing listening), then
   assert.deepEqual(await listed.getByRole('listitem').allTextContents(), ['echo', 'write_note', 'slow']);
   // The test session was initialized with the token and the protocol version, then ended.
   const init = sse.received.find((m) => m.rpc === 'initialize' && m.headers.authorization);
-  assert.equal(init.params.protocolVersion, '2025-06-18');
+  assert.equal(init.params.protocolVersion, '2025-11-25');
   assert.equal(init.headers.authorization, `Bearer ${TOKEN}`);
   const later = sse.received.find((m) => m.rpc === 'tools/list');
   assert.ok(later.headers['mcp-session-id'], 'the session id goes on later requests');
-  assert.equal(later.headers['mcp-protocol-version'], '2025-06-18');
+  assert.equal(later.headers['mcp-protocol-version'], '2025-11-25');
 
   await form.getByRole('button', { name: 'Add server' }).click();
   await mcpStatus().filter({ hasText: 'Added. Connected to «Files»' }).waitFor();
@@ -129,7 +129,7 @@ test('a server that pages its tool list (nextCursor): Test follows every page an
   }
 });
 
-test('a chat turn on an event-stream server calls its tool: the server gets the arguments, the model gets the text (image named, fenced)', async () => {
+test('a chat turn on an event-stream server calls its tool: the server gets the arguments, the model gets the text (image described, fenced)', async () => {
   const echo = await offeredName('__echo');
   assert.ok(echo, 'the MCP tool is offered to the model');
   mock.script({ toolCall: { name: echo, arguments: { text: 'hello there' } } });
@@ -141,7 +141,7 @@ test('a chat turn on an event-stream server calls its tool: the server gets the 
   assert.deepEqual(call.params, { name: 'echo', arguments: { text: 'hello there' } });
   assert.equal(call.headers.authorization, `Bearer ${TOKEN}`);
   assert.ok(result.content.includes('echo from Files: hello there'), result.content);
-  assert.ok(result.content.includes('[image omitted]'), result.content);
+  assert.ok(result.content.includes('[image: image/png, 8 bytes, not shown]'), result.content);
   assert.ok(result.content.includes('⟦untrusted data'), 'fenced as outside data');
   await idle();
   await lastAnswer().getByText('It echoed.').waitFor();
@@ -153,7 +153,7 @@ test('an isError result reaches the model as an error, after the user approved t
   mock.setDefault({ reply: 'The disk is full.' });
   const next = mock.waitForRequest((r) => (r.toolResults ?? []).length > 0, 15000);
   await ask('Write a note.');
-  const card = lastAnswer().getByRole('group', { name: `Run ${write}?` });
+  const card = lastAnswer().getByRole('group', { name: 'Run write_note?' });
   await card.getByRole('button', { name: 'Approve' }).click();
   const result = (await next).toolResults[0];
   assert.equal(sse.calls().at(-1).params.arguments.note, 'remember milk');
@@ -278,7 +278,7 @@ for (const f of formats) {
     assert.deepEqual(sse.calls().at(-1).params.arguments, { text: `via ${f.label}` });
     await idle();
     await lastAnswer().getByText(`Echoed on ${f.label}.`).waitFor();
-    assert.match(await lastAnswer().getByRole('group', { name: `Tool call ${echo}` }).getByLabel('Tool result').textContent(), /^Done/);
+    assert.match(await lastAnswer().getByRole('group', { name: 'Tool call echo' }).getByLabel('Tool result').textContent(), /^Done/);
   });
 }
 

@@ -92,7 +92,7 @@ test('a provider that never answers: the call ends at 30 s with a sentence, the 
   await idle();
   const answer = lastAnswer();
   await answer.getByText('The tool did not answer; here is what I know.').waitFor();
-  assert.match(await answer.getByRole('group', { name: `Tool call ${name}` }).getByLabel('Tool result').textContent(), /did not answer within 30 s/);
+  assert.match(await answer.getByRole('group', { name: 'Tool call wait' }).getByLabel('Tool result').textContent(), /did not answer within 30 s/);
 });
 
 test('removing the provider while its call runs ends the call with a sentence, not at the timeout', async () => {
@@ -117,7 +117,7 @@ test('removing the provider while its call runs ends the call with a sentence, n
   await idle();
   await openChatMode(panel);
   await lastAnswer().getByText('That provider is gone.').waitFor();
-  assert.match(await lastAnswer().getByRole('group', { name: `Tool call ${name}` }).getByLabel('Tool result').textContent(), /removed or turned off/);
+  assert.match(await lastAnswer().getByRole('group', { name: 'Tool call hold' }).getByLabel('Tool result').textContent(), /removed or turned off/);
   // Its tools are no longer offered.
   mock.reset();
   mock.setDefault({ reply: 'ok' });

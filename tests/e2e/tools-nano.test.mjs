@@ -119,7 +119,7 @@ test('on Nano, a chat turn calls tab.open: the tab opens, the result goes back o
   await idle();
   assert.equal(await answer.locator('.text').textContent(), 'I opened the docs in a new tab for you.', 'the answer\'s text, not its JSON');
   assert.match(await answer.textContent(), /via Gemini Nano \(on device\)/);
-  const card = answer.getByRole('group', { name: `Tool call ${openName}` });
+  const card = answer.getByRole('group', { name: 'Tool call Open a tab' });
   assert.match(await card.textContent(), /Tandem Tabs/);
   assert.match(await card.getByLabel('Tool result').textContent(), /^Done/);
 
@@ -152,7 +152,7 @@ test('Nano destroyed between the tool call and the answer: the cloud continues f
   const cloud = mock.waitForRequest(() => true, 20000);
   await ask('Open the failover docs.');
   // The call waits for the user; meanwhile the on-device session is destroyed.
-  const question = lastAnswer().getByRole('group', { name: `Run ${openName}?` });
+  const question = lastAnswer().getByRole('group', { name: 'Run Open a tab?' });
   await question.waitFor();
   await fake(() => globalThis.__fakeLanguageModel.sessions.at(-1).destroy());
   await question.getByRole('button', { name: 'Approve' }).click();
@@ -176,7 +176,7 @@ test('Nano destroyed between the tool call and the answer: the cloud continues f
   await answer.getByText('The cloud finished it: the tab is open.').waitFor();
   await idle();
   assert.match(await answer.textContent(), /via OpenAI-compatible/);
-  assert.match(await answer.getByRole('group', { name: `Tool call ${openName}` }).getByLabel('Tool result').textContent(), /^Done/);
+  assert.match(await answer.getByRole('group', { name: 'Tool call Open a tab' }).getByLabel('Tool result').textContent(), /^Done/);
   assert.equal(mock.requests.length, 1, 'one cloud request finished the turn');
   assert.equal(openTabs().filter((u) => u === url).length, 1, 'the provider ran the call once');
 

@@ -107,7 +107,7 @@ test('a read-only tool runs at once: the result goes back to the model, the card
   await idle();
   const answer = lastAnswer();
   await answer.getByText('You have the docs page open.').waitFor();
-  const card = answer.getByRole('group', { name: `Tool call ${listName}` });
+  const card = answer.getByRole('group', { name: 'Tool call List tabs' });
   assert.match(await card.textContent(), /Tandem Tabs/);
   assert.match(await card.getByLabel('Tool result').textContent(), /^Done/);
   await page.close();
@@ -125,7 +125,7 @@ test('Ask → Approve opens the tab; Ask → Deny does not, and the model is tol
   mock.setDefault({ reply: 'Opened it.' });
   const back = mock.waitForRequest((r) => (r.toolResults ?? []).length > 0, 20000);
   await ask('Open the docs in a new tab.');
-  const question = lastAnswer().getByRole('group', { name: `Run ${openName}?` });
+  const question = lastAnswer().getByRole('group', { name: 'Run Open a tab?' });
   await question.waitFor();
   assert.match(await question.textContent(), /approved/);
   assert.ok(!openTabs().some((u) => u.endsWith('/approved')), 'nothing opens before the user approves');
@@ -140,7 +140,7 @@ test('Ask → Approve opens the tab; Ask → Deny does not, and the model is tol
   mock.setDefault({ reply: 'Understood.' });
   const refused = mock.waitForRequest((r) => (r.toolResults ?? []).length > 0, 20000);
   await ask('Open the other page too.');
-  const second = lastAnswer().getByRole('group', { name: `Run ${openName}?` });
+  const second = lastAnswer().getByRole('group', { name: 'Run Open a tab?' });
   await second.waitFor();
   await second.getByRole('button', { name: 'Deny' }).click();
   const told = await refused;
@@ -165,7 +165,7 @@ test('arguments that fail the schema go back to the model as an error; the provi
   assert.match(sent.toolResults[0].content, /url: expected string/);
   await idle();
   assert.equal(openTabs().length, tabsBefore, 'no tab opened');
-  const card = lastAnswer().getByRole('group', { name: `Tool call ${openName}` });
+  const card = lastAnswer().getByRole('group', { name: 'Tool call Open a tab' });
   assert.match(await card.getByLabel('Tool result').textContent(), /^Failed/);
 });
 
@@ -264,7 +264,7 @@ for (const f of formats) {
     await idle();
     const answer = lastAnswer();
     await answer.getByText(`Your ${f.label} tab is open.`).waitFor();
-    assert.match(await answer.getByRole('group', { name: `Tool call ${name}` }).getByLabel('Tool result').textContent(), /^Done/);
+    assert.match(await answer.getByRole('group', { name: 'Tool call List tabs' }).getByLabel('Tool result').textContent(), /^Done/);
     await page.close();
   });
 }
@@ -308,6 +308,6 @@ test('a chat on Firebase AI Logic calls a tool through the panel relay and answe
   await idle();
   const answer = lastAnswer();
   await answer.getByText('Your Firebase tab is open.').waitFor();
-  assert.match(await answer.getByRole('group', { name: `Tool call ${name}` }).getByLabel('Tool result').textContent(), /^Done/);
+  assert.match(await answer.getByRole('group', { name: 'Tool call List tabs' }).getByLabel('Tool result').textContent(), /^Done/);
   await page.close();
 });

@@ -10,6 +10,7 @@ mod chrome;
 mod cloud;
 mod http;
 mod mcp;
+mod mcp_oauth;
 mod memory;
 mod models;
 mod nano;

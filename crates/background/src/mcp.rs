@@ -112,11 +112,31 @@ async fn set_credentials(id: &str, credentials: Option<&Credentials>) {
 async fn server(id: &str) -> Option<Server> {
     let registry = crate::registry::loaded().await;
     let url = registry.provider(id)?.mcp()?.url.clone();
+    let mut credentials = credentials_of(id).await;
+    // A signed-in server's access token is renewed before it expires.
+    if crate::mcp_oauth::due(&credentials) {
+        if let Ok(renewed) = crate::mcp_oauth::refresh(&credentials).await {
+            set_credentials(id, Some(&renewed)).await;
+            credentials = renewed;
+        }
+    }
     Some(Server {
         id: id.to_string(),
         url,
-        credentials: credentials_of(id).await,
+        credentials,
     })
+}
+
+/// A 401 on a signed-in server: the access token is renewed once (stored for next time); a
+/// renewal that fails means signing in again.
+async fn renew(server: &mut Server) -> Result<(), McpError> {
+    let renewed = crate::mcp_oauth::refresh(&server.credentials)
+        .await
+        .map_err(|_| McpError::SignInAgain)?;
+    set_credentials(&server.id, Some(&renewed)).await;
+    server.credentials = renewed;
+    SESSIONS.with(|m| m.borrow_mut().remove(&server.id));
+    Ok(())
 }
 
 // --- the transport ---------------------------------------------------------------------
@@ -139,16 +159,23 @@ async fn post(
     .await?;
     let status = response.status();
     let session_header = response.headers().get("mcp-session-id").ok().flatten();
+    if status == 401 && credentials.oauth.is_none() {
+        if let Some(challenge) = crate::mcp_oauth::sign_in_challenge(&response) {
+            return Err(McpError::SignIn { challenge });
+        }
+    }
     if !(200..300).contains(&status) {
         let body = text(&response).await;
-        check_status(status, session.id.is_some(), &body)?;
+        check_status(status, session.id.is_some(), &body, &credentials.secrets())?;
     }
     if out.id.is_none() {
         return Ok((None, session_header));
     }
     let content_type = response.headers().get("content-type").ok().flatten();
     let mut reader = Reader::new(content_type.as_deref(), out)?;
-    read_body(&response, url, |bytes| reader.push(bytes)).await?;
+    read_body(&response, url, |bytes| reader.push(bytes))
+        .await
+        .map_err(|e| gave_up(url, controller).unwrap_or(e))?;
     Ok((Some(reader.finish()?), session_header))
 }
 
@@ -176,9 +203,23 @@ async fn fetch(
     let request = Request::new_with_str_and_init(url, &init).map_err(|_| unreachable())?;
     match JsFuture::from(chrome::fetch_with_request(&request)).await {
         Ok(r) => Ok(r.unchecked_into()),
-        Err(_) if controller.signal().aborted() => Err(unreachable()),
+        Err(_) if controller.signal().aborted() => {
+            Err(gave_up(url, controller).unwrap_or_else(unreachable))
+        }
         Err(_) => Err(why_unreachable(url).await),
     }
+}
+
+/// Tandem's own time limit ([`timed`]) ran out on this request: something took the
+/// connection (a closed port is refused at once, long before) and did not answer in time.
+/// `None` when the request was ended otherwise (Stop, a removal).
+fn gave_up(url: &str, controller: &AbortController) -> Option<McpError> {
+    let signal = controller.signal();
+    let limit_ms = Reflect::get(&signal, &"reason".into()).ok()?.as_f64()?;
+    signal.aborted().then(|| McpError::Slow {
+        url: url.to_string(),
+        seconds: (limit_ms / 1000.0).round() as u32,
+    })
 }
 
 /// A fetch that failed outright: either nothing answers at `url`, or something does and
@@ -252,11 +293,11 @@ async fn read_body(
     }
 }
 
-/// A controller that aborts after `ms`.
+/// A controller that aborts after `ms`, with `ms` as the reason ([`gave_up`] reads it).
 fn timed(ms: i32) -> Option<AbortController> {
     let controller = AbortController::new().ok()?;
     let abort = controller.clone();
-    let timer = Closure::once_into_js(move || abort.abort());
+    let timer = Closure::once_into_js(move || abort.abort_with_reason(&JsValue::from(ms)));
     chrome::set_timeout(timer.unchecked_ref(), ms);
     Some(controller)
 }
@@ -323,8 +364,32 @@ async fn request(
     make: impl Fn(&mut Session) -> Outgoing,
     controller: &AbortController,
 ) -> Result<Reply, McpError> {
-    for attempt in 0..2 {
-        session_for(server, controller).await?;
+    request_noting(server, make, controller, &std::cell::Cell::new(None)).await
+}
+
+/// [`request`], noting in `sent` the id of the request last sent (to cancel it by).
+async fn request_noting(
+    server: &Server,
+    make: impl Fn(&mut Session) -> Outgoing,
+    controller: &AbortController,
+    sent: &std::cell::Cell<Option<u64>>,
+) -> Result<Reply, McpError> {
+    let mut server = server.clone();
+    let server = &mut server;
+    let mut renewed = false;
+    for attempt in 0..3 {
+        let connected = session_for(server, controller).await;
+        match connected {
+            Err(McpError::NeedsToken) if server.credentials.oauth.is_some() && !renewed => {
+                renewed = true;
+                renew(server).await?;
+                continue;
+            }
+            Err(McpError::NeedsToken) if server.credentials.oauth.is_some() => {
+                return Err(McpError::SignInAgain)
+            }
+            other => other?,
+        };
         // The request id is taken from the stored session, so ids stay unique in it.
         let Some((session, out)) = SESSIONS.with(|m| {
             let mut m = m.borrow_mut();
@@ -334,10 +399,18 @@ async fn request(
         }) else {
             continue;
         };
+        sent.set(out.id);
         match post(&server.url, &server.credentials, &session, &out, controller).await {
-            Err(e) if e.session_expired() && attempt == 0 => {
+            Err(e) if e.session_expired() && attempt < 2 => {
                 SESSIONS.with(|m| m.borrow_mut().remove(&server.id));
                 stop_listening(&server.id);
+            }
+            Err(McpError::NeedsToken) if server.credentials.oauth.is_some() && !renewed => {
+                renewed = true;
+                renew(server).await?;
+            }
+            Err(McpError::NeedsToken) if server.credentials.oauth.is_some() => {
+                return Err(McpError::SignInAgain)
             }
             Err(e) => return Err(e),
             Ok((reply, _)) => {
@@ -374,8 +447,32 @@ fn listen(server: Server, session: Session) {
         let mut reopening = false;
         loop {
             let opened = fetch("GET", &server.url, &headers, None, &controller).await;
-            // Gone: the next request (or the check before a turn) connects again.
-            let Ok(response) = opened else { return };
+            let response = match opened {
+                Ok(response) => response,
+                // Cut and not re-established: the server is not known to answer, so its
+                // tools are not offered (a problem) until the check before a turn finds it
+                // again, on a new session.
+                Err(e) if reopening && !controller.signal().aborted() => {
+                    let current = SESSIONS.with(|m| {
+                        let mut m = m.borrow_mut();
+                        let current = m.get(&server.id).is_some_and(|s| s.id == session.id);
+                        if current {
+                            m.remove(&server.id);
+                        }
+                        current
+                    });
+                    if current {
+                        let sentence = e.to_string();
+                        let _ = crate::registry::change(|r| {
+                            r.set_mcp_problem(&server.id, Some(sentence))
+                        })
+                        .await;
+                    }
+                    return;
+                }
+                // Gone: the next request (or the check before a turn) connects again.
+                Err(_) => return,
+            };
             if reopening && response.status() == 404 && session.id.is_some() {
                 SESSIONS.with(|m| m.borrow_mut().remove(&server.id));
                 spawn_local(refresh(server.id.clone()));
@@ -412,8 +509,12 @@ fn listen(server: Server, session: Session) {
             if controller.signal().aborted() || !current {
                 return;
             }
-            chrome::sleep(delay).await;
-            delay = (delay * 2).min(MAX_REOPEN_DELAY_MS);
+            // The first time at once: a server that went away is then known to be gone
+            // before the next turn offers its tools. A stream cut again pauses, growing.
+            if reopening {
+                chrome::sleep(delay).await;
+                delay = (delay * 2).min(MAX_REOPEN_DELAY_MS);
+            }
             reopening = true;
             if controller.signal().aborted() {
                 return;
@@ -518,16 +619,27 @@ pub async fn recheck() {
 /// tool outcome reads. Never fails: a server that cannot be reached is a result with the
 /// sentence as its error, recorded on the server for Settings.
 pub async fn call(run: Run, controller: AbortController) -> JsValue {
+    let output = crate::registry::loaded()
+        .await
+        .provider(&run.provider_id)
+        .and_then(|p| p.tools().iter().find(|t| t.name == run.tool_name))
+        .and_then(|t| t.output.clone());
     let value = match server(&run.provider_id).await {
         None => rpc_error_result(&McpError::NotFound),
         Some(server) => {
             let (name, args) = (run.tool_name.clone(), run.params.clone());
-            match request(&server, |s| s.call_tool(&name, &args), &controller).await {
+            let sent = std::cell::Cell::new(None);
+            match request_noting(&server, |s| s.call_tool(&name, &args), &controller, &sent).await {
                 Ok(reply) => {
                     clear_problem(&server.id).await;
-                    call_result(&reply.result)
+                    call_result(&reply.result, output.as_ref())
                 }
                 Err(e) => {
+                    if let (true, Some(id)) = (controller.signal().aborted(), sent.get()) {
+                        // Tandem gave up on the call (Stop, its time limit): the server is
+                        // told, so it may stop working on it.
+                        spawn_local(cancel(server.clone(), id, abort_reason(&controller)));
+                    }
                     if !controller.signal().aborted() {
                         let sentence = e.to_string();
                         let _ = crate::registry::change(|r| {
@@ -541,6 +653,33 @@ pub async fn call(run: Run, controller: AbortController) -> JsValue {
         }
     };
     JSON::parse(&value.to_string()).unwrap_or(JsValue::NULL)
+}
+
+/// Why the call was given up, as the caller said when it ended it (`tools::execute`).
+fn abort_reason(controller: &AbortController) -> String {
+    Reflect::get(&controller.signal(), &"reason".into())
+        .ok()
+        .and_then(|r| r.as_string())
+        .unwrap_or_else(|| "Tandem stopped waiting for the result.".into())
+}
+
+/// `notifications/cancelled` for the request `id`, on the session it was sent in.
+async fn cancel(server: Server, id: u64, reason: String) {
+    let Some(session) = SESSIONS.with(|m| m.borrow().get(&server.id).cloned()) else {
+        return;
+    };
+    let Some(controller) = timed(RECHECK_TIMEOUT_MS) else {
+        return;
+    };
+    let out = session.cancelled(id, &reason);
+    let _ = post(
+        &server.url,
+        &server.credentials,
+        &session,
+        &out,
+        &controller,
+    )
+    .await;
 }
 
 async fn clear_problem(id: &str) {
@@ -567,7 +706,7 @@ pub async fn test(request_id: String, server: McpEndpoint) {
             end_session(&url, &credentials, &session).await;
             (true, found_sentence(&name, &page), names(&page))
         }
-        Err(e) => (false, e, Vec::new()),
+        Err(e) => (false, e.to_string(), Vec::new()),
     };
     report(&request_id, ok, &message, &tools).await;
 }
@@ -577,14 +716,12 @@ pub async fn test(request_id: String, server: McpEndpoint) {
 async fn probe(
     url: &str,
     credentials: &Credentials,
-) -> Result<(String, ToolsPage, Session), String> {
-    let controller = timed(CONNECT_TIMEOUT_MS).ok_or("Tandem could not start a request.")?;
-    let mut session = connect(url, credentials, &controller)
-        .await
-        .map_err(|e| e.to_string())?;
-    let page = list_all(url, credentials, &mut session, &controller)
-        .await
-        .map_err(|e| e.to_string())?;
+) -> Result<(String, ToolsPage, Session), McpError> {
+    let controller = timed(CONNECT_TIMEOUT_MS).ok_or(McpError::Unreachable {
+        url: url.to_string(),
+    })?;
+    let mut session = connect(url, credentials, &controller).await?;
+    let page = list_all(url, credentials, &mut session, &controller).await?;
     let name = session.server_name.clone().unwrap_or_default();
     Ok((name, page, session))
 }
@@ -624,9 +761,15 @@ fn names(page: &ToolsPage) -> Vec<String> {
 }
 
 async fn report(request_id: &str, ok: bool, message: &str, tools: &[String]) {
+    // A server that signs people in gets Sign in in the form, instead of the token field.
+    let sign_in = message
+        == McpError::SignIn {
+            challenge: String::new(),
+        }
+        .to_string();
     local_set(
         mcp::TEST_KEY,
-        &json!({"requestId": request_id, "ok": ok, "message": message, "tools": tools}),
+        &json!({"requestId": request_id, "ok": ok, "message": message, "tools": tools, "signIn": sign_in}),
     )
     .await;
 }
@@ -638,12 +781,36 @@ pub async fn add(request_id: String, name: String, server: McpEndpoint) {
         Ok(c) => c,
         Err(e) => return report(&request_id, false, &e, &[]).await,
     };
+    let registry = crate::registry::loaded().await;
+    let same = registry
+        .mcp_servers()
+        .find(|p| p.mcp().is_some_and(|m| mcp::same_server(&m.url, &clean)));
+    if let Some(known) = same {
+        let sentence = format!(
+            "«{}» at {clean} is already added (Settings → Tools): remove it first to add it again.",
+            known.name()
+        );
+        return report(&request_id, false, &sentence, &[]).await;
+    }
+    let mut credentials = credentials;
+    let mut found = probe(&clean, &credentials).await;
+    if let (true, Err(McpError::SignIn { challenge })) = (server.sign_in, &found) {
+        match crate::mcp_oauth::sign_in(&clean, Some(challenge)).await {
+            Ok(signed_in) => credentials = signed_in,
+            Err(why) => return report(&request_id, false, &why, &[]).await,
+        }
+        found = probe(&clean, &credentials).await;
+    }
     let id = format!("{}{}", mcp::ID_PREFIX, random_uuid());
     set_credentials(&id, Some(&credentials)).await;
-    let found = probe(&clean, &credentials).await;
+    let signed_in = credentials.oauth.is_some();
     let (tools, problem, server_name, message) = match found {
         Ok((server_name, page, session)) => {
-            let message = format!("Added. {}", found_sentence(&server_name, &page));
+            let message = format!(
+                "Added{}. {}",
+                if signed_in { " (signed in)" } else { "" },
+                found_sentence(&server_name, &page)
+            );
             SESSIONS.with(|m| m.borrow_mut().insert(id.clone(), session.clone()));
             listen(
                 Server {
@@ -657,7 +824,7 @@ pub async fn add(request_id: String, name: String, server: McpEndpoint) {
         }
         Err(e) => (
             Vec::new(),
-            Some(e.clone()),
+            Some(e.to_string()),
             String::new(),
             format!("Added, but not usable yet: {e}"),
         ),
@@ -672,7 +839,12 @@ pub async fn add(request_id: String, name: String, server: McpEndpoint) {
         url: clean,
         enabled: true,
         problem,
-        token_hint: credentials.token.as_deref().and_then(token_hint),
+        // A signed-in server's token is not the user's to recognise: no hint.
+        token_hint: credentials
+            .token
+            .as_deref()
+            .filter(|_| !signed_in)
+            .and_then(token_hint),
         header_names: credentials.header_names(),
     };
     crate::registry::change(|r| r.add_mcp_server(&id, &shown, server, tools)).await;
@@ -700,6 +872,8 @@ async fn end_session(url: &str, credentials: &Credentials, session: &Session) {
 /// Before a server is removed: its stream closed, its session ended, its token forgotten.
 pub async fn forget(id: &str) {
     drop_session(id).await;
+    // Signed in: the tokens are revoked where the server offers it, then forgotten.
+    crate::mcp_oauth::revoke(&credentials_of(id).await).await;
     set_credentials(id, None).await;
 }
 

@@ -372,7 +372,13 @@ pub async fn run_round(
         let started = js_sys::Date::now();
         let (provider, question, run) = match plan {
             CallPlan::Reject(outcome) => {
-                show_use(port, request_id, call, "", None);
+                // Refused before running (bad arguments, Deny): a tool that exists is still
+                // shown by its label and provider.
+                let known = registry.resolve(&call.name);
+                let shown = known.as_ref().map_or((call.name.as_str(), ""), |t| {
+                    (t.descriptor.label.as_str(), t.provider_name.as_str())
+                });
+                show_use(port, request_id, call, shown, None);
                 show_result(port, request_id, &outcome, started);
                 outcomes.push(outcome);
                 continue;
@@ -380,7 +386,14 @@ pub async fn run_round(
             CallPlan::Ask { question, run } => (run.provider_name.clone(), Some(question), run),
             CallPlan::Run(run) => (run.provider_name.clone(), None, run),
         };
-        show_use(port, request_id, call, &provider, question.clone());
+        // People read the tool's label and the provider's name, not `provider__name`.
+        show_use(
+            port,
+            request_id,
+            call,
+            (&run.label, &provider),
+            question.clone(),
+        );
         let outcome = if question.is_some() {
             match decision(&call.id, controller).await? {
                 true => execute(&run, controller).await?,
@@ -395,7 +408,15 @@ pub async fn run_round(
     Ok(outcomes)
 }
 
-fn show_use(port: &Port, request_id: &str, call: &ToolCall, provider: &str, q: Option<String>) {
+/// `shown`: the tool's name as people read it, and its provider's.
+fn show_use(
+    port: &Port,
+    request_id: &str,
+    call: &ToolCall,
+    shown: (&str, &str),
+    q: Option<String>,
+) {
+    let (tool, provider) = shown;
     let arguments = match &call.arguments {
         Value::String(raw) => raw.clone(),
         other => other.to_string(),
@@ -405,7 +426,7 @@ fn show_use(port: &Port, request_id: &str, call: &ToolCall, provider: &str, q: O
         &WorkerToPanel::ToolUse {
             request_id: request_id.to_string(),
             call_id: call.id.clone(),
-            tool: call.name.clone(),
+            tool: tool.to_string(),
             provider: provider.to_string(),
             arguments,
             question: q,
@@ -518,7 +539,15 @@ async fn execute(run: &Run, controller: &AbortController) -> Result<ToolOutcome,
         registry::unwatch(id);
     }
     if let Some(fetch) = &mcp_fetch {
-        fetch.abort();
+        // The reason goes to the MCP server with `notifications/cancelled`.
+        let why = match &settled {
+            Ok(v) if Object::is(v, &stopped) => "The user stopped the call.".to_string(),
+            Ok(v) if Object::is(v, &timed_out) => {
+                format!("Tandem stopped waiting after {} s.", CALL_TIMEOUT_MS / 1000)
+            }
+            _ => "Tandem no longer needs the result.".to_string(),
+        };
+        fetch.abort_with_reason(&JsValue::from_str(&why));
     }
     let answer = match settled {
         Ok(v) => v,
@@ -555,6 +584,14 @@ async fn execute(run: &Run, controller: &AbortController) -> Result<ToolOutcome,
         .and_then(|v| v.as_string())
         .unwrap_or_default();
     let value = tandem_core::json::from_str::<Value>(&text).unwrap_or(Value::Null);
+    // Tandem could not reach or read an MCP server: Tandem's sentence, not the tool's words.
+    if let Some(failure) = value.get(tandem_core::mcp::TANDEM_FAILURE) {
+        let text = |k: &str| failure.get(k).and_then(Value::as_str).map(str::to_string);
+        return Ok(run.failed(&Failure::NotAnswered {
+            why: text("sentence").unwrap_or_default(),
+            said: text("said"),
+        }));
+    }
     Ok(run.outcome(&parse_tool_result(&value)))
 }
 

@@ -85,16 +85,7 @@ pub fn show_result(
     text: &str,
     duration_ms: Option<u64>,
 ) -> Result<(), DomError> {
-    let Some(card) = bubble
-        .query_selector_all(".tool-card")
-        .ok()
-        .and_then(|cards| {
-            (0..cards.length())
-                .filter_map(|i| cards.item(i))
-                .filter_map(|n| n.dyn_into::<HtmlElement>().ok())
-                .find(|c| c.get_attribute("data-call").as_deref() == Some(call_id))
-        })
-    else {
+    let Some(card) = card_of(bubble, call_id) else {
         return Ok(());
     };
     if let Some(ask) = card.query_selector(".tool-ask").ok().flatten() {
@@ -133,8 +124,33 @@ pub fn show_card(bubble: &HtmlElement, card: &ToolCard) -> Result<(), DomError> 
     )?;
     match card.ok {
         Some(ok) => show_result(bubble, &card.call_id, ok, &card.result, None),
-        None => Ok(()),
+        // A call that never ended was stopped with its answer.
+        None => show_stopped(bubble, &card.call_id),
     }
+}
+
+/// The call was stopped before it ended (Stop, or the answer ended with it): its card says
+/// "Stopped" rather than keeping no outcome (a question still open there is closed).
+pub fn show_stopped(bubble: &HtmlElement, call_id: &str) -> Result<(), DomError> {
+    let Some(card) = card_of(bubble, call_id) else {
+        return Ok(());
+    };
+    if let Some(ask) = card.query_selector(".tool-ask").ok().flatten() {
+        ask.remove();
+    }
+    let result = dom::create("p", "tool-result stopped")?;
+    dom::set_attr(&result, "aria-label", "Tool result");
+    result.set_text_content(Some("Stopped"));
+    let _ = card.append_child(&result);
+    Ok(())
+}
+
+fn card_of(bubble: &HtmlElement, call_id: &str) -> Option<HtmlElement> {
+    let cards = bubble.query_selector_all(".tool-card").ok()?;
+    (0..cards.length())
+        .filter_map(|i| cards.item(i))
+        .filter_map(|n| n.dyn_into::<HtmlElement>().ok())
+        .find(|c| c.get_attribute("data-call").as_deref() == Some(call_id))
 }
 
 /// The fence lines of the model's copy are for the model; the user reads the text inside.

@@ -46,9 +46,19 @@ fn wire_mcp() -> Result<(), DomError> {
             if show { "true" } else { "false" },
         );
     });
-    for (button, add) in [("mcp-test", false), ("mcp-add", true)] {
+    for (button, add, sign_in) in [
+        ("mcp-test", false, false),
+        ("mcp-add", true, false),
+        ("mcp-signin", true, true),
+    ] {
         let button: HtmlButtonElement = dom::by_id(button)?;
-        dom::on(&button, "click", move |_: web_sys::Event| mcp_submit(add));
+        dom::on(&button, "click", move |_: web_sys::Event| {
+            mcp_submit(add, sign_in)
+        });
+    }
+    // A new URL may be a server that takes a token: the token field comes back.
+    if let Some(url) = field("mcp-url") {
+        dom::on(&url, "input", |_: web_sys::Event| show_sign_in(false));
     }
     chrome::on_local_change(
         tandem_core::mcp::TEST_KEY,
@@ -72,7 +82,19 @@ fn headers_box() -> Option<web_sys::HtmlTextAreaElement> {
     dom::by_id::<web_sys::HtmlTextAreaElement>("mcp-headers").ok()
 }
 
-fn mcp_submit(add: bool) {
+/// A server that signs people in (OAuth) gets Sign in instead of the token field.
+fn show_sign_in(sign_in: bool) {
+    if let Ok(b) = dom::by_id::<HtmlElement>("mcp-signin") {
+        b.set_hidden(!sign_in);
+    }
+    for id in ["mcp-token-label", "mcp-token"] {
+        if let Ok(e) = dom::by_id::<HtmlElement>(id) {
+            e.set_hidden(sign_in);
+        }
+    }
+}
+
+fn mcp_submit(add: bool, sign_in: bool) {
     let value = |id| field(id).map(|f| f.value()).unwrap_or_default();
     let (name, url, token) = (value("mcp-name"), value("mcp-url"), value("mcp-token"));
     let headers = headers_box().map(|b| b.value()).unwrap_or_default();
@@ -98,7 +120,11 @@ fn mcp_submit(add: bool) {
     .ok();
     let request_id = format!("mcp-{}", js_sys::Date::now() as u64);
     LAST_MCP.with(|l| *l.borrow_mut() = request_id.clone());
-    mcp_status(if add { "Adding…" } else { "Testing…" });
+    mcp_status(match (add, sign_in) {
+        (_, true) => "Signing in… (a sign-in window opens)",
+        (true, false) => "Adding…",
+        (false, false) => "Testing…",
+    });
     if let Ok(list) = dom::by_id::<HtmlElement>("mcp-test-tools") {
         list.set_text_content(None);
         list.set_hidden(true);
@@ -118,8 +144,9 @@ fn mcp_submit(add: bool) {
         }
         let server = McpEndpoint {
             url,
-            token,
+            token: if sign_in { String::new() } else { token },
             headers,
+            sign_in,
         };
         send(if add {
             ToolsCommand::AddMcp {
@@ -146,6 +173,9 @@ async fn show_mcp_result() {
         return;
     }
     mcp_status(v.get("message").and_then(|m| m.as_str()).unwrap_or(""));
+    if v.get("signIn").and_then(|s| s.as_bool()) == Some(true) {
+        show_sign_in(true);
+    }
     let tools: Vec<&str> = v
         .get("tools")
         .and_then(|t| t.as_array())
@@ -167,6 +197,7 @@ async fn show_mcp_result() {
             .and_then(|m| m.as_str())
             .is_some_and(|m| m.starts_with("Added"));
     if added {
+        show_sign_in(false);
         for id in ["mcp-token", "mcp-name", "mcp-url"] {
             if let Some(f) = field(id) {
                 f.set_value("");

@@ -16,9 +16,19 @@ import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprot
  * `pageSize`: `tools/list` answers that many tools a page, with a `nextCursor` to the next.
  * `more`: tools listed after the usual ones (`fetch_url` has a handler: it answers with the
  * URL it was given, as a tool that fetched it would).
+ * `extraTools`: more tools, each `{ tool, run }` (`run(args)` gives the call's result).
+ * `failCalls`: `{ status, body }`, the HTTP answer to every `tools/call` (a server whose
+ * backend is down still initializes and lists). `speaks`: the newest protocol version the
+ * server speaks (it answers a client asking for a newer one with this one, as an older SDK does).
+ * `oauth`: `{ issuer, accepts(token) }` (filled in once the authorization server runs): the
+ * server signs people in, as the MCP authorization spec has it: its Protected Resource
+ * Metadata (RFC 9728) at /.well-known/oauth-protected-resource/mcp names `issuer`, and a
+ * request without a token `accepts` is answered 401 with `WWW-Authenticate: Bearer
+ * resource_metadata=…`.
  */
-export async function startMcpServer({ name, json = false, token = null, port = 0, header = null, cors = false, pageSize = 0, more = [] }) {
+export async function startMcpServer({ name, json = false, token = null, port = 0, header = null, cors = false, pageSize = 0, more = [], extraTools = [], failCalls = null, speaks = null, oauth = null }) {
   const received = [];
+  let url = '';
   const streams = new Set(); // open GET event streams
   const sessions = new Map(); // session id → { transport, server }
   const tools = [
@@ -40,6 +50,10 @@ export async function startMcpServer({ name, json = false, token = null, port = 
     late_tool: async () => ({ content: [{ type: 'text', text: 'late and here' }] }),
     fetch_url: async ({ url }) => ({ content: [{ type: 'text', text: `fetched ${url}` }] }),
   };
+  for (const { tool, run } of extraTools) {
+    tools.push(tool);
+    handlers[tool.name] = run;
+  }
   const newServer = () => {
     const server = new Server({ name, version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } });
     server.setRequestHandler(ListToolsRequestSchema, async (req) => {
@@ -48,10 +62,10 @@ export async function startMcpServer({ name, json = false, token = null, port = 
       const end = start + pageSize;
       return end < tools.length ? { tools: tools.slice(start, end), nextCursor: String(end) } : { tools: tools.slice(start) };
     });
-    server.setRequestHandler(CallToolRequestSchema, async (req) => {
+    server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
       const run = handlers[req.params.name];
       if (!run) return { isError: true, content: [{ type: 'text', text: `no tool ${req.params.name}` }] };
-      return run(req.params.arguments ?? {});
+      return run(req.params.arguments ?? {}, extra);
     });
     return server;
   };
@@ -67,19 +81,37 @@ export async function startMcpServer({ name, json = false, token = null, port = 
         return;
       }
     }
+    if (oauth && req.url === '/.well-known/oauth-protected-resource/mcp') {
+      res.writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ resource: url, authorization_servers: [oauth.issuer], scopes_supported: ['mcp:tools'] }));
+      return;
+    }
     const chunks = [];
     for await (const c of req) chunks.push(c);
     const text = Buffer.concat(chunks).toString('utf8');
     const body = text ? JSON.parse(text) : undefined;
-    received.push({ method: req.method, rpc: body?.method, params: body?.params, headers: req.headers });
+    received.push({ method: req.method, rpc: body?.method, id: body?.id, params: body?.params, headers: req.headers });
     if (req.method === 'GET') {
       streams.add(res);
       res.on('close', () => streams.delete(res));
+    }
+    if (oauth && !oauth.accepts((req.headers.authorization ?? '').replace(/^Bearer /, ''))) {
+      const metadata = `${new URL(url).origin}/.well-known/oauth-protected-resource/mcp`;
+      res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': `Bearer error="invalid_token", resource_metadata="${metadata}"` })
+        .end('{"error":"invalid_token"}');
+      return;
     }
     if ((token && req.headers.authorization !== `Bearer ${token}`)
       || (header && req.method !== 'GET' && req.headers[header[0]] !== header[1])) {
       res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"unauthorized"}');
       return;
+    }
+    if (failCalls && body?.method === 'tools/call') {
+      res.writeHead(failCalls.status, { 'content-type': 'text/plain' }).end(failCalls.body);
+      return;
+    }
+    if (speaks && body?.method === 'initialize' && body.params?.protocolVersion > speaks) {
+      body.params = { ...body.params, protocolVersion: speaks };
     }
     const sid = req.headers['mcp-session-id'];
     let entry = sid ? sessions.get(sid) : undefined;
@@ -100,7 +132,7 @@ export async function startMcpServer({ name, json = false, token = null, port = 
     await entry.transport.handleRequest(req, res, body);
   });
   await new Promise((r) => httpServer.listen(port, '127.0.0.1', r));
-  const url = `http://127.0.0.1:${httpServer.address().port}/mcp`;
+  url = `http://127.0.0.1:${httpServer.address().port}/mcp`;
   return {
     url, received, slowCalled,
     calls: () => received.filter((m) => m.rpc === 'tools/call'),

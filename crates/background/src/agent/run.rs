@@ -473,7 +473,7 @@ impl Loop {
                 let user = ctx.user_texts();
                 let found = ctx.read.carried(&to, &run.params.to_string(), &user);
                 (!found.is_empty()).then(|| {
-                    let how = format!("in the arguments of {}", run.tool_name);
+                    let how = format!("in the arguments of {}", run.label);
                     (flow_question(&found, &to, &how), found, to)
                 })
             }
@@ -493,13 +493,13 @@ impl Loop {
             };
         }
         let (used, outcome) = match plan {
-            CallPlan::Reject(outcome) => (tool_step::tool_use(&call, ""), Ok(outcome)),
+            CallPlan::Reject(outcome) => (tool_step::refused_use(&call, &registry), Ok(outcome)),
             CallPlan::Run(run) => (
-                tool_step::tool_use(&call, &run.provider_name),
+                tool_step::tool_use_of(&call, &run),
                 crate::tools::execute_run(&run, controller).await,
             ),
             CallPlan::Ask { question, run } => {
-                let used = tool_step::tool_use(&call, &run.provider_name);
+                let used = tool_step::tool_use_of(&call, &run);
                 ctx.pending = Some(PendingConfirmation {
                     action: action.to_json().to_string(),
                     target: None,

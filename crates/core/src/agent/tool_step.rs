@@ -77,6 +77,27 @@ pub fn tool_use(call: &ToolCall, provider: &str) -> ToolUse {
     }
 }
 
+/// What the panel shows of `call` once a provider's tool was found: the tool's label (what
+/// people read, not the model-facing `provider__name`) and the provider's name.
+pub fn tool_use_of(call: &ToolCall, run: &crate::tools::Run) -> ToolUse {
+    ToolUse {
+        tool: run.label.clone(),
+        ..tool_use(call, &run.provider_name)
+    }
+}
+
+/// What the panel shows of a call refused before it ran: a tool that exists by its label and
+/// provider, an unknown one by the name the model used.
+pub fn refused_use(call: &ToolCall, registry: &crate::tools::Registry) -> ToolUse {
+    match registry.resolve(&call.name) {
+        Some(t) => ToolUse {
+            tool: t.descriptor.label.clone(),
+            ..tool_use(call, &t.provider_name)
+        },
+        None => tool_use(call, ""),
+    }
+}
+
 impl TaskContext {
     /// Records a tool step: the timeline line (with the call, for the panel's card) and the
     /// feedback the next navigator turn hears. `outcome.content` is already what the model
@@ -90,10 +111,12 @@ impl TaskContext {
         tokens: Option<u32>,
     ) {
         let ok = !outcome.is_error;
+        // The model hears the name it called (the outcome carries it); people read the label.
+        let called = &outcome.name;
         self.feedback = if ok {
-            format!("the tool {} answered:\n{}", used.tool, outcome.content)
+            format!("the tool {called} answered:\n{}", outcome.content)
         } else {
-            format!("the tool {} failed: {}", used.tool, outcome.content)
+            format!("the tool {called} failed: {}", outcome.content)
         };
         self.record(StepRecord {
             kind: StepKind::Action,
@@ -268,7 +291,7 @@ mod tests {
         };
         assert_eq!(
             question,
-            "Allow «Tandem Tabs» to run tab.open with url \"https://docs.tandem.test/\"? This tool can reach the web: what it is given may be sent to any site."
+            "Allow «Tandem Tabs» to run Open tab with url \"https://docs.tandem.test/\"? This tool can reach the web: what it is given may be sent to any site."
         );
         let used = tool_use(&call, &run.provider_name);
         let result = parse_tool_result(&json!({"content": [{"type": "text",

@@ -24,17 +24,23 @@ const RESERVED: &[&str] = &[
     "origin",
 ];
 
-/// A server's token and headers.
+/// A server's token and headers. After an OAuth sign-in, `token` is the access token and
+/// `oauth` what refreshing and revoking it needs.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Credentials {
     pub token: Option<String>,
     pub headers: Vec<(String, String)>,
+    pub oauth: Option<super::oauth::Grant>,
 }
 
 impl Credentials {
     pub fn new(token: &str, headers: Vec<(String, String)>) -> Self {
         let token = Some(token.trim().to_string()).filter(|t| !t.is_empty());
-        Self { token, headers }
+        Self {
+            token,
+            headers,
+            oauth: None,
+        }
     }
 
     /// Read leniently from storage: a string is a token (how tokens were first kept), an
@@ -57,19 +63,37 @@ impl Credentials {
                     .collect()
             })
             .unwrap_or_default();
-        Self::new(token, headers)
+        Self {
+            oauth: value
+                .get("oauth")
+                .and_then(|g| crate::json::from_value(g.clone()).ok()),
+            ..Self::new(token, headers)
+        }
     }
 
     /// The stored form: a plain token string when there are no headers (as before).
     pub fn to_stored(&self) -> Value {
-        if self.headers.is_empty() {
+        if self.headers.is_empty() && self.oauth.is_none() {
             return json!(self.token.clone().unwrap_or_default());
         }
-        json!({"token": self.token, "headers": self.headers})
+        match &self.oauth {
+            Some(grant) => json!({"token": self.token, "headers": self.headers, "oauth": grant}),
+            None => json!({"token": self.token, "headers": self.headers}),
+        }
     }
 
     pub fn is_empty(&self) -> bool {
         self.token.is_none() && self.headers.is_empty()
+    }
+
+    /// The values worth masking in anything a server says back: the token and the headers'.
+    pub fn secrets(&self) -> Vec<String> {
+        self.token
+            .iter()
+            .cloned()
+            .chain(self.headers.iter().map(|(_, v)| v.clone()))
+            .chain(self.oauth.iter().filter_map(|g| g.refresh.clone()))
+            .collect()
     }
 
     /// What Settings may show of the headers: their names.
@@ -88,6 +112,9 @@ pub struct McpEndpoint {
     /// "More headers": one `Name: value` a line.
     #[serde(default)]
     pub headers: String,
+    /// Sign in with OAuth (the server asked for it) instead of a token.
+    #[serde(default)]
+    pub sign_in: bool,
 }
 
 impl McpEndpoint {
@@ -163,6 +190,7 @@ mod tests {
             url: url.into(),
             token: " t-1 ".into(),
             headers: headers.into(),
+            sign_in: false,
         };
         let (url, credentials) = endpoint("https://mcp.example/mcp", "X-Team: blue")
             .checked()

@@ -1,5 +1,5 @@
 //! MCP servers as tool providers: the client side of the Model Context Protocol over
-//! Streamable HTTP (<https://modelcontextprotocol.io/specification/2025-06-18/basic/transports>),
+//! Streamable HTTP (<https://modelcontextprotocol.io/specification/2025-11-25/basic/transports>),
 //! as pure code. The worker does the fetches; everything it sends is built here
 //! ([`Session`]), everything it reads is decoded here ([`Reader`], [`check_status`]), and
 //! every failure becomes a sentence the user or the model can act on ([`McpError`]).
@@ -19,6 +19,7 @@
 
 mod credentials;
 mod error;
+pub mod oauth;
 mod reader;
 mod session;
 mod tools;
@@ -27,7 +28,10 @@ pub use credentials::{parse_headers, Credentials, McpEndpoint, MAX_HEADERS};
 pub use error::McpError;
 pub use reader::{check_status, BodyKind, Reader, Reply};
 pub use session::{Outgoing, Session, ACCEPT, PROTOCOL_VERSION, SUPPORTED_VERSIONS};
-pub use tools::{add_page, call_result, read_tools, rpc_error_result, ToolsPage};
+pub use tools::{
+    add_page, call_result, read_tools, rpc_error_result, ToolsPage, MAX_TOOL_NAME_CHARS,
+    TANDEM_FAILURE,
+};
 
 /// The registry key prefix of MCP servers (extension ids never hold `:`).
 pub const ID_PREFIX: &str = "mcp:";
@@ -76,9 +80,45 @@ pub fn check_url(url: &str) -> Result<String, String> {
     Ok(u.to_string())
 }
 
+/// Whether two checked URLs name the same MCP endpoint: the scheme and host compared without
+/// case, a trailing `/` ignored (`https://Mcp.example/mcp/` is `https://mcp.example/mcp`).
+pub fn same_server(a: &str, b: &str) -> bool {
+    fn key(url: &str) -> String {
+        let url = url.trim().trim_end_matches('/');
+        let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+        let (host, path) = rest.split_at(rest.find(['/', '?', '#']).unwrap_or(rest.len()));
+        format!(
+            "{}://{}{path}",
+            scheme.to_ascii_lowercase(),
+            host.to_ascii_lowercase()
+        )
+    }
+    key(a) == key(b)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_same_server_is_recognised_whatever_its_spelling() {
+        assert!(same_server(
+            "http://127.0.0.1:3000/mcp",
+            "HTTP://127.0.0.1:3000/mcp/"
+        ));
+        assert!(same_server(
+            "https://Mcp.Example/mcp",
+            "https://mcp.example/mcp"
+        ));
+        assert!(!same_server(
+            "https://mcp.example/mcp",
+            "https://mcp.example/MCP"
+        ));
+        assert!(!same_server(
+            "http://127.0.0.1:3000/mcp",
+            "http://127.0.0.1:3001/mcp"
+        ));
+    }
 
     #[test]
     fn tokens_are_shown_by_their_end_only_and_urls_are_checked() {

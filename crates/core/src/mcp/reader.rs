@@ -39,10 +39,20 @@ impl BodyKind {
     }
 }
 
+/// The most of a server's own words (an error body) Tandem repeats.
+const MAX_SAID_CHARS: usize = 300;
+
 /// The failure a non-2xx status means. `sent_session`: the request carried `Mcp-Session-Id`
-/// (a 404 then means the server forgot it). `body`: the start of the answer, which may hold a
-/// JSON-RPC error saying why.
-pub fn check_status(status: u16, sent_session: bool, body: &str) -> Result<(), McpError> {
+/// (a 404 then means the server forgot it). `body`: the start of the answer, which may say
+/// why: a JSON-RPC error, a JSON `error`/`message`, or plain text ("the database is down").
+/// Those words are repeated, capped, with `secrets` (the credentials sent) and anything
+/// token-shaped masked: a server may echo the request back.
+pub fn check_status(
+    status: u16,
+    sent_session: bool,
+    body: &str,
+    secrets: &[String],
+) -> Result<(), McpError> {
     if (200..300).contains(&status) {
         return Ok(());
     }
@@ -52,19 +62,42 @@ pub fn check_status(status: u16, sent_session: bool, body: &str) -> Result<(), M
         404 if sent_session => Err(McpError::SessionExpired),
         404 => Err(McpError::NotFound),
         _ => {
-            let said = crate::json::from_str::<Value>(body).ok().and_then(|v| {
-                v.pointer("/error/message")
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-            });
-            let detail = match said {
-                Some(m) => format!(": {}", clip(m.trim(), 200)),
-                None if looks_like_html(body) => " with an HTML page".to_string(),
+            let said = (!looks_like_html(body))
+                .then(|| servers_words(body))
+                .flatten()
+                .map(|m| crate::redact::redact(&m, secrets));
+            let detail = match &said {
+                _ if looks_like_html(body) => " with an HTML page".to_string(),
+                Some(m) => format!(": «{m}»"),
                 None => String::new(),
             };
-            Err(McpError::Http { status, detail })
+            Err(McpError::Http {
+                status,
+                detail,
+                said,
+            })
         }
     }
+}
+
+/// What an error body says, as one capped line: a JSON-RPC `error.message`, a JSON `error`
+/// or `message` string, or the text itself.
+fn servers_words(body: &str) -> Option<String> {
+    let text = match crate::json::from_str::<Value>(body) {
+        Ok(v) => ["/error/message", "/error", "/message", "/error_description"]
+            .iter()
+            .find_map(|p| v.pointer(p).and_then(Value::as_str))
+            .map(str::to_string)?,
+        Err(_) => body.to_string(),
+    };
+    let line: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect::<String>()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    (!line.is_empty()).then(|| clip(&line, MAX_SAID_CHARS))
 }
 
 fn looks_like_html(body: &str) -> bool {
@@ -362,23 +395,56 @@ mod tests {
         );
         assert!(Reader::new(None, &request()).is_err());
 
-        assert_eq!(check_status(200, true, ""), Ok(()));
-        assert_eq!(check_status(202, false, ""), Ok(()));
-        assert!(check_status(401, false, "")
+        assert_eq!(check_status(200, true, "", &[]), Ok(()));
+        assert_eq!(check_status(202, false, "", &[]), Ok(()));
+        assert!(check_status(401, false, "", &[])
             .unwrap_err()
             .to_string()
             .contains("needs a token"));
-        assert_eq!(check_status(404, true, ""), Err(McpError::SessionExpired));
-        assert!(check_status(404, true, "").unwrap_err().session_expired());
-        assert_eq!(check_status(404, false, ""), Err(McpError::NotFound));
         assert_eq!(
-            check_status(400, false, r#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: Server not initialized"},"id":null}"#)
+            check_status(404, true, "", &[]),
+            Err(McpError::SessionExpired)
+        );
+        assert!(check_status(404, true, "", &[])
+            .unwrap_err()
+            .session_expired());
+        assert_eq!(check_status(404, false, "", &[]), Err(McpError::NotFound));
+        assert_eq!(
+            check_status(400, false, r#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: Server not initialized"},"id":null}"#, &[])
                 .unwrap_err()
                 .to_string(),
-            "The MCP server answered HTTP 400: Bad Request: Server not initialized."
+            "The MCP server answered HTTP 400: «Bad Request: Server not initialized»."
+        );
+        // A plain-text 500 is the server's own words: one line, capped, secrets masked.
+        let secret = "tok-secret-123456".to_string();
+        let said = check_status(
+            500,
+            true,
+            "the database is down\n(token tok-secret-123456, Bearer abcdefghijkl)",
+            std::slice::from_ref(&secret),
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            said,
+            "The MCP server answered HTTP 500: «the database is down (token …3456, Bearer …ijkl)»."
+        );
+        let long = check_status(503, false, &"x".repeat(5_000), &[])
+            .unwrap_err()
+            .to_string();
+        assert!(long.chars().count() < 400, "{long}");
+        assert_eq!(
+            check_status(502, false, r#"{"error":"upstream timed out"}"#, &[])
+                .unwrap_err()
+                .to_string(),
+            "The MCP server answered HTTP 502: «upstream timed out»."
         );
         assert_eq!(
-            check_status(500, false, "<!DOCTYPE html><p>oops")
+            check_status(500, false, "  ", &[]).unwrap_err().to_string(),
+            "The MCP server answered HTTP 500."
+        );
+        assert_eq!(
+            check_status(500, false, "<!DOCTYPE html><p>oops", &[])
                 .unwrap_err()
                 .to_string(),
             "The MCP server answered HTTP 500 with an HTML page."

@@ -6,11 +6,14 @@ use serde_json::{json, Value};
 use super::credentials::Credentials;
 use super::error::McpError;
 
-/// The protocol version Tandem asks for.
-pub const PROTOCOL_VERSION: &str = "2025-06-18";
-/// Versions Tandem can speak: the Streamable HTTP transport exists since 2025-03-26, and
-/// nothing Tandem uses changed between the two.
-pub const SUPPORTED_VERSIONS: [&str; 2] = ["2025-06-18", "2025-03-26"];
+/// The protocol version Tandem asks for: the newest it speaks. A server that speaks an older
+/// one answers with it, and Tandem goes on in that one when it is in [`SUPPORTED_VERSIONS`].
+pub const PROTOCOL_VERSION: &str = "2025-11-25";
+/// Versions Tandem can speak: the Streamable HTTP transport exists since 2025-03-26. What
+/// Tandem uses changed little since: 2025-06-18 added `structuredContent`/`outputSchema` and
+/// `title`; 2025-11-25 allows tool names up to 128 characters. Tandem reads each whichever
+/// version the server agreed to (an older server simply does not send them).
+pub const SUPPORTED_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
 /// The transport requires a client to accept both answer forms.
 pub const ACCEPT: &str = "application/json, text/event-stream";
 
@@ -130,6 +133,18 @@ impl Session {
         self.request("tools/call", json!({"name": name, "arguments": arguments}))
     }
 
+    /// `notifications/cancelled` for the request `request_id`: Tandem stopped waiting for it
+    /// (Stop, the call's time limit), so the server may stop working on it.
+    pub fn cancelled(&self, request_id: u64, reason: &str) -> Outgoing {
+        Outgoing {
+            id: None,
+            method: "notifications/cancelled".into(),
+            body: json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": request_id, "reason": reason}})
+            .to_string(),
+        }
+    }
+
     /// The headers of every request: the content types, and once initialized, the session id
     /// and protocol version. `token` is the user's Bearer token, if any.
     pub fn headers(&self, credentials: &Credentials) -> Vec<(String, String)> {
@@ -186,6 +201,12 @@ mod tests {
         let call = s.call_tool("echo", &Value::Null);
         let v: Value = crate::json::from_str(&call.body).unwrap();
         assert_eq!(v["params"], json!({"name": "echo", "arguments": {}}));
+        let c: Value = crate::json::from_str(&s.cancelled(3, "Stopped").body).unwrap();
+        assert_eq!(
+            c,
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": 3, "reason": "Stopped"}})
+        );
         let n = s.initialized();
         assert_eq!(n.id, None);
         let v: Value = crate::json::from_str(&n.body).unwrap();
@@ -219,6 +240,12 @@ mod tests {
         assert!(g.contains(&("Accept".into(), "text/event-stream".into())));
         assert!(!g.iter().any(|(k, _)| k == "Content-Type"));
         // An older server's version is spoken; an unknown one is refused with a sentence.
+        for v in SUPPORTED_VERSIONS {
+            let mut s = Session::new();
+            s.accept_initialize(None, &json!({"protocolVersion": v}))
+                .unwrap();
+            assert_eq!(s.version.as_deref(), Some(v));
+        }
         let mut old = Session::new();
         old.accept_initialize(None, &json!({"protocolVersion": "2025-03-26"}))
             .unwrap();

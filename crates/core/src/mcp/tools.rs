@@ -50,22 +50,29 @@ pub fn read_tools(result: &Value) -> Result<ToolsPage, McpError> {
 }
 
 /// Adds a page to the tools read so far, within the registry's limit of tools per provider.
+/// Once the limit is reached, the cursor is dropped (no more pages are worth asking for) and
+/// one sentence says where the list was cut.
 pub fn add_page(all: &mut ToolsPage, page: ToolsPage) {
+    all.skipped.extend(page.skipped);
+    all.next_cursor = page.next_cursor;
     for t in page.tools {
         if all.tools.len() >= MAX_TOOLS {
             all.skipped.push(format!(
-                "Tandem takes at most {MAX_TOOLS} tools from one server; {:?} and the rest are left out.",
-                t.name
+                "Tandem takes at most {MAX_TOOLS} tools from one server: {:?} and the tools after it are left out.",
+                clip(&t.name, 64)
             ));
+            all.next_cursor = None;
             break;
         }
         if !all.tools.iter().any(|k| k.name == t.name) {
             all.tools.push(t);
         }
     }
-    all.skipped.extend(page.skipped);
-    all.next_cursor = page.next_cursor;
 }
+
+/// The longest tool name an MCP server may give (the 2025-11-25 specification's limit).
+/// The model-facing name is shortened to what the models accept, keeping it unique.
+pub const MAX_TOOL_NAME_CHARS: usize = 128;
 
 fn descriptor(t: &Value) -> Result<ToolDescriptor, String> {
     let o = t.as_object().ok_or("it is not an object")?;
@@ -89,7 +96,10 @@ fn descriptor(t: &Value) -> Result<ToolDescriptor, String> {
     if let Some(a) = o.get("annotations") {
         v.insert("annotations".into(), a.clone());
     }
-    ToolDescriptor::from_value(&Value::Object(v))
+    if let Some(output) = o.get("outputSchema") {
+        v.insert("output".into(), strip_meta(output.clone()));
+    }
+    ToolDescriptor::from_value_within(&Value::Object(v), MAX_TOOL_NAME_CHARS)
 }
 
 /// `$schema` (which schema generators add) says nothing about the arguments; dropped so the
@@ -107,35 +117,25 @@ fn strip_meta(mut schema: Value) -> Value {
     schema
 }
 
-/// A `tools/call` result as a provider result (`{content, error?}`): text items kept,
-/// others named by type (an image becomes "[image omitted]"), `isError` an error whose text
-/// is the content. `structuredContent` is used when there is no content at all.
-pub fn call_result(result: &Value) -> Value {
+/// A `tools/call` result as a provider result (`{content, error?}`): text items kept, an
+/// image described (its type and size: the model is given text only), other items named by
+/// type, `isError` an error whose text is the content. `structuredContent` is checked
+/// against the tool's `outputSchema` when it declared one (`output`): a result that does not
+/// fit is an error saying so; it is the text when there is no content at all.
+pub fn call_result(result: &Value, output: Option<&Value>) -> Value {
     let mut content: Vec<Value> = result
         .get("content")
         .and_then(Value::as_array)
-        .map(|items| {
-            items
-                .iter()
-                .map(|item| match item.get("type").and_then(Value::as_str) {
-                    Some("text") => json!({"type": "text", "text": item.get("text").and_then(Value::as_str).unwrap_or("")}),
-                    // A resource with text is text the tool meant to give.
-                    Some("resource") => match item.pointer("/resource/text").and_then(Value::as_str) {
-                        Some(t) => json!({"type": "text", "text": t}),
-                        None => json!({"type": "resource"}),
-                    },
-                    Some(kind) => json!({"type": kind}),
-                    None => json!({"type": "content"}),
-                })
-                .collect()
-        })
+        .map(|items| items.iter().map(content_item).collect())
         .unwrap_or_default();
+    let structured = result.get("structuredContent").filter(|s| !s.is_null());
+    let is_error = result.get("isError").and_then(Value::as_bool) == Some(true);
     if content.is_empty() {
-        if let Some(s) = result.get("structuredContent").filter(|s| !s.is_null()) {
+        if let Some(s) = structured {
             content.push(json!({"type": "text", "text": s.to_string()}));
         }
     }
-    if result.get("isError").and_then(Value::as_bool) == Some(true) {
+    if is_error {
         let text: Vec<String> = content
             .iter()
             .map(|c| match c.get("text").and_then(Value::as_str) {
@@ -150,14 +150,82 @@ pub fn call_result(result: &Value) -> Value {
         };
         return json!({"content": [], "error": error});
     }
+    // The specification: a tool that declares an output schema must give structured
+    // results that fit it, and clients should check them.
+    if let Some(schema) = output {
+        let problem = match structured {
+            None => Some("it declared an output schema but gave no structured result".to_string()),
+            Some(s) => crate::tools::schema::validate(schema, s)
+                .err()
+                .map(|invalid| format!("its structured result does not fit the output schema it declared: {invalid}")),
+        };
+        if let Some(problem) = problem {
+            return json!({"content": content, "error": problem});
+        }
+    }
     json!({"content": content})
 }
 
-/// The provider result for a call that failed before the tool answered: the sentence, as the
-/// error.
-pub fn rpc_error_result(e: &McpError) -> Value {
-    json!({"content": [], "error": e.to_string()})
+fn content_item(item: &Value) -> Value {
+    match item.get("type").and_then(Value::as_str) {
+        Some("text") => {
+            json!({"type": "text", "text": item.get("text").and_then(Value::as_str).unwrap_or("")})
+        }
+        // A resource with text is text the tool meant to give.
+        Some("resource") => match item.pointer("/resource/text").and_then(Value::as_str) {
+            Some(t) => json!({"type": "text", "text": t}),
+            None => json!({"type": "resource"}),
+        },
+        Some("image") => json!({"type": "text", "text": describe_image(item)}),
+        Some(kind) => json!({"type": kind}),
+        None => json!({"type": "content"}),
+    }
 }
+
+/// `[image: image/png, about 2 KB, not shown]`: what an image item is, from its MIME type
+/// and the size of its base64 data, for a model that is given the result as text.
+fn describe_image(item: &Value) -> String {
+    let mime: String = item
+        .get("mimeType")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '+' | '.' | '-'))
+        .take(40)
+        .collect();
+    let mime = if mime.is_empty() {
+        "image".to_string()
+    } else {
+        mime
+    };
+    let bytes = item
+        .get("data")
+        .and_then(Value::as_str)
+        .map_or(0, |d| d.trim_end_matches('=').len() * 3 / 4);
+    let size = if bytes < 1024 {
+        format!("{bytes} bytes")
+    } else {
+        format!("about {} KB", bytes.div_ceil(1024))
+    };
+    format!("[image: {mime}, {size}, not shown]")
+}
+
+/// The provider result for a call that failed before the tool answered. A JSON-RPC error is
+/// the server's answer (its words, the tool's error); anything else is Tandem failing to
+/// reach or read the server, which the worker tells the model as Tandem's own sentence
+/// ([`TANDEM_FAILURE`]), with the server's words (an error body) apart.
+pub fn rpc_error_result(e: &McpError) -> Value {
+    if e.is_servers_answer() {
+        return json!({"content": [], "error": e.to_string()});
+    }
+    let (sentence, said) = e.for_model();
+    json!({"content": [], TANDEM_FAILURE: {"sentence": sentence, "said": said}})
+}
+
+/// The key of a provider result that is Tandem's failure, not the tool's answer: only
+/// [`rpc_error_result`] writes it (a server's result is rebuilt by [`call_result`], which
+/// never does).
+pub const TANDEM_FAILURE: &str = "tandemFailure";
 
 #[cfg(test)]
 mod tests {
@@ -236,35 +304,116 @@ mod tests {
         assert_eq!(names, ["a", "b"]);
         assert_eq!(all.next_cursor, None);
         let many: Vec<Value> = (0..70).map(|i| json!({"name": format!("t{i}")})).collect();
-        add_page(&mut all, read_tools(&json!({"tools": many})).unwrap());
+        add_page(
+            &mut all,
+            read_tools(&json!({"tools": many, "nextCursor": "more"})).unwrap(),
+        );
         assert_eq!(all.tools.len(), MAX_TOOLS);
-        assert!(all.skipped.last().unwrap().contains("at most 64"));
+        assert_eq!(
+            all.skipped.last().unwrap(),
+            "Tandem takes at most 64 tools from one server: \"t62\" and the tools after it are left out."
+        );
+        assert_eq!(all.next_cursor, None, "no further page is asked for");
     }
 
     #[test]
     fn call_results_keep_text_name_the_rest_and_carry_errors() {
-        let r = call_result(&json!({"content": [
-            {"type": "text", "text": "hello"},
-            {"type": "image", "data": "AAAA", "mimeType": "image/png"},
-            {"type": "resource", "resource": {"uri": "file:///a", "text": "inside"}}
-        ]}));
+        let r = call_result(
+            &json!({"content": [
+                {"type": "text", "text": "hello"},
+                {"type": "image", "data": "AAAA", "mimeType": "image/png"},
+                {"type": "resource", "resource": {"uri": "file:///a", "text": "inside"}}
+            ]}),
+            None,
+        );
         let read = parse_tool_result(&r);
-        assert_eq!(read.text(), "hello\n[image omitted]\ninside");
+        assert_eq!(
+            read.text(),
+            "hello\n[image: image/png, 3 bytes, not shown]\ninside"
+        );
         assert_eq!(read.error, None);
 
         let failed = parse_tool_result(&call_result(
             &json!({"isError": true, "content": [{"type": "text", "text": "no such file"}]}),
+            None,
         ));
         assert_eq!(failed.error.as_deref(), Some("no such file"));
         assert_eq!(failed.text(), "");
-        let silent = parse_tool_result(&call_result(&json!({"isError": true})));
+        let silent = parse_tool_result(&call_result(&json!({"isError": true}), None));
         assert_eq!(
             silent.error.as_deref(),
             Some("the tool failed without saying why")
         );
-        let structured = parse_tool_result(&call_result(&json!({"structuredContent": {"n": 3}})));
+        let structured =
+            parse_tool_result(&call_result(&json!({"structuredContent": {"n": 3}}), None));
         assert_eq!(structured.text(), r#"{"n":3}"#);
-        let gone = parse_tool_result(&rpc_error_result(&McpError::NeedsToken));
-        assert!(gone.error.unwrap().contains("401"));
+        // Tandem's own failure is marked as such, the server's words kept apart.
+        let gone = rpc_error_result(&McpError::NeedsToken);
+        assert!(gone[TANDEM_FAILURE]["sentence"]
+            .as_str()
+            .unwrap()
+            .contains("401"));
+        assert!(gone.get("error").is_none());
+        let down = rpc_error_result(&McpError::Http {
+            status: 500,
+            detail: ": «the database is down»".into(),
+            said: Some("the database is down".into()),
+        });
+        assert_eq!(
+            down[TANDEM_FAILURE],
+            json!({"sentence": "The MCP server answered HTTP 500.", "said": "the database is down"})
+        );
+        // A JSON-RPC error is the server's answer: the tool's error.
+        let refused = parse_tool_result(&rpc_error_result(&McpError::Rpc {
+            method: "tools/call".into(),
+            code: -32602,
+            message: "Unknown tool".into(),
+        }));
+        assert!(refused.error.unwrap().contains("Unknown tool"));
+    }
+
+    #[test]
+    fn structured_results_are_checked_against_the_output_schema() {
+        let page = read_tools(&json!({"tools": [{"name": "add", "inputSchema": {"type": "object"},
+            "outputSchema": {"type": "object", "properties": {"sum": {"type": "number"}}, "required": ["sum"]}}]}))
+        .unwrap();
+        let output = page.tools[0]
+            .output
+            .clone()
+            .expect("the output schema is kept");
+        let fits = parse_tool_result(&call_result(
+            &json!({"content": [{"type": "text", "text": "{\"sum\":5}"}], "structuredContent": {"sum": 5}}),
+            Some(&output),
+        ));
+        assert_eq!((fits.text().as_str(), fits.error), ("{\"sum\":5}", None));
+        let wrong = parse_tool_result(&call_result(
+            &json!({"structuredContent": {"sum": "five"}}),
+            Some(&output),
+        ));
+        let e = wrong.error.unwrap();
+        assert!(
+            e.starts_with("its structured result does not fit the output schema"),
+            "{e}"
+        );
+        assert!(e.contains("sum"), "{e}");
+        let none = parse_tool_result(&call_result(
+            &json!({"content": [{"type": "text", "text": "5"}]}),
+            Some(&output),
+        ));
+        assert!(none.error.unwrap().contains("gave no structured result"));
+    }
+
+    #[test]
+    fn tool_names_may_be_128_characters_long() {
+        let long = "n".repeat(128);
+        let page =
+            read_tools(&json!({"tools": [{"name": long}, {"name": "m".repeat(129)}]})).unwrap();
+        assert_eq!(page.tools.len(), 1);
+        assert_eq!(page.tools[0].name, long);
+        assert!(
+            page.skipped[0].contains("at most 128"),
+            "{:?}",
+            page.skipped
+        );
     }
 }

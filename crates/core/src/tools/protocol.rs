@@ -58,12 +58,22 @@ pub struct ToolDescriptor {
     pub parameters: Value,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Annotations>,
+    /// The JSON Schema of the tool's structured result (an MCP tool's `outputSchema`), when
+    /// it declared one Tandem can check results against.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<Value>,
 }
 
 impl ToolDescriptor {
     /// Reads and bounds one descriptor. The error is the problem alone ("a name may be at
     /// most 64 characters long"); the caller says which tool it is about.
     pub fn from_value(v: &Value) -> Result<Self, String> {
+        Self::from_value_within(v, MAX_NAME_CHARS)
+    }
+
+    /// [`Self::from_value`] with names up to `max_name_chars` (an MCP server's tool names may
+    /// be 128 characters long; the model-facing name is shortened anyway).
+    pub fn from_value_within(v: &Value, max_name_chars: usize) -> Result<Self, String> {
         let Some(o) = v.as_object() else {
             return Err("a tool must be an object".into());
         };
@@ -72,7 +82,7 @@ impl ToolDescriptor {
             _ => Err(format!("it has no \"{key}\" string")),
         };
         let name = text("name")?;
-        check_name(&name)?;
+        check_name_within(&name, max_name_chars)?;
         let label = text("label")?;
         if label.trim().is_empty() {
             return Err("the label is empty".into());
@@ -112,6 +122,7 @@ impl ToolDescriptor {
             description,
             parameters: parameters.clone(),
             annotations: o.get("annotations").map(read_annotations),
+            output: o.get("output").filter(|s| usable_output_schema(s)).cloned(),
         })
     }
 
@@ -140,6 +151,15 @@ impl ToolDescriptor {
     }
 }
 
+/// An output schema is kept only when Tandem's checker understands it and it is of a
+/// reasonable size; otherwise results are simply not checked (the tool is not refused for it).
+fn usable_output_schema(schema: &Value) -> bool {
+    schema.is_object()
+        && schema::json_depth(schema, schema::MAX_SCHEMA_DEPTH * 2) <= schema::MAX_SCHEMA_DEPTH * 2
+        && schema.to_string().len() <= MAX_SCHEMA_BYTES
+        && schema::check_schema(schema).is_ok()
+}
+
 /// Hints of the wrong type count as absent: an absent hint only ever makes Tandem ask more.
 fn read_annotations(v: &Value) -> Annotations {
     let hint = |key: &str| v.get(key).and_then(Value::as_bool);
@@ -152,6 +172,11 @@ fn read_annotations(v: &Value) -> Annotations {
 
 /// `^[A-Za-z0-9_.-]{1,64}$`, with a sentence for each way of missing it.
 pub fn check_name(name: &str) -> Result<(), String> {
+    check_name_within(name, MAX_NAME_CHARS)
+}
+
+/// [`check_name`] with names up to `max` characters.
+pub fn check_name_within(name: &str, max: usize) -> Result<(), String> {
     if name.is_empty() {
         return Err("the name is empty".into());
     }
@@ -161,10 +186,8 @@ pub fn check_name(name: &str) -> Result<(), String> {
     {
         return Err("a name may only hold letters, digits, '.', '_' and '-'".into());
     }
-    if name.len() > MAX_NAME_CHARS {
-        return Err(format!(
-            "a name may be at most {MAX_NAME_CHARS} characters long"
-        ));
+    if name.len() > max {
+        return Err(format!("a name may be at most {max} characters long"));
     }
     Ok(())
 }

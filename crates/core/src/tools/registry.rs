@@ -195,6 +195,9 @@ impl Provider {
                 if let Some(a) = &t.annotations {
                     v["annotations"] = json!(a);
                 }
+                if let Some(output) = &t.output {
+                    v["output"] = output.clone();
+                }
                 v
             })
             .collect();
@@ -224,7 +227,12 @@ impl Provider {
         {
             // Stored tools pass the same checks as registered ones: storage is only as
             // trustworthy as whatever last wrote it.
-            if let Ok(t) = ToolDescriptor::from_value(t) {
+            let names_within = if crate::mcp::is_server_id(id) {
+                crate::mcp::MAX_TOOL_NAME_CHARS
+            } else {
+                super::protocol::MAX_NAME_CHARS
+            };
+            if let Ok(t) = ToolDescriptor::from_value_within(t, names_within) {
                 if !tools.iter().any(|k| k.name == t.name)
                     && tools.len() < super::protocol::MAX_TOOLS
                 {

@@ -31,6 +31,8 @@ pub struct Run {
     pub provider_name: String,
     /// The provider's own tool name (what TOOL_EXECUTE carries).
     pub tool_name: String,
+    /// What people read of the tool (its title or label), in questions and on cards.
+    pub label: String,
     /// The name the model used.
     pub model_name: String,
     /// The arguments, validated against the tool's schema.
@@ -108,6 +110,7 @@ pub fn plan_call(registry: &Registry, call: &ToolCall) -> CallPlan {
         provider_id: tool.provider_id,
         provider_name: tool.provider_name,
         tool_name: tool.tool_name,
+        label: tool.descriptor.label.clone(),
         model_name: tool.model_name,
         params,
         tool_call_id: call.id.clone(),
@@ -122,7 +125,8 @@ pub fn plan_call(registry: &Registry, call: &ToolCall) -> CallPlan {
     }
 }
 
-/// `Allow «Tandem Tabs» to run tab.open with url "https://example.com", active true?`
+/// `Allow «Tandem Tabs» to run Open a tab with url "https://example.com", active true?`
+/// (the tool's label: what people read, not the model-facing name).
 ///
 /// The arguments are the model's, which a page it read may have steered: the user sees
 /// them all before agreeing, written as words rather than JSON, and never cut (the panel
@@ -145,7 +149,7 @@ pub fn question(run: &Run) -> String {
     };
     format!(
         "Allow «{}» to run {}{args}?{web}",
-        run.provider_name, run.tool_name
+        run.provider_name, run.label
     )
 }
 
@@ -339,7 +343,7 @@ mod tests {
         };
         assert_eq!(
             question,
-            "Allow «Tandem Tabs» to run tab.open with active true, url \"https://example.com\"? This tool can reach the web: what it is given may be sent to any site."
+            "Allow «Tandem Tabs» to run Open tab with active true, url \"https://example.com\"? This tool can reach the web: what it is given may be sent to any site."
         );
         assert_eq!(run.provider_id, TABS);
         assert_eq!(

@@ -650,6 +650,7 @@ fn receive(message: WorkerToPanel) {
             question,
             ..
         } => {
+            let provider_shown = provider.clone();
             with_streaming(|st| {
                 report(crate::cards::show_use(
                     &st.bubble,
@@ -669,7 +670,7 @@ fn receive(message: WorkerToPanel) {
                 });
             });
             progress(&if question.is_some() {
-                format!("Waiting for your answer: run {tool}?")
+                format!("Waiting for your answer: run {tool} from {provider_shown}?")
             } else {
                 format!("Running {tool}…")
             });
@@ -751,6 +752,12 @@ fn finish(request_id: &str, ended: Ended) {
     };
     if let Some(p) = &answered_by {
         add_note(&st.bubble, "provider", &answer_note(p, usage));
+    }
+    if badge.is_some() {
+        // A call still running when the answer ended was stopped with it: its card says so.
+        for card in st.tools.iter().filter(|c| c.ok.is_none()) {
+            report(crate::cards::show_stopped(&st.bubble, &card.call_id));
+        }
     }
     if let Some(label) = badge {
         add_badge(&st.bubble, label);

@@ -1,0 +1,76 @@
+// A REAL OAuth 2.1 authorization server for MCP sign-in tests: the official SDK's auth router
+// (`mcpAuthRouter`: RFC 8414 metadata, Dynamic Client Registration, /authorize with PKCE,
+// /token, /revoke) over the SDK's demo in-memory provider, which signs the user in at once
+// (a person clicking "Allow"). The demo provider is extended only where a test needs more of
+// a real server: refresh tokens, revocation, and (`tamperState`) a redirect with the wrong
+// `state`, as an attacker's would be.
+import express from 'express';
+import { randomUUID } from 'node:crypto';
+import { mcpAuthRouter } from '@modelcontextprotocol/sdk/server/auth/router.js';
+import { DemoInMemoryAuthProvider } from '@modelcontextprotocol/sdk/examples/server/demoInMemoryOAuthProvider.js';
+
+class Provider extends DemoInMemoryAuthProvider {
+  constructor({ resource, tamperState, expiresIn }) {
+    // RFC 8707: the code is only exchanged for the MCP server Tandem named as `resource`.
+    super((r) => r?.toString() === resource);
+    this.tamperState = tamperState;
+    this.expiresIn = expiresIn;
+    this.refreshTokens = new Map(); // refresh token → client id
+    this.revoked = [];
+    this.refreshed = 0;
+  }
+
+  async authorize(client, params, res) {
+    return super.authorize(client, this.tamperState ? { ...params, state: 'not-the-state-tandem-sent' } : params, res);
+  }
+
+  issue(clientId, resource) {
+    const token = randomUUID();
+    this.tokens.set(token, { token, clientId, scopes: [], expiresAt: Date.now() + this.expiresIn * 1000, resource, type: 'access' });
+    const refresh = randomUUID();
+    this.refreshTokens.set(refresh, clientId);
+    return { access_token: token, token_type: 'bearer', expires_in: this.expiresIn, refresh_token: refresh };
+  }
+
+  async exchangeAuthorizationCode(client, code, verifier, redirectUri, resource) {
+    const answer = await super.exchangeAuthorizationCode(client, code, verifier, redirectUri, resource);
+    this.tokens.delete(answer.access_token);
+    return this.issue(client.client_id, resource);
+  }
+
+  async exchangeRefreshToken(client, refreshToken, _scopes, resource) {
+    if (this.refreshTokens.get(refreshToken) !== client.client_id) throw new Error('unknown refresh token');
+    this.refreshTokens.delete(refreshToken);
+    this.refreshed += 1;
+    return this.issue(client.client_id, resource);
+  }
+
+  async revokeToken(_client, { token }) {
+    this.revoked.push(token);
+    this.tokens.delete(token);
+    this.refreshTokens.delete(token);
+  }
+
+  /** Ends every access token now, as an expiry or a revocation by an administrator does. */
+  expireAll() { this.tokens.clear(); }
+
+  accepts(token) { const t = this.tokens.get(token); return Boolean(t && t.expiresAt > Date.now()); }
+}
+
+/**
+ * Starts the authorization server for the MCP server at `resource` (its URL). Returns
+ * `{ url, provider, received, close }`; `received` lists every request (method, path).
+ */
+export async function startAuthServer({ resource, tamperState = false, expiresIn = 3600 }) {
+  const provider = new Provider({ resource, tamperState, expiresIn });
+  const app = express();
+  const received = [];
+  app.use((req, _res, next) => { received.push({ method: req.method, path: req.path }); next(); });
+  const server = await new Promise((r) => { const s = app.listen(0, '127.0.0.1', () => r(s)); });
+  const url = `http://127.0.0.1:${server.address().port}`;
+  app.use(mcpAuthRouter({ provider, issuerUrl: new URL(url), scopesSupported: ['mcp:tools'] }));
+  return {
+    url, provider, received,
+    close: async () => { server.closeAllConnections(); await new Promise((r) => server.close(r)); },
+  };
+}

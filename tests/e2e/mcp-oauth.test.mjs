@@ -1,0 +1,172 @@
+// Signing in to remote MCP servers with OAuth 2.1 (issue 35), end to end: a REAL MCP server
+// (the official SDK) that answers 401 with `WWW-Authenticate: Bearer resource_metadata=…`, a
+// REAL authorization server built from the SDK's auth router and demo provider
+// (lib/mcp-auth-server.mjs), the real dist/ in Chromium, whose sign-in window is
+// chrome.identity.launchWebAuthFlow. Claims are checked on what the person sees, on what the
+// authorization server and the MCP server received, and on what the model received.
+import { test, before, after, beforeEach } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { launchExtension, collectConsole } from './lib/browser.mjs';
+import { startMockProvider } from './lib/mock-provider.mjs';
+import { startMcpServer } from './lib/mcp-server.mjs';
+import { startAuthServer } from './lib/mcp-auth-server.mjs';
+import { lastAnswer as lastAnswerOf, openSettings, sendMessage, toolProviders, useProvider, waitIdle } from './lib/panel.mjs';
+
+const TANDEM_ID = 'bkkhgefimkkanagkjaoehnjcmpolnojf';
+const KEY = 'sk-oauth-abcdefgh12345678';
+
+let browser, mock, panel, workerConsole, panelConsole;
+/** The first test's servers, which the next tests go on with. */
+let tracker;
+const closers = [];
+
+before(async () => {
+  mock = await startMockProvider({ delayMs: 5 });
+  browser = await launchExtension({ extensionId: TANDEM_ID });
+  workerConsole = collectConsole(browser.serviceWorker);
+  panel = await browser.openPanel();
+  panelConsole = collectConsole(panel);
+  await useProvider(panel, { baseUrl: `${mock.url}/v1`, model: 'gpt-test', key: KEY, onDevice: 'cloud' });
+});
+
+after(async () => {
+  await browser?.close();
+  await mock?.close();
+  for (const c of closers) await c().catch(() => {});
+});
+
+beforeEach(() => mock.reset());
+
+const mcpStatus = () => panel.getByRole('status', { name: 'MCP server status' });
+const form = () => panel.getByRole('group', { name: 'New MCP server' });
+
+/** An MCP server that signs people in, and its authorization server. */
+async function signedServers({ name, tamperState = false, issuer = null }) {
+  const oauth = { issuer: null, accepts: () => false };
+  const mcp = await startMcpServer({ name, json: true, oauth });
+  closers.push(() => mcp.close());
+  const auth = await startAuthServer({ resource: mcp.url, tamperState });
+  closers.push(() => auth.close());
+  oauth.issuer = issuer ?? `${auth.url}/`;
+  oauth.accepts = (token) => auth.provider.accepts(token);
+  return { mcp, auth };
+}
+
+async function fill({ name, url }) {
+  await openSettings(panel);
+  if (!(await form().isVisible())) await panel.getByRole('button', { name: 'Add MCP server' }).click();
+  await form().getByLabel('Server name').fill(name);
+  await form().getByLabel('Server URL').fill(url);
+}
+
+async function callEcho(prefix, text) {
+  mock.setDefault({ reply: 'Fine.' });
+  const offered = mock.waitForRequest(() => true, 10000);
+  await sendMessage(panel, 'What tools?');
+  const name = ((await offered).tools ?? []).find((t) => t.startsWith(`${prefix}__echo`));
+  await waitIdle(panel);
+  mock.reset();
+  assert.ok(name, 'the signed-in server\'s tool is offered');
+  mock.script({ toolCall: { name, arguments: { text } } });
+  mock.setDefault({ reply: 'Echoed.' });
+  const next = mock.waitForRequest((r) => (r.toolResults ?? []).length > 0, 20000);
+  await sendMessage(panel, `Echo ${text}.`);
+  const result = (await next).toolResults[0];
+  await waitIdle(panel);
+  return result;
+}
+
+test('a server that answers 401 with resource_metadata gets Sign in instead of a token field; signing in adds it and its tools work, with tokens nobody sees', async () => {
+  tracker = await signedServers({ name: 'Tracker' });
+  const { mcp, auth } = tracker;
+  await fill({ name: 'Tracker', url: mcp.url });
+  await form().getByRole('button', { name: 'Test server' }).click();
+  await mcpStatus().filter({ hasText: 'The MCP server signs people in with their account: use Sign in instead of a token.' }).waitFor();
+  await form().getByRole('button', { name: 'Sign in' }).waitFor();
+  assert.equal(await form().getByLabel('Bearer token (optional)').isVisible(), false, 'no token field for it');
+
+  await form().getByRole('button', { name: 'Sign in' }).click();
+  await mcpStatus().filter({ hasText: 'Added (signed in). Connected to «Tracker»: 3 tools' }).waitFor({ timeout: 20000 });
+  const paths = auth.received.map((r) => `${r.method} ${r.path}`);
+  for (const step of ['GET /.well-known/oauth-authorization-server', 'POST /register', 'GET /authorize', 'POST /token']) {
+    assert.ok(paths.includes(step), `the authorization server saw ${step}: ${paths.join(', ')}`);
+  }
+  const client = [...auth.provider.clientsStore.clients.values()][0];
+  assert.match(client.redirect_uris[0], /^https:\/\/[a-p]{32}\.chromiumapp\.org\/mcp$/, 'registered with the identity redirect');
+  assert.equal(client.token_endpoint_auth_method, 'none', 'a public client: PKCE, no secret');
+  const init = mcp.received.filter((m) => m.rpc === 'initialize').at(-1);
+  const token = init.headers.authorization.replace('Bearer ', '');
+  assert.ok(auth.provider.accepts(token), 'the MCP server got a token its authorization server issued');
+
+  const result = await callEcho('tracker', 'signed in');
+  assert.ok(result.content.includes('echo from Tracker: signed in'), result.content);
+
+  const html = await panel.evaluate(() => document.documentElement.outerHTML + [...document.querySelectorAll('input, textarea')].map((i) => i.value).join('\n'));
+  assert.ok(!html.includes(token), 'the access token is not in the panel');
+  const reg = await panel.evaluate(() => chrome.storage.local.get('toolRegistry').then((x) => JSON.stringify(x.toolRegistry)));
+  assert.ok(!reg.includes(token), 'nor in the registry the panel reads');
+});
+
+test('an expired access token is refreshed and the call goes on; a refresh the server refuses says Sign in again', async () => {
+  const { auth, mcp } = tracker;
+  auth.provider.expireAll();
+  const result = await callEcho('tracker', 'after expiry');
+  assert.ok(result.content.includes('echo from Tracker: after expiry'), result.content);
+  assert.equal(auth.provider.refreshed, 1, 'one refresh');
+  assert.ok(auth.provider.accepts(mcp.calls().at(-1).headers.authorization.replace('Bearer ', '')), 'the call carried the new token');
+
+  auth.provider.expireAll();
+  auth.provider.refreshTokens.clear(); // revoked by the server's administrator
+  const refused = await callEcho('tracker', 'once more');
+  assert.match(refused.content, /Sign in again/, refused.content);
+  await (await toolProviders(panel)).getByLabel('Problem with Tracker').filter({ hasText: 'Sign in again' }).waitFor();
+});
+
+test('Remove server revokes the tokens at the authorization server and forgets them', async () => {
+  const { auth } = tracker;
+  const list = await toolProviders(panel);
+  await list.getByRole('button', { name: 'Remove server Tracker' }).click();
+  await list.getByRole('button', { name: 'Remove server Tracker' }).waitFor({ state: 'detached' });
+  const deadline = Date.now() + 5000;
+  while (!auth.received.some((r) => r.path === '/revoke') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  assert.ok(auth.received.some((r) => r.method === 'POST' && r.path === '/revoke'), 'revoked');
+  const stored = await browser.serviceWorker.evaluate(() => chrome.storage.local.get('mcpTokens').then((x) => JSON.stringify(x.mcpTokens ?? {})));
+  assert.equal(stored, '{}', 'the tokens are forgotten');
+  const logged = [...workerConsole.messages, ...panelConsole.messages].map((m) => m.text).join('\n');
+  assert.ok(!/Bearer [0-9a-f-]{36}/.test(logged), 'no token in any console line');
+});
+
+test('a sign-in answer with the wrong state is ignored with a sentence, and no code is exchanged', async () => {
+  const { mcp, auth } = await signedServers({ name: 'Tampered', tamperState: true });
+  await fill({ name: 'Tampered', url: mcp.url });
+  await form().getByRole('button', { name: 'Test server' }).click();
+  await form().getByRole('button', { name: 'Sign in' }).click();
+  await mcpStatus().filter({ hasText: 'The sign-in answer does not belong to the sign-in Tandem started (its state differs): it was ignored.' }).waitFor({ timeout: 20000 });
+  assert.ok(auth.received.some((r) => r.path === '/authorize'), 'the window went to the authorization server');
+  assert.ok(!auth.received.some((r) => r.path === '/token'), 'no code was exchanged');
+  assert.equal(await (await toolProviders(panel)).getByRole('button', { name: 'Remove server Tampered' }).count(), 0, 'not added');
+});
+
+test('a hostile metadata document pointing the token endpoint at another host is refused with a sentence', async () => {
+  // The authorization server's metadata names a token endpoint on a collector's host.
+  const hostile = http.createServer((req, res) => {
+    const self = `http://127.0.0.1:${hostile.address().port}`;
+    if (req.url === '/.well-known/oauth-authorization-server') {
+      res.writeHead(200, { 'content-type': 'application/json', 'access-control-allow-origin': '*' }).end(JSON.stringify({
+        issuer: `${self}/`, authorization_endpoint: `${self}/authorize`, token_endpoint: 'https://collector.evil.test/token',
+        registration_endpoint: `${self}/register`, response_types_supported: ['code'], code_challenge_methods_supported: ['S256'],
+      }));
+    } else res.writeHead(404).end();
+  });
+  await new Promise((r) => hostile.listen(0, '127.0.0.1', r));
+  closers.push(() => new Promise((r) => { hostile.closeAllConnections(); hostile.close(r); }));
+  const { mcp } = await signedServers({ name: 'Hostile', issuer: `http://127.0.0.1:${hostile.address().port}/` });
+  const collected = [];
+  await browser.context.route('https://collector.evil.test/**', (route) => { collected.push(route.request().url()); route.fulfill({ status: 200, body: '{}' }); });
+  await fill({ name: 'Hostile', url: mcp.url });
+  await form().getByRole('button', { name: 'Test server' }).click();
+  await form().getByRole('button', { name: 'Sign in' }).click();
+  await mcpStatus().filter({ hasText: 'points its token_endpoint at https://collector.evil.test, another site than the server itself' }).waitFor({ timeout: 20000 });
+  assert.equal(collected.length, 0, 'nothing went to the collector');
+});
