@@ -4,6 +4,7 @@
 
 mod agent;
 mod ask;
+mod badge;
 mod chat;
 mod chrome;
 mod cloud;
@@ -38,6 +39,7 @@ pub fn start_worker() {
     if let Err(e) = chrome::set_panel_behavior(&behavior) {
         log_error("sidePanel.setPanelBehavior failed", &e);
     }
+    badge::start();
     memory::start();
     agent::start();
     tools::start();

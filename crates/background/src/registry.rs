@@ -93,6 +93,8 @@ pub(crate) async fn change<T>(f: impl FnOnce(&mut Registry) -> T) -> T {
         let registry = r.get_or_insert_with(Registry::default);
         let before = registry.to_stored();
         let out = f(registry);
+        // The toolbar badge says when a provider waits for Allow / Deny.
+        crate::badge::providers(registry);
         let withdrawn: Vec<Waiting> = RUNNING.with(|w| {
             let mut w = w.borrow_mut();
             let (gone, kept) = w.drain(..).partition(|x: &Waiting| {

@@ -64,6 +64,7 @@ pub fn show_use(
                     return;
                 }
                 group.remove();
+                crate::waiting::done(&id);
             });
             let _ = row.append_child(&button);
         }
@@ -72,6 +73,20 @@ pub fn show_use(
     }
     let before = bubble.query_selector(".text").ok().flatten();
     let _ = bubble.insert_before(&card, before.as_ref().map(|e| e.as_ref()));
+    // In the conversation's log (announced), brought into view, and named by the pinned
+    // line whenever it is out of sight.
+    if let Some(ask) = card
+        .query_selector(".tool-ask")
+        .ok()
+        .flatten()
+        .and_then(|a| a.dyn_into::<HtmlElement>().ok())
+    {
+        crate::waiting::ask(
+            call_id,
+            &tandem_core::agent::waiting::call_waiting(tool),
+            &ask,
+        );
+    }
     Ok(())
 }
 
@@ -97,6 +112,7 @@ pub fn show_result(
     };
     if let Some(ask) = card.query_selector(".tool-ask").ok().flatten() {
         ask.remove();
+        crate::waiting::done(call_id);
     }
     let result = dom::create(
         "p",

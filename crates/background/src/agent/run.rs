@@ -738,6 +738,8 @@ impl Loop {
         self.persist(ctx, session).await;
         let approved = self.wait_for_confirmation().await;
         ctx.pending = None;
+        // Answered: the badge need not wait for the step's save.
+        crate::badge::set("task", None);
         approved
     }
 

@@ -21,11 +21,13 @@ pub mod settings;
 pub mod signature;
 pub mod sites;
 pub mod snapshot;
+pub mod step_line;
 pub mod tabs;
 pub mod task;
 #[cfg(test)]
 mod tests;
 pub mod tool_step;
+pub mod waiting;
 
 pub use actions::{
     action_schema, action_schema_with_tools, parse_action, Action, ActionError, ParsedAction,
