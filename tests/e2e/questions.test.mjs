@@ -107,11 +107,11 @@ test('a provider asking while the conversation is scrolled away is in sight, ann
   await untilBadge('1');
   assert.match(await badgeTitle(), /Probe Tools asks to give Tandem tools/);
 
-  // From the top of the page, Tab reaches its Allow in a few presses.
-  await panel.evaluate(() => document.activeElement?.blur());
+  // Right after the header's controls in the Tab order: the next Tab from "Settings".
+  await panel.getByRole('button', { name: 'Settings', exact: true }).focus();
   const allow = approval.getByRole('button', { name: 'Allow' });
   let reached = false;
-  for (let i = 0; i < 6 && !reached; i += 1) {
+  for (let i = 0; i < 2 && !reached; i += 1) {
     await panel.keyboard.press('Tab');
     reached = await allow.evaluate((el) => el === document.activeElement);
   }
@@ -165,9 +165,8 @@ test('a task\'s question while Settings is open: the pinned line names it, "Show
   await env.ui.startTask(env.tab, 'Buy me a shirt', `${ORIGIN}/`);
   await panel.bringToFront();
   await openSettings(panel);
-  await env.ui.question().waitFor({ state: 'attached', timeout: 20_000 });
   const line = panel.getByRole('region', { name: 'Waiting for you' });
-  await line.getByText('Tandem asked you a question about the task.').waitFor();
+  await line.getByText('Tandem asked you a question about the task.').waitFor({ timeout: 20_000 });
   assert.ok(await inViewport(line.getByText('Tandem asked you a question about the task.')));
   assert.equal(await liveRegion(line.getByText('Tandem asked you a question about the task.')), 'polite');
   await untilBadge('1');
