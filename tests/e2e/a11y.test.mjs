@@ -1,4 +1,5 @@
-// axe-core (WCAG 2.1 A and AA rules) over every view of the real panel, light and dark: the
+// axe-core (WCAG 2.1 A and AA rules, and its best practices: one main landmark, everything in a
+// landmark) over every view of the real panel, light and dark: the
 // conversation (an answer with a link, code and a table), a tool provider's request, Settings
 // with its Tools, a tool call waiting on Ask, and a task running through each of its questions
 // (site access, an irreversible click, a password field, a question from the agent) to its
@@ -58,7 +59,7 @@ async function audit(view) {
   for (const colorScheme of ['light', 'dark']) {
     await panel.emulateMedia({ colorScheme });
     const violations = await panel.evaluate(() => window.axe.run(document, {
-      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] },
+      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] },
       resultTypes: ['violations'],
     }).then((r) => r.violations.map((v) => ({
       id: v.id,
