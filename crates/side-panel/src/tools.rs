@@ -397,7 +397,7 @@ async fn install_note(id: String) {
     };
     let text = line.text_content().unwrap_or_default();
     if !text.contains(note) {
-        line.set_text_content(Some(&format!("{text} {note}").trim().to_string()));
+        line.set_text_content(Some(format!("{text} {note}").trim()));
         line.set_hidden(false);
     }
 }

@@ -47,7 +47,7 @@ pub fn wire() -> Result<(), DomError> {
     let document = dom::document()?;
     // Scrolling (events do not bubble: caught on the way down), a view opened or closed (a
     // click), a resize: the question may have come into sight or left it.
-    let again = Closure::<dyn FnMut()>::new(|| later()).into_js_value();
+    let again = Closure::<dyn FnMut()>::new(later).into_js_value();
     for event in ["scroll", "click"] {
         let _ =
             document.add_event_listener_with_callback_and_bool(event, again.unchecked_ref(), true);

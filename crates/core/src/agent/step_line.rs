@@ -342,9 +342,9 @@ fn readable(text: &str) -> String {
     while let Some(at) = rest.find('⟦') {
         marked.push_str(&rest[..at]);
         let from = &rest[at..];
-        if from.starts_with(FENCE_CLOSE) {
+        if let Some(after) = from.strip_prefix(FENCE_CLOSE) {
             marked.push('\u{2}');
-            rest = &from[FENCE_CLOSE.len()..];
+            rest = after;
         } else if from.starts_with(FENCE_OPEN) {
             marked.push('\u{1}');
             rest = from
