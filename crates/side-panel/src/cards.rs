@@ -35,10 +35,23 @@ pub fn show_use(
         format!("Tool {tool} from {provider}")
     }));
     let _ = card.append_child(&summary);
+    // The arguments as a person reads them (`url: https://…`); the JSON as sent one click
+    // further, for whoever wants the exact call.
+    let readable = tandem_core::tools::prompt::argument_lines(arguments);
     let args = dom::create("pre", "tool-args")?;
     dom::set_attr(&args, "aria-label", "Arguments");
-    args.set_text_content(Some(arguments));
+    args.set_text_content(Some(readable.as_deref().unwrap_or(arguments)));
     let _ = card.append_child(&args);
+    if readable.is_some() {
+        let raw = dom::create("details", "tool-raw")?;
+        let summary = dom::create("summary", "")?;
+        summary.set_text_content(Some("As sent (JSON)"));
+        let json = dom::create("pre", "")?;
+        json.set_text_content(Some(arguments));
+        let _ = raw.append_child(&summary);
+        let _ = raw.append_child(&json);
+        let _ = card.append_child(&raw);
+    }
     if let Some(question) = question {
         let ask = dom::create("div", "tool-ask")?;
         dom::set_attr(&ask, "role", "group");

@@ -91,6 +91,35 @@ pub fn install_note(install_type: &str) -> Option<&'static str> {
     })
 }
 
+/// A tool call's arguments as a person reads them, one `name: value` a line (texts without
+/// quotes, nested values as compact JSON, each cut at 200 characters); "no arguments" for an
+/// empty object. `None` when `arguments` is not a JSON object: the card shows it as it came.
+pub fn argument_lines(arguments: &str) -> Option<String> {
+    let value: serde_json::Value = crate::json::from_str(arguments).ok()?;
+    let fields = value.as_object()?;
+    if fields.is_empty() {
+        return Some("no arguments".into());
+    }
+    let cut = |t: String| {
+        if t.chars().count() > 200 {
+            format!("{}…", t.chars().take(199).collect::<String>())
+        } else {
+            t
+        }
+    };
+    let lines: Vec<String> = fields
+        .iter()
+        .map(|(name, v)| {
+            let shown = match v {
+                serde_json::Value::String(t) => t.clone(),
+                other => other.to_string(),
+            };
+            format!("{name}: {}", cut(shown))
+        })
+        .collect();
+    Some(lines.join("\n"))
+}
+
 /// The line under a provider in Settings when it offers no tools: denied, or withdrawn.
 pub fn empty_line(provider: &Provider) -> Option<&'static str> {
     if provider.mcp().is_some() || !provider.tools().is_empty() {
@@ -186,6 +215,17 @@ mod tests {
             json!([tool("read", false)]),
         );
         assert_eq!(r.provider(A).unwrap().name(), "Probe Tools 2");
+    }
+
+    #[test]
+    fn arguments_read_as_lines() {
+        assert_eq!(
+            argument_lines(r#"{"url":"https://a.example/x","n":3,"tags":["a"]}"#).as_deref(),
+            Some("url: https://a.example/x\nn: 3\ntags: [\"a\"]")
+        );
+        assert_eq!(argument_lines("{}").as_deref(), Some("no arguments"));
+        assert_eq!(argument_lines("not json"), None);
+        assert_eq!(argument_lines("[1]"), None);
     }
 
     #[test]
