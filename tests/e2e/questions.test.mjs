@@ -83,12 +83,20 @@ const liveRegion = (locator) => locator.evaluate((el) => {
   return region.getAttribute('aria-live') ?? { log: 'polite', status: 'polite', alert: 'assertive' }[region.getAttribute('role')];
 });
 
-/** A long conversation, scrolled back to its start as a reader does. */
-async function scrolledConversation() {
+/**
+ * A long conversation: two long exchanges, the reader at the newest answer (the top of the
+ * conversation is out of sight), or with `back`, scrolled back to its start as a reader does
+ * (the newest answer out of sight).
+ */
+async function scrolledConversation({ back = false } = {}) {
   env.mock.setDefault({ reply: Array.from({ length: 60 }, (_, i) => `Line ${i + 1} of a long answer.`).join('\n\n') });
   for (const q of ['Tell me a long story.', 'And another one.']) {
     await sendMessage(panel, q);
     await waitIdle(panel);
+  }
+  if (!back) {
+    await panel.waitForFunction(() => document.querySelector('main').scrollTop > 1000);
+    return;
   }
   await panel.locator('main').hover();
   await panel.mouse.wheel(0, -100_000);
@@ -129,7 +137,7 @@ test('a tool call on Ask, asked while the reader scrolled up, is brought into si
   const name = (await offered).tools.find((t) => t.endsWith('probe_note'));
   assert.ok(name);
   await waitIdle(panel);
-  await scrolledConversation();
+  await scrolledConversation({ back: true });
 
   env.mock.reset();
   env.mock.script({ toolCall: { name, arguments: { text: 'milk' } }, latencyMs: 600 });
