@@ -91,7 +91,7 @@ pub fn install_note(install_type: &str) -> Option<&'static str> {
     })
 }
 
-/// A tool call's arguments as a person reads them, one `name: value` a line (texts without
+/// A tool call's arguments as a person reads them, one `name: value` a line in name order (texts without
 /// quotes, nested values as compact JSON, each cut at 200 characters); "no arguments" for an
 /// empty object. `None` when `arguments` is not a JSON object: the card shows it as it came.
 pub fn argument_lines(arguments: &str) -> Option<String> {
@@ -221,7 +221,8 @@ mod tests {
     fn arguments_read_as_lines() {
         assert_eq!(
             argument_lines(r#"{"url":"https://a.example/x","n":3,"tags":["a"]}"#).as_deref(),
-            Some("url: https://a.example/x\nn: 3\ntags: [\"a\"]")
+            // In name order: serde_json's map keeps no other.
+            Some("n: 3\ntags: [\"a\"]\nurl: https://a.example/x")
         );
         assert_eq!(argument_lines("{}").as_deref(), Some("no arguments"));
         assert_eq!(argument_lines("not json"), None);
