@@ -91,9 +91,9 @@ pub fn install_note(install_type: &str) -> Option<&'static str> {
     })
 }
 
-/// A tool call's arguments as a person reads them, one `name: value` a line in name order (texts without
-/// quotes, nested values as compact JSON, each cut at 200 characters); "no arguments" for an
-/// empty object. `None` when `arguments` is not a JSON object: the card shows it as it came.
+/// A tool call's arguments as a person reads them, one `name: value` a line in name order
+/// (texts without quotes, nested values as compact JSON, each cut at 200 characters); "no
+/// arguments" for an empty object. `None` when `arguments` is not a JSON object: the card shows it as it came.
 pub fn argument_lines(arguments: &str) -> Option<String> {
     let value: serde_json::Value = crate::json::from_str(arguments).ok()?;
     let fields = value.as_object()?;
