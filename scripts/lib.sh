@@ -31,10 +31,13 @@ need_wasm_bindgen() {
 }
 
 need_chromium() {
-  if [ -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ] && [ -x /usr/bin/chromedriver ]; then return; fi
-  say "installing Chromium and ChromeDriver from Debian"
+  # chromium-l10n: Chrome's UI in other languages (without it every --lang is en-US), which
+  # tests/e2e/languages.test.mjs needs.
+  if [ -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ] && [ -x /usr/bin/chromedriver ] \
+     && { [ -n "${CHROMIUM_PATH:-}" ] || [ -e /usr/lib/chromium/locales/de.pak ]; }; then return; fi
+  say "installing Chromium, its languages and ChromeDriver from Debian"
   as_root apt-get update -qq
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-l10n chromium-driver >/dev/null
 }
 
 # npm packages pinned by a lock file in folder $1.

@@ -29,9 +29,11 @@ use crate::outbox::{self, post};
 use crate::sessions;
 use crate::storage;
 
+/// The prompts stay English (one wording to tune and test); the answer is in the person's
+/// language, which their own message shows better than the browser's setting.
 pub(crate) const SYSTEM_PROMPT: &str =
     "You are Tandem, an assistant in the side panel of the user's browser. \
-Answer clearly and concisely. Use Markdown only when it helps.";
+Answer clearly and concisely, in the language the user writes in. Use Markdown only when it helps.";
 
 /// The chat's system prompt: with tools offered, it says their descriptions are third
 /// parties' data (the `tools` field carries them outside any fence).

@@ -5,6 +5,7 @@
 mod agent;
 mod alarms;
 mod ask;
+mod badge;
 mod chat;
 mod chrome;
 mod cloud;
@@ -41,6 +42,8 @@ pub fn start_worker() {
     if let Err(e) = chrome::set_panel_behavior(&behavior) {
         log_error("sidePanel.setPanelBehavior failed", &e);
     }
+    badge::start();
+    registry::start();
     memory::start();
     agent::start();
     tools::start();

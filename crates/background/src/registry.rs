@@ -83,6 +83,14 @@ pub(crate) async fn loaded() -> Registry {
     REGISTRY.with(|r| r.borrow_mut().get_or_insert(registry).clone())
 }
 
+/// At worker start: the toolbar badge says again which providers wait for Allow / Deny.
+pub(crate) fn start() {
+    wasm_bindgen_futures::spawn_local(async {
+        let registry = loaded().await;
+        crate::badge::providers(&registry);
+    });
+}
+
 /// Changes the registry and saves it (the panel re-renders from `storage.onChanged`). A
 /// change that changes nothing (a provider re-registering the same tools at every wake) is
 /// not written: each write wakes every panel's listener.
@@ -93,6 +101,8 @@ pub(crate) async fn change<T>(f: impl FnOnce(&mut Registry) -> T) -> T {
         let registry = r.get_or_insert_with(Registry::default);
         let before = registry.to_stored();
         let out = f(registry);
+        // The toolbar badge says when a provider waits for Allow / Deny.
+        crate::badge::providers(registry);
         let withdrawn: Vec<Waiting> = RUNNING.with(|w| {
             let mut w = w.borrow_mut();
             let (gone, kept) = w.drain(..).partition(|x: &Waiting| {

@@ -630,12 +630,18 @@ pub async fn decide_after(
             )
         });
     });
+    let badge = format!("call:{call_id}");
+    crate::badge::set(
+        &badge,
+        Some("Tandem asks before running a tool.".to_string()),
+    );
     ask.await;
     let (stopped, stop) = on_abort(controller);
     let (_, timeout) = after(DECISION_TIMEOUT_MS);
     let race = Promise::race(&js_sys::Array::of3(&answered, &stop, &timeout));
     let settled = JsFuture::from(race).await;
     let asked = DECISIONS.with(|d| d.borrow_mut().remove(call_id));
+    crate::badge::set(&badge, None);
     match settled {
         Ok(v) if Object::is(&v, &stopped) => Err(ChatFailure::Stopped),
         // Unanswered (the timer) counts as Deny.

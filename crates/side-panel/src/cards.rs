@@ -35,10 +35,23 @@ pub fn show_use(
         format!("Tool {tool} from {provider}")
     }));
     let _ = card.append_child(&summary);
+    // The arguments as a person reads them (`url: https://…`); the JSON as sent one click
+    // further, for whoever wants the exact call.
+    let readable = tandem_core::tools::prompt::argument_lines(arguments);
     let args = dom::create("pre", "tool-args")?;
     dom::set_attr(&args, "aria-label", "Arguments");
-    args.set_text_content(Some(arguments));
+    args.set_text_content(Some(readable.as_deref().unwrap_or(arguments)));
     let _ = card.append_child(&args);
+    if readable.is_some() {
+        let raw = dom::create("details", "tool-raw")?;
+        let summary = dom::create("summary", "")?;
+        summary.set_text_content(Some("As sent (JSON)"));
+        let json = dom::create("pre", "")?;
+        json.set_text_content(Some(arguments));
+        let _ = raw.append_child(&summary);
+        let _ = raw.append_child(&json);
+        let _ = card.append_child(&raw);
+    }
     if let Some(question) = question {
         let ask = dom::create("div", "tool-ask")?;
         dom::set_attr(&ask, "role", "group");
@@ -66,6 +79,7 @@ pub fn show_use(
                     return;
                 }
                 group.remove();
+                crate::waiting::done(&id);
             });
             let _ = row.append_child(&button);
         }
@@ -74,6 +88,20 @@ pub fn show_use(
     }
     let before = bubble.query_selector(".text").ok().flatten();
     let _ = bubble.insert_before(&card, before.as_ref().map(|e| e.as_ref()));
+    // In the conversation's log (announced), brought into view, and named by the pinned
+    // line whenever it is out of sight.
+    if let Some(ask) = card
+        .query_selector(".tool-ask")
+        .ok()
+        .flatten()
+        .and_then(|a| a.dyn_into::<HtmlElement>().ok())
+    {
+        crate::waiting::ask(
+            call_id,
+            &tandem_core::agent::waiting::call_waiting(tool),
+            &ask,
+        );
+    }
     Ok(())
 }
 
@@ -90,6 +118,7 @@ pub fn show_result(
     };
     if let Some(ask) = card.query_selector(".tool-ask").ok().flatten() {
         ask.remove();
+        crate::waiting::done(call_id);
     }
     let result = dom::create(
         "p",

@@ -15,6 +15,7 @@ mod chrome;
 mod debug;
 mod dom;
 mod hub;
+mod i18n;
 mod markdown;
 mod port;
 mod relay;
@@ -22,6 +23,7 @@ mod settings;
 mod tab;
 mod task;
 mod tools;
+mod waiting;
 mod workflows;
 
 /// Runs once the panel's bootstrap (`extension/sidepanel.js`) has loaded the wasm. An export
@@ -29,6 +31,8 @@ mod workflows;
 /// (crates/wasm) and must not wire a DOM it does not have.
 #[wasm_bindgen::prelude::wasm_bindgen]
 pub fn start_panel() {
+    // The labels first: everything after reads and names controls in the person's language.
+    i18n::localize();
     // What the worker sends goes to the view it is for; the memory and the conversation
     // register their own.
     port::route(port::Route::Task, task::receive);
@@ -40,6 +44,7 @@ pub fn start_panel() {
         .and_then(|()| task::wire())
         .and_then(|()| tools::wire())
         .and_then(|()| workflows::wire())
+        .and_then(|()| waiting::wire())
     {
         alert::show_error(&format!("Tandem could not start: {e}"));
     }

@@ -5,8 +5,9 @@
 
 use std::cell::RefCell;
 
+use tandem_core::agent::step_line::{step_line, Piece};
 use tandem_core::agent::task::{
-    PendingConfirmation, StepKind, StepRecord, TaskCommand, TaskStatus, TaskView,
+    PendingConfirmation, StepRecord, TaskCommand, TaskStatus, TaskView,
 };
 use tandem_core::agent::workflow::{self, WorkflowOffer};
 use tandem_core::agent::ToolUse;
@@ -25,6 +26,8 @@ thread_local! {
     static LAST: RefCell<Option<TaskStatus>> = const { RefCell::new(None) };
     /// The panel's copy of the task, which the worker's deltas bring up to date.
     static VIEW: RefCell<Option<TaskView>> = const { RefCell::new(None) };
+    /// The question last reported to `waiting` (its group and text).
+    static ASKED: RefCell<String> = const { RefCell::new(String::new()) };
 }
 
 /// A poll that says what this panel holds, so the worker can answer with what it lacks.
@@ -386,39 +389,26 @@ fn render(state: Option<&TaskView>) -> Result<(), DomError> {
     let asked = state.and_then(|s| s.question.as_deref());
     question.set_hidden(asked.is_none());
     dom::by_id::<HtmlElement>("task-question-text")?.set_text_content(asked);
+    note_waiting(pending, asked)?;
 
     let list: HtmlElement = dom::by_id("task-steps")?;
+    // The timeline is drawn again on every change (and poll): a step whose details the
+    // person opened stays open.
+    let opened = opened_steps(&list);
     list.set_text_content(None);
-    for step in state.map(|s| s.steps.as_slice()).unwrap_or_default() {
+    for (i, step) in state
+        .map(|s| s.steps.as_slice())
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+    {
         let item = dom::create("li", if step.ok { "step" } else { "step failed" })?;
         if let Some(used) = &step.tool {
             tool_step(&item, step, used)?;
             list.append_child(&item).map_err(|_| DomError::NoDocument)?;
             continue;
         }
-        let mut text = match step.kind {
-            StepKind::Plan => format!("Plan: {} ({})", step.action, step.result),
-            StepKind::Switch => format!("{}: {}", step.action, step.result),
-            StepKind::User => step.action.clone(),
-            StepKind::Action => {
-                let target = step
-                    .target
-                    .as_deref()
-                    .map(|t| format!(" on {t}"))
-                    .unwrap_or_default();
-                let mark = if step.ok { "✓" } else { "✗" };
-                // Page words in a result are fenced for the model; a person reads them plain.
-                let result = tandem_core::fence::for_person(&step.result);
-                format!("{}{target}: {mark} {result}", step.action)
-            }
-        };
-        if let Some(p) = &step.provider {
-            text.push_str(&format!(" · {p}"));
-        }
-        if let Some(t) = step.tokens {
-            text.push_str(&format!(" · {t} tokens"));
-        }
-        item.set_text_content(Some(&text));
+        step_item(&item, step, opened.contains(&i))?;
         list.append_child(&item).map_err(|_| DomError::NoDocument)?;
     }
 
@@ -426,6 +416,107 @@ fn render(state: Option<&TaskView>) -> Result<(), DomError> {
     let text = state.and_then(|s| s.answer.clone()).unwrap_or_default();
     answer.set_text_content(Some(&format!("Answer: {text}")));
     answer.set_hidden(text.is_empty());
+    Ok(())
+}
+
+/// Tells the pinned line (and so the person) what the task waits for, once per question: the
+/// group is brought into view when it appears, not at every poll.
+fn note_waiting(
+    pending: Option<&PendingConfirmation>,
+    asked: Option<&str>,
+) -> Result<(), DomError> {
+    // A tool call's card reports itself (`cards`).
+    let pending = pending.filter(|p| p.tool.is_none());
+    let Some(text) = tandem_core::agent::waiting::task_waiting(pending, asked) else {
+        ASKED.with(|a| a.borrow_mut().clear());
+        crate::waiting::done("task");
+        return Ok(());
+    };
+    let id = match pending {
+        Some(p) if p.site.is_some() => "task-site",
+        Some(_) => "task-confirm",
+        None => "task-question",
+    };
+    let key = format!(
+        "{id}\n{}",
+        pending.map(|p| p.reason.as_str()).or(asked).unwrap_or("")
+    );
+    if ASKED.with(|a| *a.borrow() == key) {
+        return Ok(());
+    }
+    ASKED.with(|a| *a.borrow_mut() = key);
+    let group: HtmlElement = dom::by_id(id)?;
+    crate::waiting::ask("task", &text, &group);
+    Ok(())
+}
+
+/// A step as a person reads it ("Clicked **ONE**"), its details (the action as the model
+/// wrote it, how it went, who answered, the tokens) one click away in a disclosure.
+fn step_item(item: &HtmlElement, step: &StepRecord, open: bool) -> Result<(), DomError> {
+    let line = step_line(step);
+    if line.details.is_empty() {
+        return sentence_into(item, &line.pieces);
+    }
+    let disclosure = dom::create("details", "step-line")?;
+    if open {
+        dom::set_attr(&disclosure, "open", "");
+    }
+    let summary = dom::create("summary", "")?;
+    sentence_into(&summary, &line.pieces)?;
+    disclosure
+        .append_child(&summary)
+        .map_err(|_| DomError::NoDocument)?;
+    for detail in &line.details {
+        let p = dom::create("p", "step-detail")?;
+        p.set_text_content(Some(detail));
+        disclosure
+            .append_child(&p)
+            .map_err(|_| DomError::NoDocument)?;
+    }
+    item.append_child(&disclosure)
+        .map_err(|_| DomError::NoDocument)?;
+    Ok(())
+}
+
+/// The positions of the timeline's steps whose details are open.
+fn opened_steps(list: &HtmlElement) -> Vec<usize> {
+    let Ok(items) = list.query_selector_all(":scope > li") else {
+        return Vec::new();
+    };
+    (0..items.length())
+        .filter(|&i| {
+            items
+                .item(i)
+                .and_then(|li| li.dyn_into::<web_sys::Element>().ok())
+                .and_then(|li| li.query_selector("details.step-line[open]").ok().flatten())
+                .is_some()
+        })
+        .map(|i| i as usize)
+        .collect()
+}
+
+/// The sentence's pieces as text, `strong` and `em` nodes (never HTML from the text).
+fn sentence_into(parent: &HtmlElement, pieces: &[Piece]) -> Result<(), DomError> {
+    for piece in pieces {
+        let node: web_sys::Node = match piece {
+            Piece::Text(t) => dom::document()?.create_text_node(t).into(),
+            Piece::Strong(t) | Piece::Em(t) => {
+                let el = dom::create(
+                    if matches!(piece, Piece::Strong(_)) {
+                        "strong"
+                    } else {
+                        "em"
+                    },
+                    "",
+                )?;
+                el.set_text_content(Some(t));
+                el.into()
+            }
+        };
+        parent
+            .append_child(&node)
+            .map_err(|_| DomError::NoDocument)?;
+    }
     Ok(())
 }
 

@@ -7,6 +7,7 @@
 use tandem_core::mcp::McpEndpoint;
 use tandem_core::protocol::{PanelToWorker, ToolsCommand};
 use tandem_core::tools::page::{self, PageListing};
+use tandem_core::tools::prompt;
 use tandem_core::tools::{Decision, Policy, Registry, STORAGE_KEY};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
@@ -374,6 +375,13 @@ fn show_approval(registry: &Registry) -> Result<(), DomError> {
         tools.join(", ")
     );
     dom::by_id::<HtmlElement>("tool-approval-text")?.set_text_content(Some(&text));
+    // What could mislead: a tool that destroys, a name another extension already uses. And
+    // what Chrome says of where the extension came from, where Tandem may ask.
+    let notes = prompt::approval_notes(registry, provider).join(" ");
+    let line: HtmlElement = dom::by_id("tool-approval-notes")?;
+    line.set_text_content(Some(&notes));
+    line.set_hidden(notes.is_empty());
+    spawn_local(install_note(id.clone()));
     for (button, allow) in [("tool-approval-allow", true), ("tool-approval-deny", false)] {
         let button: HtmlButtonElement = dom::by_id(button)?;
         let id = id.clone();
@@ -392,6 +400,39 @@ fn show_approval(registry: &Registry) -> Result<(), DomError> {
     Ok(())
 }
 
+#[wasm_bindgen(inline_js = r"
+export async function install_type(id) {
+    // chrome.management is there only when the user granted Tandem that permission.
+    try {
+        if (!globalThis.chrome || !chrome.management || typeof chrome.management.get !== 'function') return '';
+        const info = await chrome.management.get(id);
+        return info && typeof info.installType === 'string' ? info.installType : '';
+    } catch (e) {
+        return '';
+    }
+}
+")]
+extern "C" {
+    async fn install_type(id: &str) -> JsValue;
+}
+
+/// Adds what Chrome reports about where the waiting extension came from (Web Store,
+/// unpacked…) to the approval's notes, when Tandem may read it.
+async fn install_note(id: String) {
+    let kind = install_type(&id).await.as_string().unwrap_or_default();
+    let Some(note) = prompt::install_note(&kind) else {
+        return;
+    };
+    let Ok(line) = dom::by_id::<HtmlElement>("tool-approval-notes") else {
+        return;
+    };
+    let text = line.text_content().unwrap_or_default();
+    if !text.contains(note) {
+        line.set_text_content(Some(format!("{text} {note}").trim()));
+        line.set_hidden(false);
+    }
+}
+
 /// Settings → Tools: every decided provider, its tools and their policies.
 fn show_settings(registry: &Registry) -> Result<(), DomError> {
     let list: HtmlElement = dom::by_id("tool-providers")?;
@@ -403,10 +444,12 @@ fn show_settings(registry: &Registry) -> Result<(), DomError> {
     {
         shown += 1;
         let id = provider.id().to_string();
-        let name = if provider.name().is_empty() {
-            id.clone()
-        } else {
+        // An extension's controls carry its short id too: two extensions may choose the
+        // same name, and each row's buttons must still be told apart.
+        let name = if provider.mcp().is_some() {
             provider.name().to_string()
+        } else {
+            prompt::row_name(provider)
         };
         let item = dom::create("li", "tool-provider")?;
         let title = dom::create("p", "label")?;
@@ -444,6 +487,11 @@ fn show_settings(registry: &Registry) -> Result<(), DomError> {
             let p = dom::create("p", "hint error")?;
             dom::set_attr(&p, "aria-label", &format!("Problem with {name}"));
             p.set_text_content(Some(problem));
+            let _ = item.append_child(&p);
+        }
+        if let Some(line) = prompt::empty_line(provider) {
+            let p = dom::create("p", "hint")?;
+            p.set_text_content(Some(line));
             let _ = item.append_child(&p);
         }
         if provider.decision() == Decision::Allowed {
@@ -498,6 +546,24 @@ fn show_settings(registry: &Registry) -> Result<(), DomError> {
                 })
             });
             let _ = item.append_child(&turn);
+        }
+        if provider.mcp().is_none() {
+            // Deny and Allow keep the person's choice; Remove forgets it (the extension
+            // asks again when it next registers).
+            let allow = provider.decision() != Decision::Allowed;
+            let decide = dom::create("button", "")?;
+            dom::set_attr(&decide, "type", "button");
+            let what = if allow { "Allow" } else { "Deny" };
+            dom::set_attr(&decide, "aria-label", &format!("{what} provider {name}"));
+            decide.set_text_content(Some(what));
+            let pid = id.clone();
+            dom::on(&decide, "click", move |_: web_sys::Event| {
+                send(ToolsCommand::Decide {
+                    provider_id: pid.clone(),
+                    allow,
+                })
+            });
+            let _ = item.append_child(&decide);
         }
         let remove = dom::create("button", "")?;
         dom::set_attr(&remove, "type", "button");

@@ -34,8 +34,9 @@ const FAKE_LM_SOURCE = readFile(new URL('./fake-language-model.js', import.meta.
  * tool-provider test loads a fake orchestrator there). `extensionId`: the id `dist` will
  * have (fixed by its manifest's `key`); give it when an extension in `others` also has a
  * background.js, so the handles below are `dist`'s and not the first worker to start.
+ * `lang`: the UI language Chrome runs in (`de`, `ja`, `ar`…), what chrome.i18n reports.
  */
-export async function launchExtension({ dist = path.join(repoRoot, 'dist'), headless = true, fakeLanguageModel, args = [], timeout = 10_000, others = [], extensionId: expectedId } = {}) {
+export async function launchExtension({ dist = path.join(repoRoot, 'dist'), headless = true, fakeLanguageModel, args = [], timeout = 10_000, others = [], extensionId: expectedId, lang } = {}) {
   dist = path.resolve(dist);
   await access(path.join(dist, 'manifest.json')).catch(() => {
     throw new Error(`launchExtension: no manifest.json in ${dist}; build the extension first`);
@@ -57,7 +58,11 @@ export async function launchExtension({ dist = path.join(repoRoot, 'dist'), head
       executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
       headless,
       timeout,
+      // `lang`: Chrome's UI language. On Linux Chrome takes it from the environment
+      // (LANGUAGE), not from --lang alone (measured on Chromium 156), so both are set.
+      ...(lang ? { env: { ...process.env, LANGUAGE: lang, LC_ALL: '', LANG: '' } } : {}),
       args: [
+        ...(lang ? [`--lang=${lang}`] : []),
         ...(headless ? ['--headless=new'] : []),
         '--no-sandbox', '--disable-gpu', '--disable-background-networking',
         '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic',

@@ -855,6 +855,8 @@ impl Loop {
         }
         let approved = self.wait_for_confirmation().await;
         ctx.pending = None;
+        // Answered: the badge need not wait for the step's save.
+        crate::badge::set("task", None);
         approved
     }
 

@@ -68,6 +68,14 @@ pub(super) async fn save(ctx: &TaskContext) -> Result<(), AgentError> {
         .await
         .map_err(|e| AgentError::Storage(js_text(e)))?;
     broadcast(Some(ctx));
+    // The toolbar badge: a question of the task (a tool call's reports itself in `tools`).
+    crate::badge::set(
+        "task",
+        tandem_core::agent::waiting::task_waiting(
+            ctx.pending.as_ref().filter(|p| p.tool.is_none()),
+            ctx.question.as_deref(),
+        ),
+    );
     Ok(())
 }
 
@@ -115,6 +123,7 @@ pub(super) fn broadcast(ctx: Option<&TaskContext>) {
 
 /// Forgets the stored task, transcript and all.
 pub(super) async fn forget() -> Result<(), AgentError> {
+    crate::badge::set("task", None);
     let promise = session_remove(TASK_STATE_KEY).map_err(|e| AgentError::Storage(js_text(e)))?;
     JsFuture::from(promise)
         .await

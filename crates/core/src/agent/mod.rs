@@ -27,12 +27,14 @@ pub mod settings;
 pub mod signature;
 pub mod sites;
 pub mod snapshot;
+pub mod step_line;
 pub mod tabs;
 pub mod task;
 #[cfg(test)]
 mod tests;
 pub mod tool_step;
 pub mod trusted;
+pub mod waiting;
 pub mod workflow;
 
 pub use actions::{

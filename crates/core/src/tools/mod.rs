@@ -22,6 +22,7 @@ pub mod nano;
 pub mod offered;
 pub mod outcome;
 pub mod page;
+pub mod prompt;
 pub mod protocol;
 pub mod registry;
 pub mod schema;

@@ -388,7 +388,7 @@ impl Registry {
             // Nothing of a denied provider is kept: it cannot be used anyway.
             Decision::Denied => RegisterOutcome::Refused(DENIED.to_string()),
             Decision::Pending => {
-                p.name = display_name(sender_id, sender_name);
+                rename(p, sender_id, sender_name);
                 p.tools = tools;
                 RegisterOutcome::NeedsApproval {
                     provider: sender_id.to_string(),
@@ -396,7 +396,7 @@ impl Registry {
                 }
             }
             Decision::Allowed => {
-                p.name = display_name(sender_id, sender_name);
+                rename(p, sender_id, sender_name);
                 p.tools = tools;
                 RegisterOutcome::Registered(names)
             }
@@ -703,6 +703,15 @@ impl<'de> Deserialize<'de> for Registry {
 /// The name shown for a provider: control and bidi characters removed, the guillemets that
 /// frame it in sentences replaced, whitespace collapsed, at most 60 characters; the id when
 /// nothing is left.
+/// A registration names the provider anew only when it carries a name: one without `name`
+/// keeps the name the person already knows it by, rather than turning it into its id.
+fn rename(p: &mut Provider, id: &str, name: &str) {
+    let named = display_name(id, name);
+    if named != clip(id, MAX_DISPLAY_NAME) || p.name.is_empty() {
+        p.name = named;
+    }
+}
+
 fn display_name(id: &str, name: &str) -> String {
     let cleaned: String = name
         .chars()

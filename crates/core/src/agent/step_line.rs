@@ -1,0 +1,680 @@
+//! A timeline step as a person reads it: "Clicked **ONE**", "Typed *Sergio* into **the text
+//! field**", "Finished: …", with what a developer wants (the action as the model wrote it, how
+//! it went, which model answered, the tokens) kept apart as [`StepLine::details`], which the
+//! panel puts one click away.
+//!
+//! The worker records a step as the action's JSON, the element as the element list named it
+//! (`[8] link "Blue backpack"`) and the result sentence ([`super::task::StepRecord`]); this
+//! module reads those back, so nothing about what is stored changes and a task saved before
+//! reads the same. Sentences are English for now (the panel's labels are translated; these
+//! are not yet).
+
+use super::actions::{Action, DragTarget, ScrollDirection, ScrollTarget, SelectMode};
+use super::task::{StepKind, StepRecord};
+use crate::fence::{FENCE_CLOSE, FENCE_OPEN};
+
+/// Longest piece of page or model text put in a step's sentence; the whole is in the details.
+const MAX_SHOWN: usize = 140;
+
+/// The result of a step whose password the user typed in the panel (`agent/act.rs`).
+const SECRET_TYPED: &str = "typed (the value you entered in the panel)";
+
+/// One run of a sentence, with its emphasis: the control acted on is `Strong`, what was
+/// typed, chosen or asked is `Em`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Piece {
+    Text(String),
+    Strong(String),
+    Em(String),
+}
+
+/// A step's sentence and its details (each a line; empty for a note the user wrote, which
+/// already is a sentence of theirs).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StepLine {
+    pub pieces: Vec<Piece>,
+    pub details: Vec<String>,
+}
+
+impl StepLine {
+    /// The sentence as plain text (`**`/`*` not added): what a screen reader says.
+    pub fn plain(&self) -> String {
+        self.pieces
+            .iter()
+            .map(|p| match p {
+                Piece::Text(t) | Piece::Strong(t) | Piece::Em(t) => t.as_str(),
+            })
+            .collect()
+    }
+
+    /// The sentence with Markdown-style marks (`Clicked **ONE**`), for tests and logs.
+    pub fn marked(&self) -> String {
+        self.pieces
+            .iter()
+            .map(|p| match p {
+                Piece::Text(t) => t.clone(),
+                Piece::Strong(t) => format!("**{t}**"),
+                Piece::Em(t) => format!("*{t}*"),
+            })
+            .collect()
+    }
+}
+
+/// Builds pieces in order: `text` plain, `strong` / `em` emphasised.
+#[derive(Default)]
+struct Sentence(Vec<Piece>);
+
+impl Sentence {
+    fn text(mut self, t: impl Into<String>) -> Self {
+        self.0.push(Piece::Text(t.into()));
+        self
+    }
+    fn strong(mut self, t: impl Into<String>) -> Self {
+        self.0.push(Piece::Strong(t.into()));
+        self
+    }
+    fn em(mut self, t: &str) -> Self {
+        self.0.push(Piece::Em(clip(t)));
+        self
+    }
+}
+
+/// The line a person reads for `step`.
+pub fn step_line(step: &StepRecord) -> StepLine {
+    let cost = cost(step);
+    match step.kind {
+        StepKind::User => StepLine {
+            pieces: vec![Piece::Text(step.action.clone())],
+            details: Vec::new(),
+        },
+        StepKind::Switch => StepLine {
+            pieces: vec![Piece::Text(format!("{}: {}", step.action, step.result))],
+            details: cost.into_iter().collect(),
+        },
+        StepKind::Plan => {
+            let plan = step.action.trim();
+            // The planner also checks a `done` ("the task is (not) complete yet"): that line
+            // says what it found; the plan it restates is in the details.
+            let checked = step.result != "plan made";
+            let text = if checked {
+                format!("Checked the result: {}", step.result)
+            } else {
+                format!("Plan: {}", readable(plan))
+            };
+            let mut details = Vec::new();
+            if checked && !plan.is_empty() {
+                details.push(format!("Plan: {plan}"));
+            }
+            details.push(join_cost(&step.result, cost));
+            let pieces = vec![Piece::Text(text)];
+            StepLine { pieces, details }
+        }
+        StepKind::Action => action_line(step, cost),
+    }
+}
+
+/// "· Gemini Nano · 120 tokens", when known.
+fn cost(step: &StepRecord) -> Option<String> {
+    let mut out = String::new();
+    if let Some(p) = &step.provider {
+        out.push_str(&format!(" · {p}"));
+    }
+    if let Some(t) = step.tokens {
+        out.push_str(&format!(" · {t} tokens"));
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+fn join_cost(first: &str, cost: Option<String>) -> String {
+    format!("{first}{}", cost.unwrap_or_default())
+}
+
+fn action_line(step: &StepRecord, cost: Option<String>) -> StepLine {
+    let target = step.target.as_deref().map(Target::read);
+    let result = readable(&step.result);
+    let mark = if step.ok { "✓" } else { "✗" };
+    // What the model asked for, as it asked, and how it went: the developer's view.
+    let on = step
+        .target
+        .as_deref()
+        .map(|t| format!(" on {t}"))
+        .unwrap_or_default();
+    let details = vec![
+        format!("{}{on}", step.action),
+        // Page words in a result are fenced for the model; a person reads them plain.
+        join_cost(
+            &format!("{mark} {}", crate::fence::for_person(&step.result)),
+            cost,
+        ),
+    ];
+    let Ok(action) = crate::json::from_str::<serde_json::Value>(&step.action)
+        .map_err(|_| ())
+        .and_then(|v| Action::from_json(&v).map_err(|_| ()))
+    else {
+        // "(no valid action)": the model's answer could not be read twice.
+        return StepLine {
+            pieces: Sentence::default()
+                .text(format!(
+                    "The model's answer was not a step Tandem can take: {result}"
+                ))
+                .0,
+            details,
+        };
+    };
+    let pieces = if step.ok {
+        done_sentence(&action, target.as_ref(), &step.result, &result)
+    } else {
+        failed_sentence(&action, target.as_ref(), &result)
+    };
+    StepLine { pieces, details }
+}
+
+/// The element acted on, read back from `[8] link "Blue backpack"`.
+struct Target {
+    role: String,
+    name: String,
+}
+
+impl Target {
+    fn read(label: &str) -> Target {
+        // `[id] role "name"`: the id is the list's, not the person's.
+        let rest = label
+            .strip_prefix('[')
+            .and_then(|r| r.split_once("] "))
+            .map(|(_, r)| r)
+            .unwrap_or(label);
+        let (role, name) = match (rest.find('"'), rest.rfind('"')) {
+            (Some(a), Some(b)) if b > a => (rest[..a].trim(), rest[a + 1..b].trim()),
+            _ => (rest.trim(), ""),
+        };
+        Target {
+            role: role.to_string(),
+            name: name.to_string(),
+        }
+    }
+
+    /// Its name, or "the text field" when it has none.
+    fn called(&self) -> String {
+        if self.name.is_empty() {
+            format!("the {}", role_word(&self.role))
+        } else {
+            clip(&self.name)
+        }
+    }
+}
+
+/// A role or tag as a person calls the control.
+fn role_word(role: &str) -> &str {
+    match role {
+        "textbox" | "input" => "text field",
+        "searchbox" => "search box",
+        "textarea" => "text box",
+        "combobox" | "select" | "listbox" => "list",
+        "radio" => "option",
+        "menuitem" | "menuitemcheckbox" | "menuitemradio" => "menu item",
+        "a" => "link",
+        "img" => "image",
+        "" => "element",
+        other => other,
+    }
+}
+
+fn named(target: Option<&Target>, fallback: &str) -> String {
+    target
+        .map(Target::called)
+        .unwrap_or_else(|| fallback.to_string())
+}
+
+fn done_sentence(action: &Action, target: Option<&Target>, raw: &str, result: &str) -> Vec<Piece> {
+    let s = Sentence::default();
+    let sentence = match action {
+        Action::Click { .. } => s.text("Clicked ").strong(named(target, "an element")),
+        Action::Type { text, submit, .. } => {
+            let s = if raw.starts_with(SECRET_TYPED) {
+                s.text("Typed the password you entered into ")
+            } else {
+                s.text("Typed ").em(text).text(" into ")
+            };
+            let s = s.strong(named(target, "a field"));
+            if *submit {
+                s.text(" and sent the form")
+            } else {
+                s
+            }
+        }
+        Action::SelectOption { option, mode, .. } => s
+            .text(match mode {
+                SelectMode::Replace => "Chose ",
+                SelectMode::Add => "Added ",
+                SelectMode::Remove => "Removed ",
+            })
+            .em(option)
+            .text(match mode {
+                SelectMode::Remove => " from ",
+                _ => " in ",
+            })
+            .strong(named(target, "a list")),
+        Action::Press { key, element } => {
+            let s = s.text("Pressed ").em(key);
+            if element.is_some() {
+                s.text(" on ").strong(named(target, "an element"))
+            } else {
+                s
+            }
+        }
+        Action::Hover { .. } => s
+            .text("Pointed at ")
+            .strong(named(target, "an element")),
+        Action::Drag { to, .. } => {
+            let s = s.text("Dragged ").strong(named(target, "an element"));
+            match to {
+                DragTarget::Element(_) => s.text(" onto its target"),
+                DragTarget::Offset { dx, dy } => s.text(format!(" by {dx}, {dy} pixels")),
+            }
+        }
+        Action::SetValue { value, .. } => s
+            .text("Set ")
+            .strong(named(target, "a slider"))
+            .text(" to ")
+            .em(value),
+        Action::SelectText { text, .. } => s
+            .text("Selected ")
+            .em(text)
+            .text(" in ")
+            .strong(named(target, "an element")),
+        Action::ClickAt { .. } => s
+            .text("Clicked a point of ")
+            .strong(named(target, "an element")),
+        Action::Scroll {
+            target: ScrollTarget::Page(d),
+        } => s.text(match d {
+            ScrollDirection::Up => "Scrolled up",
+            ScrollDirection::Down => "Scrolled down",
+            ScrollDirection::End => "Scrolled to the end",
+        }),
+        Action::Scroll {
+            target: ScrollTarget::Inside(_, d),
+        } => s
+            .text(match d {
+                ScrollDirection::Up => "Scrolled up in ",
+                ScrollDirection::Down => "Scrolled down in ",
+                ScrollDirection::End => "Scrolled to the end of ",
+            })
+            .strong(named(target, "an element")),
+        Action::Scroll { .. } => s.text("Scrolled to ").strong(named(target, "an element")),
+        Action::Navigate { url } => s.text("Went to ").em(&address(url)),
+        Action::Back => s.text("Went back a page"),
+        Action::OpenTab { url } => s.text("Opened ").em(&address(url)).text(" in a new tab"),
+        Action::SwitchTab { tab } => s.text(format!("Switched to tab {tab}")),
+        Action::CloseTab => s.text("Closed the tab"),
+        Action::ExtractText { element: Some(_) } => {
+            s.text("Read ").strong(named(target, "an element"))
+        }
+        Action::ExtractText { element: None } => s.text("Read the page"),
+        Action::Wait { text: Some(text), .. } => s.text("Waited for ").em(text),
+        Action::Wait { ms, .. } => s.text(format!("Waited {}", seconds(*ms))),
+        Action::AskUser { question } => {
+            let s = s.text("Asked you ").em(question);
+            match result.split_once("the user answered: ") {
+                Some((_, answer)) => s.text("; you answered ").em(answer),
+                None => s,
+            }
+        }
+        Action::Done { success, answer } => {
+            let answer = answer.as_deref().map(readable).unwrap_or_default();
+            let head = if *success { "Finished" } else { "Gave up" };
+            if answer.is_empty() {
+                s.text(head)
+            } else {
+                s.text(format!("{head}: ")).text(clip(&answer))
+            }
+        }
+        Action::Tool { name, .. } => s.text("Used the tool ").strong(name.clone()),
+    };
+    sentence.0
+}
+
+fn failed_sentence(action: &Action, target: Option<&Target>, why: &str) -> Vec<Piece> {
+    let s = Sentence::default().text("Could not ");
+    let s = match action {
+        Action::Click { .. } => s.text("click ").strong(named(target, "the element")),
+        Action::Type { text, .. } => s
+            .text("type ")
+            .em(text)
+            .text(" into ")
+            .strong(named(target, "the field")),
+        Action::SelectOption { option, .. } => s
+            .text("choose ")
+            .em(option)
+            .text(" in ")
+            .strong(named(target, "the list")),
+        Action::Press { key, .. } => s.text("press ").em(key),
+        Action::Hover { .. } => s.text("point at ").strong(named(target, "the element")),
+        Action::Drag { .. } => s.text("drag ").strong(named(target, "the element")),
+        Action::SetValue { value, .. } => s
+            .text("set ")
+            .strong(named(target, "the slider"))
+            .text(" to ")
+            .em(value),
+        Action::SelectText { text, .. } => s.text("select ").em(text),
+        Action::ClickAt { .. } => s
+            .text("click a point of ")
+            .strong(named(target, "the element")),
+        Action::Scroll {
+            target: ScrollTarget::Page(_),
+        } => s.text("scroll"),
+        Action::Scroll {
+            target: ScrollTarget::Inside(..),
+        } => s.text("scroll in ").strong(named(target, "the element")),
+        Action::Scroll { .. } => s.text("scroll to ").strong(named(target, "the element")),
+        Action::Navigate { url } => s.text("go to ").em(&address(url)),
+        Action::Back => s.text("go back"),
+        Action::OpenTab { url } => s.text("open ").em(&address(url)),
+        Action::SwitchTab { tab } => s.text(format!("switch to tab {tab}")),
+        Action::CloseTab => s.text("close the tab"),
+        Action::ExtractText { element: Some(_) } => {
+            s.text("read ").strong(named(target, "the element"))
+        }
+        Action::ExtractText { element: None } => s.text("read the page"),
+        Action::Wait { text: Some(text), .. } => s.text("see ").em(text),
+        Action::Wait { .. } => s.text("wait"),
+        Action::AskUser { question } => s.text("get an answer to ").em(question),
+        Action::Done { .. } => s.text("finish"),
+        Action::Tool { name, .. } => s.text("use the tool ").strong(name.clone()),
+    };
+    s.text(format!(": {}", clip(why))).0
+}
+
+/// An address without `https://`, as a person reads it.
+fn address(url: &str) -> String {
+    let bare = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))
+        .unwrap_or(url);
+    bare.strip_suffix('/').unwrap_or(bare).to_string()
+}
+
+fn seconds(ms: u32) -> String {
+    let tenths = (ms + 50) / 100;
+    match (tenths / 10, tenths % 10) {
+        (1, 0) => "1 second".into(),
+        (s, 0) => format!("{s} seconds"),
+        (s, t) => format!("{s}.{t} seconds"),
+    }
+}
+
+/// `text` on one line, with the fence that frames page text for the model shown as quotes
+/// (`covered by a dialog “Cookie consent”`).
+fn readable(text: &str) -> String {
+    let mut marked = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find('⟦') {
+        marked.push_str(&rest[..at]);
+        let from = &rest[at..];
+        if let Some(after) = from.strip_prefix(FENCE_CLOSE) {
+            marked.push('\u{2}');
+            rest = after;
+        } else if from.starts_with(FENCE_OPEN) {
+            marked.push('\u{1}');
+            rest = from
+                .find('⟧')
+                .map(|end| &from[end + '⟧'.len_utf8()..])
+                .unwrap_or("");
+        } else {
+            marked.push('⟦');
+            rest = &from['⟦'.len_utf8()..];
+        }
+    }
+    marked.push_str(rest);
+    let one_line = marked.split_whitespace().collect::<Vec<_>>().join(" ");
+    one_line
+        .replace("\u{1} ", "\u{1}")
+        .replace(" \u{2}", "\u{2}")
+        .replace('\u{1}', "“")
+        .replace('\u{2}', "”")
+}
+
+/// At most [`MAX_SHOWN`] characters, cut with "…".
+fn clip(text: &str) -> String {
+    let text = text.trim();
+    if text.chars().count() <= MAX_SHOWN {
+        return text.to_string();
+    }
+    let mut out: String = text.chars().take(MAX_SHOWN - 1).collect();
+    out.push('…');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(action: &str, target: Option<&str>, ok: bool, result: &str) -> StepRecord {
+        StepRecord {
+            kind: StepKind::Action,
+            action: action.into(),
+            target: target.map(Into::into),
+            result: result.into(),
+            ok,
+            provider: Some("OpenAI-compatible".into()),
+            tokens: Some(1072),
+            tool: None,
+            timings: None,
+            output: None,
+        }
+    }
+
+    #[track_caller]
+    fn check(record: StepRecord, expected: &str) {
+        let line = step_line(&record);
+        assert_eq!(line.marked(), expected);
+        assert!(
+            !line.plain().contains("{\""),
+            "no JSON in {:?}",
+            line.plain()
+        );
+        assert!(
+            !line.plain().contains('⟦'),
+            "no fence in {:?}",
+            line.plain()
+        );
+    }
+
+    #[test]
+    fn every_action_kind_reads_as_a_sentence() {
+        let ok = |a: &str, t: Option<&str>, r: &str| step(a, t, true, r);
+        check(
+            ok(
+                r#"{"action":"click","element":1}"#,
+                Some(r#"[1] button "ONE""#),
+                "clicked",
+            ),
+            "Clicked **ONE**",
+        );
+        check(
+            ok(
+                r#"{"action":"type","element":3,"text":"Sergio","clear":true,"submit":false}"#,
+                Some(r#"[3] textbox """#),
+                "typed",
+            ),
+            "Typed *Sergio* into **the text field**",
+        );
+        check(
+            ok(
+                r#"{"action":"type","element":3,"text":"backpack","clear":true,"submit":true}"#,
+                Some(r#"[3] searchbox "Search""#),
+                "typed; a new page is loading",
+            ),
+            "Typed *backpack* into **Search** and sent the form",
+        );
+        check(
+            ok(
+                r#"{"action":"type","element":4,"text":"x","clear":true,"submit":false}"#,
+                Some(r#"[4] textbox "Password""#),
+                SECRET_TYPED,
+            ),
+            "Typed the password you entered into **Password**",
+        );
+        check(
+            ok(
+                r#"{"action":"select_option","element":2,"option":"M"}"#,
+                Some(r#"[2] combobox "Size""#),
+                "selected",
+            ),
+            "Chose *M* in **Size**",
+        );
+        check(
+            ok(
+                r#"{"action":"scroll","direction":"down"}"#,
+                None,
+                "scrolled",
+            ),
+            "Scrolled down",
+        );
+        check(
+            ok(
+                r#"{"action":"scroll","element":9}"#,
+                Some(r#"[9] region "Reviews""#),
+                "scrolled",
+            ),
+            "Scrolled to **Reviews**",
+        );
+        check(
+            ok(
+                r#"{"action":"navigate","url":"https://shop.example/p/1"}"#,
+                None,
+                "went",
+            ),
+            "Went to *shop.example/p/1*",
+        );
+        check(
+            ok(r#"{"action":"back"}"#, None, "went back"),
+            "Went back a page",
+        );
+        check(
+            ok(
+                r#"{"action":"open_tab","url":"https://shop.example/"}"#,
+                None,
+                "opened",
+            ),
+            "Opened *shop.example* in a new tab",
+        );
+        check(
+            ok(r#"{"action":"switch_tab","tab":1}"#, None, "switched"),
+            "Switched to tab 1",
+        );
+        check(
+            ok(r#"{"action":"close_tab"}"#, None, "closed the tab"),
+            "Closed the tab",
+        );
+        check(
+            ok(
+                r#"{"action":"extract_text"}"#,
+                None,
+                "⟦untrusted data: page⟧\nhello\n⟦/untrusted data⟧",
+            ),
+            "Read the page",
+        );
+        check(
+            ok(
+                r#"{"action":"extract_text","element":5}"#,
+                Some(r#"[5] article "Hours""#),
+                "read",
+            ),
+            "Read **Hours**",
+        );
+        check(
+            ok(r#"{"action":"wait","ms":1500}"#, None, "waited"),
+            "Waited 1.5 seconds",
+        );
+        check(
+            ok(
+                r#"{"action":"ask_user","question":"Which colour?"}"#,
+                None,
+                "you asked “Which colour?”; the user answered: green",
+            ),
+            "Asked you *Which colour?*; you answered *green*",
+        );
+        check(
+            ok(
+                r#"{"action":"done","success":true,"answer":"Added the blue backpack."}"#,
+                None,
+                "the navigator reports the task done",
+            ),
+            "Finished: Added the blue backpack.",
+        );
+        check(
+            ok(
+                r#"{"action":"done","success":false,"answer":"The shop is closed."}"#,
+                None,
+                "the navigator reports the task done",
+            ),
+            "Gave up: The shop is closed.",
+        );
+        check(
+            ok(
+                r#"{"action":"tool","tool":"tabs__open","arguments":{"url":"https://a.example"}}"#,
+                None,
+                "answered",
+            ),
+            "Used the tool **tabs__open**",
+        );
+    }
+
+    #[test]
+    fn a_failed_step_says_why_without_the_fence() {
+        check(
+            step(
+                r#"{"action":"click","element":7}"#,
+                Some(r#"[7] button "Add to cart""#),
+                false,
+                "covered by a dialog ⟦untrusted data: what covers it⟧\nCookies\n⟦/untrusted data⟧\nclose it first",
+            ),
+            "Could not click **Add to cart**: covered by a dialog “Cookies” close it first",
+        );
+        check(
+            step(
+                "(no valid action)",
+                None,
+                false,
+                "The reply contains no JSON object.",
+            ),
+            "The model's answer was not a step Tandem can take: The reply contains no JSON object.",
+        );
+    }
+
+    #[test]
+    fn the_details_keep_the_action_as_written_and_who_answered() {
+        let line = step_line(&step(
+            r#"{"action":"click","element":1}"#,
+            Some(r#"[1] button "ONE""#),
+            true,
+            "clicked; a new page is loading",
+        ));
+        assert_eq!(
+            line.details,
+            [
+                r#"{"action":"click","element":1} on [1] button "ONE""#,
+                "✓ clicked; a new page is loading · OpenAI-compatible · 1072 tokens",
+            ]
+        );
+    }
+
+    #[test]
+    fn plans_notes_and_switches() {
+        let mut plan = step("1. search 2. add", None, true, "plan made");
+        plan.kind = StepKind::Plan;
+        let line = step_line(&plan);
+        assert_eq!(line.marked(), "Plan: 1. search 2. add");
+        assert_eq!(
+            line.details,
+            ["plan made · OpenAI-compatible · 1072 tokens"]
+        );
+        let mut note = step("Your note: size M", None, true, "the agent reads it");
+        note.kind = StepKind::User;
+        note.provider = None;
+        let line = step_line(&note);
+        assert_eq!(line.marked(), "Your note: size M");
+        assert!(line.details.is_empty());
+    }
+}
