@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tandem_core::provider::Settings;
+use tandem_core::settings::Settings;
 
 fuzz_target!(|json: &str| {
     let first = Settings::from_stored_json(json);
