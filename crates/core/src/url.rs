@@ -24,3 +24,48 @@ pub fn domain_of(url: &str) -> Option<String> {
     };
     (!host.is_empty()).then(|| host.to_lowercase())
 }
+
+/// `%40` → `@`, `+` → space, as a form's body or a query is written (the agent's effect
+/// checks, OAuth redirects); a text whose bytes are no UTF-8 stays as it was.
+pub fn form_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' => {
+                let hex = s
+                    .get(i + 1..i + 3)
+                    .filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()))
+                    .and_then(|h| u8::from_str_radix(h, 16).ok());
+                match hex {
+                    Some(b) => {
+                        out.push(b);
+                        i += 2;
+                    }
+                    None => out.push(b'%'),
+                }
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8(out).unwrap_or_else(|_| s.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn form_decode_reads_escapes_and_plus_and_keeps_what_is_no_escape() {
+        assert_eq!(form_decode("ada%40example.com"), "ada@example.com");
+        assert_eq!(form_decode("blue+backpack"), "blue backpack");
+        assert_eq!(form_decode("100%"), "100%");
+        assert_eq!(form_decode("%zz%4"), "%zz%4");
+        assert_eq!(form_decode("caf%C3%A9"), "café");
+        // Not UTF-8 once decoded: the text stays as written.
+        assert_eq!(form_decode("%FF%FE"), "%FF%FE");
+    }
+}

@@ -10,6 +10,8 @@ pub enum DomError {
     Missing(&'static str),
     #[error("no document: the side panel script ran outside a page")]
     NoDocument,
+    #[error("Tandem could not prepare the file ({0}).")]
+    File(String),
 }
 
 thread_local! {
@@ -71,4 +73,32 @@ pub fn items(key: &str, value: &JsValue) -> JsValue {
 pub fn fresh_id(prefix: &str) -> String {
     let random = (js_sys::Math::random() * 1e9) as u64;
     format!("{prefix}-{}-{random}", js_sys::Date::now() as u64)
+}
+
+/// Saves `text` as the file `name` (of type `mime`) through an `<a download>` click: no
+/// permission, since the person's own click chose to write it to disk.
+pub fn download(text: &str, mime: &str, name: &str) -> Result<(), DomError> {
+    let options = web_sys::BlobPropertyBag::new();
+    options.set_type(mime);
+    let parts = js_sys::Array::of1(&JsValue::from_str(text));
+    let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &options)
+        .map_err(|e| DomError::File(tandem_chrome::js_text(e)))?;
+    let url = web_sys::Url::create_object_url_with_blob(&blob)
+        .map_err(|e| DomError::File(tandem_chrome::js_text(e)))?;
+    let link = create("a", "visually-hidden")?;
+    set_attr(&link, "href", &url);
+    set_attr(&link, "download", name);
+    let body = document()?.body().ok_or(DomError::NoDocument)?;
+    body.append_child(&link).map_err(|_| DomError::NoDocument)?;
+    link.click();
+    link.remove();
+    // The download has taken the Blob by the next task; until then the URL must stay valid.
+    let revoke = Closure::once_into_js(move || {
+        let _ = web_sys::Url::revoke_object_url(&url);
+    });
+    if let Some(window) = web_sys::window() {
+        let _ = window
+            .set_timeout_with_callback_and_timeout_and_arguments_0(revoke.unchecked_ref(), 1000);
+    }
+    Ok(())
 }

@@ -8,19 +8,16 @@
 
 use std::cell::RefCell;
 
-use js_sys::{Array, Uint8Array};
+use js_sys::Uint8Array;
 use tandem_core::agent::task::TaskCommand;
 use tandem_core::agent::workflow::{
     self, alarm_name, Every, Schedule, Workflow, MAX_IMPORT_BYTES, WORKFLOWS_KEY,
 };
 use tandem_core::protocol::PanelToWorker;
-use wasm_bindgen::closure::Closure;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::{spawn_local, JsFuture};
-use web_sys::{
-    Blob, BlobPropertyBag, HtmlButtonElement, HtmlElement, HtmlInputElement, HtmlSelectElement, Url,
-};
+use web_sys::{HtmlButtonElement, HtmlElement, HtmlInputElement, HtmlSelectElement};
 
 use crate::dom::{self, DomError};
 
@@ -382,14 +379,6 @@ fn item(flow: &Workflow) -> Result<HtmlElement, DomError> {
 /// Downloads `flows` as a JSON file.
 fn download(flows: &[Workflow]) -> Result<(), String> {
     let json = workflow::export(flows);
-    let options = BlobPropertyBag::new();
-    options.set_type("application/json");
-    let parts = Array::of1(&JsValue::from_str(&json));
-    let blob = Blob::new_with_str_sequence_and_options(&parts, &options)
-        .map_err(tandem_chrome::js_text)?;
-    let url = Url::create_object_url_with_blob(&blob).map_err(tandem_chrome::js_text)?;
-    let link = dom::create("a", "visually-hidden").map_err(|e| e.to_string())?;
-    dom::set_attr(&link, "href", &url);
     let slug: String = flows
         .first()
         .map(|w| w.name.as_str())
@@ -404,22 +393,12 @@ fn download(flows: &[Workflow]) -> Result<(), String> {
         })
         .take(40)
         .collect();
-    dom::set_attr(&link, "download", &format!("tandem-workflow-{slug}.json"));
-    let body = dom::document()
-        .map_err(|e| e.to_string())?
-        .body()
-        .ok_or("no page body")?;
-    body.append_child(&link).map_err(tandem_chrome::js_text)?;
-    link.click();
-    link.remove();
-    // The download has taken the Blob by the next task; until then the URL must stay valid.
-    let revoke = Closure::once_into_js(move || {
-        let _ = Url::revoke_object_url(&url);
-    });
-    if let Some(window) = web_sys::window() {
-        let _ = window
-            .set_timeout_with_callback_and_timeout_and_arguments_0(revoke.unchecked_ref(), 1000);
-    }
+    dom::download(
+        &json,
+        "application/json",
+        &format!("tandem-workflow-{slug}.json"),
+    )
+    .map_err(|e| e.to_string())?;
     Ok(())
 }
 

@@ -20,7 +20,7 @@ use super::actions::Action;
 use super::safety::{seen_as, submits_form};
 use super::snapshot::{Element, Snapshot};
 use super::task::TaskContext;
-use crate::url::domain_of;
+use crate::url::{domain_of, form_decode};
 
 /// The session-rule id of the firewall's top-level rule (navigations of the task's tabs).
 pub const RULE_TOP: u32 = 3101;
@@ -236,7 +236,7 @@ fn url_parts(url: &str) -> Option<UrlParts> {
         .filter(|p| !p.is_empty())
         .map(|pair| {
             let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-            (percent_decode(k), percent_decode(v))
+            (form_decode(k), form_decode(v))
         })
         .collect();
     Some(UrlParts {
@@ -244,34 +244,6 @@ fn url_parts(url: &str) -> Option<UrlParts> {
         userinfo,
         query,
     })
-}
-
-/// `%40` → `@`, `+` → space, as a form's query is written; bytes that are no UTF-8 stay escaped.
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' => {
-                let hex = s
-                    .get(i + 1..i + 3)
-                    .filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()))
-                    .and_then(|h| u8::from_str_radix(h, 16).ok());
-                match hex {
-                    Some(b) => {
-                        out.push(b);
-                        i += 2;
-                    }
-                    None => out.push(b'%'),
-                }
-            }
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8(out).unwrap_or_else(|_| s.to_string())
 }
 
 /// At most this many characters of data in a question; more is said, never dropped silently.

@@ -25,6 +25,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::url::form_decode;
+
 /// Why signing in cannot go on, as a sentence for Settings.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum OAuthError {
@@ -386,30 +388,6 @@ fn query_param(url: &str, key: &str) -> Option<String> {
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
         (k == key).then(|| form_decode(v))
     })
-}
-
-fn form_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < bytes.len() => {
-                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok();
-                match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
-                    Some(b) => {
-                        out.push(b);
-                        i += 2;
-                    }
-                    None => out.push(b'%'),
-                }
-            }
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Reads the redirect the browser caught: the code, after checking `state` (this sign-in's)

@@ -3,11 +3,9 @@
 //! hands the browser a Blob through an `<a download>` click, so no permission is needed and
 //! nothing is written anywhere but where the user's browser saves downloads.
 
-use js_sys::{Array, Reflect};
-use wasm_bindgen::closure::Closure;
-use wasm_bindgen::prelude::*;
+use js_sys::Reflect;
 use wasm_bindgen_futures::spawn_local;
-use web_sys::{Blob, BlobPropertyBag, HtmlButtonElement, Url};
+use web_sys::HtmlButtonElement;
 
 use crate::dom::{self, DomError};
 
@@ -16,8 +14,6 @@ use crate::dom::{self, DomError};
 enum ExportError {
     #[error("There is nothing to save yet: the conversation is empty.")]
     Empty,
-    #[error("Tandem could not prepare the file ({0}).")]
-    Browser(String),
     #[error(transparent)]
     Dom(#[from] DomError),
 }
@@ -58,27 +54,6 @@ fn save(site: Option<&str>) -> Result<(), ExportError> {
     let markdown = tandem_core::export::to_markdown(&messages, site, &when);
     let name = tandem_core::export::file_name(site, &iso);
 
-    let options = BlobPropertyBag::new();
-    options.set_type("text/markdown;charset=utf-8");
-    let parts = Array::of1(&JsValue::from_str(&markdown));
-    let blob = Blob::new_with_str_sequence_and_options(&parts, &options)
-        .map_err(|e| ExportError::Browser(tandem_chrome::js_text(e)))?;
-    let url = Url::create_object_url_with_blob(&blob)
-        .map_err(|e| ExportError::Browser(tandem_chrome::js_text(e)))?;
-    let link = dom::create("a", "visually-hidden")?;
-    dom::set_attr(&link, "href", &url);
-    dom::set_attr(&link, "download", &name);
-    let body = dom::document()?.body().ok_or(DomError::NoDocument)?;
-    body.append_child(&link).map_err(|_| DomError::NoDocument)?;
-    link.click();
-    link.remove();
-    // The download has taken the Blob by the next task; until then the URL must stay valid.
-    let revoke = Closure::once_into_js(move || {
-        let _ = Url::revoke_object_url(&url);
-    });
-    if let Some(window) = web_sys::window() {
-        let _ = window
-            .set_timeout_with_callback_and_timeout_and_arguments_0(revoke.unchecked_ref(), 1000);
-    }
+    dom::download(&markdown, "text/markdown;charset=utf-8", &name)?;
     Ok(())
 }
