@@ -102,7 +102,7 @@ test('a tool call waiting on Ask', async () => {
   env.mock.script({ toolCall: { name, arguments: { text: 'milk' } } });
   env.mock.setDefault({ reply: 'Noted it.' });
   await sendMessage(panel, 'Note milk.');
-  const question = lastAnswer(panel).getByRole('group', { name: `Run ${name}?` });
+  const question = lastAnswer(panel).getByRole('group', { name: 'Run Write a note?' });
   await question.waitFor();
   problems.push(...await audit('tool call question'));
   await question.getByRole('button', { name: 'Approve' }).click();

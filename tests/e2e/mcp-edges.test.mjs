@@ -151,11 +151,11 @@ test('people read the tool\'s title and the server\'s name on the card, the ques
   const shop = await server({
     name: 'Probe shop server', json: true,
     extraTools: [
-      { tool: { name: 'add', title: 'Add two numbers', description: 'Adds a and b.', outputSchema: sumSchema,
+      { tool: { name: 'add', title: 'Add two numbers', description: 'Adds a and b.', outputSchema: sumSchema, annotations: { openWorldHint: false },
         inputSchema: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] } },
       run: ({ a, b }) => ({ content: [{ type: 'text', text: JSON.stringify({ sum: a + b }) }], structuredContent: { sum: a + b } }) },
       { tool: { name: 'add_badly', title: 'Add badly', description: 'Adds, wrongly.', outputSchema: sumSchema,
-        annotations: { readOnlyHint: true }, inputSchema: { type: 'object', properties: {} } },
+        annotations: { readOnlyHint: true, openWorldHint: false }, inputSchema: { type: 'object', properties: {} } },
       run: () => ({ content: [{ type: 'text', text: '{"sum":"five"}' }], structuredContent: { sum: 'five' } }) },
     ],
   });
@@ -187,7 +187,7 @@ test('Stop during a call: the card says Stopped and the server is sent notificat
   const aborted = new Promise((r) => { sawAbort = r; });
   const waiting = await server({
     name: 'Waiting', json: true,
-    extraTools: [{ tool: { name: 'wait', title: 'Wait a while', annotations: { readOnlyHint: true }, inputSchema: { type: 'object', properties: {} } },
+    extraTools: [{ tool: { name: 'wait', title: 'Wait a while', annotations: { readOnlyHint: true, openWorldHint: false }, inputSchema: { type: 'object', properties: {} } },
       run: (_args, extra) => new Promise((resolve) => extra.signal.addEventListener('abort', () => { sawAbort(extra.signal.reason); resolve({ content: [] }); })) }],
   });
   await addServer({ name: 'Waiting', url: waiting.url });
@@ -212,7 +212,7 @@ test('Stop during a call: the card says Stopped and the server is sent notificat
 
 test('a server paging 300 tools: Test follows nextCursor until Tandem\'s limit, and says where it cut', async () => {
   const extra = Array.from({ length: 297 }, (_, i) => ({
-    tool: { name: `t${String(i + 1).padStart(3, '0')}`, annotations: { readOnlyHint: true }, inputSchema: { type: 'object', properties: {} } },
+    tool: { name: `t${String(i + 1).padStart(3, '0')}`, annotations: { readOnlyHint: true, openWorldHint: false }, inputSchema: { type: 'object', properties: {} } },
     run: () => ({ content: [{ type: 'text', text: 'ok' }] }),
   }));
   const all = ['echo', 'write_note', 'slow', ...extra.map((t) => t.tool.name)];
@@ -247,7 +247,7 @@ test('a tool name of 120 characters is offered under a shorter model-facing name
   const long = `search_${'knowledge_base_'.repeat(8)}`.slice(0, 120);
   const librarian = await server({
     name: 'Librarian', json: true,
-    extraTools: [{ tool: { name: long, description: 'Searches.', annotations: { readOnlyHint: true },
+    extraTools: [{ tool: { name: long, description: 'Searches.', annotations: { readOnlyHint: true, openWorldHint: false },
       inputSchema: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] } },
     run: ({ q }) => ({ content: [{ type: 'text', text: `found ${q}` }] }) }],
   });

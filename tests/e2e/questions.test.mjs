@@ -147,7 +147,7 @@ test('a tool call on Ask, asked while the reader scrolled up, is brought into si
   // The reader scrolls up again while the answer comes.
   await panel.locator('main').hover();
   await panel.mouse.wheel(0, -100_000);
-  const question = lastAnswer(panel).getByRole('group', { name: `Run ${name}?` });
+  const question = lastAnswer(panel).getByRole('group', { name: 'Run Write a note?' });
   await question.waitFor();
   await panel.waitForFunction(() => {
     const q = [...document.querySelectorAll('.tool-ask')].pop();

@@ -122,7 +122,10 @@ impl Change {
                 "name",
                 "username",
                 "sign up",
+                "sign me up",
+                "sign-up",
                 "signup",
+                "join",
                 "register",
                 "subscribe",
                 "newsletter",
@@ -373,6 +376,18 @@ mod tests {
         );
         // The page's words never count: only the user's.
         assert!(click(&forwarding, "Read the settings page").is_some());
+    }
+
+    #[test]
+    fn a_sign_up_the_user_asked_for_is_theirs() {
+        let signup = form(
+            Some("post"),
+            &[("input", json!({"name": "email", "type": "email"}), "Email")],
+            "Join",
+        );
+        assert_eq!(click(&signup, "Sign me up with ada@example.com"), None);
+        assert_eq!(click(&signup, "Join the newsletter"), None);
+        assert!(click(&signup, "Find the opening hours").is_some());
     }
 
     #[test]
