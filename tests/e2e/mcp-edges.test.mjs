@@ -165,7 +165,7 @@ test('people read the tool\'s title and the server\'s name on the card, the ques
   await question.waitFor();
   assert.equal(await question.locator('p').textContent(), 'Allow «Probe shop» to run Add two numbers with a 2, b 3?');
   const card = lastAnswer().getByRole('group', { name: 'Tool call Add two numbers' });
-  assert.equal(await card.locator('summary').textContent(), 'Tool Add two numbers from Probe shop');
+  assert.equal(await card.locator(':scope > summary').textContent(), 'Tool Add two numbers from Probe shop');
   assert.equal(await panel.getByRole('status', { name: 'Progress' }).textContent(), 'Waiting for your answer: run Add two numbers from Probe shop?');
   assert.ok(!(await lastAnswer().textContent()).includes(name), `the model-facing ${name} is not shown`);
   await question.getByRole('button', { name: 'Approve' }).click();

@@ -159,7 +159,7 @@ test('a tool call on Ask, asked while the reader scrolled up, is brought into si
   await untilBadge('1');
   assert.match(await badgeTitle(), /asks before running a tool/);
   // The card reads as arguments, not JSON (which is one click further).
-  const card = lastAnswer(panel).getByRole('group', { name: `Tool call ${name}` });
+  const card = lastAnswer(panel).getByRole('group', { name: 'Tool call Write a note' });
   assert.equal(await card.getByLabel('Arguments').innerText(), 'text: milk');
   assert.ok(!(await card.innerText()).includes('{"text"'), await card.innerText());
   await question.getByRole('button', { name: 'Approve' }).click();
