@@ -170,3 +170,53 @@ test('a hostile metadata document pointing the token endpoint at another host is
   await mcpStatus().filter({ hasText: 'points its token_endpoint at https://collector.evil.test, another site than the server itself' }).waitFor({ timeout: 20000 });
   assert.equal(collected.length, 0, 'nothing went to the collector');
 });
+
+test('a refused refresh shows a Sign in again button that signs in and brings the tools back; Sign out revokes the tokens, shows Sign in, and the server never gets the old token again', async () => {
+  const { mcp, auth } = await signedServers({ name: 'Wiki' });
+  await fill({ name: 'Wiki', url: mcp.url });
+  await form().getByRole('button', { name: 'Test server' }).click();
+  await form().getByRole('button', { name: 'Sign in' }).click();
+  await mcpStatus().filter({ hasText: 'Added (signed in). Connected to «Wiki»' }).waitFor({ timeout: 20000 });
+  const list = await toolProviders(panel);
+  await list.getByRole('button', { name: 'Sign out of Wiki' }).waitFor();
+  assert.equal(await list.getByRole('button', { name: 'Sign in again to Wiki' }).count(), 0, 'no Sign in again while signed in');
+
+  // The refresh token is revoked by the server's administrator: the refresh is refused.
+  auth.provider.expireAll();
+  auth.provider.refreshTokens.clear();
+  const refused = await callEcho('wiki', 'expired');
+  assert.match(refused.content, /Sign in again/, refused.content);
+  const again = (await toolProviders(panel)).getByRole('button', { name: 'Sign in again to Wiki' });
+  await again.waitFor();
+  const windows = auth.received.filter((r) => r.path === '/authorize').length;
+  await again.click();
+  await again.waitFor({ state: 'detached', timeout: 20000 });
+  assert.equal(auth.received.filter((r) => r.path === '/authorize').length, windows + 1, 'a new sign-in window went to the authorization server');
+  const restored = await callEcho('wiki', 'back again');
+  assert.ok(restored.content.includes('echo from Wiki: back again'), restored.content);
+  const token = mcp.calls().at(-1).headers.authorization.replace('Bearer ', '');
+  assert.ok(auth.provider.accepts(token), 'the call carried a token from the new sign-in');
+
+  const seen = mcp.received.length;
+  await (await toolProviders(panel)).getByRole('button', { name: 'Sign out of Wiki' }).click();
+  await (await toolProviders(panel)).getByRole('button', { name: 'Sign in to Wiki' }).waitFor({ timeout: 10000 });
+  await (await toolProviders(panel)).getByLabel('Problem with Wiki').filter({ hasText: 'Signed out' }).waitFor();
+  assert.equal(await (await toolProviders(panel)).getByRole('button', { name: 'Sign out of Wiki' }).count(), 0, 'no Sign out once signed out');
+  assert.ok(auth.received.some((r) => r.method === 'POST' && r.path === '/revoke'), 'the revocation reached the authorization server');
+  assert.ok(auth.provider.revoked.includes(token), 'the access token was revoked');
+  assert.ok(!auth.provider.accepts(token), 'the old token no longer works');
+  const stored = await browser.serviceWorker.evaluate(() => chrome.storage.local.get('mcpTokens').then((x) => JSON.stringify(x.mcpTokens ?? {})));
+  assert.ok(!stored.includes(token), 'the token is forgotten');
+
+  // A later turn: its tools are not offered, and the server never gets the old token (the
+  // session's DELETE, sent before the revocation, is the last request that may carry it).
+  mock.reset();
+  mock.setDefault({ reply: 'Fine.' });
+  const offered = mock.waitForRequest(() => true, 10000);
+  await sendMessage(panel, 'What tools now?');
+  const offeredTools = (await offered).tools ?? [];
+  assert.ok(!offeredTools.some((t) => t.startsWith('wiki__')), `its tools are no longer offered: ${offeredTools.join(', ')}`);
+  await waitIdle(panel);
+  const later = mcp.received.slice(seen).filter((m) => m.method !== 'DELETE');
+  assert.ok(later.every((m) => !(m.headers.authorization ?? '').includes(token)), 'no request with the old token after signing out');
+});

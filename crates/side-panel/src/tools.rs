@@ -546,6 +546,43 @@ fn show_settings(registry: &Registry) -> Result<(), DomError> {
                 })
             });
             let _ = item.append_child(&turn);
+            // A server that signs people in: Sign out while signed in; Sign in (again) when
+            // signed out or when the sign-in could not be renewed.
+            let mut actions: Vec<(&str, bool)> = Vec::new();
+            if tandem_core::mcp::needs_sign_in(server) {
+                actions.push((
+                    if server.signed_in {
+                        "Sign in again"
+                    } else {
+                        "Sign in"
+                    },
+                    true,
+                ));
+            }
+            if server.signs_in && server.signed_in {
+                actions.push(("Sign out", false));
+            }
+            for (what, sign_in) in actions {
+                let button = dom::create("button", "")?;
+                dom::set_attr(&button, "type", "button");
+                let label = if sign_in {
+                    format!("{what} to {name}")
+                } else {
+                    format!("{what} of {name}")
+                };
+                dom::set_attr(&button, "aria-label", &label);
+                button.set_text_content(Some(what));
+                let pid = id.clone();
+                dom::on(&button, "click", move |_: web_sys::Event| {
+                    let provider_id = pid.clone();
+                    send(if sign_in {
+                        ToolsCommand::SignInMcp { provider_id }
+                    } else {
+                        ToolsCommand::SignOutMcp { provider_id }
+                    })
+                });
+                let _ = item.append_child(&button);
+            }
         }
         if provider.mcp().is_none() {
             // Deny and Allow keep the person's choice; Remove forgets it (the extension
