@@ -42,11 +42,11 @@ const mcpStatus = () => panel.getByRole('status', { name: 'MCP server status' })
 const form = () => panel.getByRole('group', { name: 'New MCP server' });
 
 /** An MCP server that signs people in, and its authorization server. */
-async function signedServers({ name, tamperState = false, issuer = null }) {
+async function signedServers({ name, tamperState = false, issuer = null, registration = true }) {
   const oauth = { issuer: null, accepts: () => false };
   const mcp = await startMcpServer({ name, json: true, oauth });
   closers.push(() => mcp.close());
-  const auth = await startAuthServer({ resource: mcp.url, tamperState });
+  const auth = await startAuthServer({ resource: mcp.url, tamperState, registration });
   closers.push(() => auth.close());
   oauth.issuer = issuer ?? `${auth.url}/`;
   oauth.accepts = (token) => auth.provider.accepts(token);
@@ -219,4 +219,29 @@ test('a refused refresh shows a Sign in again button that signs in and brings th
   await waitIdle(panel);
   const later = mcp.received.slice(seen).filter((m) => m.method !== 'DELETE');
   assert.ok(later.every((m) => !(m.headers.authorization ?? '').includes(token)), 'no request with the old token after signing out');
+});
+
+test('an authorization server without registration gets a Client ID field; the pasted id is the one the sign-in uses', async () => {
+  const { mcp, auth } = await signedServers({ name: 'Ledger', registration: false });
+  // The id an administrator gave out in the server's settings, for Tandem's redirect.
+  auth.provider.clientsStore.clients.set('tandem-from-admin', {
+    client_id: 'tandem-from-admin', redirect_uris: [`https://${TANDEM_ID}.chromiumapp.org/mcp`],
+    token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'],
+  });
+  await fill({ name: 'Ledger', url: mcp.url });
+  await form().getByRole('button', { name: 'Test server' }).click();
+  await form().getByRole('button', { name: 'Sign in' }).click();
+  await mcpStatus().filter({ hasText: 'The server does not allow registering Tandem by itself: paste a client id' }).waitFor({ timeout: 20000 });
+  assert.ok(!auth.received.some((r) => r.path === '/register'), 'no registration was tried where none is offered');
+  assert.ok(!auth.received.some((r) => r.path === '/authorize'), 'no sign-in window without a client id');
+  await form().getByLabel('Client ID for Ledger').fill('tandem-from-admin');
+  await form().getByRole('button', { name: 'Sign in' }).click();
+  await mcpStatus().filter({ hasText: 'Added (signed in). Connected to «Ledger»' }).waitFor({ timeout: 20000 });
+  const authorize = auth.received.find((r) => r.path === '/authorize');
+  assert.equal(authorize.query.client_id, 'tandem-from-admin', 'the sign-in window used the pasted client id');
+  const init = mcp.received.filter((m) => m.rpc === 'initialize').at(-1);
+  const token = init.headers.authorization.replace('Bearer ', '');
+  assert.equal(auth.provider.tokens.get(token)?.clientId, 'tandem-from-admin', 'the MCP server got a token issued to that client');
+  assert.equal(await form().getByLabel(/^Client ID for/).isVisible(), false, 'the field is gone once added');
+  await (await toolProviders(panel)).getByRole('button', { name: 'Sign out of Ledger' }).waitFor();
 });

@@ -767,9 +767,12 @@ async fn report(request_id: &str, ok: bool, message: &str, tools: &[String]) {
             challenge: String::new(),
         }
         .to_string();
+    // One that does not let Tandem register itself gets the Client ID field too.
+    let client_id = message == tandem_core::mcp::oauth::OAuthError::NeedsClientId.to_string();
     local_set(
         mcp::TEST_KEY,
-        &json!({"requestId": request_id, "ok": ok, "message": message, "tools": tools, "signIn": sign_in}),
+        &json!({"requestId": request_id, "ok": ok, "message": message, "tools": tools,
+                "signIn": sign_in || client_id, "clientId": client_id}),
     )
     .await;
 }
@@ -795,7 +798,7 @@ pub async fn add(request_id: String, name: String, server: McpEndpoint) {
     let mut credentials = credentials;
     let mut found = probe(&clean, &credentials).await;
     if let (true, Err(McpError::SignIn { challenge })) = (server.sign_in, &found) {
-        match crate::mcp_oauth::sign_in(&clean, Some(challenge)).await {
+        match crate::mcp_oauth::sign_in(&clean, Some(challenge), Some(&server.client_id)).await {
             Ok(signed_in) => credentials = signed_in,
             Err(why) => return report(&request_id, false, &why, &[]).await,
         }
@@ -912,32 +915,35 @@ pub async fn sign_in_again(id: &str) {
         Err(McpError::SignIn { challenge }) => Some(challenge),
         _ => None,
     };
-    let outcome = match crate::mcp_oauth::sign_in(&old.url, challenge.as_deref()).await {
-        Ok(signed) => {
-            crate::mcp_oauth::revoke(&old.credentials).await;
-            let credentials = Credentials {
-                headers: anonymous.headers.clone(),
-                ..signed
-            };
-            set_credentials(id, Some(&credentials)).await;
-            probe(&old.url, &credentials)
-                .await
-                .map(|(_, page, session)| {
-                    SESSIONS.with(|m| m.borrow_mut().insert(id.to_string(), session.clone()));
-                    listen(
-                        Server {
-                            id: id.to_string(),
-                            url: old.url.clone(),
-                            credentials,
-                        },
-                        session,
-                    );
-                    page.tools
-                })
-                .map_err(|e| e.to_string())
-        }
-        Err(why) => Err(why),
-    };
+    // A client id the user pasted (no registration) is used again.
+    let pasted = old.credentials.oauth.as_ref().map(|g| g.client_id.clone());
+    let outcome =
+        match crate::mcp_oauth::sign_in(&old.url, challenge.as_deref(), pasted.as_deref()).await {
+            Ok(signed) => {
+                crate::mcp_oauth::revoke(&old.credentials).await;
+                let credentials = Credentials {
+                    headers: anonymous.headers.clone(),
+                    ..signed
+                };
+                set_credentials(id, Some(&credentials)).await;
+                probe(&old.url, &credentials)
+                    .await
+                    .map(|(_, page, session)| {
+                        SESSIONS.with(|m| m.borrow_mut().insert(id.to_string(), session.clone()));
+                        listen(
+                            Server {
+                                id: id.to_string(),
+                                url: old.url.clone(),
+                                credentials,
+                            },
+                            session,
+                        );
+                        page.tools
+                    })
+                    .map_err(|e| e.to_string())
+            }
+            Err(why) => Err(why),
+        };
     let changed = match outcome {
         Ok(tools) => crate::registry::change(|r| r.set_mcp_signed_in(id, Some(tools))).await,
         Err(why) => crate::registry::change(|r| r.set_mcp_problem(id, Some(why))).await,
