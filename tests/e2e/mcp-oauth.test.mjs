@@ -42,11 +42,11 @@ const mcpStatus = () => panel.getByRole('status', { name: 'MCP server status' })
 const form = () => panel.getByRole('group', { name: 'New MCP server' });
 
 /** An MCP server that signs people in, and its authorization server. */
-async function signedServers({ name, tamperState = false, issuer = null }) {
+async function signedServers({ name, tamperState = false, issuer = null, registration = true }) {
   const oauth = { issuer: null, accepts: () => false };
   const mcp = await startMcpServer({ name, json: true, oauth });
   closers.push(() => mcp.close());
-  const auth = await startAuthServer({ resource: mcp.url, tamperState });
+  const auth = await startAuthServer({ resource: mcp.url, tamperState, registration });
   closers.push(() => auth.close());
   oauth.issuer = issuer ?? `${auth.url}/`;
   oauth.accepts = (token) => auth.provider.accepts(token);
@@ -169,4 +169,79 @@ test('a hostile metadata document pointing the token endpoint at another host is
   await form().getByRole('button', { name: 'Sign in' }).click();
   await mcpStatus().filter({ hasText: 'points its token_endpoint at https://collector.evil.test, another site than the server itself' }).waitFor({ timeout: 20000 });
   assert.equal(collected.length, 0, 'nothing went to the collector');
+});
+
+test('a refused refresh shows a Sign in again button that signs in and brings the tools back; Sign out revokes the tokens, shows Sign in, and the server never gets the old token again', async () => {
+  const { mcp, auth } = await signedServers({ name: 'Wiki' });
+  await fill({ name: 'Wiki', url: mcp.url });
+  await form().getByRole('button', { name: 'Test server' }).click();
+  await form().getByRole('button', { name: 'Sign in' }).click();
+  await mcpStatus().filter({ hasText: 'Added (signed in). Connected to «Wiki»' }).waitFor({ timeout: 20000 });
+  const list = await toolProviders(panel);
+  await list.getByRole('button', { name: 'Sign out of Wiki' }).waitFor();
+  assert.equal(await list.getByRole('button', { name: 'Sign in again to Wiki' }).count(), 0, 'no Sign in again while signed in');
+
+  // The refresh token is revoked by the server's administrator: the refresh is refused.
+  auth.provider.expireAll();
+  auth.provider.refreshTokens.clear();
+  const refused = await callEcho('wiki', 'expired');
+  assert.match(refused.content, /Sign in again/, refused.content);
+  const again = (await toolProviders(panel)).getByRole('button', { name: 'Sign in again to Wiki' });
+  await again.waitFor();
+  const windows = auth.received.filter((r) => r.path === '/authorize').length;
+  await again.click();
+  await again.waitFor({ state: 'detached', timeout: 20000 });
+  assert.equal(auth.received.filter((r) => r.path === '/authorize').length, windows + 1, 'a new sign-in window went to the authorization server');
+  const restored = await callEcho('wiki', 'back again');
+  assert.ok(restored.content.includes('echo from Wiki: back again'), restored.content);
+  const token = mcp.calls().at(-1).headers.authorization.replace('Bearer ', '');
+  assert.ok(auth.provider.accepts(token), 'the call carried a token from the new sign-in');
+
+  const seen = mcp.received.length;
+  await (await toolProviders(panel)).getByRole('button', { name: 'Sign out of Wiki' }).click();
+  await (await toolProviders(panel)).getByRole('button', { name: 'Sign in to Wiki' }).waitFor({ timeout: 10000 });
+  await (await toolProviders(panel)).getByLabel('Problem with Wiki').filter({ hasText: 'Signed out' }).waitFor();
+  assert.equal(await (await toolProviders(panel)).getByRole('button', { name: 'Sign out of Wiki' }).count(), 0, 'no Sign out once signed out');
+  assert.ok(auth.received.some((r) => r.method === 'POST' && r.path === '/revoke'), 'the revocation reached the authorization server');
+  assert.ok(auth.provider.revoked.includes(token), 'the access token was revoked');
+  assert.ok(!auth.provider.accepts(token), 'the old token no longer works');
+  const stored = await browser.serviceWorker.evaluate(() => chrome.storage.local.get('mcpTokens').then((x) => JSON.stringify(x.mcpTokens ?? {})));
+  assert.ok(!stored.includes(token), 'the token is forgotten');
+
+  // A later turn: its tools are not offered, and the server never gets the old token (the
+  // session's DELETE, sent before the revocation, is the last request that may carry it).
+  mock.reset();
+  mock.setDefault({ reply: 'Fine.' });
+  const offered = mock.waitForRequest(() => true, 10000);
+  await sendMessage(panel, 'What tools now?');
+  const offeredTools = (await offered).tools ?? [];
+  assert.ok(!offeredTools.some((t) => t.startsWith('wiki__')), `its tools are no longer offered: ${offeredTools.join(', ')}`);
+  await waitIdle(panel);
+  const later = mcp.received.slice(seen).filter((m) => m.method !== 'DELETE');
+  assert.ok(later.every((m) => !(m.headers.authorization ?? '').includes(token)), 'no request with the old token after signing out');
+});
+
+test('an authorization server without registration gets a Client ID field; the pasted id is the one the sign-in uses', async () => {
+  const { mcp, auth } = await signedServers({ name: 'Ledger', registration: false });
+  // The id an administrator gave out in the server's settings, for Tandem's redirect.
+  auth.provider.clientsStore.clients.set('tandem-from-admin', {
+    client_id: 'tandem-from-admin', redirect_uris: [`https://${TANDEM_ID}.chromiumapp.org/mcp`],
+    token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'],
+  });
+  await fill({ name: 'Ledger', url: mcp.url });
+  await form().getByRole('button', { name: 'Test server' }).click();
+  await form().getByRole('button', { name: 'Sign in' }).click();
+  await mcpStatus().filter({ hasText: 'The server does not allow registering Tandem by itself: paste a client id' }).waitFor({ timeout: 20000 });
+  assert.ok(!auth.received.some((r) => r.path === '/register'), 'no registration was tried where none is offered');
+  assert.ok(!auth.received.some((r) => r.path === '/authorize'), 'no sign-in window without a client id');
+  await form().getByLabel('Client ID for Ledger').fill('tandem-from-admin');
+  await form().getByRole('button', { name: 'Sign in' }).click();
+  await mcpStatus().filter({ hasText: 'Added (signed in). Connected to «Ledger»' }).waitFor({ timeout: 20000 });
+  const authorize = auth.received.find((r) => r.path === '/authorize');
+  assert.equal(authorize.query.client_id, 'tandem-from-admin', 'the sign-in window used the pasted client id');
+  const init = mcp.received.filter((m) => m.rpc === 'initialize').at(-1);
+  const token = init.headers.authorization.replace('Bearer ', '');
+  assert.equal(auth.provider.tokens.get(token)?.clientId, 'tandem-from-admin', 'the MCP server got a token issued to that client');
+  assert.equal(await form().getByLabel(/^Client ID for/).isVisible(), false, 'the field is gone once added');
+  await (await toolProviders(panel)).getByRole('button', { name: 'Sign out of Ledger' }).waitFor();
 });

@@ -767,9 +767,12 @@ async fn report(request_id: &str, ok: bool, message: &str, tools: &[String]) {
             challenge: String::new(),
         }
         .to_string();
+    // One that does not let Tandem register itself gets the Client ID field too.
+    let client_id = message == tandem_core::mcp::oauth::OAuthError::NeedsClientId.to_string();
     local_set(
         mcp::TEST_KEY,
-        &json!({"requestId": request_id, "ok": ok, "message": message, "tools": tools, "signIn": sign_in}),
+        &json!({"requestId": request_id, "ok": ok, "message": message, "tools": tools,
+                "signIn": sign_in || client_id, "clientId": client_id}),
     )
     .await;
 }
@@ -795,7 +798,7 @@ pub async fn add(request_id: String, name: String, server: McpEndpoint) {
     let mut credentials = credentials;
     let mut found = probe(&clean, &credentials).await;
     if let (true, Err(McpError::SignIn { challenge })) = (server.sign_in, &found) {
-        match crate::mcp_oauth::sign_in(&clean, Some(challenge)).await {
+        match crate::mcp_oauth::sign_in(&clean, Some(challenge), Some(&server.client_id)).await {
             Ok(signed_in) => credentials = signed_in,
             Err(why) => return report(&request_id, false, &why, &[]).await,
         }
@@ -846,6 +849,8 @@ pub async fn add(request_id: String, name: String, server: McpEndpoint) {
             .filter(|_| !signed_in)
             .and_then(token_hint),
         header_names: credentials.header_names(),
+        signs_in: signed_in,
+        signed_in,
     };
     crate::registry::change(|r| r.add_mcp_server(&id, &shown, server, tools)).await;
     report(&request_id, true, &message, &names).await;
@@ -875,6 +880,77 @@ pub async fn forget(id: &str) {
     // Signed in: the tokens are revoked where the server offers it, then forgotten.
     crate::mcp_oauth::revoke(&credentials_of(id).await).await;
     set_credentials(id, None).await;
+}
+
+/// Settings → Sign out: the stream and session ended, the tokens revoked where the server
+/// offers it and forgotten (the user's headers stay), its tools no longer offered.
+pub async fn sign_out(id: &str) {
+    drop_session(id).await;
+    let credentials = credentials_of(id).await;
+    crate::mcp_oauth::revoke(&credentials).await;
+    let kept = Credentials {
+        headers: credentials.headers,
+        ..Credentials::default()
+    };
+    set_credentials(id, Some(&kept)).await;
+    if let Err(e) = crate::registry::change(|r| r.set_mcp_signed_in(id, None)).await {
+        crate::log_error("MCP sign-out", &e.to_string().into());
+    }
+}
+
+/// Settings → Sign in / Sign in again: the sign-in window for the server, new tokens (the old
+/// ones revoked and forgotten), its tools listed again. What went wrong is its problem line.
+pub async fn sign_in_again(id: &str) {
+    let Some(old) = server(id).await else {
+        return;
+    };
+    drop_session(id).await;
+    let anonymous = Credentials {
+        headers: old.credentials.headers.clone(),
+        ..Credentials::default()
+    };
+    // The 401 names where the sign-in information is; a server that no longer answers 401
+    // still gets the well-known addresses tried.
+    let challenge = match probe(&old.url, &anonymous).await {
+        Err(McpError::SignIn { challenge }) => Some(challenge),
+        _ => None,
+    };
+    // A client id the user pasted (no registration) is used again.
+    let pasted = old.credentials.oauth.as_ref().map(|g| g.client_id.clone());
+    let outcome =
+        match crate::mcp_oauth::sign_in(&old.url, challenge.as_deref(), pasted.as_deref()).await {
+            Ok(signed) => {
+                crate::mcp_oauth::revoke(&old.credentials).await;
+                let credentials = Credentials {
+                    headers: anonymous.headers.clone(),
+                    ..signed
+                };
+                set_credentials(id, Some(&credentials)).await;
+                probe(&old.url, &credentials)
+                    .await
+                    .map(|(_, page, session)| {
+                        SESSIONS.with(|m| m.borrow_mut().insert(id.to_string(), session.clone()));
+                        listen(
+                            Server {
+                                id: id.to_string(),
+                                url: old.url.clone(),
+                                credentials,
+                            },
+                            session,
+                        );
+                        page.tools
+                    })
+                    .map_err(|e| e.to_string())
+            }
+            Err(why) => Err(why),
+        };
+    let changed = match outcome {
+        Ok(tools) => crate::registry::change(|r| r.set_mcp_signed_in(id, Some(tools))).await,
+        Err(why) => crate::registry::change(|r| r.set_mcp_problem(id, Some(why))).await,
+    };
+    if let Err(e) = changed {
+        crate::log_error("MCP sign-in", &e.to_string().into());
+    }
 }
 
 /// Turned off: no stream, no session (a new one is made when it is turned on and called).

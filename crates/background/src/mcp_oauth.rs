@@ -11,7 +11,8 @@
 //!
 //! A Client ID Metadata Document (a client id that is an https URL the server fetches) needs
 //! a web address Tandem serves, which an extension has not: Tandem registers itself by
-//! Dynamic Client Registration instead, and says so when a server offers neither.
+//! Dynamic Client Registration instead; a server that offers neither gets the client id the
+//! user pastes from the server's settings.
 //!
 //! Tokens are secrets like API keys: kept with the server's credentials in
 //! `chrome.storage.local` (`crate::mcp`), sent only to the server they were issued for and to
@@ -103,7 +104,13 @@ async fn first_document(urls: &[String]) -> Option<(String, Value)> {
 
 /// Signs in to the MCP server at `url`, whose 401 carried `challenge` (the
 /// `WWW-Authenticate` header): discovery, registration, the browser window, the tokens.
-pub async fn sign_in(url: &str, challenge: Option<&str>) -> Result<Credentials, String> {
+/// `client_id`: the one the user pasted, used instead of registering (a server without
+/// Dynamic Client Registration).
+pub async fn sign_in(
+    url: &str,
+    challenge: Option<&str>,
+    client_id: Option<&str>,
+) -> Result<Credentials, String> {
     let challenge = challenge.and_then(oauth::read_challenge);
     let urls = oauth::resource_metadata_urls(url, challenge.as_ref());
     let (prm_url, prm) = first_document(&urls).await.ok_or_else(|| {
@@ -119,7 +126,10 @@ pub async fn sign_in(url: &str, challenge: Option<&str>) -> Result<Credentials, 
     let server = oauth::read_auth_server(&as_doc, &as_url, &issuer).map_err(|e| e.to_string())?;
     let redirect_uri = redirect_url()
         .map_err(|_| "Chrome does not let Tandem open a sign-in window here.".to_string())?;
-    let client_id = register(&server, &redirect_uri).await?;
+    let client_id = match client_id.map(str::trim).filter(|c| !c.is_empty()) {
+        Some(pasted) => pasted.to_string(),
+        None => register(&server, &redirect_uri).await?,
+    };
     let verifier = random(32);
     let digest = JsFuture::from(sha256(&verifier))
         .await

@@ -209,6 +209,10 @@ pub fn on_command(command: ToolsCommand) {
                     crate::log_error("MCP server", &e.to_string().into());
                 }
             }
+            ToolsCommand::SignInMcp { provider_id } => {
+                crate::mcp::sign_in_again(&provider_id).await
+            }
+            ToolsCommand::SignOutMcp { provider_id } => crate::mcp::sign_out(&provider_id).await,
         }
     });
 }

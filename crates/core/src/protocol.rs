@@ -189,6 +189,14 @@ pub enum ToolsCommand {
     /// Turn an MCP server off (its tools are kept, not offered) or on again.
     #[serde(rename_all = "camelCase")]
     SetMcpEnabled { provider_id: String, enabled: bool },
+    /// Sign in (again) to a server that signs people in: the sign-in window, new tokens,
+    /// its tools listed again.
+    #[serde(rename_all = "camelCase")]
+    SignInMcp { provider_id: String },
+    /// Sign out: the tokens revoked where the server offers it and forgotten; its tools are
+    /// no longer offered.
+    #[serde(rename_all = "camelCase")]
+    SignOutMcp { provider_id: String },
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -59,7 +59,10 @@ fn wire_mcp() -> Result<(), DomError> {
     }
     // A new URL may be a server that takes a token: the token field comes back.
     if let Some(url) = field("mcp-url") {
-        dom::on(&url, "input", |_: web_sys::Event| show_sign_in(false));
+        dom::on(&url, "input", |_: web_sys::Event| {
+            show_sign_in(false);
+            show_client_id(false);
+        });
     }
     chrome::on_local_change(
         tandem_core::mcp::TEST_KEY,
@@ -70,6 +73,30 @@ fn wire_mcp() -> Result<(), DomError> {
 
 fn field(id: &'static str) -> Option<web_sys::HtmlInputElement> {
     dom::by_id::<web_sys::HtmlInputElement>(id).ok()
+}
+
+fn value_of(id: &'static str) -> String {
+    field(id).map(|f| f.value()).unwrap_or_default()
+}
+
+/// The Client ID field, for a server that does not let Tandem register itself; its label
+/// names the server, as typed in the form.
+fn show_client_id(shown: bool) {
+    let server = [value_of("mcp-name"), value_of("mcp-url")]
+        .into_iter()
+        .map(|s| s.trim().to_string())
+        .find(|s| !s.is_empty())
+        .unwrap_or_default();
+    if let Ok(label) = dom::by_id::<HtmlElement>("mcp-client-id-label") {
+        label.set_text_content(Some(&format!("Client ID for {server}")));
+        label.set_hidden(!shown);
+    }
+    if let Some(f) = field("mcp-client-id") {
+        f.set_hidden(!shown);
+        if !shown {
+            f.set_value("");
+        }
+    }
 }
 
 fn mcp_status(text: &str) {
@@ -148,6 +175,11 @@ fn mcp_submit(add: bool, sign_in: bool) {
             token: if sign_in { String::new() } else { token },
             headers,
             sign_in,
+            client_id: if sign_in {
+                value_of("mcp-client-id")
+            } else {
+                String::new()
+            },
         };
         send(if add {
             ToolsCommand::AddMcp {
@@ -177,6 +209,9 @@ async fn show_mcp_result() {
     if v.get("signIn").and_then(|s| s.as_bool()) == Some(true) {
         show_sign_in(true);
     }
+    if v.get("clientId").and_then(|s| s.as_bool()) == Some(true) {
+        show_client_id(true);
+    }
     let tools: Vec<&str> = v
         .get("tools")
         .and_then(|t| t.as_array())
@@ -199,6 +234,7 @@ async fn show_mcp_result() {
             .is_some_and(|m| m.starts_with("Added"));
     if added {
         show_sign_in(false);
+        show_client_id(false);
         for id in ["mcp-token", "mcp-name", "mcp-url"] {
             if let Some(f) = field(id) {
                 f.set_value("");
@@ -546,6 +582,43 @@ fn show_settings(registry: &Registry) -> Result<(), DomError> {
                 })
             });
             let _ = item.append_child(&turn);
+            // A server that signs people in: Sign out while signed in; Sign in (again) when
+            // signed out or when the sign-in could not be renewed.
+            let mut actions: Vec<(&str, bool)> = Vec::new();
+            if tandem_core::mcp::needs_sign_in(server) {
+                actions.push((
+                    if server.signed_in {
+                        "Sign in again"
+                    } else {
+                        "Sign in"
+                    },
+                    true,
+                ));
+            }
+            if server.signs_in && server.signed_in {
+                actions.push(("Sign out", false));
+            }
+            for (what, sign_in) in actions {
+                let button = dom::create("button", "")?;
+                dom::set_attr(&button, "type", "button");
+                let label = if sign_in {
+                    format!("{what} to {name}")
+                } else {
+                    format!("{what} of {name}")
+                };
+                dom::set_attr(&button, "aria-label", &label);
+                button.set_text_content(Some(what));
+                let pid = id.clone();
+                dom::on(&button, "click", move |_: web_sys::Event| {
+                    let provider_id = pid.clone();
+                    send(if sign_in {
+                        ToolsCommand::SignInMcp { provider_id }
+                    } else {
+                        ToolsCommand::SignOutMcp { provider_id }
+                    })
+                });
+                let _ = item.append_child(&button);
+            }
         }
         if provider.mcp().is_none() {
             // Deny and Allow keep the person's choice; Remove forgets it (the extension

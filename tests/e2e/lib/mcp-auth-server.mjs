@@ -10,9 +10,15 @@ import { mcpAuthRouter } from '@modelcontextprotocol/sdk/server/auth/router.js';
 import { DemoInMemoryAuthProvider } from '@modelcontextprotocol/sdk/examples/server/demoInMemoryOAuthProvider.js';
 
 class Provider extends DemoInMemoryAuthProvider {
-  constructor({ resource, tamperState, expiresIn }) {
+  constructor({ resource, tamperState, expiresIn, registration }) {
     // RFC 8707: the code is only exchanged for the MCP server Tandem named as `resource`.
     super((r) => r?.toString() === resource);
+    if (!registration) {
+      // No Dynamic Client Registration: the router then offers no /register, and clients
+      // are only those an administrator added (`clientsStore.clients`).
+      const store = this.clientsStore;
+      this.clientsStore = { clients: store.clients, getClient: (id) => store.getClient(id) };
+    }
     this.tamperState = tamperState;
     this.expiresIn = expiresIn;
     this.refreshTokens = new Map(); // refresh token → client id
@@ -59,13 +65,14 @@ class Provider extends DemoInMemoryAuthProvider {
 
 /**
  * Starts the authorization server for the MCP server at `resource` (its URL). Returns
- * `{ url, provider, received, close }`; `received` lists every request (method, path).
+ * `{ url, provider, received, close }`; `received` lists every request (method, path,
+ * query). `registration: false`: a server without Dynamic Client Registration.
  */
-export async function startAuthServer({ resource, tamperState = false, expiresIn = 3600 }) {
-  const provider = new Provider({ resource, tamperState, expiresIn });
+export async function startAuthServer({ resource, tamperState = false, expiresIn = 3600, registration = true }) {
+  const provider = new Provider({ resource, tamperState, expiresIn, registration });
   const app = express();
   const received = [];
-  app.use((req, _res, next) => { received.push({ method: req.method, path: req.path }); next(); });
+  app.use((req, _res, next) => { received.push({ method: req.method, path: req.path, query: req.query }); next(); });
   const server = await new Promise((r) => { const s = app.listen(0, '127.0.0.1', () => r(s)); });
   const url = `http://127.0.0.1:${server.address().port}`;
   app.use(mcpAuthRouter({ provider, issuerUrl: new URL(url), scopesSupported: ['mcp:tools'] }));

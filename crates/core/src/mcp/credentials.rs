@@ -115,6 +115,10 @@ pub struct McpEndpoint {
     /// Sign in with OAuth (the server asked for it) instead of a token.
     #[serde(default)]
     pub sign_in: bool,
+    /// A client id the user pasted, for an authorization server that does not let Tandem
+    /// register itself (no Dynamic Client Registration). Not a secret: a public client.
+    #[serde(default)]
+    pub client_id: String,
 }
 
 impl McpEndpoint {
@@ -191,6 +195,7 @@ mod tests {
             token: " t-1 ".into(),
             headers: headers.into(),
             sign_in: false,
+            client_id: String::new(),
         };
         let (url, credentials) = endpoint("https://mcp.example/mcp", "X-Team: blue")
             .checked()

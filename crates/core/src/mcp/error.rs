@@ -26,7 +26,7 @@ pub enum McpError {
     #[error("The MCP server signs people in with their account: use Sign in instead of a token.")]
     SignIn { challenge: String },
     /// The sign-in expired and could not be renewed.
-    #[error("The sign-in to the MCP server has expired and could not be renewed: Sign in again (remove the server, then add it with Sign in).")]
+    #[error("The sign-in to the MCP server has expired and could not be renewed: use Sign in again (Settings → Tools).")]
     SignInAgain,
     #[error("The MCP server answered 403: the token or this client is not allowed.")]
     Forbidden,

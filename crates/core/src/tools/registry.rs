@@ -100,6 +100,9 @@ impl Decision {
     }
 }
 
+/// The line a signed-out server shows in Settings.
+pub const SIGNED_OUT: &str = "Signed out: use Sign in to use its tools again.";
+
 /// What the registry keeps of an MCP server (`crate::mcp`): where it is, whether the user
 /// turned it off, and what went wrong last. Its Bearer token is not here: the registry is
 /// what the panel renders, and the token is a secret the worker keeps apart.
@@ -117,6 +120,16 @@ pub struct McpServer {
     /// The names of the headers the user gave it (their values are secrets, kept apart).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub header_names: Vec<String>,
+    /// The server signs people in (OAuth): Settings offers Sign in / Sign out for it.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub signs_in: bool,
+    /// Tandem holds tokens for it now (signed in, even if they expired).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub signed_in: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !b
 }
 
 /// One extension (or MCP server) that offered tools.
@@ -604,6 +617,23 @@ impl Registry {
         let p = self.mcp_mut(id)?;
         if let Some(m) = &mut p.mcp {
             m.problem = problem;
+        }
+        Ok(())
+    }
+
+    /// Signed in again (`Some(tools)`: its tools as listed, problem cleared) or signed out
+    /// (`None`: no tools until the person signs in again, and the sentence saying so).
+    pub fn set_mcp_signed_in(
+        &mut self,
+        id: &str,
+        tools: Option<Vec<ToolDescriptor>>,
+    ) -> Result<(), RegistryError> {
+        let p = self.mcp_mut(id)?;
+        let signed_in = tools.is_some();
+        p.tools = tools.unwrap_or_default();
+        if let Some(m) = &mut p.mcp {
+            m.signed_in = signed_in;
+            m.problem = (!signed_in).then(|| SIGNED_OUT.to_string());
         }
         Ok(())
     }
@@ -1213,6 +1243,8 @@ mod tests {
             problem: None,
             token_hint: Some("…abcd".into()),
             header_names: vec!["X-Api-Key".into()],
+            signs_in: false,
+            signed_in: false,
         };
         r.add_mcp_server(
             id,
@@ -1273,5 +1305,46 @@ mod tests {
         assert!(r.set_mcp_enabled(TABS, false).is_err());
         assert!(r.remove_provider(id));
         assert_eq!(r.mcp_servers().count(), 0);
+    }
+
+    #[test]
+    fn a_signed_in_server_signs_out_and_in_again() {
+        let mut r = allowed();
+        let id = "mcp:1b9e2c1a-7f00-4b5e-9d5c-1d2e3f4a5b6c";
+        let server = McpServer {
+            url: "http://127.0.0.1:3000/mcp".into(),
+            enabled: true,
+            problem: None,
+            token_hint: None,
+            header_names: vec![],
+            signs_in: true,
+            signed_in: true,
+        };
+        r.add_mcp_server(
+            id,
+            "Wiki",
+            server,
+            vec![closed(tool("read", Some(true), None))],
+        );
+        let m = |r: &Registry| r.provider(id).and_then(|p| p.mcp().cloned()).unwrap();
+        use crate::mcp::needs_sign_in;
+        assert!(!needs_sign_in(&m(&r)));
+        r.set_mcp_problem(id, Some(crate::mcp::McpError::SignInAgain.to_string()))
+            .unwrap();
+        assert!(
+            needs_sign_in(&m(&r)),
+            "a renewal that failed asks to sign in again"
+        );
+        r.set_mcp_signed_in(id, None).unwrap();
+        assert!(needs_sign_in(&m(&r)) && !m(&r).signed_in);
+        assert_eq!(m(&r).problem.as_deref(), Some(SIGNED_OUT));
+        assert!(
+            r.provider(id).unwrap().tools().is_empty(),
+            "no tools offered signed out"
+        );
+        r.set_mcp_signed_in(id, Some(vec![closed(tool("read", Some(true), None))]))
+            .unwrap();
+        assert!(!needs_sign_in(&m(&r)) && m(&r).problem.is_none());
+        assert_eq!(r.provider(id).unwrap().tools().len(), 1);
     }
 }
