@@ -585,7 +585,7 @@ fn show_settings(registry: &Registry) -> Result<(), DomError> {
             // A server that signs people in: Sign out while signed in; Sign in (again) when
             // signed out or when the sign-in could not be renewed.
             let mut actions: Vec<(&str, bool)> = Vec::new();
-            if tandem_core::mcp::needs_sign_in(server) {
+            if server.needs_sign_in() {
                 actions.push((
                     if server.signed_in {
                         "Sign in again"

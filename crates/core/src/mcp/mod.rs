@@ -41,14 +41,6 @@ pub fn is_server_id(id: &str) -> bool {
     id.starts_with(ID_PREFIX)
 }
 
-/// Whether Settings offers Sign in for a server: one that signs people in and is signed
-/// out, or whose sign-in could not be renewed ([`McpError::SignInAgain`] is its problem).
-pub fn needs_sign_in(server: &crate::tools::McpServer) -> bool {
-    server.signs_in
-        && (!server.signed_in
-            || server.problem.as_deref() == Some(McpError::SignInAgain.to_string().as_str()))
-}
-
 /// The notification a server sends when its tool list changed.
 pub const TOOLS_CHANGED: &str = "notifications/tools/list_changed";
 

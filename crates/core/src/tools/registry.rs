@@ -128,6 +128,17 @@ pub struct McpServer {
     pub signed_in: bool,
 }
 
+impl McpServer {
+    /// Whether Settings offers Sign in: a server that signs people in and is signed out, or
+    /// whose sign-in could not be renewed (`McpError::SignInAgain` is its problem).
+    pub fn needs_sign_in(&self) -> bool {
+        self.signs_in
+            && (!self.signed_in
+                || self.problem.as_deref()
+                    == Some(crate::mcp::McpError::SignInAgain.to_string().as_str()))
+    }
+}
+
 fn is_false(b: &bool) -> bool {
     !b
 }
@@ -1327,16 +1338,15 @@ mod tests {
             vec![closed(tool("read", Some(true), None))],
         );
         let m = |r: &Registry| r.provider(id).and_then(|p| p.mcp().cloned()).unwrap();
-        use crate::mcp::needs_sign_in;
-        assert!(!needs_sign_in(&m(&r)));
+        assert!(!m(&r).needs_sign_in());
         r.set_mcp_problem(id, Some(crate::mcp::McpError::SignInAgain.to_string()))
             .unwrap();
         assert!(
-            needs_sign_in(&m(&r)),
+            m(&r).needs_sign_in(),
             "a renewal that failed asks to sign in again"
         );
         r.set_mcp_signed_in(id, None).unwrap();
-        assert!(needs_sign_in(&m(&r)) && !m(&r).signed_in);
+        assert!(m(&r).needs_sign_in() && !m(&r).signed_in);
         assert_eq!(m(&r).problem.as_deref(), Some(SIGNED_OUT));
         assert!(
             r.provider(id).unwrap().tools().is_empty(),
@@ -1344,7 +1354,7 @@ mod tests {
         );
         r.set_mcp_signed_in(id, Some(vec![closed(tool("read", Some(true), None))]))
             .unwrap();
-        assert!(!needs_sign_in(&m(&r)) && m(&r).problem.is_none());
+        assert!(!m(&r).needs_sign_in() && m(&r).problem.is_none());
         assert_eq!(r.provider(id).unwrap().tools().len(), 1);
     }
 }
