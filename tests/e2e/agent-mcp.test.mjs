@@ -163,7 +163,7 @@ test('a read-only tool that may reach the web asks first, its arguments shown: t
   obey('Declined.');
   const before = files.calls().length;
   await ui.startTask(tab, 'Tell me what my profile page says', `${NOTES}/profile`);
-  const question = panel.getByRole('group', { name: /^Run \w+__fetch_url\?$/ });
+  const question = panel.getByRole('group', { name: 'Run fetch_url?' });
   await question.waitFor({ timeout: 20_000 });
   // What the person reads: the tool, the whole address with the data in it, and that the
   // tool reaches the web; not JSON.

@@ -98,7 +98,7 @@ describe('a browser with WebMCP', () => {
     assert.match(spec.description, /⟦untrusted data: description of a tool of this page⟧\nAdds an item/);
     assert.equal(spec.description.match(/⟦\/untrusted data⟧/g).length, 1, 'the page\'s fake closing marker is not one');
 
-    const question = lastAnswer(panel).getByRole('group', { name: 'Run page__add_to_cart?' });
+    const question = lastAnswer(panel).getByRole('group', { name: 'Run add_to_cart?' });
     await question.waitFor();
     assert.match(await question.textContent(), /this page \(shop\.tandem\.test\)/);
     assert.equal(await shop.locator('#cart').textContent(), 'empty', 'nothing runs before the user approves');
@@ -110,7 +110,7 @@ describe('a browser with WebMCP', () => {
     await idle(panel);
     const answer = lastAnswer(panel);
     await answer.getByText('Your socks are in the cart.').waitFor();
-    const card = answer.getByRole('group', { name: 'Tool call page__add_to_cart' });
+    const card = answer.getByRole('group', { name: 'Tool call add_to_cart' });
     assert.match(await card.textContent(), /provided by this page \(shop\.tandem\.test\)/);
     assert.match(await card.getByLabel('Tool result').textContent(), /^Done.*Added red socks/);
   });
@@ -123,7 +123,7 @@ describe('a browser with WebMCP', () => {
     mock.setDefault({ reply: 'Understood.' });
     const refused = mock.waitForRequest((r) => (r.toolResults ?? []).length > 0, 20000);
     await ask(panel, 'Put a blue hat in my cart.');
-    const question = lastAnswer(panel).getByRole('group', { name: 'Run page__add_to_cart?' });
+    const question = lastAnswer(panel).getByRole('group', { name: 'Run add_to_cart?' });
     await question.waitFor();
     await question.getByRole('button', { name: 'Deny' }).click();
     const told = await refused;
@@ -143,7 +143,7 @@ describe('a browser with WebMCP', () => {
         : { action: 'tool', tool: 'page__add_to_cart', arguments: { item: 'green socks' } }),
     }));
     await ui.startTask(shop, 'Put green socks in the cart', null);
-    const question = panel.getByRole('group', { name: 'Run page__add_to_cart?' });
+    const question = panel.getByRole('group', { name: 'Run add_to_cart?' });
     await question.waitFor({ timeout: 20_000 });
     assert.match(await question.textContent(), /this page \(shop\.tandem\.test\)/);
     assert.equal(await shop.locator('#cart').textContent(), 'empty', 'nothing runs before the user approves');
@@ -160,7 +160,7 @@ describe('a browser with WebMCP', () => {
     const after = mock.requests.map((r) => lastUserText(r.body)).find((t) => /Result of the previous step: the tool page__add_to_cart/.test(t));
     assert.ok(after, 'the next navigator turn hears the result');
     assert.match(after, /the tool page__add_to_cart answered:\n⟦untrusted data: result of add_to_cart from this page \(shop\.tandem\.test\)⟧\nAdded green socks to the cart \(3 items now\)\.\n⟦\/untrusted data⟧/);
-    const line = ui.list().getByRole('listitem').filter({ has: panel.getByRole('group', { name: 'Tool call page__add_to_cart' }) });
+    const line = ui.list().getByRole('listitem').filter({ has: panel.getByRole('group', { name: 'Tool call add_to_cart' }) });
     assert.match(await line.getByLabel('Tool result').textContent(), /^Done: Added green socks/);
     await openChatMode(panel);
   });
@@ -229,7 +229,7 @@ describe('Gemini Nano (the fake Prompt API) in a browser with WebMCP', () => {
       };
     });
     await ask(panel, 'Add a green scarf on the device.');
-    const question = lastAnswer(panel).getByRole('group', { name: 'Run page__add_to_cart?' });
+    const question = lastAnswer(panel).getByRole('group', { name: 'Run add_to_cart?' });
     await question.waitFor();
     assert.equal(await shop.locator('#cart').textContent(), 'empty', 'nothing runs before the user approves');
     await question.getByRole('button', { name: 'Approve' }).click();
