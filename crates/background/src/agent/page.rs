@@ -226,24 +226,18 @@ pub(super) async fn target_tab(tab_id: Option<i32>) -> Result<i32, AgentError> {
 
 /// Opens `url` in a new active tab; its id.
 pub(super) async fn open_tab(url: &str) -> Result<i32, AgentError> {
-    let props = Object::new();
-    let _ = Reflect::set(&props, &"url".into(), &url.into());
-    let _ = Reflect::set(&props, &"active".into(), &JsValue::TRUE);
-    let tab = JsFuture::from(tabs_create(&props).map_err(|e| AgentError::Tab(js_text(e)))?)
-        .await
-        .map_err(|e| AgentError::Tab(js_text(e)))?;
-    Reflect::get(&tab, &"id".into())
-        .ok()
-        .and_then(|v| v.as_f64())
-        .map(|id| id as i32)
-        .ok_or_else(|| AgentError::Tab("the new tab has no id".into()))
+    create_tab(url, true).await
 }
 
 /// A tab opened behind the user's current one (a scheduled workflow's run).
 pub(super) async fn open_background_tab(url: &str) -> Result<i32, AgentError> {
+    create_tab(url, false).await
+}
+
+async fn create_tab(url: &str, active: bool) -> Result<i32, AgentError> {
     let props = Object::new();
     let _ = Reflect::set(&props, &"url".into(), &url.into());
-    let _ = Reflect::set(&props, &"active".into(), &JsValue::FALSE);
+    let _ = Reflect::set(&props, &"active".into(), &JsValue::from_bool(active));
     let tab = JsFuture::from(tabs_create(&props).map_err(|e| AgentError::Tab(js_text(e)))?)
         .await
         .map_err(|e| AgentError::Tab(js_text(e)))?;
