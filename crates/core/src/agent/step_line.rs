@@ -262,9 +262,7 @@ fn done_sentence(action: &Action, target: Option<&Target>, raw: &str, result: &s
                 s
             }
         }
-        Action::Hover { .. } => s
-            .text("Pointed at ")
-            .strong(named(target, "an element")),
+        Action::Hover { .. } => s.text("Pointed at ").strong(named(target, "an element")),
         Action::Drag { to, .. } => {
             let s = s.text("Dragged ").strong(named(target, "an element"));
             match to {
@@ -311,7 +309,9 @@ fn done_sentence(action: &Action, target: Option<&Target>, raw: &str, result: &s
             s.text("Read ").strong(named(target, "an element"))
         }
         Action::ExtractText { element: None } => s.text("Read the page"),
-        Action::Wait { text: Some(text), .. } => s.text("Waited for ").em(text),
+        Action::Wait {
+            text: Some(text), ..
+        } => s.text("Waited for ").em(text),
         Action::Wait { ms, .. } => s.text(format!("Waited {}", seconds(*ms))),
         Action::AskUser { question } => {
             let s = s.text("Asked you ").em(question);
@@ -376,7 +376,9 @@ fn failed_sentence(action: &Action, target: Option<&Target>, why: &str) -> Vec<P
             s.text("read ").strong(named(target, "the element"))
         }
         Action::ExtractText { element: None } => s.text("read the page"),
-        Action::Wait { text: Some(text), .. } => s.text("see ").em(text),
+        Action::Wait {
+            text: Some(text), ..
+        } => s.text("see ").em(text),
         Action::Wait { .. } => s.text("wait"),
         Action::AskUser { question } => s.text("get an answer to ").em(question),
         Action::Done { .. } => s.text("finish"),
