@@ -5,8 +5,11 @@
 // ceiling's worth, and the task goes on.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { lastUserText, startAgentEnv } from './lib/agent-harness.mjs';
-import { openSettings, saveSettings } from './lib/panel.mjs';
+import { openSettings, saveSettings, sendMessage, toolProviders, waitIdle } from './lib/panel.mjs';
 import { page } from './lib/shop-site.mjs';
 import { elements, find } from './lib/scripted-shopper.mjs';
 
@@ -42,12 +45,47 @@ function endlessReader(rec) {
 
 const generations = (mock) => mock.requests.filter((r) => r.method === 'POST' && /chat\/completions/.test(r.path));
 
-let env;
+// A tool provider for the chat answer: one read-only, closed-world tool (it runs without
+// asking) that counts its calls.
+const TANDEM_ID = 'bkkhgefimkkanagkjaoehnjcmpolnojf';
+const PROVIDER = `
+const TANDEM = ${JSON.stringify(TANDEM_ID)};
+self.calls = 0;
+const tools = [{ name: 'lookup', label: 'Look up', description: 'Looks a word up in the dictionary.',
+  parameters: { type: 'object', properties: { word: { type: 'string' } }, required: ['word'] },
+  annotations: { readOnlyHint: true, openWorldHint: false } }];
+const register = () => chrome.runtime.sendMessage(TANDEM, { type: 'REGISTER_TOOLS', name: 'Word Tools', tools }).catch(() => {});
+chrome.runtime.onMessageExternal.addListener((msg, sender, sendResponse) => {
+  if (sender.id !== TANDEM) return false;
+  if (msg.type === 'ORCHESTRATOR_READY') { register(); return false; }
+  if (msg.type === 'TOOL_EXECUTE') {
+    self.calls += 1;
+    sendResponse({ content: [{ type: 'text', text: 'A word, call ' + self.calls + '.' }] });
+  }
+  return false;
+});
+register();
+`;
+
+let env, dir, provider;
 before(async () => {
-  env = await startAgentEnv({ routes, key: KEY });
+  dir = await mkdtemp(path.join(os.tmpdir(), 'tandem-cost-'));
+  await writeFile(path.join(dir, 'manifest.json'), JSON.stringify({
+    manifest_version: 3, name: 'Word Tools', version: '1.0', background: { service_worker: 'words.js' },
+  }));
+  await writeFile(path.join(dir, 'words.js'), PROVIDER);
+  env = await startAgentEnv({ routes, key: KEY, extensionId: TANDEM_ID, others: [dir], onDevice: 'cloud' });
+  const isWords = (w) => w.url().endsWith('/words.js');
+  const { context } = env.browser;
+  provider = context.serviceWorkers().find(isWords) ?? await context.waitForEvent('serviceworker', { predicate: isWords });
+  const approval = env.panel.getByRole('group', { name: 'Tool provider' });
+  await approval.waitFor();
+  await approval.getByRole('button', { name: 'Allow' }).click();
+  await (await toolProviders(env.panel)).getByRole('combobox', { name: 'lookup from Word Tools' }).waitFor();
 });
 after(async () => {
   await env?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
 });
 
 test('the token ceiling set in Settings pauses a long task with a sentence, and Continue goes on', async () => {
@@ -95,4 +133,26 @@ test('the token ceiling set in Settings pauses a long task with a sentence, and 
   assert.ok(afterContinue <= atPause + Math.ceil(LIMIT / PER_REQUEST), `and not more: ${afterContinue}`);
   await ui.button('Cancel').click();
   await ui.waitStatus(/^Cancelled/);
+});
+
+test('a chat answer whose tool rounds reach the ceiling stops with a sentence, before another request', async () => {
+  const { panel, mock } = env;
+  mock.reset();
+  // The ceiling of the previous test (9,000 tokens) is still set.
+  const limit = await panel.evaluate(() => chrome.storage.local.get('settings').then((x) => x.settings.agent.tokenLimit));
+  assert.equal(limit, LIMIT);
+  const before = await provider.evaluate(() => self.calls);
+  // Every answer calls the tool again and reports 3,100 tokens.
+  mock.setDefault((rec) => ((rec.tools ?? []).length
+    ? { toolCall: { name: rec.tools.find((t) => t.endsWith('__lookup')), arguments: { word: 'again' } }, usage: USAGE }
+    : { reply: 'Done.', usage: USAGE }));
+  await sendMessage(panel, 'Look up every word you can think of.');
+  await waitIdle(panel);
+  await new Promise((r) => setTimeout(r, 1000));
+  const sent = generations(mock).length;
+  // Three requests reach 9,300 tokens: the third's tool call is not run, no fourth is sent
+  // (without the ceiling the 8-round limit would allow nine).
+  assert.equal(sent, 3, `requests the server received: ${sent}`);
+  assert.equal(await provider.evaluate(() => self.calls) - before, 2, 'the tool ran for the first two rounds only');
+  await panel.getByRole('alert').filter({ hasText: /Stopped: the token limit was reached\. This answer used 9,300 tokens, and the limit set in Settings is 9,000 tokens\./ }).waitFor();
 });
