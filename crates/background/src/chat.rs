@@ -5,6 +5,7 @@
 use std::cell::RefCell;
 
 use js_sys::Object;
+use tandem_core::agent::cost;
 use tandem_core::budget::{Budget, BudgetError, Conversation, TokenCache};
 use tandem_core::chat::ChatMessage;
 use tandem_core::errors::{ErrorKind, ProviderError};
@@ -239,6 +240,8 @@ async fn answer(
         controller,
         rounds: Rounds::default(),
         usage: None,
+        used: 0,
+        token_limit: settings.agent.token_limit,
     };
     let request = sessions::visible(messages)
         .last()
@@ -374,6 +377,10 @@ struct ChatHooks<'a> {
     rounds: Rounds,
     /// The usage the latest attempt's stream reported, for `Done`.
     usage: Option<Usage>,
+    /// The tokens every attempt of this answer reported so far (tool rounds send again).
+    used: u64,
+    /// Settings' "Stop a task or answer after N tokens".
+    token_limit: u32,
 }
 
 impl TurnHooks for ChatHooks<'_> {
@@ -391,6 +398,11 @@ impl TurnHooks for ChatHooks<'_> {
 
     fn attempt(&mut self, report: &AttemptReport<'_>) {
         self.usage = report.usage;
+        if let Some(u) = report.usage {
+            self.used = self
+                .used
+                .saturating_add(u64::from(u.input) + u64::from(u.output));
+        }
         let report = serde_json::json!({
             "provider": report.provider.label(),
             "model": report.model,
@@ -453,6 +465,14 @@ impl TurnHooks for ChatHooks<'_> {
     }
 
     async fn tool_round(&mut self, calls: &[ToolCall]) -> Result<Vec<ToolOutcome>, SendFailure> {
+        // The cost ceiling: a round would lead to another request, so the answer stops here,
+        // before the tools run.
+        if cost::answer_over(self.used, self.token_limit) {
+            return Err(SendFailure::Provider(ProviderError::new(
+                ErrorKind::Provider,
+                cost::answer_sentence(self.used, self.token_limit),
+            )));
+        }
         crate::tools::run_round(
             self.port,
             self.request_id,

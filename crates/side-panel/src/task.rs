@@ -109,6 +109,8 @@ pub fn wire() -> Result<(), DomError> {
     for (id, command) in [
         ("task-pause", TaskCommand::Pause),
         ("task-resume", TaskCommand::Resume),
+        // Continue at the token ceiling is a Resume: the run allows one more ceiling's worth.
+        ("task-continue", TaskCommand::Resume),
         ("task-cancel", TaskCommand::Cancel),
         ("task-dismiss", TaskCommand::Dismiss),
         ("task-save-workflow", TaskCommand::SaveWorkflow),
@@ -334,7 +336,9 @@ fn render(state: Option<&TaskView>) -> Result<(), DomError> {
     let paused = status == Some(TaskStatus::Paused);
     dom::by_id::<HtmlButtonElement>("task-start")?.set_disabled(running);
     dom::by_id::<HtmlElement>("task-pause")?.set_hidden(!running);
-    dom::by_id::<HtmlElement>("task-resume")?.set_hidden(!paused);
+    let at_limit = paused && state.is_some_and(|s| s.at_token_limit);
+    dom::by_id::<HtmlElement>("task-resume")?.set_hidden(!paused || at_limit);
+    dom::by_id::<HtmlElement>("task-continue")?.set_hidden(!at_limit);
     dom::by_id::<HtmlElement>("task-cancel")?.set_hidden(!(running || paused));
     dom::by_id::<HtmlElement>("task-dismiss")?
         .set_hidden(!status.is_some_and(TaskStatus::is_final));
@@ -355,10 +359,18 @@ fn render(state: Option<&TaskView>) -> Result<(), DomError> {
             };
             match &s.reason {
                 Some(r) => format!("{word}: {r}"),
-                None => format!(
-                    "{word}: step {} of at most {}",
-                    s.actions_taken, s.max_steps
-                ),
+                None => {
+                    // The running total of tokens, summed from the steps' own counts.
+                    let tokens: u64 = s.steps.iter().filter_map(|t| t.tokens).map(u64::from).sum();
+                    let used = match tokens {
+                        0 => String::new(),
+                        n => format!(" · {} tokens", tandem_core::chat::group_thousands(n)),
+                    };
+                    format!(
+                        "{word}: step {} of at most {}{used}",
+                        s.actions_taken, s.max_steps
+                    )
+                }
             }
         }
     };

@@ -6,6 +6,7 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use js_sys::{Function, Promise};
+use tandem_core::agent::cost::TokenAllowance;
 use tandem_core::agent::flow::flow_question;
 use tandem_core::agent::task::{
     self, parse_planner, PageSeen, PendingConfirmation, StepKind, StepRecord, TaskContext,
@@ -114,6 +115,11 @@ impl Loop {
             Err(e) => return ctx.finish(TaskStatus::Failed, e.to_string()),
         };
         self.approve_plan = settings.agent.approve_plan;
+        // The cost ceiling: a new task gets one ceiling's worth of tokens, one paused at it
+        // (Continue) one more from where it stopped.
+        let token_limit = settings.agent.token_limit;
+        ctx.token_allowance =
+            TokenAllowance::renew(ctx.token_allowance, ctx.tokens_used(), token_limit);
         // The tools are read once per task: the instructions listing them are sent once per
         // session, and a resumed session keeps the text it started with. The page tools
         // (WebMCP) of the task's tab are listed again at every (re)start, so the calls of a
@@ -145,7 +151,7 @@ impl Loop {
         // Cancel aborts the provider's answer in flight.
         session.set_abort(Some(controller));
         self.firewall.up(ctx).await;
-        self.steps(ctx, &mut session).await;
+        self.steps(ctx, &mut session, token_limit).await;
         self.firewall.down().await;
         crate::tools::forget_task(&task_key(ctx));
         ctx.transcript = Some(session.transcript().clone());
@@ -186,9 +192,9 @@ impl Loop {
         }
     }
 
-    async fn steps(&mut self, ctx: &mut TaskContext, session: &mut Session) {
+    async fn steps(&mut self, ctx: &mut TaskContext, session: &mut Session, token_limit: u32) {
         loop {
-            if self.stopped(ctx) {
+            if self.stopped(ctx) || ctx.pause_at_token_limit(token_limit) {
                 return;
             }
             if self.take_updates(ctx) {
@@ -284,6 +290,10 @@ impl Loop {
                         );
                     }
                 }
+            }
+            // The planner may have used the rest of the allowance: no navigator request then.
+            if ctx.pause_at_token_limit(token_limit) {
+                return;
             }
             let before = session.token_log().len();
             let turn = task::navigator_turn(ctx, &observed.list);

@@ -16,6 +16,7 @@
 pub mod actions;
 pub mod changes;
 pub mod colour;
+pub mod cost;
 pub mod effects;
 pub mod element_map;
 pub mod flow;

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::safety::{HostPatternError, UrlPolicy};
 use crate::session::SessionScope;
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct AgentSettings {
     /// "Allowed sites": empty allows every site that is not blocked.
@@ -21,6 +21,21 @@ pub struct AgentSettings {
     /// by the panel, which re-saves the Settings it loaded.
     #[serde(skip_serializing_if = "SessionScope::is_task")]
     pub session_scope: SessionScope,
+    /// "Stop a task or answer after N tokens" (0: no ceiling). Settings stored before it
+    /// existed load with the default (the struct is `serde(default)`).
+    pub token_limit: u32,
+}
+
+impl Default for AgentSettings {
+    fn default() -> Self {
+        Self {
+            allowed_sites: String::new(),
+            blocked_sites: String::new(),
+            approve_plan: false,
+            session_scope: SessionScope::default(),
+            token_limit: super::cost::DEFAULT_TOKEN_LIMIT,
+        }
+    }
 }
 
 /// A list that does not parse, said for the user.
@@ -86,6 +101,7 @@ mod tests {
             blocked_sites: "evil.example.com\n".into(),
             approve_plan: false,
             session_scope: SessionScope::Task,
+            ..AgentSettings::default()
         };
         let p = s.policy().unwrap();
         assert_eq!(p.allow.len(), 2);
@@ -169,5 +185,21 @@ mod tests {
         let again: crate::settings::Settings =
             crate::json::from_str(&serde_json::to_string(&settings).unwrap()).unwrap();
         assert_eq!(again.agent.session_scope, SessionScope::Step);
+    }
+
+    #[test]
+    fn the_token_limit_defaults_for_settings_stored_before_it() {
+        let old: crate::settings::Settings =
+            crate::json::from_str(r#"{"agent":{"approvePlan":true,"allowedSites":"a.com"}}"#)
+                .unwrap();
+        assert_eq!(
+            old.agent.token_limit,
+            super::super::cost::DEFAULT_TOKEN_LIMIT
+        );
+        assert!(old.agent.approve_plan);
+        let set: AgentSettings = crate::json::from_str(r#"{"tokenLimit":5000}"#).unwrap();
+        assert_eq!(set.token_limit, 5000);
+        let json = serde_json::to_string(&set).unwrap();
+        assert!(json.contains(r#""tokenLimit":5000"#), "{json}");
     }
 }

@@ -209,6 +209,10 @@ pub struct TaskContext {
     /// The saved workflow this task replays, when it is a run of one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<Replay>,
+    /// The tokens the task may use before it pauses (the person's ceiling, renewed by
+    /// Continue). Serde-default, so tasks stored before it load.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_allowance: Option<super::cost::TokenAllowance>,
     /// The session so far, to rebuild it on resume.
     pub transcript: Option<Transcript>,
 }
@@ -242,6 +246,7 @@ impl TaskContext {
             read: ReadValues::default(),
             recorded: Vec::new(),
             replay: None,
+            token_allowance: None,
             transcript: None,
         }
     }
@@ -438,6 +443,36 @@ impl TaskContext {
     }
 
     /// Ends the task (no-op if it already ended).
+    /// The tokens the task's requests used so far, as its steps recorded them.
+    pub fn tokens_used(&self) -> u64 {
+        self.steps
+            .iter()
+            .filter_map(|s| s.tokens)
+            .map(u64::from)
+            .sum()
+    }
+
+    /// Pauses the task when it reached its token allowance; true when it did. The sentence
+    /// says so and offers Continue.
+    pub fn pause_at_token_limit(&mut self, limit: u32) -> bool {
+        let used = self.tokens_used();
+        if !self.token_allowance.is_some_and(|a| a.reached(used)) {
+            return false;
+        }
+        self.status = TaskStatus::Paused;
+        self.pending = None;
+        self.reason = Some(super::cost::task_sentence(used, limit));
+        true
+    }
+
+    /// True while the task is paused at its token ceiling (the card offers Continue).
+    pub fn at_token_limit(&self) -> bool {
+        self.status == TaskStatus::Paused
+            && self
+                .token_allowance
+                .is_some_and(|a| a.reached(self.tokens_used()))
+    }
+
     pub fn finish(&mut self, status: TaskStatus, reason: impl Into<String>) {
         if self.status.is_final() {
             return;
@@ -504,6 +539,9 @@ pub struct TaskView {
     /// "Save as workflow" or "Update workflow", when the ended task offers one.
     #[serde(default)]
     pub offer: WorkflowOffer,
+    /// Paused at the token ceiling: the card offers Continue.
+    #[serde(default)]
+    pub at_token_limit: bool,
 }
 
 impl From<&TaskContext> for TaskView {
@@ -525,6 +563,7 @@ impl From<&TaskContext> for TaskView {
                 &ctx.recorded,
                 ctx.replay.as_ref(),
             ),
+            at_token_limit: ctx.at_token_limit(),
         }
     }
 }
@@ -550,6 +589,8 @@ pub struct TaskDelta {
     pub answer: Option<String>,
     #[serde(default)]
     pub offer: WorkflowOffer,
+    #[serde(default)]
+    pub at_token_limit: bool,
 }
 
 /// A delta that does not follow the panel's copy (another task, or steps missed): the panel
@@ -576,6 +617,7 @@ impl TaskDelta {
             question: self.question,
             answer: self.answer,
             offer: self.offer,
+            at_token_limit: self.at_token_limit,
         })
     }
 }
@@ -598,6 +640,7 @@ impl TaskView {
             question: self.question.clone(),
             answer: self.answer.clone(),
             offer: self.offer,
+            at_token_limit: self.at_token_limit,
         }
     }
 
@@ -622,6 +665,7 @@ impl TaskView {
         self.question = delta.question;
         self.answer = delta.answer;
         self.offer = delta.offer;
+        self.at_token_limit = delta.at_token_limit;
         Ok(())
     }
 }

@@ -372,13 +372,20 @@ impl<C: CloudTransport, S: Sleeper> CloudSession<C, S> {
                     return Err(CloudFailure::Stopped);
                 }
             };
+            // What the provider reported is what the person pays for (the cost ceiling counts
+            // these records); Tandem's own estimate stands in when it reported nothing.
+            let (sent, received) = match (&result, usage) {
+                (Ok(_), Some(u)) => (u.input, u.output),
+                (r, _) => (
+                    sent,
+                    r.as_ref().map_or(0, |r| super::message_tokens(&r.content)),
+                ),
+            };
             tokens.push(TokenRecord {
                 step,
                 provider,
                 sent,
-                received: result
-                    .as_ref()
-                    .map_or(0, |r| super::message_tokens(&r.content)),
+                received,
             });
             let failed_after_text = result
                 .as_ref()

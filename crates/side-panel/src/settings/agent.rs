@@ -1,7 +1,8 @@
 //! The "Tasks" part of the Settings form: "Allowed sites", "Blocked sites", "Approve the
-//! plan before acting" and the remembered "Sites Tandem may act on". `settings` calls
+//! plan before acting", "Stop a task or answer after N tokens" and the remembered "Sites Tandem may act on". `settings` calls
 //! [`show`] after loading and [`read_form`] on Save.
 
+use tandem_core::agent::cost::DEFAULT_TOKEN_LIMIT;
 use tandem_core::agent::{SiteGrants, SITE_GRANTS_KEY};
 use tandem_core::settings::Settings;
 
@@ -22,6 +23,15 @@ pub fn show(settings: &Settings) {
     if let Ok(c) = dom::by_id::<HtmlInputElement>("approve-plan") {
         c.set_checked(agent.approve_plan);
     }
+    // The default shows as the placeholder, so a later change of the default reaches people
+    // who never set their own.
+    if let Ok(i) = dom::by_id::<HtmlInputElement>("token-limit") {
+        i.set_value(&if agent.token_limit == DEFAULT_TOKEN_LIMIT {
+            String::new()
+        } else {
+            agent.token_limit.to_string()
+        });
+    }
 }
 
 /// Copies the form into `settings`; a list that does not parse is refused with a sentence
@@ -36,6 +46,15 @@ pub fn read_form(settings: &mut Settings) -> Result<(), String> {
     }
     if let Ok(c) = dom::by_id::<HtmlInputElement>("approve-plan") {
         agent.approve_plan = c.checked();
+    }
+    if let Ok(i) = dom::by_id::<HtmlInputElement>("token-limit") {
+        let typed = i.value().replace([',', ' ', '_'], "");
+        agent.token_limit = match typed.trim() {
+            "" => DEFAULT_TOKEN_LIMIT,
+            n => n.parse::<u32>().map_err(|_| {
+                format!("\"Stop a task or answer after N tokens\" takes a whole number of tokens, like 200000 (0: no limit), not \"{}\".", i.value().trim())
+            })?,
+        };
     }
     agent.policy().map_err(|e| e.to_string())?;
     settings.agent = agent;
