@@ -11,6 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { closeSettings, lastUserText, openSettings, scriptedModel, startAgentEnv } from './lib/agent-harness.mjs';
 import { page } from './lib/shop-site.mjs';
+import { waitUntil } from './lib/panel.mjs';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const PROVIDER_DIR = path.join(repoRoot, 'dist-tools', 'tabs');
@@ -180,7 +181,7 @@ test('on Gemini Nano the same action runs an allowed tool without asking, and th
   // The user allows tab.open in Settings → Tools and keeps Tandem on the device.
   await openSettings(panel);
   await panel.getByRole('list', { name: 'Tool providers' }).getByRole('combobox', { name: 'tab.open from Tandem Tabs' }).selectOption('allow');
-  await panel.waitForFunction(async () => {
+  await waitUntil(panel, async () => {
     const { toolRegistry } = await chrome.storage.local.get('toolRegistry');
     return Object.values(toolRegistry?.providers ?? {}).some((p) => JSON.stringify(p).includes('"tab.open":"allow"'));
   });

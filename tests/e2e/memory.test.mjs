@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { launchExtension, collectConsole } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
 import { routeSite } from './lib/fixtures.mjs';
-import { openChatMode, setContextWindow, useProvider } from './lib/panel.mjs';
+import { openChatMode, setContextWindow, useProvider, waitUntil } from './lib/panel.mjs';
 
 const KEY = 'sk-memory-test-1234';
 let browser, mock, panel, consoles;
@@ -205,7 +205,7 @@ test('Hide from context and Clear conversation change the tab\'s session in the 
   const idA = await tabIdOf(tabA);
   assert.ok(`cats.test:${idA}` in await sessions());
   await panel.getByRole('button', { name: 'Clear conversation' }).click();
-  await panel.waitForFunction(async (key) => !((await chrome.storage.session.get('memory')).memory?.[key]), `cats.test:${idA}`);
+  await waitUntil(panel, async (key) => !((await chrome.storage.session.get('memory')).memory?.[key]), `cats.test:${idA}`);
   assert.equal(await bubbles('You').count(), 0);
   const fresh = await chat('Fresh start.');
   assert.deepEqual(contents(fresh).filter((c) => !c.startsWith('You are Tandem')), ['Fresh start.']);
@@ -263,7 +263,7 @@ test('closing a tab forgets its session', async () => {
   const idB = await tabIdOf(tabB);
   assert.ok(`cats.test:${idB}` in await sessions());
   await tabB.close();
-  await panel.waitForFunction(async (key) => !((await chrome.storage.session.get('memory')).memory?.[key]), `cats.test:${idB}`);
+  await waitUntil(panel, async (key) => !((await chrome.storage.session.get('memory')).memory?.[key]), `cats.test:${idB}`);
   const idA = await tabIdOf(tabA);
   assert.ok(`cats.test:${idA}` in await sessions(), 'the other tab keeps its own');
 });
@@ -408,7 +408,7 @@ test('the cleanup alarm runs every 30 minutes and forgets sessions idle for more
   const sw = await browser.waitForServiceWorker();
   assert.ok('example.com:999' in await sessions());
   await sw.evaluate(() => chrome.alarms.onAlarm.dispatch({ name: 'tandem-memory-cleanup', scheduledTime: Date.now(), periodInMinutes: 30 }));
-  await panel.waitForFunction(async () => !('example.com:999' in ((await chrome.storage.session.get('memory')).memory ?? {})));
+  await waitUntil(panel, async () => !('example.com:999' in ((await chrome.storage.session.get('memory')).memory ?? {})));
   const idA = await tabIdOf(tabA);
   assert.ok(`cats.test:${idA}` in await sessions(), 'a session in use stays');
 });
@@ -417,7 +417,7 @@ test('"Forget everything" empties the memory in chrome.storage.session', async (
   await show(tabA, 'cats.test');
   assert.ok(Object.keys(await sessions()).length > 0);
   await panel.getByRole('button', { name: 'Forget everything' }).click();
-  await panel.waitForFunction(async () => {
+  await waitUntil(panel, async () => {
     const all = await chrome.storage.session.get(null);
     return !('memory' in all) && !('selection' in all);
   });

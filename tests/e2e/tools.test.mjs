@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { launchExtension } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
-import { lastAnswer as lastAnswerOf, openChatMode, sendMessage, toolProviders, useProvider, waitIdle } from './lib/panel.mjs';
+import { lastAnswer as lastAnswerOf, openChatMode, sendMessage, toolProviders, useProvider, waitIdle, waitUntil } from './lib/panel.mjs';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const PROVIDER_DIR = path.join(repoRoot, 'dist-tools', 'tabs');
@@ -207,7 +207,7 @@ test('after Tandem\'s worker is stopped, it wakes, says ORCHESTRATOR_READY, the 
   mock.setDefault({ reply: 'ok' });
   await ask('wake up');
   await browser.waitForServiceWorker();
-  await panel.waitForFunction(async (id) => {
+  await waitUntil(panel, async (id) => {
     const { toolRegistry } = await chrome.storage.local.get('toolRegistry');
     return (toolRegistry?.providers?.[id]?.tools ?? []).length === 4;
   }, providerId, { timeout: 15000 });

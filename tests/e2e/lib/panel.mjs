@@ -83,6 +83,20 @@ export async function sendMessage(panel, text) {
 /** Waits until no answer is busy (streaming, waiting for a tool or for the user). */
 export const waitIdle = (panel) => panel.waitForFunction(() => !document.querySelector('[aria-busy="true"]'));
 
+/**
+ * Polls `fn(arg)` in `target` (a page or the worker) until it returns something truthy.
+ * `page.waitForFunction` cannot take an async predicate: the Promise it returns is itself
+ * truthy, so the wait ends at once without checking anything (measured in this Playwright).
+ */
+export async function waitUntil(target, fn, arg, { timeout = 10_000, interval = 100 } = {}) {
+  const end = Date.now() + timeout;
+  for (;;) {
+    if (await target.evaluate(fn, arg)) return;
+    if (Date.now() > end) throw new Error(`waitUntil: still false after ${timeout} ms: ${fn.toString().slice(0, 200)}`);
+    await new Promise((r) => setTimeout(r, interval));
+  }
+}
+
 /** The newest answer, as the person sees it. */
 export const lastAnswer = (panel) => panel.getByRole('article', { name: 'Tandem' }).last();
 
