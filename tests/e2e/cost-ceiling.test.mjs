@@ -156,3 +156,19 @@ test('a chat answer whose tool rounds reach the ceiling stops with a sentence, b
   assert.equal(await provider.evaluate(() => self.calls) - before, 2, 'the tool ran for the first two rounds only');
   await panel.getByRole('alert').filter({ hasText: /Stopped: the token limit was reached\. This answer used 9,300 tokens, and the limit set in Settings is 9,000 tokens\./ }).waitFor();
 });
+
+test('an answer with a tool round says the tokens of both requests ("via … · 6,200 tokens")', async () => {
+  const { panel, mock } = env;
+  mock.reset();
+  // One tool round under the ceiling: the tool call's request and the answer's, 3,100 each.
+  let round = 0;
+  mock.setDefault((rec) => ((rec.tools ?? []).length && round++ === 0
+    ? { toolCall: { name: rec.tools.find((t) => t.endsWith('__lookup')), arguments: { word: 'cat' } }, usage: USAGE }
+    : { reply: 'A cat is a small animal.', usage: USAGE }));
+  await sendMessage(panel, 'Look up cat.');
+  await waitIdle(panel);
+  assert.equal(generations(mock).length, 2);
+  const note = panel.getByRole('article', { name: 'Tandem' }).last().locator('.note.provider');
+  await note.filter({ hasText: 'tokens' }).waitFor();
+  assert.equal(await note.textContent(), `via OpenAI-compatible · ${(2 * PER_REQUEST).toLocaleString('en-US')} tokens`);
+});

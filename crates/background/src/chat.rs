@@ -240,6 +240,7 @@ async fn answer(
         controller,
         rounds: Rounds::default(),
         usage: None,
+        total: None,
         used: 0,
         token_limit: settings.agent.token_limit,
     };
@@ -263,7 +264,7 @@ async fn answer(
             output: log.iter().map(|t| t.received).sum(),
         })
     };
-    let usage = hooks.usage.or_else(nano_usage);
+    let usage = hooks.total.or_else(nano_usage);
     match answered {
         Ok(response) => {
             // A stopped or failed turn's session is dropped: it saw what the user did not
@@ -375,8 +376,11 @@ struct ChatHooks<'a> {
     request_id: &'a str,
     controller: &'a AbortController,
     rounds: Rounds,
-    /// The usage the latest attempt's stream reported, for `Done`.
+    /// The usage the latest attempt's stream reported, for the token cache.
     usage: Option<Usage>,
+    /// The usage every attempt of this answer reported, summed: what "via … · N tokens"
+    /// shows (a turn with tool rounds sends several requests).
+    total: Option<Usage>,
     /// The tokens every attempt of this answer reported so far (tool rounds send again).
     used: u64,
     /// Settings' "Stop a task or answer after N tokens".
@@ -399,6 +403,7 @@ impl TurnHooks for ChatHooks<'_> {
     fn attempt(&mut self, report: &AttemptReport<'_>) {
         self.usage = report.usage;
         if let Some(u) = report.usage {
+            self.total = Some(self.total.map_or(u, |t| t.plus(u)));
             self.used = self
                 .used
                 .saturating_add(u64::from(u.input) + u64::from(u.output));

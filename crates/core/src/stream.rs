@@ -18,6 +18,15 @@ impl Usage {
             output: output.unwrap_or(0),
         })
     }
+
+    /// The sum of two requests' counts: an answer with tool rounds sends several requests,
+    /// and the person pays for all of them.
+    pub fn plus(self, other: Self) -> Self {
+        Self {
+            input: self.input.saturating_add(other.input),
+            output: self.output.saturating_add(other.output),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
