@@ -556,6 +556,23 @@ fn tool_step(item: &HtmlElement, step: &StepRecord, used: &ToolUse) -> Result<()
         line.set_text_content(Some(&extra));
         item.append_child(&line).map_err(|_| DomError::NoDocument)?;
     }
+    // How the model was asked and answered (a native tool call, the `tool` action under
+    // json_schema…), one click away like an action step's details.
+    if let Some(sentence) = tandem_core::agent::step_line::output_detail(step) {
+        let disclosure = dom::create("details", "step-line")?;
+        let summary = dom::create("summary", "")?;
+        // Run-time words are English for now, like the step lines themselves.
+        summary.set_text_content(Some("Details"));
+        let p = dom::create("p", "step-detail")?;
+        p.set_text_content(Some(&sentence));
+        for child in [&summary, &p] {
+            disclosure
+                .append_child(child)
+                .map_err(|_| DomError::NoDocument)?;
+        }
+        item.append_child(&disclosure)
+            .map_err(|_| DomError::NoDocument)?;
+    }
     Ok(())
 }
 

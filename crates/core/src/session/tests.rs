@@ -1752,10 +1752,11 @@ fn a_server_refusing_structured_output_steps_the_ladder_down_once_per_rung() {
     assert_eq!(refused("json_schema").kind, ErrorKind::OutputFormatRefused);
     cloud.fault_at(0, Fault::Fail(refused("json_schema")));
     cloud.fault_at(1, Fault::Fail(refused("json_object")));
-    session.set_output(Some((
-        "navigator_action".into(),
-        serde_json::json!({"type": "object"}),
-    )));
+    session.set_output(Some(crate::session::StepOutput {
+        name: "navigator_action".into(),
+        schema: serde_json::json!({"type": "object"}),
+        ..Default::default()
+    }));
     let mut tokens = Vec::new();
     let mut hooks = Hooks::default();
     let answer = block_on(session.run_turn(
