@@ -199,24 +199,23 @@ impl TokenCache {
         }
         self.estimator_calls += 1;
         let estimator = self.estimator;
-        let tokens = pair
-            .messages()
-            .map(|m| {
-                // An agent step's native call and its result are sent too (see build_request).
-                let calls = m
-                    .tool_calls
-                    .iter()
-                    .map(|c| estimator.count(&c.name) + estimator.count(&c.arguments.to_string()));
-                let results = m
-                    .tool_results
-                    .iter()
-                    .map(|r| estimator.count(&r.name) + estimator.count(&r.content));
-                calls
-                    .chain(results)
-                    .fold(estimator.count(&m.content), u32::saturating_add)
-                    .saturating_add(MESSAGE_OVERHEAD)
-            })
-            .sum();
+        let tokens =
+            pair.messages()
+                .map(|m| {
+                    // An agent step's native call and its result are sent too (see build_request).
+                    let calls = m.tool_calls.iter().map(|c| {
+                        estimator.count(&c.name) + estimator.count(&c.arguments.to_string())
+                    });
+                    let results = m
+                        .tool_results
+                        .iter()
+                        .map(|r| estimator.count(&r.name) + estimator.count(&r.content));
+                    calls
+                        .chain(results)
+                        .fold(estimator.count(&m.content), u32::saturating_add)
+                        .saturating_add(MESSAGE_OVERHEAD)
+                })
+                .sum();
         // Messages without ids (older stored chats) cannot be told apart: never cache them.
         if !pair.id.is_empty() {
             self.entries.insert(

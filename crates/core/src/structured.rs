@@ -362,18 +362,70 @@ mod tests {
         use ProviderKind::*;
         let cases = [
             (OpenAi, OutputMode::JsonSchema, false, false, "json_schema"),
-            (OpenAi, OutputMode::JsonSchema, true, true, "json_schema + tools"),
-            (OpenAiCompatible, OutputMode::Prose, true, true, "prose JSON + tools"),
-            (Anthropic, OutputMode::JsonSchema, false, false, "forced tool"),
-            (Anthropic, OutputMode::JsonSchema, true, true, "forced tool + tools"),
+            (
+                OpenAi,
+                OutputMode::JsonSchema,
+                true,
+                true,
+                "json_schema + tools",
+            ),
+            (
+                OpenAiCompatible,
+                OutputMode::Prose,
+                true,
+                true,
+                "prose JSON + tools",
+            ),
+            (
+                Anthropic,
+                OutputMode::JsonSchema,
+                false,
+                false,
+                "forced tool",
+            ),
+            (
+                Anthropic,
+                OutputMode::JsonSchema,
+                true,
+                true,
+                "forced tool + tools",
+            ),
             (Gemini, OutputMode::JsonSchema, false, false, "json_schema"),
-            (Gemini, OutputMode::JsonSchema, true, false, "forced tool + tools"),
-            (Firebase, OutputMode::JsonSchema, true, true, "forced tool + tools"),
-            (Ollama, OutputMode::JsonSchema, true, true, "prose JSON + tools"),
-            (Ollama, OutputMode::JsonSchema, true, false, "json_schema + tools"),
+            (
+                Gemini,
+                OutputMode::JsonSchema,
+                true,
+                false,
+                "forced tool + tools",
+            ),
+            (
+                Firebase,
+                OutputMode::JsonSchema,
+                true,
+                true,
+                "forced tool + tools",
+            ),
+            (
+                Ollama,
+                OutputMode::JsonSchema,
+                true,
+                true,
+                "prose JSON + tools",
+            ),
+            (
+                Ollama,
+                OutputMode::JsonSchema,
+                true,
+                false,
+                "json_schema + tools",
+            ),
         ];
         for (kind, rung, tools, calls, want) in cases {
-            assert_eq!(StepMode::asked(kind, rung, tools, calls).label(), want, "{kind:?}");
+            assert_eq!(
+                StepMode::asked(kind, rung, tools, calls).label(),
+                want,
+                "{kind:?}"
+            );
         }
         assert_eq!(StepMode::NativeCall.label(), "native tool call");
         assert_eq!(

@@ -655,14 +655,22 @@ mod step_tools {
                 let b = body(kind, calls);
                 assert_eq!(declared(&b), ["notes__add_note", "navigator_action"]);
                 let decls = &b["tools"][0]["functionDeclarations"];
-                assert_eq!(decls[1]["parametersJsonSchema"]["required"], json!(["action"]));
-                assert!(b["generationConfig"].get("responseMimeType").is_none(), "{b}");
+                assert_eq!(
+                    decls[1]["parametersJsonSchema"]["required"],
+                    json!(["action"])
+                );
+                assert!(
+                    b["generationConfig"].get("responseMimeType").is_none(),
+                    "{b}"
+                );
                 assert!(b["generationConfig"].get("responseJsonSchema").is_none());
                 let config = &b["toolConfig"]["functionCallingConfig"];
                 assert_eq!(config["mode"], "ANY");
                 match calls {
                     true => assert!(config.get("allowedFunctionNames").is_none()),
-                    false => assert_eq!(config["allowedFunctionNames"], json!(["navigator_action"])),
+                    false => {
+                        assert_eq!(config["allowedFunctionNames"], json!(["navigator_action"]))
+                    }
                 }
             }
             // Ollama: `format` would forbid a call; the planner keeps it.
@@ -676,8 +684,8 @@ mod step_tools {
                     panic!("{mode:?}")
                 };
                 let b = body(kind, calls);
-                let forced = b.get("toolConfig").is_some()
-                    || b["tool_choice"].get("type").is_some();
+                let forced =
+                    b.get("toolConfig").is_some() || b["tool_choice"].get("type").is_some();
                 assert_eq!(form == ReplyForm::ForcedTool, forced, "{kind:?} {b}");
                 let constrained = b.get("response_format").is_some() || b.get("format").is_some();
                 assert_eq!(
@@ -717,12 +725,20 @@ mod step_tools {
         let text = |kind| {
             let http = adapter_for(kind).translate(&req, &config(kind, "k"));
             let b: Value = crate::json::from_str(&http.body).unwrap();
-            b.get("messages").or_else(|| b.get("contents")).unwrap().to_string()
+            b.get("messages")
+                .or_else(|| b.get("contents"))
+                .unwrap()
+                .to_string()
         };
-        assert!(text(ProviderKind::OpenAi).contains(r#"{"content":"Added.","role":"tool","tool_call_id":"call_7"}"#));
-        assert!(text(ProviderKind::Anthropic).contains(r#""tool_use_id":"call_7","type":"tool_result""#));
-        assert!(text(ProviderKind::Gemini).contains(r#"{"functionResponse":{"name":"notes__add_note","response":{"content":"Added."}}}"#));
-        assert!(text(ProviderKind::Ollama).contains(r#"{"content":"Added.","role":"tool","tool_name":"notes__add_note"}"#));
+        assert!(text(ProviderKind::OpenAi)
+            .contains(r#"{"content":"Added.","role":"tool","tool_call_id":"call_7"}"#));
+        assert!(text(ProviderKind::Anthropic)
+            .contains(r#""tool_use_id":"call_7","type":"tool_result""#));
+        assert!(text(ProviderKind::Gemini).contains(
+            r#"{"functionResponse":{"name":"notes__add_note","response":{"content":"Added."}}}"#
+        ));
+        assert!(text(ProviderKind::Ollama)
+            .contains(r#"{"content":"Added.","role":"tool","tool_name":"notes__add_note"}"#));
     }
 }
 

@@ -129,9 +129,7 @@ fn cost(step: &StepRecord) -> Option<String> {
 /// How the cloud was asked for the step and how it answered (json_schema, a forced tool, a
 /// native tool call…), as a sentence: `None` on Nano and for lines no model answered.
 pub fn output_detail(step: &StepRecord) -> Option<String> {
-    step.output
-        .as_deref()
-        .map(crate::structured::mode_sentence)
+    step.output.as_deref().map(crate::structured::mode_sentence)
 }
 
 fn join_cost(first: &str, cost: Option<String>) -> String {

@@ -90,7 +90,9 @@ pub fn native_action(call: &ToolCall) -> Action {
 pub fn native_feedback(outcome: &ToolOutcome) -> String {
     let called = &outcome.name;
     match outcome.is_error {
-        false => format!("the tool {called} answered; its result is the tool result sent with this turn."),
+        false => format!(
+            "the tool {called} answered; its result is the tool result sent with this turn."
+        ),
         true => format!("the tool {called} failed; why is the tool result sent with this turn."),
     }
 }

@@ -14,8 +14,8 @@ use super::{
 };
 use crate::answer_schema::Schema;
 use crate::provider::ProviderKind;
-use crate::stream::StreamEvent;
 use crate::request::{ToolCall, ToolOutcome, ToolSpec};
+use crate::stream::StreamEvent;
 use crate::structured::{OutputMode, StepMode};
 
 mod chat_turn;
@@ -779,9 +779,10 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
                     call: Some(call),
                 });
             }
-            self.step_mode = self.step_output.as_ref().map(|o| {
-                StepMode::asked(kind, mode, !o.tools.is_empty(), o.calls)
-            });
+            self.step_mode = self
+                .step_output
+                .as_ref()
+                .map(|o| StepMode::asked(kind, mode, !o.tools.is_empty(), o.calls));
             if let Some(text) = checked(schema, response.content, &mut invalid, step, provider)? {
                 return Ok(StepReply { text, call: None });
             }
