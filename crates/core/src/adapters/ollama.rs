@@ -60,7 +60,7 @@ impl Adapter for Ollama {
                     req.output
                         .as_ref()
                         .filter(|o| o.mode == OutputMode::JsonSchema)
-                        .filter(|o| !(o.calls && !req.tools.is_empty()))
+                        .filter(|o| !o.calls || req.tools.is_empty())
                         .map(|o| o.schema.clone())
                         .into(),
                 ),

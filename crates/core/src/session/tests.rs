@@ -1906,7 +1906,7 @@ fn a_native_call_is_the_steps_answer_and_its_result_goes_back_as_a_tool_result()
     let check = |i: usize, calls: bool| {
         let requests = m.transport().requests.borrow();
         let r = &requests[i];
-        assert_eq!(r.tools, [tool.clone()], "request {i}");
+        assert_eq!(r.tools, std::slice::from_ref(&tool), "request {i}");
         assert_eq!(r.output.as_ref().unwrap().calls, calls, "request {i}");
         let asked = r
             .messages
@@ -1916,7 +1916,7 @@ fn a_native_call_is_the_steps_answer_and_its_result_goes_back_as_a_tool_result()
         assert_eq!(r.messages[asked].tool_calls, [call("call_9", "milk")]);
         assert_eq!(r.messages[asked].role, Role::Assistant);
         let answer = &r.messages[asked + 1];
-        assert_eq!(answer.tool_results, [outcome.clone()]);
+        assert_eq!(answer.tool_results, std::slice::from_ref(&outcome));
         assert_eq!(answer.role, Role::User);
         // The result is sent once: as the tool result, not again in a turn's text.
         let all: String = r.messages.iter().map(|m| m.content.as_str()).collect();
@@ -1926,7 +1926,7 @@ fn a_native_call_is_the_steps_answer_and_its_result_goes_back_as_a_tool_result()
     {
         let first = &m.transport().requests.borrow()[0];
         assert!(first.output.as_ref().unwrap().calls);
-        assert_eq!(first.tools, [tool.clone()]);
+        assert_eq!(first.tools, std::slice::from_ref(&tool));
     }
 
     // A later navigator step, and the same task resumed elsewhere, still send the pair.
