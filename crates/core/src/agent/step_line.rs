@@ -671,6 +671,25 @@ mod tests {
     }
 
     #[test]
+    fn the_details_say_how_the_step_was_asked_and_answered() {
+        let mut clicked = step(r#"{"action":"click","element":1}"#, None, true, "clicked");
+        clicked.output = Some("json_schema + tools".into());
+        assert_eq!(
+            step_line(&clicked).details.last().map(String::as_str),
+            Some("Output mode: json_schema (the provider held the reply to the step's JSON Schema), with the task's tools offered in the tools field.")
+        );
+        let mut plan = step("1. search", None, true, "plan made");
+        plan.kind = StepKind::Plan;
+        plan.output = Some("forced tool".into());
+        assert_eq!(
+            step_line(&plan).details.last().map(String::as_str),
+            Some("Output mode: forced tool (the reply was the input of a tool call the model had to make).")
+        );
+        clicked.output = None;
+        assert_eq!(output_detail(&clicked), None, "Nano: nothing to say");
+    }
+
+    #[test]
     fn plans_notes_and_switches() {
         let mut plan = step("1. search 2. add", None, true, "plan made");
         plan.kind = StepKind::Plan;

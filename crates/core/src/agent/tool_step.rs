@@ -370,6 +370,50 @@ mod tests {
     }
 
     #[test]
+    fn a_native_call_is_the_tool_action_under_an_id_of_the_task_and_its_turn_points_at_the_result()
+    {
+        let mut ctx = TaskContext::new("task-9", "echo hello", 4);
+        ctx.actions_taken = 3;
+        // Gemini and Ollama calls carry made-up ids that repeat from answer to answer.
+        let native = ToolCall {
+            id: "call_1".into(),
+            name: "tandem_tabs__tab_open".into(),
+            arguments: json!({"url": "https://docs.tandem.test/"}),
+        };
+        let ours = native_call(&ctx, &native);
+        assert_eq!(ours.id, "task-9-step-3");
+        assert_eq!(
+            (ours.name.as_str(), &ours.arguments),
+            (native.name.as_str(), &native.arguments)
+        );
+        let action = native_action(&native);
+        assert_eq!(
+            call_of(&ctx, &action),
+            Some(ours.clone()),
+            "the same call as the action's"
+        );
+        // Planned like the action: not read-only, so the user is asked.
+        assert!(matches!(
+            plan_call(&registry(), &ours),
+            CallPlan::Ask { .. }
+        ));
+        let outcome = ToolOutcome {
+            call_id: ours.id,
+            name: native.name.clone(),
+            content: "⟦untrusted data: r⟧\nOpened.\n⟦/untrusted data⟧".into(),
+            is_error: false,
+        };
+        let said = native_feedback(&outcome);
+        assert_eq!(said, "the tool tandem_tabs__tab_open answered; its result is the tool result sent with this turn.");
+        assert!(!said.contains("Opened"), "the result is not said twice");
+        let failed = native_feedback(&ToolOutcome {
+            is_error: true,
+            ..outcome
+        });
+        assert!(failed.starts_with("the tool tandem_tabs__tab_open failed;"));
+    }
+
+    #[test]
     fn a_refused_call_is_the_steps_result_and_the_provider_is_not_named() {
         let mut r = registry();
         let ctx = TaskContext::new("t", "x", 1);
