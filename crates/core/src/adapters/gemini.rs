@@ -98,8 +98,9 @@ fn step_function(req: &UniversalRequest) -> Option<(&crate::structured::OutputSc
 
 /// The options that are set, and an agent step's structured reply
 /// (<https://ai.google.dev/gemini-api/docs/structured-output>): JSON, held to the step's
-/// schema (`responseJsonSchema` takes JSON Schema as written). Kept as built, not pruned: an
-/// empty object inside a schema means something.
+/// schema (`responseJsonSchema` takes JSON Schema as written) unless `schema` is false (a step
+/// with tools is a function call instead, see [`step_function`]). Kept as built, not pruned:
+/// an empty object inside a schema means something.
 fn generation_config(req: &UniversalRequest, schema: bool) -> Value {
     let mut config = serde_json::Map::new();
     if let Some(t) = temperature(req) {
