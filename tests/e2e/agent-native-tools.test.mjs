@@ -246,3 +246,34 @@ test('a native call is held to the same guards: a read-only tool that may reach 
   const result = resultShapes['OpenAI-compatible'](last, 'call_fetch');
   assert.match(String(result), /declined/i);
 });
+
+test('an Ollama model without tool support refuses the tools field once; the task goes on with the tool action, no step lost', async () => {
+  await useProvider(panel, { provider: 'Ollama', baseUrl: mock.url, model: 'gemma3:1b', key: KEY });
+  let refused = 0;
+  mock.setDefault((rec) => {
+    // As Ollama answers for a model whose template has no tools.
+    if (rec.body?.tools?.length) {
+      return { respond: (res, { cors }) => {
+        refused += 1;
+        res.writeHead(400, { ...cors, 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: 'registry.ollama.ai/library/gemma3:1b does not support tools' }));
+      } };
+    }
+    const turn = lastUserText(rec.body);
+    if (isPlanner(rec)) return { reply: JSON.stringify({ plan: '1. echo', complete: /navigator says the task is done/.test(turn) }) };
+    const name = (JSON.stringify(rec.body.messages[0].content).match(/- (\w+__echo):/) ?? [])[1];
+    return { reply: JSON.stringify(new RegExp(`the tool ${name} answered`).test(turn)
+      ? { action: 'done', success: true, answer: 'Echoed without native tools.' }
+      : { action: 'tool', tool: name, arguments: { text: 'from a model without tools' } }) };
+  });
+  const before = files.calls().length;
+  await ui.startTask(tab, 'Echo through my files server', `${NOTES}/`);
+  await ui.waitStatus(/^Done/);
+  assert.deepEqual(files.calls().slice(before).map((c) => c.params), [{ name: 'echo', arguments: { text: 'from a model without tools' } }]);
+  // The planner's request went first (tools declared) and was refused; nothing offered them again.
+  assert.equal(refused, 1, 'refused once, then never offered again');
+  const answered = generations().filter((r) => r.status === 200);
+  assert.ok(answered.every((r) => !r.body.tools), 'no tools field after the refusal');
+  // The step the server refused was asked again and answered once: plan, echo, done, check.
+  assert.deepEqual(answered.map((r) => (isPlanner(r) ? 'planner' : 'navigator')), ['planner', 'navigator', 'navigator', 'planner']);
+});

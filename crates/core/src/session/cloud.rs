@@ -194,6 +194,9 @@ pub struct CloudSession<C: CloudTransport, S: Sleeper> {
     /// How this provider and model take a structured reply: the top of the ladder until the
     /// server refuses it, then for the rest of the session one rung down each time.
     output_mode: OutputMode,
+    /// The server refused an agent step's native tools: the session's later steps offer
+    /// none (the model calls them as the `tool` action the instructions describe).
+    tools_refused: bool,
 }
 
 impl<C: CloudTransport, S: Sleeper> CloudSession<C, S> {
@@ -224,6 +227,7 @@ impl<C: CloudTransport, S: Sleeper> CloudSession<C, S> {
             last_input_tokens: 0,
             output: None,
             output_mode: OutputMode::JsonSchema,
+            tools_refused: false,
         }
     }
 
@@ -241,6 +245,11 @@ impl<C: CloudTransport, S: Sleeper> CloudSession<C, S> {
     /// How a structured reply is asked for now (the ladder's rung).
     pub fn output_mode(&self) -> OutputMode {
         self.output_mode
+    }
+
+    /// Whether the server refused the steps' native tools (they are no longer offered).
+    pub fn tools_refused(&self) -> bool {
+        self.tools_refused
     }
 
     pub fn provider(&self) -> ProviderId {
@@ -336,7 +345,9 @@ impl<C: CloudTransport, S: Sleeper> CloudSession<C, S> {
                     .extend(tool_rounds_as_text(rounds, FINAL_ANSWER_NOTE));
             } else {
                 request.tools = match self.output.as_deref() {
-                    // An agent step offers the task's tools (its planner has none).
+                    // An agent step offers the task's tools (its planner has none), unless
+                    // the server refused them.
+                    Some(_) if self.tools_refused => Vec::new(),
                     Some(step) => step.tools.clone(),
                     None => planner.tools().to_vec(),
                 };
@@ -387,6 +398,24 @@ impl<C: CloudTransport, S: Sleeper> CloudSession<C, S> {
                         }
                         _ => Err(e),
                     }
+                }
+                // A server that refuses the step's native tools is asked the same step
+                // without them, for the rest of the session; like a refused rung, the
+                // refused request is no attempt of the step.
+                Err(SendFailure::Provider(e))
+                    if e.kind == ErrorKind::ToolsRefused
+                        && request.output.is_some()
+                        && !request.tools.is_empty() =>
+                {
+                    self.tools_refused = true;
+                    hooks.attempt(&AttemptReport {
+                        provider: self.config.kind,
+                        model: &self.config.model,
+                        plan: &plan,
+                        trace: &trace,
+                        usage,
+                    });
+                    continue;
                 }
                 Err(SendFailure::Provider(e)) => Err(e),
                 Err(SendFailure::Stopped) => {

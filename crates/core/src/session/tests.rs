@@ -1953,3 +1953,75 @@ fn a_native_call_is_the_steps_answer_and_its_result_goes_back_as_a_tool_result()
     .unwrap();
     check(3, true);
 }
+
+/// Issue 33: a server that refuses the step's native tools (an Ollama model without tool
+/// support, vLLM without auto tool choice) gets the same step again without them, and the
+/// session's later steps offer none: the task goes on with the `tool` action, no step lost.
+#[test]
+fn a_server_that_refuses_native_tools_gets_the_step_again_without_them() {
+    use crate::structured::{OutputMode, ReplyForm, StepMode};
+    let refusal = |kind: ProviderKind, body: &str| {
+        let cfg = crate::provider::ProviderConfig {
+            kind,
+            base_url: "http://127.0.0.1:1".into(),
+            model: "m".into(),
+            api_key: String::new(),
+            project_id: String::new(),
+            app_id: String::new(),
+        };
+        crate::errors::classify_http(400, body, None, &cfg)
+    };
+    let ollama = refusal(
+        ProviderKind::Ollama,
+        r#"{"error":"registry.ollama.ai/library/gemma3:1b does not support tools"}"#,
+    );
+    let vllm = refusal(
+        ProviderKind::OpenAiCompatible,
+        r#"{"object":"error","message":"\"auto\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set","type":"BadRequestError","param":null,"code":400}"#,
+    );
+    for e in [&ollama, &vllm] {
+        assert_eq!(e.kind, ErrorKind::ToolsRefused, "{e:?}");
+    }
+    // Other 400s stay what they were.
+    let other = refusal(
+        ProviderKind::OpenAi,
+        r#"{"error":{"message":"max_tokens is too large"}}"#,
+    );
+    assert_eq!(other.kind, ErrorKind::Provider);
+
+    let (m, _) = manager(Availability::Unavailable, true);
+    m.transport().fault_at(0, Fault::Fail(vllm));
+    let schema = Schema::new(serde_json::json!({"type": "object"}));
+    let mut s = block_on(m.create(config(Preferred::Cloud))).unwrap();
+    s.set_step_tools(vec![ToolSpec {
+        name: "notes__add_note".into(),
+        description: "Adds a note.".into(),
+        parameters: serde_json::json!({"type": "object"}),
+    }]);
+    for turn in ["ROLE: NAVIGATOR step 1", "ROLE: NAVIGATOR step 2"] {
+        let reply =
+            block_on(s.invoke_step_calling(turn, None, "navigator_action", &schema)).unwrap();
+        assert!(reply.call.is_none() && !reply.text.is_empty());
+        assert_eq!(
+            s.step_mode(),
+            Some(StepMode::Reply {
+                form: ReplyForm::Rung(OutputMode::JsonSchema),
+                tools: false
+            })
+        );
+    }
+    let offered: Vec<usize> = m
+        .transport()
+        .requests
+        .borrow()
+        .iter()
+        .map(|r| r.tools.len())
+        .collect();
+    assert_eq!(offered, [1, 0, 0], "refused once, then never offered again");
+    assert_eq!(s.transcript().turns.len(), 2, "each step answered once");
+    assert_eq!(
+        s.token_log().len(),
+        2,
+        "the refused request is no attempt of the step"
+    );
+}
