@@ -781,9 +781,10 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
             }
             // Tools the server refused were not offered.
             let offered = !cloud.tools_refused();
-            self.step_mode = self.step_output.as_ref().map(|o| {
-                StepMode::asked(kind, mode, offered && !o.tools.is_empty(), o.calls)
-            });
+            self.step_mode = self
+                .step_output
+                .as_ref()
+                .map(|o| StepMode::asked(kind, mode, offered && !o.tools.is_empty(), o.calls));
             if let Some(text) = checked(schema, response.content, &mut invalid, step, provider)? {
                 return Ok(StepReply { text, call: None });
             }
