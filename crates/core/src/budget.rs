@@ -66,7 +66,12 @@ impl<'a> Pair<'a> {
     /// regenerated under the same pair id: the byte lengths of both sides. An edit that keeps
     /// the exact lengths is missed, and then the estimate barely moves anyway.
     fn fingerprint(self) -> u64 {
-        let len = |m: Option<&ChatMessage>| m.map_or(0, |m| m.content.len() as u64 + 1);
+        let len = |m: Option<&ChatMessage>| {
+            m.map_or(0, |m| {
+                let results: usize = m.tool_results.iter().map(|r| r.content.len()).sum();
+                (m.content.len() + results) as u64 + 1
+            })
+        };
         (len(self.user) << 32) ^ len(self.assistant)
     }
 }
@@ -194,10 +199,23 @@ impl TokenCache {
         }
         self.estimator_calls += 1;
         let estimator = self.estimator;
-        let tokens = pair
-            .messages()
-            .map(|m| estimator.count(&m.content).saturating_add(MESSAGE_OVERHEAD))
-            .sum();
+        let tokens =
+            pair.messages()
+                .map(|m| {
+                    // An agent step's native call and its result are sent too (see build_request).
+                    let calls = m.tool_calls.iter().map(|c| {
+                        estimator.count(&c.name) + estimator.count(&c.arguments.to_string())
+                    });
+                    let results = m
+                        .tool_results
+                        .iter()
+                        .map(|r| estimator.count(&r.name) + estimator.count(&r.content));
+                    calls
+                        .chain(results)
+                        .fold(estimator.count(&m.content), u32::saturating_add)
+                        .saturating_add(MESSAGE_OVERHEAD)
+                })
+                .sum();
         // Messages without ids (older stored chats) cannot be told apart: never cache them.
         if !pair.id.is_empty() {
             self.entries.insert(
@@ -351,7 +369,14 @@ pub fn compute_budget(
     cache.use_estimator(Estimator::from_override(settings.chars_per_token));
     let message_tokens = |text: &str| cache.estimator.count(text).saturating_add(MESSAGE_OVERHEAD);
     let system_tokens = system.filter(|s| !s.is_empty()).map_or(0, message_tokens);
-    let user_text = message_tokens(&conversation.request.content);
+    // An agent step's request may carry the results of the previous step's native call.
+    let results = conversation
+        .request
+        .tool_results
+        .iter()
+        .map(|r| cache.estimator.count(&r.content))
+        .fold(0, u32::saturating_add);
+    let user_text = message_tokens(&conversation.request.content).saturating_add(results);
     let user_images = image_tokens(image_count);
     let request = user_text.saturating_add(user_images);
     let answer = settings.assistant_response_allowance;
@@ -455,7 +480,13 @@ pub fn build_request(
         .iter()
         .map(|p| p.id)
         .eq(budget.included_pairs.iter().map(String::as_str)));
-    let text = |m: &ChatMessage| RequestMessage::text(m.role, m.content.clone());
+    // The text, and an agent step's native call or its results (which `normalized` drops
+    // when the budget left out their partner).
+    let text = |m: &ChatMessage| RequestMessage {
+        tool_calls: m.tool_calls.clone(),
+        tool_results: m.tool_results.clone(),
+        ..RequestMessage::text(m.role, m.content.clone())
+    };
     let mut messages: Vec<RequestMessage> = included
         .iter()
         .flat_map(|p| p.messages())

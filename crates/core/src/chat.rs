@@ -46,6 +46,13 @@ pub struct ChatMessage {
     /// and kept with it in session memory.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<ToolCard>,
+    /// An agent step's native tool call (an assistant turn of a task's transcript), sent back
+    /// in the provider's own shape; never part of a chat conversation.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<crate::request::ToolCall>,
+    /// The results of the previous turn's `tool_calls` (the next user turn).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_results: Vec<crate::request::ToolOutcome>,
 }
 
 /// One tool call of an answer, as the user sees it.
@@ -89,6 +96,8 @@ impl ChatMessage {
             badge: None,
             usage: None,
             tools: Vec::new(),
+            tool_calls: Vec::new(),
+            tool_results: Vec::new(),
         }
     }
 }

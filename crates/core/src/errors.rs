@@ -36,6 +36,10 @@ pub enum ErrorKind {
     /// A 400 naming `response_format` or `json_schema`: the server refuses the structured
     /// output asked for, and the step is asked again a rung down (`structured`).
     OutputFormatRefused,
+    /// A 400 refusing the tools a request declared (an Ollama model without tool support, a
+    /// vLLM server started without `--enable-auto-tool-choice`, llama.cpp without `--jinja`):
+    /// an agent step is asked again without them, its tools then called as the `tool` action.
+    ToolsRefused,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
@@ -337,8 +341,29 @@ pub fn classify_http(
         && (lower.contains("response_format") || lower.contains("json_schema"))
     {
         error.kind = ErrorKind::OutputFormatRefused;
+    } else if status == 400 && error.kind == ErrorKind::Provider && refuses_tools(&lower) {
+        error.kind = ErrorKind::ToolsRefused;
     }
     error
+}
+
+/// Whether a 400's body (lowercased) refuses the request's tools, in the words the servers
+/// use: Ollama's "does not support tools", vLLM's "tool choice requires
+/// --enable-auto-tool-choice", llama.cpp's "tools param requires --jinja", and any that names
+/// `tool_choice` or `tools`.
+fn refuses_tools(lower: &str) -> bool {
+    [
+        "does not support tools",
+        "tool choice",
+        "tool_choice",
+        "tools param",
+        "\"tools\"",
+        "'tools'",
+        "tool calling",
+        "function calling",
+    ]
+    .iter()
+    .any(|w| lower.contains(w))
 }
 
 /// Classifies an error payload found inside a 200 stream (`payload` is the JSON that

@@ -197,6 +197,8 @@ impl MemoryMessage {
             badge: self.badge.clone(),
             usage: self.usage,
             tools: self.tools.clone(),
+            tool_calls: Vec::new(),
+            tool_results: Vec::new(),
         }
     }
 

@@ -10,6 +10,24 @@
 //! - Gemini and Firebase: `responseMimeType: "application/json"` with `responseJsonSchema`.
 //! - Ollama: `format` with the schema.
 //! - Gemini Nano keeps its `responseConstraint` (the session's Nano path, not here).
+//!
+//! A navigator step of a task with tools also offers them in the request's `tools` field, so
+//! the model may answer with a native tool call instead of the step's JSON
+//! ([`OutputSchema::calls`]); a planner step declares them only (the history may hold calls,
+//! which some providers refuse without the declarations) and may not call them:
+//! - OpenAI-compatible: `response_format` as above beside `tools` (`tool_choice` `auto`, or
+//!   `none` for the planner).
+//! - Anthropic: the step tool beside the real tools, `tool_choice: {type: "any"}` (one call,
+//!   `disable_parallel_tool_use`), or the step tool forced for the planner.
+//! - Gemini and Firebase: Gemini 2.x refuses `functionDeclarations` together with
+//!   `responseMimeType: "application/json"` (only Gemini 3 takes both), so with tools the
+//!   step is a function declaration too (`parametersJsonSchema`), and
+//!   `toolConfig.functionCallingConfig.mode: "ANY"` makes the model call it or a real tool
+//!   (`allowedFunctionNames` the step alone for the planner): Anthropic's way, which every
+//!   Gemini model with function calling takes.
+//! - Ollama: `format` constrains the whole reply to the schema, so a model under it can
+//!   never call a tool: a navigator step with tools goes without `format` (JSON asked in the
+//!   prompt, read leniently); the planner keeps `format`.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -57,6 +75,85 @@ pub struct OutputSchema {
     /// The step's JSON Schema as Tandem writes it (optional fields may be absent).
     pub schema: Value,
     pub mode: OutputMode,
+    /// Whether the request's `tools` may be called in place of the reply (a navigator step
+    /// of a task with tools); false when they are only declared (a planner step).
+    #[serde(default)]
+    pub calls: bool,
+}
+
+/// How one step's reply was asked for and came back, as its Debug details say it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepMode {
+    /// The step's reply under `rung` (on Anthropic, and on Gemini with tools, a forced tool
+    /// call); `tools` when the task's tools were offered natively beside it.
+    Reply { form: ReplyForm, tools: bool },
+    /// The model called one of the task's tools through the provider's tools field.
+    NativeCall,
+}
+
+/// The form a step's own reply took on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReplyForm {
+    Rung(OutputMode),
+    /// A tool (Anthropic) or function (Gemini with tools) the model had to call, its input
+    /// being the reply.
+    ForcedTool,
+}
+
+impl StepMode {
+    /// The mode a step's request asked for on `kind` at the ladder's `rung`, with the task's
+    /// tools offered (`tools`) or not. The adapters write exactly this (tested beside them).
+    pub fn asked(kind: ProviderKind, rung: OutputMode, tools: bool, calls: bool) -> StepMode {
+        let form = match (kind, rung) {
+            (_, OutputMode::JsonObject | OutputMode::Prose) => ReplyForm::Rung(rung),
+            (ProviderKind::Anthropic, _) => ReplyForm::ForcedTool,
+            (ProviderKind::Gemini | ProviderKind::Firebase, _) if tools => ReplyForm::ForcedTool,
+            (ProviderKind::Ollama, _) if tools && calls => ReplyForm::Rung(OutputMode::Prose),
+            _ => ReplyForm::Rung(rung),
+        };
+        StepMode::Reply { form, tools }
+    }
+
+    /// The short form kept with the step (`StepRecord.output`): `json_schema`,
+    /// `json_object`, `prose JSON`, `forced tool`, each with ` + tools` when the task's
+    /// tools were offered, or `native tool call`.
+    pub fn label(self) -> String {
+        match self {
+            StepMode::NativeCall => "native tool call".into(),
+            StepMode::Reply { form, tools } => {
+                let base = match form {
+                    ReplyForm::Rung(m) => m.label(),
+                    ReplyForm::ForcedTool => "forced tool",
+                };
+                match tools {
+                    true => format!("{base} + tools"),
+                    false => base.into(),
+                }
+            }
+        }
+    }
+}
+
+/// The sentence the step's Debug details show for a stored `label` ([`StepMode::label`]).
+pub fn mode_sentence(label: &str) -> String {
+    let (base, tools) = match label.strip_suffix(" + tools") {
+        Some(base) => (base, true),
+        None => (label, false),
+    };
+    let how = match base {
+        "native tool call" => {
+            return "Output mode: native tool call (the model called the tool through the provider's tools field).".into()
+        }
+        "json_schema" => "json_schema (the provider held the reply to the step's JSON Schema)",
+        "json_object" => "json_object (the provider was asked for any JSON object)",
+        "prose JSON" => "prose JSON (JSON asked for in the prompt only, read leniently)",
+        "forced tool" => "forced tool (the reply was the input of a tool call the model had to make)",
+        other => other,
+    };
+    match tools {
+        true => format!("Output mode: {how}, with the task's tools offered in the tools field."),
+        false => format!("Output mode: {how}."),
+    }
 }
 
 /// Whether a provider has a ladder to step down: only OpenAI-compatible servers differ in
@@ -258,6 +355,91 @@ mod tests {
             r#"{"action":"click","element":3}"#
         );
         assert_eq!(without_nulls("not json"), "not json");
+    }
+
+    #[test]
+    fn each_step_mode_has_a_label_and_a_sentence() {
+        use ProviderKind::*;
+        let cases = [
+            (OpenAi, OutputMode::JsonSchema, false, false, "json_schema"),
+            (
+                OpenAi,
+                OutputMode::JsonSchema,
+                true,
+                true,
+                "json_schema + tools",
+            ),
+            (
+                OpenAiCompatible,
+                OutputMode::Prose,
+                true,
+                true,
+                "prose JSON + tools",
+            ),
+            (
+                Anthropic,
+                OutputMode::JsonSchema,
+                false,
+                false,
+                "forced tool",
+            ),
+            (
+                Anthropic,
+                OutputMode::JsonSchema,
+                true,
+                true,
+                "forced tool + tools",
+            ),
+            (Gemini, OutputMode::JsonSchema, false, false, "json_schema"),
+            (
+                Gemini,
+                OutputMode::JsonSchema,
+                true,
+                false,
+                "forced tool + tools",
+            ),
+            (
+                Firebase,
+                OutputMode::JsonSchema,
+                true,
+                true,
+                "forced tool + tools",
+            ),
+            (
+                Ollama,
+                OutputMode::JsonSchema,
+                true,
+                true,
+                "prose JSON + tools",
+            ),
+            (
+                Ollama,
+                OutputMode::JsonSchema,
+                true,
+                false,
+                "json_schema + tools",
+            ),
+        ];
+        for (kind, rung, tools, calls, want) in cases {
+            assert_eq!(
+                StepMode::asked(kind, rung, tools, calls).label(),
+                want,
+                "{kind:?}"
+            );
+        }
+        assert_eq!(StepMode::NativeCall.label(), "native tool call");
+        assert_eq!(
+            mode_sentence("forced tool + tools"),
+            "Output mode: forced tool (the reply was the input of a tool call the model had to make), with the task's tools offered in the tools field."
+        );
+        assert_eq!(
+            mode_sentence("native tool call"),
+            "Output mode: native tool call (the model called the tool through the provider's tools field)."
+        );
+        assert_eq!(
+            mode_sentence("prose JSON"),
+            "Output mode: prose JSON (JSON asked for in the prompt only, read leniently)."
+        );
     }
 
     #[test]

@@ -416,7 +416,7 @@ fn render(state: Option<&TaskView>) -> Result<(), DomError> {
     {
         let item = dom::create("li", if step.ok { "step" } else { "step failed" })?;
         if let Some(used) = &step.tool {
-            tool_step(&item, step, used)?;
+            tool_step(&item, step, used, opened.contains(&i))?;
             list.append_child(&item).map_err(|_| DomError::NoDocument)?;
             continue;
         }
@@ -534,7 +534,12 @@ fn sentence_into(parent: &HtmlElement, pieces: &[Piece]) -> Result<(), DomError>
 
 /// A tool step of the timeline: the call's card as chat shows it (tool, provider, arguments,
 /// result), then who answered the step and what it cost.
-fn tool_step(item: &HtmlElement, step: &StepRecord, used: &ToolUse) -> Result<(), DomError> {
+fn tool_step(
+    item: &HtmlElement,
+    step: &StepRecord,
+    used: &ToolUse,
+    open: bool,
+) -> Result<(), DomError> {
     crate::cards::show_use(
         item,
         &used.call_id,
@@ -555,6 +560,26 @@ fn tool_step(item: &HtmlElement, step: &StepRecord, used: &ToolUse) -> Result<()
         let line = dom::create("span", "step-meta")?;
         line.set_text_content(Some(&extra));
         item.append_child(&line).map_err(|_| DomError::NoDocument)?;
+    }
+    // How the model was asked and answered (a native tool call, the `tool` action under
+    // json_schema…), one click away like an action step's details.
+    if let Some(sentence) = tandem_core::agent::step_line::output_detail(step) {
+        let disclosure = dom::create("details", "step-line")?;
+        if open {
+            dom::set_attr(&disclosure, "open", "");
+        }
+        let summary = dom::create("summary", "")?;
+        // Run-time words are English for now, like the step lines themselves.
+        summary.set_text_content(Some("Details"));
+        let p = dom::create("p", "step-detail")?;
+        p.set_text_content(Some(&sentence));
+        for child in [&summary, &p] {
+            disclosure
+                .append_child(child)
+                .map_err(|_| DomError::NoDocument)?;
+        }
+        item.append_child(&disclosure)
+            .map_err(|_| DomError::NoDocument)?;
     }
     Ok(())
 }

@@ -150,6 +150,8 @@ impl Loop {
         };
         // Cancel aborts the provider's answer in flight.
         session.set_abort(Some(controller));
+        // On the cloud the navigator is offered the task's tools natively too.
+        session.set_step_tools(tools);
         self.firewall.up(ctx).await;
         self.steps(ctx, &mut session, token_limit).await;
         self.firewall.down().await;
@@ -300,7 +302,7 @@ impl Loop {
             let summary = task::navigator_summary(ctx, &seen);
             let asked = self.ask_action(session, &turn, &summary).await;
             self.note_failovers(ctx, session);
-            let action = match asked {
+            let (action, native) = match asked {
                 Ok(Ok(a)) => a,
                 Ok(Err(detail)) => {
                     if self.stopped(ctx) {
@@ -388,8 +390,26 @@ impl Loop {
                 self.await_answer(ctx, session, before).await;
                 continue;
             }
-            if let Some(call) = tool_step::call_of(ctx, &action) {
-                let ok = self.use_tool(ctx, session, before, &action, call).await;
+            let call = match &native {
+                Some(native) => Some(tool_step::native_call(ctx, native)),
+                None => tool_step::call_of(ctx, &action),
+            };
+            if let Some(call) = call {
+                let outcome = self.use_tool(ctx, session, before, &action, call).await;
+                let ok = !outcome.is_error;
+                // A native call's outcome goes back as the provider's tool result (also when
+                // the task was stopped meanwhile, so the call and its result stay a pair).
+                if let Some(native) = native {
+                    ctx.feedback = tool_step::native_feedback(&outcome);
+                    session.answer_call(ToolOutcome {
+                        call_id: native.id,
+                        name: native.name,
+                        ..outcome
+                    });
+                }
+                if let Some(step) = ctx.steps.last_mut() {
+                    step.output = output_mode(session);
+                }
                 if self.stop.get() != Stop::No {
                     continue; // `stopped` ends the loop with the right status.
                 }
@@ -470,7 +490,7 @@ impl Loop {
         before: usize,
         action: &Action,
         call: ToolCall,
-    ) -> bool {
+    ) -> ToolOutcome {
         let controller = &self.controller;
         let registry = crate::tools::turn_registry(&task_key(ctx)).await;
         let mut plan = plan_call(&registry, &call);
@@ -550,7 +570,7 @@ impl Loop {
                     ctx.read.note(&place, &outcome.content);
                 }
                 ctx.record_tool(action, used, &outcome, provider, Some(tokens));
-                !outcome.is_error
+                outcome
             }
             Err(_) => {
                 let stopped = ToolOutcome {
@@ -560,7 +580,7 @@ impl Loop {
                     is_error: true,
                 };
                 ctx.record_tool(action, used, &stopped, provider, Some(tokens));
-                false
+                stopped
             }
         }
     }
@@ -703,23 +723,29 @@ impl Loop {
         self.failovers_seen = session.failovers().len();
     }
 
-    /// The navigator's action; `Ok(Err(why))` when its answer was malformed twice.
+    /// The navigator's action, with the native call it stands for when the model called a
+    /// tool through the provider's tools field; `Ok(Err(why))` when its answer was malformed
+    /// twice.
     async fn ask_action(
         &self,
         session: &mut Session,
         turn: &str,
         summary: &str,
-    ) -> Result<Result<Action, String>, SessionError> {
+    ) -> Result<Result<(Action, Option<ToolCall>), String>, SessionError> {
         let reply = session
-            .invoke_step(
+            .invoke_step_calling(
                 turn,
                 Some(summary),
                 task::NAVIGATOR_OUTPUT,
                 &self.navigator_schema,
             )
             .await?;
+        if let Some(call) = reply.call {
+            return Ok(Ok((tool_step::native_action(&call), Some(call))));
+        }
+        let reply = reply.text;
         match parse_action(&reply) {
-            Ok(parsed) => Ok(Ok(parsed.action)),
+            Ok(parsed) => Ok(Ok((parsed.action, None))),
             Err(first) => {
                 if self.stop.get() != Stop::No {
                     return Ok(Err(first.to_string()));
@@ -728,15 +754,18 @@ impl Loop {
                 // cloud the turn that carried it is compacted now.
                 let again = format!("{turn}\n{first}");
                 let reply = session
-                    .invoke_step(
+                    .invoke_step_calling(
                         &again,
                         Some(summary),
                         task::NAVIGATOR_OUTPUT,
                         &self.navigator_schema,
                     )
                     .await?;
-                Ok(parse_action(&reply)
-                    .map(|p| p.action)
+                if let Some(call) = reply.call {
+                    return Ok(Ok((tool_step::native_action(&call), Some(call))));
+                }
+                Ok(parse_action(&reply.text)
+                    .map(|p| (p.action, None))
                     .map_err(|e| format!("the model's answer was not a valid action twice ({e})")))
             }
         }
@@ -890,9 +919,10 @@ fn flow_place(provider: &str) -> String {
     format!("«{provider}»")
 }
 
-/// The structured-output rung the cloud answers under now, for the step's Debug data.
+/// How the session's last step was asked for and answered on the cloud (the ladder's rung,
+/// a forced tool, the task's tools offered, a native call), for the step's Debug details.
 fn output_mode(session: &Session) -> Option<String> {
-    session.output_mode().map(|m| m.label().to_string())
+    session.step_mode().map(|m| m.label())
 }
 
 /// Who answers `session` now, and the tokens of its attempts from token-log entry `before`

@@ -51,6 +51,9 @@ impl Adapter for Anthropic {
         // An agent step's structured reply is a tool the model must call
         // (<https://docs.anthropic.com/en/docs/build-with-claude/tool-use#forcing-tool-use>):
         // the call's input is the reply, held to the schema by Anthropic's decoding.
+        // With the task's tools offered (a navigator step), the model must call one tool,
+        // the step's or a real one (`any`), and only one: a step is one action.
+        let offered = !tools.is_empty();
         let tool_choice = match &req.output {
             Some(o) if o.mode == OutputMode::JsonSchema => {
                 tools.push(json!({
@@ -58,7 +61,10 @@ impl Adapter for Anthropic {
                     "description": "Give your answer for this step as this tool's input.",
                     "input_schema": o.schema,
                 }));
-                json!({"type": "tool", "name": o.name})
+                match offered && o.calls {
+                    true => json!({"type": "any", "disable_parallel_tool_use": true}),
+                    false => json!({"type": "tool", "name": o.name}),
+                }
             }
             _ => Value::Null,
         };

@@ -54,7 +54,17 @@ pub(crate) fn model_id(req: &UniversalRequest) -> &str {
 /// The `GenerateContentRequest` body.
 pub(crate) fn body(req: &UniversalRequest) -> String {
     let contents: Vec<Value> = turns(req).map(content).collect();
-    let declarations: Vec<Value> = req.tools.iter().map(declaration).collect();
+    let mut declarations: Vec<Value> = req.tools.iter().map(declaration).collect();
+    let step = step_function(req);
+    let tool_config = step.as_ref().map(|(o, decl)| {
+        declarations.push(decl.clone());
+        // The model must call a function: the step's, or (a navigator step) a real tool.
+        let mut config = json!({"mode": "ANY"});
+        if !o.calls {
+            config["allowedFunctionNames"] = json!([o.name]);
+        }
+        json!({"functionCallingConfig": config})
+    });
     let tools = (!declarations.is_empty()).then(|| json!([{"functionDeclarations": declarations}]));
     json_body(
         json!({
@@ -63,16 +73,35 @@ pub(crate) fn body(req: &UniversalRequest) -> String {
         [
             ("contents", Value::Array(contents)),
             ("tools", tools.into()),
-            ("generationConfig", generation_config(req)),
+            ("toolConfig", tool_config.into()),
+            ("generationConfig", generation_config(req, step.is_none())),
         ],
     )
 }
 
+/// An agent step of a task with tools, as a function the model must call (see
+/// [`crate::structured`]: Gemini 2.x refuses function declarations beside
+/// `responseMimeType: "application/json"`). `parametersJsonSchema` takes JSON Schema as
+/// written, like `responseJsonSchema`.
+fn step_function(req: &UniversalRequest) -> Option<(&crate::structured::OutputSchema, Value)> {
+    let o = req
+        .output
+        .as_ref()
+        .filter(|o| o.mode == OutputMode::JsonSchema && !req.tools.is_empty())?;
+    let decl = json!({
+        "name": o.name,
+        "description": "Give your answer for this step as this function's arguments.",
+        "parametersJsonSchema": o.schema,
+    });
+    Some((o, decl))
+}
+
 /// The options that are set, and an agent step's structured reply
 /// (<https://ai.google.dev/gemini-api/docs/structured-output>): JSON, held to the step's
-/// schema (`responseJsonSchema` takes JSON Schema as written). Kept as built, not pruned: an
-/// empty object inside a schema means something.
-fn generation_config(req: &UniversalRequest) -> Value {
+/// schema (`responseJsonSchema` takes JSON Schema as written) unless `schema` is false (a step
+/// with tools is a function call instead, see [`step_function`]). Kept as built, not pruned:
+/// an empty object inside a schema means something.
+fn generation_config(req: &UniversalRequest, schema: bool) -> Value {
     let mut config = serde_json::Map::new();
     if let Some(t) = temperature(req) {
         config.insert("temperature".into(), json!(t));
@@ -83,7 +112,7 @@ fn generation_config(req: &UniversalRequest) -> Value {
     if let Some(o) = req
         .output
         .as_ref()
-        .filter(|o| o.mode == OutputMode::JsonSchema)
+        .filter(|o| schema && o.mode == OutputMode::JsonSchema)
     {
         config.insert("responseMimeType".into(), json!("application/json"));
         config.insert("responseJsonSchema".into(), o.schema.clone());

@@ -515,6 +515,7 @@ mod tests {
                 name: "navigator_action".into(),
                 schema: schema.clone(),
                 mode,
+                calls: false,
             }),
             ..conversation()
         };
@@ -566,6 +567,178 @@ mod tests {
             OpenAI-compatible json_object: response_format={"type":"json_object"} tools=[]
             OpenAI-compatible prose JSON:  tools=[]
             Firebase AI Logic json_schema: generationConfig={"maxOutputTokens":512,"responseJsonSchema":{"properties":{"action":{"enum":["click","done"],"type":"string"},"element":{"minimum":0,"type":"integer"}},"required":["action"],"type":"object"},"responseMimeType":"application/json","temperature":0.7} tools=[]"#]].assert_eq(&out.join("\n"));
+    }
+}
+
+/// Issue 33: a task's tools offered natively beside an agent step's reply, in each provider's
+/// form, for a navigator step (the tools may be called) and a planner step (declared only),
+/// each matching [`crate::structured::StepMode::asked`].
+#[cfg(test)]
+mod step_tools {
+    use serde_json::{json, Value};
+
+    use super::testkit::{config, conversation};
+    use super::*;
+    use crate::request::ToolSpec;
+    use crate::structured::{OutputMode, OutputSchema, ReplyForm, StepMode};
+
+    fn step(calls: bool) -> UniversalRequest {
+        UniversalRequest {
+            tools: vec![ToolSpec {
+                name: "notes__add_note".into(),
+                description: "Adds a note.".into(),
+                parameters: json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+            }],
+            output: Some(OutputSchema {
+                name: "navigator_action".into(),
+                schema: json!({"type": "object", "properties": {"action": {"type": "string"}}, "required": ["action"]}),
+                mode: OutputMode::JsonSchema,
+                calls,
+            }),
+            ..conversation()
+        }
+    }
+
+    fn body(kind: ProviderKind, calls: bool) -> Value {
+        let http = adapter_for(kind).translate(&step(calls), &config(kind, "k"));
+        crate::json::from_str(&http.body).unwrap()
+    }
+
+    /// The names every provider's `tools` declares.
+    fn declared(body: &Value) -> Vec<String> {
+        let tools = body["tools"].as_array().cloned().unwrap_or_default();
+        tools
+            .iter()
+            .flat_map(|t| match t.get("functionDeclarations") {
+                Some(Value::Array(d)) => d.clone(),
+                _ => vec![t.clone()],
+            })
+            .filter_map(|t| {
+                t.get("name")
+                    .or_else(|| t.get("function").and_then(|f| f.get("name")))
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_navigator_step_may_call_the_offered_tools_a_planner_step_may_not() {
+        for calls in [true, false] {
+            // OpenAI-compatible: the schema stays, the tools beside it; `none` for the planner.
+            for kind in [ProviderKind::OpenAi, ProviderKind::OpenAiCompatible] {
+                let b = body(kind, calls);
+                assert_eq!(b["response_format"]["type"], "json_schema");
+                assert_eq!(declared(&b), ["notes__add_note"]);
+                assert_eq!(b["tools"][0]["type"], "function");
+                match calls {
+                    true => assert!(b.get("tool_choice").is_none(), "{b}"),
+                    false => assert_eq!(b["tool_choice"], "none"),
+                }
+            }
+            // Anthropic: the step tool beside the real one; any one call, or the step forced.
+            let b = body(ProviderKind::Anthropic, calls);
+            assert_eq!(declared(&b), ["notes__add_note", "navigator_action"]);
+            assert_eq!(b["tools"][0]["input_schema"]["required"], json!(["text"]));
+            match calls {
+                true => assert_eq!(
+                    b["tool_choice"],
+                    json!({"type": "any", "disable_parallel_tool_use": true})
+                ),
+                false => assert_eq!(
+                    b["tool_choice"],
+                    json!({"type": "tool", "name": "navigator_action"})
+                ),
+            }
+            // Gemini and Firebase: the step is a function too, mode ANY; no JSON mime type.
+            for kind in [ProviderKind::Gemini, ProviderKind::Firebase] {
+                let b = body(kind, calls);
+                assert_eq!(declared(&b), ["notes__add_note", "navigator_action"]);
+                let decls = &b["tools"][0]["functionDeclarations"];
+                assert_eq!(
+                    decls[1]["parametersJsonSchema"]["required"],
+                    json!(["action"])
+                );
+                assert!(
+                    b["generationConfig"].get("responseMimeType").is_none(),
+                    "{b}"
+                );
+                assert!(b["generationConfig"].get("responseJsonSchema").is_none());
+                let config = &b["toolConfig"]["functionCallingConfig"];
+                assert_eq!(config["mode"], "ANY");
+                match calls {
+                    true => assert!(config.get("allowedFunctionNames").is_none()),
+                    false => {
+                        assert_eq!(config["allowedFunctionNames"], json!(["navigator_action"]))
+                    }
+                }
+            }
+            // Ollama: `format` would forbid a call; the planner keeps it.
+            let b = body(ProviderKind::Ollama, calls);
+            assert_eq!(declared(&b), ["notes__add_note"]);
+            assert_eq!(b.get("format").is_some(), !calls, "{b}");
+            // What the adapters wrote is what Debug says.
+            for kind in ProviderKind::PICKABLE {
+                let mode = StepMode::asked(kind, OutputMode::JsonSchema, true, calls);
+                let StepMode::Reply { form, tools: true } = mode else {
+                    panic!("{mode:?}")
+                };
+                let b = body(kind, calls);
+                let forced =
+                    b.get("toolConfig").is_some() || b["tool_choice"].get("type").is_some();
+                assert_eq!(form == ReplyForm::ForcedTool, forced, "{kind:?} {b}");
+                let constrained = b.get("response_format").is_some() || b.get("format").is_some();
+                assert_eq!(
+                    form == ReplyForm::Rung(OutputMode::JsonSchema),
+                    constrained,
+                    "{kind:?} {b}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_call_and_its_result_go_back_in_each_providers_shape() {
+        let call = crate::request::ToolCall {
+            id: "call_7".into(),
+            name: "notes__add_note".into(),
+            arguments: json!({"text": "milk"}),
+        };
+        let mut req = step(true);
+        req.messages = vec![
+            crate::request::RequestMessage::text(crate::chat::Role::User, "step 1"),
+            crate::request::RequestMessage {
+                tool_calls: vec![call],
+                ..crate::request::RequestMessage::text(crate::chat::Role::Assistant, "")
+            },
+            crate::request::RequestMessage {
+                tool_results: vec![crate::request::ToolOutcome {
+                    call_id: "call_7".into(),
+                    name: "notes__add_note".into(),
+                    content: "Added.".into(),
+                    is_error: false,
+                }],
+                ..crate::request::RequestMessage::text(crate::chat::Role::User, "step 2")
+            },
+        ];
+        let req = req.normalized();
+        let text = |kind| {
+            let http = adapter_for(kind).translate(&req, &config(kind, "k"));
+            let b: Value = crate::json::from_str(&http.body).unwrap();
+            b.get("messages")
+                .or_else(|| b.get("contents"))
+                .unwrap()
+                .to_string()
+        };
+        assert!(text(ProviderKind::OpenAi)
+            .contains(r#"{"content":"Added.","role":"tool","tool_call_id":"call_7"}"#));
+        assert!(text(ProviderKind::Anthropic)
+            .contains(r#""tool_use_id":"call_7","type":"tool_result""#));
+        assert!(text(ProviderKind::Gemini).contains(
+            r#"{"functionResponse":{"name":"notes__add_note","response":{"content":"Added."}}}"#
+        ));
+        assert!(text(ProviderKind::Ollama)
+            .contains(r#"{"content":"Added.","role":"tool","tool_name":"notes__add_note"}"#));
     }
 }
 

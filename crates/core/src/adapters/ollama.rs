@@ -53,12 +53,14 @@ impl Adapter for Ollama {
                 ("messages", Value::Array(messages)),
                 ("tools", (!tools.is_empty()).then_some(tools).into()),
                 // An agent step's structured reply: `format` takes a JSON Schema
-                // (<https://docs.ollama.com/capabilities/structured-outputs>).
+                // (<https://docs.ollama.com/capabilities/structured-outputs>). It constrains
+                // the whole reply, so a step that may call the offered tools goes without it.
                 (
                     "format",
                     req.output
                         .as_ref()
                         .filter(|o| o.mode == OutputMode::JsonSchema)
+                        .filter(|o| !o.calls || req.tools.is_empty())
                         .map(|o| o.schema.clone())
                         .into(),
                 ),

@@ -59,6 +59,7 @@ impl Adapter for OpenAi {
                     ("messages", Value::Array(messages)),
                     ("tools", (!tools.is_empty()).then_some(tools).into()),
                     ("response_format", response_format(req)),
+                    ("tool_choice", tool_choice(req, !req.tools.is_empty())),
                 ],
             ),
         )
@@ -83,6 +84,15 @@ fn response_format(req: &UniversalRequest) -> Value {
         }}),
         OutputMode::JsonObject => json!({"type": "json_object"}),
         OutputMode::Prose => Value::Null,
+    }
+}
+
+/// A planner step declares the task's tools (its history may hold calls) but must answer
+/// under its schema: `none`. Otherwise the API's default (`auto`) stands, not sent.
+fn tool_choice(req: &UniversalRequest, tools: bool) -> Value {
+    match &req.output {
+        Some(o) if tools && !o.calls => json!("none"),
+        _ => Value::Null,
     }
 }
 

@@ -106,6 +106,7 @@ pub fn step_line(step: &StepRecord) -> StepLine {
                 details.push(format!("Plan: {plan}"));
             }
             details.push(join_cost(&step.result, cost));
+            details.extend(output_detail(step));
             let pieces = vec![Piece::Text(text)];
             StepLine { pieces, details }
         }
@@ -125,6 +126,12 @@ fn cost(step: &StepRecord) -> Option<String> {
     (!out.is_empty()).then_some(out)
 }
 
+/// How the cloud was asked for the step and how it answered (json_schema, a forced tool, a
+/// native tool call…), as a sentence: `None` on Nano and for lines no model answered.
+pub fn output_detail(step: &StepRecord) -> Option<String> {
+    step.output.as_deref().map(crate::structured::mode_sentence)
+}
+
 fn join_cost(first: &str, cost: Option<String>) -> String {
     format!("{first}{}", cost.unwrap_or_default())
 }
@@ -139,7 +146,7 @@ fn action_line(step: &StepRecord, cost: Option<String>) -> StepLine {
         .as_deref()
         .map(|t| format!(" on {t}"))
         .unwrap_or_default();
-    let details = vec![
+    let mut details = vec![
         format!("{}{on}", step.action),
         // Page words in a result are fenced for the model; a person reads them plain.
         join_cost(
@@ -147,6 +154,7 @@ fn action_line(step: &StepRecord, cost: Option<String>) -> StepLine {
             cost,
         ),
     ];
+    details.extend(output_detail(step));
     let Ok(action) = crate::json::from_str::<serde_json::Value>(&step.action)
         .map_err(|_| ())
         .and_then(|v| Action::from_json(&v).map_err(|_| ()))
@@ -660,6 +668,25 @@ mod tests {
                 "✓ clicked; a new page is loading · OpenAI-compatible · 1072 tokens",
             ]
         );
+    }
+
+    #[test]
+    fn the_details_say_how_the_step_was_asked_and_answered() {
+        let mut clicked = step(r#"{"action":"click","element":1}"#, None, true, "clicked");
+        clicked.output = Some("json_schema + tools".into());
+        assert_eq!(
+            step_line(&clicked).details.last().map(String::as_str),
+            Some("Output mode: json_schema (the provider held the reply to the step's JSON Schema), with the task's tools offered in the tools field.")
+        );
+        let mut plan = step("1. search", None, true, "plan made");
+        plan.kind = StepKind::Plan;
+        plan.output = Some("forced tool".into());
+        assert_eq!(
+            step_line(&plan).details.last().map(String::as_str),
+            Some("Output mode: forced tool (the reply was the input of a tool call the model had to make).")
+        );
+        clicked.output = None;
+        assert_eq!(output_detail(&clicked), None, "Nano: nothing to say");
     }
 
     #[test]

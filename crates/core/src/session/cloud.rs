@@ -45,11 +45,33 @@ fn structured_reply(
     {
         let call = response.tool_calls.remove(i);
         response.content = structured::reply_of_call(&call.arguments);
+        // The step's own reply wins over any other call made beside it.
+        response.tool_calls.clear();
     }
-    if output.mode == OutputMode::JsonSchema {
+    // A step is one action: of a model's parallel native calls only the first is taken
+    // (the others are never run, nor kept in the history).
+    response.tool_calls.truncate(1);
+    if !output.calls {
+        // Tools only declared (a planner step) are not called; a model that did anyway has
+        // its text read as the reply.
+        response.tool_calls.clear();
+    }
+    if output.mode == OutputMode::JsonSchema && response.tool_calls.is_empty() {
         response.content = structured::without_nulls(&response.content);
     }
     response
+}
+
+/// The structured reply an agent step asks for, and the task's tools offered beside it.
+#[derive(Clone, Debug, Default)]
+pub struct StepOutput {
+    /// The step schema's name, `[A-Za-z0-9_-]`.
+    pub name: String,
+    pub schema: serde_json::Value,
+    /// The task's tools, declared natively in the step's request.
+    pub tools: Vec<crate::request::ToolSpec>,
+    /// Whether the model may call them in place of the reply (a navigator step).
+    pub calls: bool,
 }
 
 /// A turn's tool rounds written as text, ending with `note` for the model: for the request
@@ -165,12 +187,16 @@ pub struct CloudSession<C: CloudTransport, S: Sleeper> {
     /// Pair counts survive across steps, so each exchange is estimated once per task.
     cache: TokenCache,
     last_input_tokens: u32,
-    /// The structured reply the next turn asks for (an agent step's schema, by name).
-    /// Boxed: a session is one per task, and `Active`'s variants stay alike in size.
-    output: Option<Box<(String, serde_json::Value)>>,
+    /// The structured reply the next turn asks for (an agent step's schema, by name, and the
+    /// task's tools). Boxed: a session is one per task, and `Active`'s variants stay alike
+    /// in size.
+    output: Option<Box<StepOutput>>,
     /// How this provider and model take a structured reply: the top of the ladder until the
     /// server refuses it, then for the rest of the session one rung down each time.
     output_mode: OutputMode,
+    /// The server refused an agent step's native tools: the session's later steps offer
+    /// none (the model calls them as the `tool` action the instructions describe).
+    tools_refused: bool,
 }
 
 impl<C: CloudTransport, S: Sleeper> CloudSession<C, S> {
@@ -201,12 +227,13 @@ impl<C: CloudTransport, S: Sleeper> CloudSession<C, S> {
             last_input_tokens: 0,
             output: None,
             output_mode: OutputMode::JsonSchema,
+            tools_refused: false,
         }
     }
 
-    /// The structured reply the following turns ask for: the step schema `schema` named
-    /// `name`, or none (a chat answer).
-    pub fn set_output(&mut self, output: Option<(String, serde_json::Value)>) {
+    /// The structured reply the following turns ask for (an agent step), or none (a chat
+    /// answer).
+    pub fn set_output(&mut self, output: Option<StepOutput>) {
         self.output = output.map(Box::new);
     }
 
@@ -218,6 +245,11 @@ impl<C: CloudTransport, S: Sleeper> CloudSession<C, S> {
     /// How a structured reply is asked for now (the ladder's rung).
     pub fn output_mode(&self) -> OutputMode {
         self.output_mode
+    }
+
+    /// Whether the server refused the steps' native tools (they are no longer offered).
+    pub fn tools_refused(&self) -> bool {
+        self.tools_refused
     }
 
     pub fn provider(&self) -> ProviderId {
@@ -312,13 +344,20 @@ impl<C: CloudTransport, S: Sleeper> CloudSession<C, S> {
                     .messages
                     .extend(tool_rounds_as_text(rounds, FINAL_ANSWER_NOTE));
             } else {
-                request.tools = planner.tools().to_vec();
+                request.tools = match self.output.as_deref() {
+                    // An agent step offers the task's tools (its planner has none), unless
+                    // the server refused them.
+                    Some(_) if self.tools_refused => Vec::new(),
+                    Some(step) => step.tools.clone(),
+                    None => planner.tools().to_vec(),
+                };
                 request.messages.extend(rounds.iter().cloned());
             }
-            request.output = self.output.as_deref().map(|(name, schema)| OutputSchema {
-                name: name.clone(),
-                schema: schema.clone(),
+            request.output = self.output.as_deref().map(|step| OutputSchema {
+                name: step.name.clone(),
+                schema: step.schema.clone(),
                 mode: self.output_mode,
+                calls: step.calls,
             });
             let sent = plan.budget().breakdown.total_input;
             self.last_input_tokens = sent;
@@ -359,6 +398,24 @@ impl<C: CloudTransport, S: Sleeper> CloudSession<C, S> {
                         }
                         _ => Err(e),
                     }
+                }
+                // A server that refuses the step's native tools is asked the same step
+                // without them, for the rest of the session; like a refused rung, the
+                // refused request is no attempt of the step.
+                Err(SendFailure::Provider(e))
+                    if e.kind == ErrorKind::ToolsRefused
+                        && request.output.is_some()
+                        && !request.tools.is_empty() =>
+                {
+                    self.tools_refused = true;
+                    hooks.attempt(&AttemptReport {
+                        provider: self.config.kind,
+                        model: &self.config.model,
+                        plan: &plan,
+                        trace: &trace,
+                        usage,
+                    });
+                    continue;
                 }
                 Err(SendFailure::Provider(e)) => Err(e),
                 Err(SendFailure::Stopped) => {
@@ -420,6 +477,12 @@ impl<C: CloudTransport, S: Sleeper> CloudSession<C, S> {
                     }
                     response.tool_calls.clear();
                     hooks.answered(&response, plan.budget(), true);
+                    return Ok(response);
+                }
+                // An agent step's native call is the step's answer: the task's loop runs it
+                // through every guard of the `tool` action, as a step of its own.
+                (Action::Done, Ok(response)) if request.output.is_some() => {
+                    hooks.answered(&response, plan.budget(), !rounds.is_empty());
                     return Ok(response);
                 }
                 (Action::Done, Ok(response)) if !response.tool_calls.is_empty() => {

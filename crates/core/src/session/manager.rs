@@ -4,7 +4,7 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use super::attempt::CloudConfig;
-use super::cloud::{CloudFailure, CloudSession, CloudTransport, Sleeper};
+use super::cloud::{CloudFailure, CloudSession, CloudTransport, Sleeper, StepOutput};
 use super::nano::{Availability, NanoBackend, NanoCreateOptions, NanoModel, NanoSession};
 use super::plan::{RequestPlanner, TranscriptPlanner, TurnHooks, WholeTranscriptPlanner};
 use super::transcript::{Transcript, Turn};
@@ -14,8 +14,9 @@ use super::{
 };
 use crate::answer_schema::Schema;
 use crate::provider::ProviderKind;
+use crate::request::{ToolCall, ToolOutcome, ToolSpec};
 use crate::stream::StreamEvent;
-use crate::structured::OutputMode;
+use crate::structured::{OutputMode, StepMode};
 
 mod chat_turn;
 pub use chat_turn::NANO_MODEL;
@@ -175,6 +176,8 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> SessionManager<N, C, S> {
             failovers: Vec::new(),
             abort: None,
             step_output: None,
+            step_tools: Vec::new(),
+            step_mode: None,
         };
         let start_on_cloud = match choice {
             ProviderId::Nano => None,
@@ -220,7 +223,19 @@ pub struct HybridSession<N: NanoBackend, C: CloudTransport, S: Sleeper> {
     abort: Option<C::Abort>,
     /// The step being run by [`invoke_step`](Self::invoke_step): its schema's name and JSON,
     /// which the cloud asks for in its own structured-output form.
-    step_output: Option<(String, serde_json::Value)>,
+    step_output: Option<StepOutput>,
+    /// The task's tools, offered natively in its cloud steps' requests.
+    step_tools: Vec<ToolSpec>,
+    /// How the last step's reply was asked for and came back (`None` on Nano).
+    step_mode: Option<StepMode>,
+}
+
+/// An agent step's answer: the reply's text, or a native call of one of the task's tools
+/// (then `text` is empty).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StepReply {
+    pub text: String,
+    pub call: Option<ToolCall>,
 }
 
 /// One switch of a session from Nano to the cloud, for the timeline.
@@ -366,7 +381,7 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
         turn: &str,
         schema: Option<&Schema>,
     ) -> Result<String, SessionError> {
-        self.step(turn, None, schema, None).await
+        Ok(self.step(turn, None, schema, None).await?.text)
     }
 
     /// [`invoke`](Self::invoke) for a step whose turn has a compact form: once the next step
@@ -378,7 +393,7 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
         summary: &str,
         schema: Option<&Schema>,
     ) -> Result<String, SessionError> {
-        self.step(turn, Some(summary), schema, None).await
+        Ok(self.step(turn, Some(summary), schema, None).await?.text)
     }
 
     /// An agent step whose answer has `schema` (named `name`, `[A-Za-z0-9_-]`): Nano decodes
@@ -392,10 +407,59 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
         name: &str,
         schema: &Schema,
     ) -> Result<String, SessionError> {
-        self.step_output = Some((name.to_string(), schema.json().clone()));
+        let reply = self.structured_step(turn, summary, name, schema, false);
+        Ok(reply.await?.text)
+    }
+
+    /// [`invoke_step`](Self::invoke_step) for a step that may call the task's tools
+    /// ([`set_step_tools`](Self::set_step_tools)) natively on the cloud: the answer is the
+    /// reply or the call. The call's results go back with
+    /// [`answer_call`](Self::answer_call) before the next step.
+    pub async fn invoke_step_calling(
+        &mut self,
+        turn: &str,
+        summary: Option<&str>,
+        name: &str,
+        schema: &Schema,
+    ) -> Result<StepReply, SessionError> {
+        self.structured_step(turn, summary, name, schema, true)
+            .await
+    }
+
+    async fn structured_step(
+        &mut self,
+        turn: &str,
+        summary: Option<&str>,
+        name: &str,
+        schema: &Schema,
+        calls: bool,
+    ) -> Result<StepReply, SessionError> {
+        self.step_output = Some(StepOutput {
+            name: name.to_string(),
+            schema: schema.json().clone(),
+            tools: self.step_tools.clone(),
+            calls,
+        });
         let answer = self.step(turn, summary, Some(schema), None).await;
         self.step_output = None;
         answer
+    }
+
+    /// The tools the task's cloud steps offer natively (read once per task, so every
+    /// request of the task declares the same ones).
+    pub fn set_step_tools(&mut self, tools: Vec<ToolSpec>) {
+        self.step_tools = tools;
+    }
+
+    /// What came of the last step's native call, for the next step's request (in the
+    /// provider's tool-result shape).
+    pub fn answer_call(&mut self, outcome: ToolOutcome) {
+        self.transcript.pending.push(outcome);
+    }
+
+    /// How the last step's reply was asked for and came back (`None` on Nano).
+    pub fn step_mode(&self) -> Option<StepMode> {
+        self.step_mode
     }
 
     /// How the cloud provider in use is asked for a structured reply now (`None` on Nano).
@@ -413,7 +477,7 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
         schema: Option<&Schema>,
         on_update: &mut dyn FnMut(StreamUpdate<'_>),
     ) -> Result<String, SessionError> {
-        self.step(turn, None, schema, Some(on_update)).await
+        Ok(self.step(turn, None, schema, Some(on_update)).await?.text)
     }
 
     /// Ends the session (also done on drop).
@@ -528,11 +592,12 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
         summary: Option<&str>,
         schema: Option<&Schema>,
         mut on_update: Option<&mut dyn FnMut(StreamUpdate<'_>)>,
-    ) -> Result<String, SessionError> {
+    ) -> Result<StepReply, SessionError> {
         let step = self.transcript.step();
         if self.config.scope == SessionScope::Step && self.served {
             self.renew(step).await?;
         }
+        self.step_mode = None;
         loop {
             let provider = self.provider().ok_or(SessionError::Destroyed)?;
             self.served = true;
@@ -545,11 +610,16 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
                     .await?;
                 return Ok(self.answered(step, turn, summary, reply, provider));
             }
+            // Results of a native call made on the cloud before a resume here, as text.
+            let input = self.transcript.nano_input(turn);
             match self
-                .prompt_nano(step, turn, schema, on_update.as_deref_mut())
+                .prompt_nano(step, &input, schema, on_update.as_deref_mut())
                 .await
             {
-                Ok(reply) => return Ok(self.answered(step, turn, summary, reply, provider)),
+                Ok(text) => {
+                    let reply = StepReply { text, call: None };
+                    return Ok(self.answered(step, turn, summary, reply, provider));
+                }
                 Err(gave_up) => {
                     let to = self.fail_over(step, gave_up)?;
                     restart(&mut on_update, to);
@@ -564,17 +634,19 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
         step: usize,
         turn: &str,
         summary: Option<&str>,
-        reply: String,
+        reply: StepReply,
         provider: ProviderId,
-    ) -> String {
+    ) -> StepReply {
         // The successful attempt is the last one logged.
         let (input_tokens, output_tokens) =
             self.tokens.last().map_or((0, 0), |t| (t.sent, t.received));
         self.transcript.turns.push(Turn {
             input: turn.to_string(),
-            reply: reply.clone(),
+            reply: reply.text.clone(),
             provider,
             summary: summary.map(str::to_owned),
+            results: std::mem::take(&mut self.transcript.pending),
+            call: reply.call.clone(),
         });
         let answered = EventKind::Answered {
             input_tokens,
@@ -662,7 +734,7 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
         turn: &str,
         schema: Option<&Schema>,
         mut on_update: Option<&mut (dyn FnMut(StreamUpdate<'_>) + '_)>,
-    ) -> Result<String, SessionError> {
+    ) -> Result<StepReply, SessionError> {
         let mut invalid = 0u32;
         loop {
             let Some(Active::Cloud(cloud)) = self.active.as_mut() else {
@@ -698,9 +770,23 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
                 known.retain(|(k, m, _)| !(*k == kind && m == model));
                 known.push((kind, model.clone(), mode));
             }
-            let text = text.map(|r| r.content).map_err(|e| cloud_error(step, e))?;
-            if let Some(reply) = checked(schema, text, &mut invalid, step, provider)? {
-                return Ok(reply);
+            let response = text.map_err(|e| cloud_error(step, e))?;
+            if let Some(call) = response.tool_calls.into_iter().next() {
+                self.step_mode = Some(StepMode::NativeCall);
+                let text = String::new();
+                return Ok(StepReply {
+                    text,
+                    call: Some(call),
+                });
+            }
+            // Tools the server refused were not offered.
+            let offered = !cloud.tools_refused();
+            self.step_mode = self
+                .step_output
+                .as_ref()
+                .map(|o| StepMode::asked(kind, mode, offered && !o.tools.is_empty(), o.calls));
+            if let Some(text) = checked(schema, response.content, &mut invalid, step, provider)? {
+                return Ok(StepReply { text, call: None });
             }
             if let Some(f) = on_update.as_deref_mut() {
                 f(StreamUpdate::Restart { provider });

@@ -28,10 +28,12 @@ mod transcript;
 
 pub use attempt::{AttemptTrace, CloudConfig, SendFailure};
 pub use cloud::{
-    tool_rounds_as_text, CloudFailure, CloudSession, CloudTransport, Sleeper, FINAL_ANSWER_NOTE,
-    MAX_REQUESTS_PER_TURN,
+    tool_rounds_as_text, CloudFailure, CloudSession, CloudTransport, Sleeper, StepOutput,
+    FINAL_ANSWER_NOTE, MAX_REQUESTS_PER_TURN,
 };
-pub use manager::{choose_provider, Failover, HybridSession, SessionManager, NANO_MODEL};
+pub use manager::{
+    choose_provider, Failover, HybridSession, SessionManager, StepReply, NANO_MODEL,
+};
 pub use nano::{
     Availability, NanoBackend, NanoCreateOptions, NanoError, NanoExpected, NanoModel,
     NanoPromptOptions, NanoSession,

@@ -1752,10 +1752,11 @@ fn a_server_refusing_structured_output_steps_the_ladder_down_once_per_rung() {
     assert_eq!(refused("json_schema").kind, ErrorKind::OutputFormatRefused);
     cloud.fault_at(0, Fault::Fail(refused("json_schema")));
     cloud.fault_at(1, Fault::Fail(refused("json_object")));
-    session.set_output(Some((
-        "navigator_action".into(),
-        serde_json::json!({"type": "object"}),
-    )));
+    session.set_output(Some(crate::session::StepOutput {
+        name: "navigator_action".into(),
+        schema: serde_json::json!({"type": "object"}),
+        ..Default::default()
+    }));
     let mut tokens = Vec::new();
     let mut hooks = Hooks::default();
     let answer = block_on(session.run_turn(
@@ -1842,5 +1843,185 @@ fn a_later_task_starts_at_the_rung_the_server_took() {
             OutputMode::Prose,
             OutputMode::Prose
         ]
+    );
+}
+
+/// Issue 33: a navigator step on the cloud offers the task's tools natively; a native call is
+/// the step's answer (one, of parallel calls), and its result goes back in the next step's
+/// request as a tool result right after the call, whichever step comes next (a planner step
+/// declares the tools but may not call them). A resumed task keeps the pair.
+#[test]
+fn a_native_call_is_the_steps_answer_and_its_result_goes_back_as_a_tool_result() {
+    use crate::structured::{OutputMode, ReplyForm, StepMode};
+    let (m, _) = manager(Availability::Unavailable, true);
+    let tool = ToolSpec {
+        name: "notes__add_note".into(),
+        description: "Adds a note.".into(),
+        parameters: serde_json::json!({"type": "object", "properties": {"text": {"type": "string"}}}),
+    };
+    let call = |id: &str, text: &str| ToolCall {
+        id: id.into(),
+        name: "notes__add_note".into(),
+        arguments: serde_json::json!({ "text": text }),
+    };
+    m.transport()
+        .tools_at(0, vec![call("call_9", "milk"), call("call_10", "eggs")]);
+    let schema = Schema::new(serde_json::json!({"type": "object"}));
+    let mut s = block_on(m.create(config(Preferred::Cloud))).unwrap();
+    s.set_step_tools(vec![tool.clone()]);
+
+    let reply = block_on(s.invoke_step_calling(
+        "ROLE: NAVIGATOR step 1",
+        Some("step 1"),
+        "navigator_action",
+        &schema,
+    ))
+    .unwrap();
+    assert_eq!(
+        reply.call,
+        Some(call("call_9", "milk")),
+        "the first call only"
+    );
+    assert_eq!(reply.text, "");
+    assert_eq!(s.step_mode(), Some(StepMode::NativeCall));
+    let outcome = ToolOutcome {
+        call_id: "call_9".into(),
+        name: "notes__add_note".into(),
+        content: "⟦untrusted data: result⟧\nAdded.\n⟦/untrusted data⟧".into(),
+        is_error: false,
+    };
+    s.answer_call(outcome.clone());
+
+    // The planner comes next: its request declares the tools, may not call them, and
+    // carries the call and its result in the provider-neutral shape every adapter spreads.
+    let plan = block_on(s.invoke_step("ROLE: PLANNER", None, "planner_reply", &schema)).unwrap();
+    assert!(!plan.is_empty());
+    assert_eq!(
+        s.step_mode(),
+        Some(StepMode::Reply {
+            form: ReplyForm::Rung(OutputMode::JsonSchema),
+            tools: true
+        })
+    );
+    let check = |i: usize, calls: bool| {
+        let requests = m.transport().requests.borrow();
+        let r = &requests[i];
+        assert_eq!(r.tools, std::slice::from_ref(&tool), "request {i}");
+        assert_eq!(r.output.as_ref().unwrap().calls, calls, "request {i}");
+        let asked = r
+            .messages
+            .iter()
+            .position(|m| !m.tool_calls.is_empty())
+            .expect("the call is in the history");
+        assert_eq!(r.messages[asked].tool_calls, [call("call_9", "milk")]);
+        assert_eq!(r.messages[asked].role, Role::Assistant);
+        let answer = &r.messages[asked + 1];
+        assert_eq!(answer.tool_results, std::slice::from_ref(&outcome));
+        assert_eq!(answer.role, Role::User);
+        // The result is sent once: as the tool result, not again in a turn's text.
+        let all: String = r.messages.iter().map(|m| m.content.as_str()).collect();
+        assert!(!all.contains("Added."), "{all}");
+    };
+    check(1, false);
+    {
+        let first = &m.transport().requests.borrow()[0];
+        assert!(first.output.as_ref().unwrap().calls);
+        assert_eq!(first.tools, std::slice::from_ref(&tool));
+    }
+
+    // A later navigator step, and the same task resumed elsewhere, still send the pair.
+    block_on(s.invoke_step_calling(
+        "ROLE: NAVIGATOR step 2",
+        Some("step 2"),
+        "navigator_action",
+        &schema,
+    ))
+    .unwrap();
+    check(2, true);
+    let stored = serde_json::to_string(s.transcript()).unwrap();
+    let transcript: Transcript = crate::json::from_str(&stored).unwrap();
+    assert_eq!(&transcript, s.transcript());
+    s.destroy();
+    let mut again = block_on(m.resume(config(Preferred::Cloud), transcript)).unwrap();
+    again.set_step_tools(vec![tool.clone()]);
+    block_on(again.invoke_step_calling(
+        "ROLE: NAVIGATOR step 3",
+        Some("step 3"),
+        "navigator_action",
+        &schema,
+    ))
+    .unwrap();
+    check(3, true);
+}
+
+/// Issue 33: a server that refuses the step's native tools (an Ollama model without tool
+/// support, vLLM without auto tool choice) gets the same step again without them, and the
+/// session's later steps offer none: the task goes on with the `tool` action, no step lost.
+#[test]
+fn a_server_that_refuses_native_tools_gets_the_step_again_without_them() {
+    use crate::structured::{OutputMode, ReplyForm, StepMode};
+    let refusal = |kind: ProviderKind, body: &str| {
+        let cfg = crate::provider::ProviderConfig {
+            kind,
+            base_url: "http://127.0.0.1:1".into(),
+            model: "m".into(),
+            api_key: String::new(),
+            project_id: String::new(),
+            app_id: String::new(),
+        };
+        crate::errors::classify_http(400, body, None, &cfg)
+    };
+    let ollama = refusal(
+        ProviderKind::Ollama,
+        r#"{"error":"registry.ollama.ai/library/gemma3:1b does not support tools"}"#,
+    );
+    let vllm = refusal(
+        ProviderKind::OpenAiCompatible,
+        r#"{"object":"error","message":"\"auto\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set","type":"BadRequestError","param":null,"code":400}"#,
+    );
+    for e in [&ollama, &vllm] {
+        assert_eq!(e.kind, ErrorKind::ToolsRefused, "{e:?}");
+    }
+    // Other 400s stay what they were.
+    let other = refusal(
+        ProviderKind::OpenAi,
+        r#"{"error":{"message":"max_tokens is too large"}}"#,
+    );
+    assert_eq!(other.kind, ErrorKind::Provider);
+
+    let (m, _) = manager(Availability::Unavailable, true);
+    m.transport().fault_at(0, Fault::Fail(vllm));
+    let schema = Schema::new(serde_json::json!({"type": "object"}));
+    let mut s = block_on(m.create(config(Preferred::Cloud))).unwrap();
+    s.set_step_tools(vec![ToolSpec {
+        name: "notes__add_note".into(),
+        description: "Adds a note.".into(),
+        parameters: serde_json::json!({"type": "object"}),
+    }]);
+    for turn in ["ROLE: NAVIGATOR step 1", "ROLE: NAVIGATOR step 2"] {
+        let reply =
+            block_on(s.invoke_step_calling(turn, None, "navigator_action", &schema)).unwrap();
+        assert!(reply.call.is_none() && !reply.text.is_empty());
+        assert_eq!(
+            s.step_mode(),
+            Some(StepMode::Reply {
+                form: ReplyForm::Rung(OutputMode::JsonSchema),
+                tools: false
+            })
+        );
+    }
+    let offered: Vec<usize> = m
+        .transport()
+        .requests
+        .borrow()
+        .iter()
+        .map(|r| r.tools.len())
+        .collect();
+    assert_eq!(offered, [1, 0, 0], "refused once, then never offered again");
+    assert_eq!(s.transcript().turns.len(), 2, "each step answered once");
+    assert_eq!(
+        s.token_log().len(),
+        2,
+        "the refused request is no attempt of the step"
     );
 }

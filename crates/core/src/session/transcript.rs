@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{ProviderId, SessionConfig};
 use crate::chat::{ChatMessage, Role};
+use crate::request::{ToolCall, ToolOutcome};
 
 /// One entry of Nano's of `initialPrompts` / an `append()` input.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -27,15 +28,26 @@ pub struct Transcript {
     /// Completed steps, oldest first. A step that failed is not here, so re-running it
     /// elsewhere starts from exactly what the failed provider had.
     pub turns: Vec<Turn>,
+    /// The results of the last turn's native tool call, which the next step's request
+    /// carries (and its turn keeps, [`Turn::results`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending: Vec<ToolOutcome>,
 }
 
 /// One completed step.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Turn {
     pub input: String,
     pub reply: String,
     pub provider: ProviderId,
+    /// The results of the previous turn's native call, sent before `input`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub results: Vec<ToolOutcome>,
+    /// The native tool call the model answered with instead of `reply` (a cloud agent step
+    /// of a task with tools); its results are the next turn's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<ToolCall>,
     /// What stands in for `input` in the cloud view once a later turn exists: the step
     /// without its stale page state (an agent step: its position, the previous step's
     /// result, the page's URL and title). The caller gives it with the step; `None` keeps
@@ -66,6 +78,7 @@ impl Transcript {
             schema_instructions: config.schema_instructions.clone(),
             init: init.into_iter().cloned().collect(),
             turns: Vec::new(),
+            pending: Vec::new(),
         }
     }
 
@@ -93,9 +106,10 @@ impl Transcript {
             role: Role::System,
             content,
         });
+        // Nano has no tool calls of its own: a native call and its results are text to it.
         let history = self.history(false).map(|m| NanoMessage {
             role: m.role,
-            content: m.content,
+            content: with_tools_as_text(&m),
         });
         system.into_iter().chain(history).collect()
     }
@@ -111,17 +125,29 @@ impl Transcript {
     /// the budget's token cache counts each pair once per session (its fingerprint notices
     /// the one message that changed form).
     pub fn messages_with(&self, turn: &str) -> Vec<ChatMessage> {
-        let mut next = ChatMessage::new(Role::User, turn);
-        next.id = format!("t{}u", self.turns.len());
-        self.history(true).chain([next]).collect()
+        self.history(true).chain([self.next(turn)]).collect()
     }
 
     /// The conversation with every turn whole, `turn` last (what Nano's context holds; the
     /// Debug drawer's view).
     pub fn full_messages_with(&self, turn: &str) -> Vec<ChatMessage> {
+        self.history(false).chain([self.next(turn)]).collect()
+    }
+
+    /// The new request: `turn`, after the results of the last turn's native call.
+    fn next(&self, turn: &str) -> ChatMessage {
         let mut next = ChatMessage::new(Role::User, turn);
         next.id = format!("t{}u", self.turns.len());
-        self.history(false).chain([next]).collect()
+        next.tool_results = self.pending.clone();
+        next
+    }
+
+    /// `turn` as Nano is prompted with it: the pending results of a native call (made on
+    /// the cloud before a resume on the device) as text first.
+    pub fn nano_input(&self, turn: &str) -> String {
+        let mut m = ChatMessage::new(Role::User, turn);
+        m.tool_results = self.pending.clone();
+        with_tools_as_text(&m)
     }
 
     fn history(&self, compact: bool) -> impl Iterator<Item = ChatMessage> + '_ {
@@ -138,10 +164,30 @@ impl Transcript {
             };
             let mut user = ChatMessage::new(Role::User, input);
             user.id = format!("t{i}u");
+            user.tool_results = t.results.clone();
             let mut reply = ChatMessage::new(Role::Assistant, t.reply.as_str());
             reply.id = format!("t{i}a");
+            reply.tool_calls = t.call.iter().cloned().collect();
             [user, reply]
         });
         init.chain(turns)
     }
+}
+
+/// A message's text with its native tool call or results written out, for a model that
+/// reads text only (results were fenced when they were made).
+fn with_tools_as_text(m: &ChatMessage) -> String {
+    let results = m.tool_results.iter().map(|r| {
+        let how = if r.is_error { "failed" } else { "answered" };
+        format!("(the tool {} {how}:)\n{}", r.name, r.content)
+    });
+    let calls = m
+        .tool_calls
+        .iter()
+        .map(|c| format!("(called the tool {} with {})", c.name, c.arguments));
+    results
+        .chain((!m.content.is_empty()).then(|| m.content.clone()))
+        .chain(calls)
+        .collect::<Vec<_>>()
+        .join("\n\n")
 }

@@ -22,7 +22,7 @@ use super::super::cloud::{CloudTransport, Sleeper};
 use super::super::nano::NanoBackend;
 use super::super::plan::{RequestPlanner, TurnHooks};
 use super::super::{SessionError, StreamUpdate};
-use super::{cloud_error, Active, HybridSession, NanoGaveUp};
+use super::{cloud_error, Active, HybridSession, NanoGaveUp, StepReply};
 
 /// The model name a Nano answer reports.
 pub const NANO_MODEL: &str = "gemini-nano";
@@ -65,12 +65,20 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
                     )
                     .await
                     .map_err(|e| cloud_error(step, e))?;
-                self.answered(step, turn, None, response.content.clone(), provider);
+                let reply = StepReply {
+                    text: response.content.clone(),
+                    call: None,
+                };
+                self.answered(step, turn, None, reply, provider);
                 return Ok(response);
             }
             match self.nano_turn(step, turn, &tools, hooks, &mut rounds).await {
                 Ok(answer) => {
-                    self.answered(step, turn, None, answer.clone(), provider);
+                    let reply = StepReply {
+                        text: answer.clone(),
+                        call: None,
+                    };
+                    self.answered(step, turn, None, reply, provider);
                     return Ok(UniversalResponse {
                         content: answer,
                         model: Some(NANO_MODEL.to_string()),
