@@ -558,6 +558,7 @@ impl Loop {
                     name: call.name.clone(),
                     content: "stopped before the tool answered".into(),
                     is_error: true,
+                    images: Vec::new(),
                 };
                 ctx.record_tool(action, used, &stopped, provider, Some(tokens));
                 false

@@ -959,6 +959,8 @@ struct Hooks {
     restarts: Vec<String>,
     /// Tool rounds the turn may run (unlimited when `None`), as the chat's `Rounds` counts.
     max_rounds: Option<usize>,
+    /// The images each tool result carries.
+    tool_images: Vec<String>,
 }
 
 impl TurnHooks for Hooks {
@@ -1000,6 +1002,7 @@ impl TurnHooks for Hooks {
                 name: c.name.clone(),
                 content: "R".repeat(600),
                 is_error: false,
+                images: self.tool_images.clone(),
             })
             .collect())
     }
@@ -1045,17 +1048,21 @@ fn read_call(id: &str) -> ToolCall {
     }
 }
 
-fn cloud_session(
-    window: u32,
-) -> (
+type TestCloud = (
     CloudSession<FakeCloud, RecordingSleeper>,
     Rc<FakeCloud>,
     Rc<RecordingSleeper>,
     Transcript,
-) {
+);
+
+fn cloud_session(window: u32) -> TestCloud {
+    cloud_session_on(window, "gpt-4o")
+}
+
+fn cloud_session_on(window: u32, model: &str) -> TestCloud {
     let transport = Rc::new(FakeCloud::default());
     let sleeper = Rc::new(RecordingSleeper::default());
-    let mut config = CloudConfig::new(ProviderKind::OpenAi, "gpt-4o");
+    let mut config = CloudConfig::new(ProviderKind::OpenAi, model);
     config.context_window = window;
     config.budget.assistant_response_allowance = 500;
     let transcript = Transcript::new(&config_for_chat());
@@ -1073,6 +1080,46 @@ fn config_for_chat() -> SessionConfig {
     SessionConfig {
         system_prompt: "unused: the planner brings its own".into(),
         ..SessionConfig::default()
+    }
+}
+
+/// A tool's image goes to a model that reads images as the result's image, and to one
+/// that does not as a sentence in the result's text; the turn's rounds keep the image either
+/// way (a failover to a model that reads it gets it).
+#[test]
+fn a_tools_image_goes_to_a_seeing_model_and_is_said_to_a_text_only_one() {
+    let png = crate::tools::image::ToolImage::read("image/png", crate::tools::image::tests::PNG)
+        .unwrap()
+        .data_url();
+    for (model, sees) in [("gpt-4o", true), ("gpt-3.5-turbo", false)] {
+        let (mut session, cloud, _, transcript) = cloud_session_on(128_000, model);
+        cloud.tools_at(0, vec![read_call("c1")]);
+        let mut hooks = Hooks {
+            tool_images: vec![png.clone()],
+            ..Hooks::default()
+        };
+        let mut rounds = Vec::new();
+        block_on(session.run_turn(
+            &transcript,
+            "",
+            &mut chat_planner(0),
+            &mut hooks,
+            None,
+            &mut rounds,
+            &mut Vec::new(),
+        ))
+        .unwrap();
+        let requests = cloud.requests.borrow();
+        let result = &requests[1].messages.last().unwrap().tool_results[0];
+        let said = "The tool returned an image (PNG, 70 bytes) that this model cannot see.";
+        if sees {
+            assert_eq!(result.images, vec![png.clone()], "{model}");
+            assert!(!result.content.contains(said));
+        } else {
+            assert!(result.images.is_empty(), "{model}");
+            assert!(result.content.ends_with(&format!("\n{said}")), "{model}");
+        }
+        assert_eq!(rounds[1].tool_results[0].images, vec![png.clone()]);
     }
 }
 
@@ -1196,6 +1243,7 @@ fn rounds_handed_over_are_sent_and_counted_from_the_first_attempt() {
                 name: "page_read".into(),
                 content: "done on device".into(),
                 is_error: false,
+                images: Vec::new(),
             }],
             ..RequestMessage::text(Role::User, "")
         },
