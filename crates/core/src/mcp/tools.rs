@@ -120,7 +120,7 @@ fn strip_meta(mut schema: Value) -> Value {
 
 /// A `tools/call` result as a provider result (`{content, error?}`): text items kept, an
 /// image checked ([`ToolImage::read`]: PNG, JPEG, GIF or WebP, clean base64 that is what it
-/// claims, at most 3 MB, at most [`MAX_IMAGES_PER_RESULT`] per result) and kept as an image
+/// claims, at most 2 MB, at most [`MAX_IMAGES_PER_RESULT`] per result) and kept as an image
 /// item, or replaced by the sentence saying why it was left out; a `resource` holding text
 /// or an image blob is that; a `resource_link` is named by its title and address (Tandem does
 /// not fetch it); other items are named by type; `isError` an error whose text is the content.
@@ -435,7 +435,7 @@ mod tests {
             "[a PNG image was left out: its data is not valid base64.]\n\
              [an image of type image/svg+xml was left out: Tandem passes on PNG, JPEG, GIF and WebP images only.]\n\
              [an image was left out: its data is not the JPEG image it claims to be.]\n\
-             [a PNG image of 3.8 MB was left out: Tandem passes on images up to 3 MB.]"
+             [a PNG image of 3.8 MB was left out: Tandem passes on images up to 2 MB.]"
         );
         // A resource whose blob is an image is that image; five images keep four.
         let blob = json!({"type": "resource", "resource": {"uri": "file:///c.png", "mimeType": "image/png", "blob": PNG}});

@@ -1892,3 +1892,24 @@ fn a_later_task_starts_at_the_rung_the_server_took() {
         ]
     );
 }
+
+/// A task step's attached images (a tool's, from the step before) go with that step's turn
+/// only: the next step's request has none, and its history holds the turn's text.
+#[test]
+fn a_steps_images_go_with_its_turn_only() {
+    let (m, _) = manager(Availability::Unavailable, true);
+    let schema = Schema::new(serde_json::json!({"type": "object"}));
+    let mut s = block_on(m.create(config(Preferred::Cloud))).unwrap();
+    assert!(s.takes_images(), "gpt-4o reads images");
+    let png = "data:image/png;base64,iVBORw0KGgo=".to_string();
+    s.attach_images(vec![png.clone()]);
+    block_on(s.invoke_step("Step 1", None, "navigator_action", &schema)).unwrap();
+    block_on(s.invoke_step("Step 2", None, "navigator_action", &schema)).unwrap();
+    let requests = m.transport().requests.borrow();
+    let first = requests[0].messages.last().unwrap();
+    assert_eq!(
+        (first.content.as_str(), &first.images),
+        ("Step 1", &vec![png])
+    );
+    assert!(requests[1].messages.iter().all(|m| m.images.is_empty()));
+}

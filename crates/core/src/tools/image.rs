@@ -4,16 +4,17 @@
 //! A tool is a third party, so its image is hostile input until read: only PNG, JPEG, GIF and
 //! WebP are taken (never SVG, which is a document with scripts and links, not a picture), the
 //! data must be clean base64 whose first bytes are the format it claims (a "PNG" that is HTML
-//! is refused), and one image is at most [`MAX_IMAGE_BYTES`]. Every refusal is a sentence the
+//! is refused), and one image is at most [`MAX_IMAGE_BYTES`] (2 MB). Every refusal is a sentence the
 //! model reads in place of the image. The panel checks a data: URL again with
 //! [`ToolImage::from_data_url`] before it shows it.
 
 use crate::request::RequestMessage;
 
 /// The largest image passed on, decoded. Anthropic refuses images over 5 MB and OpenAI
-/// scales big ones down anyway; 3 MB keeps a request (which carries the image as base64,
-/// a third larger) well inside every provider's limits.
-pub const MAX_IMAGE_BYTES: usize = 3 * 1024 * 1024;
+/// scales big ones down anyway; 2 MB keeps a request (which carries the image as base64,
+/// a third larger) well inside every provider's limits, and an MCP answer holding one inside
+/// the 4 MB Tandem reads of an answer (a larger answer is refused whole with a sentence).
+pub const MAX_IMAGE_BYTES: usize = 2 * 1024 * 1024;
 /// Images passed on from one result; more are described and left out.
 pub const MAX_IMAGES_PER_RESULT: usize = 4;
 
@@ -296,7 +297,7 @@ pub(crate) mod tests {
         let huge = "A".repeat(20 * 1024 * 1024);
         assert_eq!(
             ToolImage::read("image/png", &huge),
-            Err("a PNG image of 15 MB was left out: Tandem passes on images up to 3 MB.".into())
+            Err("a PNG image of 15 MB was left out: Tandem passes on images up to 2 MB.".into())
         );
         let just_over = format!(
             "iVBORw0KGgoAAAAN{}",
@@ -304,7 +305,7 @@ pub(crate) mod tests {
         );
         assert!(ToolImage::read("image/png", &just_over)
             .unwrap_err()
-            .contains("up to 3 MB"));
+            .contains("up to 2 MB"));
         // The panel's check: only Tandem's own form of a URL passes.
         for url in [
             "data:image/svg+xml;base64,PHN2Zz48L3N2Zz4=".to_string(),
