@@ -88,7 +88,8 @@ test('a task calls a read-only MCP tool without asking: the server gets the argu
   assert.ok(!system.includes(TOKEN), 'the token never reaches the model');
   const after = navigatorTurns().find((t) => t.includes(`the tool ${name} answered`));
   assert.ok(after, navigatorTurns().join('\n---\n'));
-  assert.match(after, /⟦untrusted data: result of echo from My files⟧\necho from Files: hello from a task\n\[image: image\/png, 8 bytes, not shown\]\n⟦\/untrusted data⟧/);
+  // The text-only model reads the image as its line inside the fence and Tandem's sentence after it.
+  assert.match(after, /⟦untrusted data: result of echo from My files⟧\necho from Files: hello from a task\n\[image: PNG, 8 bytes\]\n⟦\/untrusted data⟧\nThe tool returned an image \(PNG, 8 bytes\) that this model cannot see\./);
   const line = ui.list().getByRole('listitem').filter({ has: panel.getByRole('group', { name: 'Tool call echo' }) });
   assert.match(await line.getByLabel('Tool result').textContent(), /^Done: echo from Files: hello from a task/);
   assert.equal(await panel.getByRole('group', { name: 'Run echo?' }).count(), 0, 'a read-only tool is not asked about');

@@ -141,7 +141,9 @@ test('a chat turn on an event-stream server calls its tool: the server gets the 
   assert.deepEqual(call.params, { name: 'echo', arguments: { text: 'hello there' } });
   assert.equal(call.headers.authorization, `Bearer ${TOKEN}`);
   assert.ok(result.content.includes('echo from Files: hello there'), result.content);
-  assert.ok(result.content.includes('[image: image/png, 8 bytes, not shown]'), result.content);
+  // gpt-test reads no images: the image's line inside the fence, Tandem's sentence after it.
+  assert.ok(result.content.includes('[image: PNG, 8 bytes]'), result.content);
+  assert.ok(result.content.endsWith('\nThe tool returned an image (PNG, 8 bytes) that this model cannot see.'), result.content);
   assert.ok(result.content.includes('⟦untrusted data'), 'fenced as outside data');
   await idle();
   await lastAnswer().getByText('It echoed.').waitFor();
