@@ -11,7 +11,8 @@ import { launchExtension, collectConsole } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
 import { startMcpServer } from './lib/mcp-server.mjs';
 import { startAuthServer } from './lib/mcp-auth-server.mjs';
-import { lastAnswer as lastAnswerOf, openSettings, sendMessage, toolProviders, useProvider, waitIdle } from './lib/panel.mjs';
+import { fillMcpServer, mcpStatus as mcpStatusOf } from './lib/mcp-panel.mjs';
+import { lastAnswer as lastAnswerOf, sendMessage, toolProviders, useProvider, waitIdle } from './lib/panel.mjs';
 
 const TANDEM_ID = 'bkkhgefimkkanagkjaoehnjcmpolnojf';
 const KEY = 'sk-oauth-abcdefgh12345678';
@@ -38,7 +39,7 @@ after(async () => {
 
 beforeEach(() => mock.reset());
 
-const mcpStatus = () => panel.getByRole('status', { name: 'MCP server status' });
+const mcpStatus = () => mcpStatusOf(panel);
 const form = () => panel.getByRole('group', { name: 'New MCP server' });
 
 /** An MCP server that signs people in, and its authorization server. */
@@ -53,12 +54,7 @@ async function signedServers({ name, tamperState = false, issuer = null, registr
   return { mcp, auth };
 }
 
-async function fill({ name, url }) {
-  await openSettings(panel);
-  if (!(await form().isVisible())) await panel.getByRole('button', { name: 'Add MCP server' }).click();
-  await form().getByLabel('Server name').fill(name);
-  await form().getByLabel('Server URL').fill(url);
-}
+const fill = ({ name, url }) => fillMcpServer(panel, { name, url, token: null });
 
 async function callEcho(prefix, text) {
   mock.setDefault({ reply: 'Fine.' });
@@ -254,11 +250,15 @@ async function signIn(name, mcp) {
   await mcpStatus().filter({ hasText: `Added (signed in). Connected to «${name}»` }).waitFor({ timeout: 20000 });
 }
 
-test('a token about to expire is renewed before the call: the authorization server answers a refresh grant and the MCP server never sees a stale token', async () => {
-  // Tokens for 30 s: inside the minute before expiry Tandem renews them before using them.
-  const { mcp, auth } = await signedServers({ name: 'Calendar', expiresIn: 30 });
+test('a call after the token expired renews it first: the authorization server answers a refresh grant and the MCP server never sees the expired token', async () => {
+  // Tokens for 3 s (Tandem renews a token in the minute before it expires, so this one is
+  // due at once); the call comes after it expired.
+  const { mcp, auth } = await signedServers({ name: 'Calendar', expiresIn: 3 });
   await signIn('Calendar', mcp);
   assert.deepEqual(auth.provider.grants, ['authorization_code']);
+  const first = mcp.received.filter((m) => m.rpc === 'initialize').at(-1).headers.authorization.replace('Bearer ', '');
+  await new Promise((r) => setTimeout(r, 3500));
+  assert.equal(auth.provider.accepts(first), false, 'the first token has expired');
   const seen = mcp.received.length;
   const result = await callEcho('calendar', 'before expiry');
   assert.ok(result.content.includes('echo from Calendar: before expiry'), result.content);
@@ -266,7 +266,8 @@ test('a token about to expire is renewed before the call: the authorization serv
   const later = mcp.received.slice(seen);
   assert.deepEqual(later.filter((m) => m.refused).map((m) => m.rpc ?? m.method), [], 'no request was refused: the token was renewed before it was used');
   const call = mcp.calls().at(-1);
-  assert.ok(auth.provider.accepts(call.headers.authorization.replace('Bearer ', '')), 'the call carried a renewed token');
+  assert.notEqual(call.headers.authorization, `Bearer ${first}`, 'the call carried a renewed token');
+  assert.ok(later.every((m) => m.headers.authorization !== `Bearer ${first}`), 'the expired token was never sent');
 });
 
 test('a 401 on a call renews the token once and retries: one refresh grant, one refused request, then the answer', async () => {

@@ -65,7 +65,6 @@ fn rounds_for_model(rounds: &[RequestMessage], config: &CloudConfig) -> Vec<Requ
 /// A turn's tool rounds written as text, ending with `note` for the model: for the request
 /// that offers no tools (a provider may refuse tool-call blocks without tool declarations).
 /// Results were fenced when they were made, so the text keeps their fences.
-
 pub fn tool_rounds_as_text(rounds: &[RequestMessage], note: &str) -> Vec<RequestMessage> {
     let mut out: Vec<RequestMessage> = rounds
         .iter()
