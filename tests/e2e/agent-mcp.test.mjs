@@ -6,7 +6,7 @@
 // what the MCP server received, on what the model received next, or on the task view.
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { closeSettings, lastUserText, openSettings, startAgentEnv } from './lib/agent-harness.mjs';
+import { closeSettings, lastUserText, openSettings, startAgentEnv, useMockProvider } from './lib/agent-harness.mjs';
 import { routeMcpServer, startMcpServer } from './lib/mcp-server.mjs';
 import { page } from './lib/shop-site.mjs';
 
@@ -88,11 +88,32 @@ test('a task calls a read-only MCP tool without asking: the server gets the argu
   assert.ok(!system.includes(TOKEN), 'the token never reaches the model');
   const after = navigatorTurns().find((t) => t.includes(`the tool ${name} answered`));
   assert.ok(after, navigatorTurns().join('\n---\n'));
-  assert.match(after, /⟦untrusted data: result of echo from My files⟧\necho from Files: hello from a task\n\[image: image\/png, 8 bytes, not shown\]\n⟦\/untrusted data⟧/);
+  // The text-only model reads the image as its line inside the fence and Tandem's sentence after it.
+  assert.match(after, /⟦untrusted data: result of echo from My files⟧\necho from Files: hello from a task\n\[image: PNG, 8 bytes\]\n⟦\/untrusted data⟧\nThe tool returned an image \(PNG, 8 bytes\) that this model cannot see\./);
   const line = ui.list().getByRole('listitem').filter({ has: panel.getByRole('group', { name: 'Tool call echo' }) });
   assert.match(await line.getByLabel('Tool result').textContent(), /^Done: echo from Files: hello from a task/);
   assert.equal(await panel.getByRole('group', { name: 'Run echo?' }).count(), 0, 'a read-only tool is not asked about');
   assert.ok(!(await panel.locator('body').textContent()).includes(TOKEN), 'the token is not on screen');
+});
+
+test('a task on a model that reads images: the next navigator turn carries the tool\'s image, not a sentence about it', async () => {
+  await useMockProvider(panel, mock, { key: 'sk-agent-mcp-12345678', model: 'gpt-4o-mini', onDevice: 'cloud' });
+  try {
+    callOnce('echo', { text: 'with a picture' });
+    await ui.startTask(tab, 'Echo with a picture through my files server', `${NOTES}/`);
+    await ui.waitStatus(/^Done/);
+    const name = listedName(systemOf(mock.requests[0].body), 'echo');
+    const request = mock.requests.find((r) => lastUserText(r.body).includes(`the tool ${name} answered`));
+    assert.ok(request, navigatorTurns().join('\n---\n'));
+    const last = request.body.messages.at(-1);
+    assert.ok(Array.isArray(last.content), JSON.stringify(last.content).slice(0, 300));
+    assert.deepEqual(last.content.filter((p) => p.type === 'image_url'), [{ type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } }]);
+    assert.ok(!lastUserText(request.body).includes('cannot see'), 'no sentence for a model that sees it');
+    const later = mock.requests.slice(mock.requests.indexOf(request) + 1);
+    assert.ok(later.every((r) => !JSON.stringify(r.body).includes('image_url')), 'the image goes with that turn only');
+  } finally {
+    await useMockProvider(panel, mock, { key: 'sk-agent-mcp-12345678', model: 'gpt-test', onDevice: 'cloud' });
+  }
 });
 
 test('a task\'s call to an MCP tool on Ask waits for Approve; the server\'s isError reaches the model as a failure', async () => {

@@ -11,7 +11,8 @@ import http from 'node:http';
 import { launchExtension, collectConsole } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
 import { startMcpServer } from './lib/mcp-server.mjs';
-import { lastAnswer as lastAnswerOf, openSettings, sendMessage, toolProviders, useProvider, waitIdle } from './lib/panel.mjs';
+import { addMcpServer, callMcpTool, fillMcpServer, mcpStatus as mcpStatusOf, offeredTools } from './lib/mcp-panel.mjs';
+import { lastAnswer as lastAnswerOf, sendMessage, toolProviders, useProvider, waitIdle } from './lib/panel.mjs';
 
 const TANDEM_ID = 'bkkhgefimkkanagkjaoehnjcmpolnojf';
 const KEY = 'sk-edges-abcdefgh12345678';
@@ -36,7 +37,7 @@ after(async () => {
 
 beforeEach(() => mock.reset());
 
-const mcpStatus = () => panel.getByRole('status', { name: 'MCP server status' });
+const mcpStatus = () => mcpStatusOf(panel);
 const lastAnswer = () => lastAnswerOf(panel);
 const registry = () => panel.evaluate(() => chrome.storage.local.get('toolRegistry').then((x) => x.toolRegistry ?? { providers: {} }));
 
@@ -58,21 +59,8 @@ async function rawServer(answer) {
   return handle;
 }
 
-async function fillServer({ name, url, token = '' }) {
-  await openSettings(panel);
-  const form = panel.getByRole('group', { name: 'New MCP server' });
-  if (!(await form.isVisible())) await panel.getByRole('button', { name: 'Add MCP server' }).click();
-  await form.getByLabel('Server name').fill(name);
-  await form.getByLabel('Server URL').fill(url);
-  await form.getByLabel('Bearer token (optional)').fill(token);
-  return form;
-}
-
-async function addServer(options) {
-  const form = await fillServer(options);
-  await form.getByRole('button', { name: 'Add server' }).click();
-  await mcpStatus().filter({ hasText: 'Added. Connected to' }).waitFor({ timeout: 15000 });
-}
+const fillServer = (options) => fillMcpServer(panel, options);
+const addServer = (options) => addMcpServer(panel, options);
 
 async function removeServer(name) {
   const list = await toolProviders(panel);
@@ -81,26 +69,10 @@ async function removeServer(name) {
 }
 
 /** The tools the model is offered on the next turn. */
-async function offered() {
-  mock.setDefault({ reply: 'Fine.' });
-  const request = mock.waitForRequest(() => true, 10000);
-  await sendMessage(panel, 'What tools do you have?');
-  const req = await request;
-  await waitIdle(panel);
-  mock.reset();
-  return req.tools ?? [];
-}
+const offered = () => offeredTools(panel, mock);
 
 /** Has the model call the tool offered as `…__suffix` with `args`; resolves with the next request. */
-async function callTool(suffix, args, reply = 'Done.') {
-  const name = (await offered()).find((t) => t.endsWith(suffix));
-  assert.ok(name, `the tool …${suffix} is offered`);
-  mock.script({ toolCall: { name, arguments: args } });
-  mock.setDefault({ reply });
-  const next = mock.waitForRequest((r) => (r.toolResults ?? []).length > 0, 20000);
-  await sendMessage(panel, `Use ${suffix}.`);
-  return { name, next };
-}
+const callTool = (suffix, args, reply = 'Done.') => callMcpTool(panel, mock, suffix, args, reply);
 
 test('a server that takes the connection but never answers initialize is running but too slow, not absent', async () => {
   const mute = await rawServer(() => { /* never answers */ });

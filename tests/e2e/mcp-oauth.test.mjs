@@ -11,7 +11,8 @@ import { launchExtension, collectConsole } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
 import { startMcpServer } from './lib/mcp-server.mjs';
 import { startAuthServer } from './lib/mcp-auth-server.mjs';
-import { lastAnswer as lastAnswerOf, openSettings, sendMessage, toolProviders, useProvider, waitIdle } from './lib/panel.mjs';
+import { fillMcpServer, mcpStatus as mcpStatusOf } from './lib/mcp-panel.mjs';
+import { lastAnswer as lastAnswerOf, sendMessage, toolProviders, useProvider, waitIdle } from './lib/panel.mjs';
 
 const TANDEM_ID = 'bkkhgefimkkanagkjaoehnjcmpolnojf';
 const KEY = 'sk-oauth-abcdefgh12345678';
@@ -38,27 +39,22 @@ after(async () => {
 
 beforeEach(() => mock.reset());
 
-const mcpStatus = () => panel.getByRole('status', { name: 'MCP server status' });
+const mcpStatus = () => mcpStatusOf(panel);
 const form = () => panel.getByRole('group', { name: 'New MCP server' });
 
 /** An MCP server that signs people in, and its authorization server. */
-async function signedServers({ name, tamperState = false, issuer = null, registration = true }) {
+async function signedServers({ name, tamperState = false, issuer = null, registration = true, expiresIn = 3600, wrongIss = null }) {
   const oauth = { issuer: null, accepts: () => false };
   const mcp = await startMcpServer({ name, json: true, oauth });
   closers.push(() => mcp.close());
-  const auth = await startAuthServer({ resource: mcp.url, tamperState, registration });
+  const auth = await startAuthServer({ resource: mcp.url, tamperState, registration, expiresIn, wrongIss });
   closers.push(() => auth.close());
   oauth.issuer = issuer ?? `${auth.url}/`;
   oauth.accepts = (token) => auth.provider.accepts(token);
   return { mcp, auth };
 }
 
-async function fill({ name, url }) {
-  await openSettings(panel);
-  if (!(await form().isVisible())) await panel.getByRole('button', { name: 'Add MCP server' }).click();
-  await form().getByLabel('Server name').fill(name);
-  await form().getByLabel('Server URL').fill(url);
-}
+const fill = ({ name, url }) => fillMcpServer(panel, { name, url, token: null });
 
 async function callEcho(prefix, text) {
   mock.setDefault({ reply: 'Fine.' });
@@ -244,4 +240,61 @@ test('an authorization server without registration gets a Client ID field; the p
   assert.equal(auth.provider.tokens.get(token)?.clientId, 'tandem-from-admin', 'the MCP server got a token issued to that client');
   assert.equal(await form().getByLabel(/^Client ID for/).isVisible(), false, 'the field is gone once added');
   await (await toolProviders(panel)).getByRole('button', { name: 'Sign out of Ledger' }).waitFor();
+});
+
+/** Adds `name` at `mcp` by signing in, and waits until it is added. */
+async function signIn(name, mcp) {
+  await fill({ name, url: mcp.url });
+  await form().getByRole('button', { name: 'Test server' }).click();
+  await form().getByRole('button', { name: 'Sign in' }).click();
+  await mcpStatus().filter({ hasText: `Added (signed in). Connected to «${name}»` }).waitFor({ timeout: 20000 });
+}
+
+test('a call after the token expired renews it first: the authorization server answers a refresh grant and the MCP server never sees the expired token', async () => {
+  // Tokens for 3 s (Tandem renews a token in the minute before it expires, so this one is
+  // due at once); the call comes after it expired.
+  const { mcp, auth } = await signedServers({ name: 'Calendar', expiresIn: 3 });
+  await signIn('Calendar', mcp);
+  assert.deepEqual(auth.provider.grants, ['authorization_code']);
+  const first = mcp.received.filter((m) => m.rpc === 'initialize').at(-1).headers.authorization.replace('Bearer ', '');
+  await new Promise((r) => setTimeout(r, 3500));
+  assert.equal(auth.provider.accepts(first), false, 'the first token has expired');
+  const seen = mcp.received.length;
+  const result = await callEcho('calendar', 'before expiry');
+  assert.ok(result.content.includes('echo from Calendar: before expiry'), result.content);
+  assert.ok(auth.provider.grants.slice(1).includes('refresh_token'), `a refresh grant: ${auth.provider.grants.join(', ')}`);
+  const later = mcp.received.slice(seen);
+  assert.deepEqual(later.filter((m) => m.refused).map((m) => m.rpc ?? m.method), [], 'no request was refused: the token was renewed before it was used');
+  const call = mcp.calls().at(-1);
+  assert.notEqual(call.headers.authorization, `Bearer ${first}`, 'the call carried a renewed token');
+  assert.ok(later.every((m) => m.headers.authorization !== `Bearer ${first}`), 'the expired token was never sent');
+});
+
+test('a 401 on a call renews the token once and retries: one refresh grant, one refused request, then the answer', async () => {
+  const { mcp, auth } = await signedServers({ name: 'Mailbox' });
+  await signIn('Mailbox', mcp);
+  await callEcho('mailbox', 'warm up'); // the server is offered and its session open
+  const grants = auth.provider.grants.length;
+  const seen = mcp.received.length;
+  auth.provider.expireAll(); // revoked by an administrator: Tandem only learns it from the 401
+  const result = await callEcho('mailbox', 'after the 401');
+  assert.ok(result.content.includes('echo from Mailbox: after the 401'), result.content);
+  assert.deepEqual(auth.provider.grants.slice(grants), ['refresh_token'], 'exactly one refresh');
+  const later = mcp.received.slice(seen);
+  assert.equal(later.filter((m) => m.refused).length, 1, `one refused request: ${later.map((m) => `${m.rpc ?? m.method}${m.refused ? ' (401)' : ''}`).join(', ')}`);
+  const refusedAt = later.findIndex((m) => m.refused);
+  assert.ok(later.slice(refusedAt + 1).some((m) => m.rpc === 'tools/call' && !m.refused), 'the call was sent again and answered');
+});
+
+test('a sign-in answer naming another issuer (RFC 9207) is refused with a sentence, and no code is exchanged', async () => {
+  const { mcp, auth } = await signedServers({ name: 'Mixup', wrongIss: 'https://auth.evil.test/' });
+  await fill({ name: 'Mixup', url: mcp.url });
+  await form().getByRole('button', { name: 'Test server' }).click();
+  await form().getByRole('button', { name: 'Sign in' }).click();
+  await mcpStatus().filter({ hasText: `The sign-in answer came from https://auth.evil.test/, not from the authorization server Tandem asked (${auth.url}/): it was ignored.` })
+    .waitFor({ timeout: 20000 });
+  assert.ok(auth.received.some((r) => r.path === '/authorize'), 'the window went to the authorization server');
+  assert.ok(!auth.received.some((r) => r.path === '/token'), 'no code was exchanged');
+  assert.deepEqual(auth.provider.grants, []);
+  assert.equal(await (await toolProviders(panel)).getByRole('button', { name: 'Remove server Mixup' }).count(), 0, 'not added');
 });

@@ -9,7 +9,8 @@ import http from 'node:http';
 import { launchExtension, collectConsole } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
 import { startMcpServer } from './lib/mcp-server.mjs';
-import { lastAnswer as lastAnswerOf, openChatMode, openSettings, sendMessage, toolProviders, useProvider, waitIdle } from './lib/panel.mjs';
+import { fillMcpServer, mcpStatus as mcpStatusOf } from './lib/mcp-panel.mjs';
+import { lastAnswer as lastAnswerOf, openChatMode, sendMessage, toolProviders, useProvider, waitIdle } from './lib/panel.mjs';
 
 const TANDEM_ID = 'bkkhgefimkkanagkjaoehnjcmpolnojf';
 const KEY = 'sk-mcp-abcdefgh12345678';
@@ -40,22 +41,14 @@ after(async () => {
 beforeEach(() => mock.reset());
 
 const servers = () => toolProviders(panel);
-const mcpStatus = () => panel.getByRole('status', { name: 'MCP server status' });
+const mcpStatus = () => mcpStatusOf(panel);
 const registry = () => panel.evaluate(() => chrome.storage.local.get('toolRegistry').then((x) => x.toolRegistry ?? { providers: {} }));
 
 const ask = (text) => sendMessage(panel, text);
 const idle = () => waitIdle(panel);
 const lastAnswer = () => lastAnswerOf(panel);
 
-async function fillServer({ name, url, token = '' }) {
-  await openSettings(panel);
-  const form = panel.getByRole('group', { name: 'New MCP server' });
-  if (!(await form.isVisible())) await panel.getByRole('button', { name: 'Add MCP server' }).click();
-  await form.getByLabel('Server name').fill(name);
-  await form.getByLabel('Server URL').fill(url);
-  await form.getByLabel('Bearer token (optional)').fill(token);
-  return form;
-}
+const fillServer = (options) => fillMcpServer(panel, options);
 
 /** The model-facing name of `tool`, from what the model was offered. */
 async function offeredName(suffix) {
@@ -141,7 +134,9 @@ test('a chat turn on an event-stream server calls its tool: the server gets the 
   assert.deepEqual(call.params, { name: 'echo', arguments: { text: 'hello there' } });
   assert.equal(call.headers.authorization, `Bearer ${TOKEN}`);
   assert.ok(result.content.includes('echo from Files: hello there'), result.content);
-  assert.ok(result.content.includes('[image: image/png, 8 bytes, not shown]'), result.content);
+  // gpt-test reads no images: the image's line inside the fence, Tandem's sentence after it.
+  assert.ok(result.content.includes('[image: PNG, 8 bytes]'), result.content);
+  assert.ok(result.content.endsWith('\nThe tool returned an image (PNG, 8 bytes) that this model cannot see.'), result.content);
   assert.ok(result.content.includes('⟦untrusted data'), 'fenced as outside data');
   await idle();
   await lastAnswer().getByText('It echoed.').waitFor();

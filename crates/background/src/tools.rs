@@ -447,6 +447,7 @@ fn show_result(port: &Port, request_id: &str, outcome: &ToolOutcome, started: f6
             ok: !outcome.is_error,
             text: outcome.content.clone(),
             duration_ms: (js_sys::Date::now() - started).max(0.0) as u64,
+            images: outcome.images.clone(),
         },
     );
 }

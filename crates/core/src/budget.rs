@@ -448,10 +448,12 @@ pub fn after_request_tokens(messages: &[RequestMessage], settings: &BudgetSettin
                     .count(&c.name)
                     .saturating_add(estimator.count(&c.arguments.to_string()))
             });
+            // A tool's images cost what attached images do.
             let results = m.tool_results.iter().map(|r| {
                 estimator
                     .count(&r.name)
                     .saturating_add(estimator.count(&r.content))
+                    .saturating_add(image_tokens(r.images.len()))
             });
             calls
                 .chain(results)
@@ -512,6 +514,31 @@ mod tests {
     use super::*;
     use expect_test::{expect, Expect};
     use proptest::prelude::*;
+
+    #[test]
+    fn a_tools_images_count_like_attached_ones() {
+        let outcome = crate::request::ToolOutcome {
+            call_id: "c".into(),
+            name: "chart".into(),
+            content: "The chart.".into(),
+            is_error: false,
+            images: Vec::new(),
+        };
+        let turn = |images: usize| {
+            vec![RequestMessage {
+                tool_results: vec![crate::request::ToolOutcome {
+                    images: vec!["data:image/png;base64,iVBORw0KGgo=".into(); images],
+                    ..outcome.clone()
+                }],
+                ..RequestMessage::text(Role::User, "")
+            }]
+        };
+        let settings = BudgetSettings::default();
+        assert_eq!(
+            after_request_tokens(&turn(2), &settings),
+            after_request_tokens(&turn(0), &settings) + image_tokens(2)
+        );
+    }
 
     /// `"u1 40"`: message `u1` from the user with 40 words; `a…` is the assistant; a trailing
     /// `!` on the id hides the message.

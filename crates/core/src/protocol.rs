@@ -337,6 +337,10 @@ pub enum WorkerToPanel {
         ok: bool,
         text: String,
         duration_ms: u64,
+        /// The images the tool returned, as checked data: URLs (the panel checks them again
+        /// before showing them).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<String>,
     },
 }
 

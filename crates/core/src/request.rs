@@ -75,6 +75,11 @@ pub struct ToolOutcome {
     /// The result text (already capped and fenced by the caller) or the error sentence.
     pub content: String,
     pub is_error: bool,
+    /// Images the tool returned, as checked data: URLs (`crate::tools::image`). Each adapter
+    /// places them where its provider reads a tool's images; a model that takes none gets a
+    /// sentence for each instead (`crate::tools::image::describe_tool_images`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -248,6 +253,7 @@ mod tests {
             name: "look".into(),
             content: format!("seen {id}"),
             is_error: false,
+            images: Vec::new(),
         }
     }
 

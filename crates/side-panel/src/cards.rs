@@ -5,6 +5,7 @@
 use tandem_core::chat::ToolCard;
 use tandem_core::decimal::decimal;
 use tandem_core::protocol::PanelToWorker;
+use tandem_core::tools::image::ToolImage;
 use tandem_core::tools::page;
 use wasm_bindgen::JsCast;
 use web_sys::HtmlElement;
@@ -23,6 +24,7 @@ pub fn show_use(
 ) -> Result<(), DomError> {
     let card = dom::create("details", "tool-card")?;
     dom::set_attr(&card, "data-call", call_id);
+    dom::set_attr(&card, "data-tool", tool);
     dom::set_attr(&card, "aria-label", &format!("Tool call {tool}"));
     dom::set_attr(&card, "open", "");
     let summary = dom::create("summary", "")?;
@@ -138,6 +140,38 @@ pub fn show_result(
         shorten(text)
     )));
     let _ = card.append_child(&result);
+    Ok(())
+}
+
+/// The images the tool returned, in its card, each named by the tool in its alt text. Each
+/// data: URL is checked again here ([`ToolImage::from_data_url`]: PNG, JPEG, GIF or WebP,
+/// within the size limit, never SVG) whatever the worker said; one that fails is a sentence.
+pub fn show_images(bubble: &HtmlElement, call_id: &str, images: &[String]) -> Result<(), DomError> {
+    let Some(card) = card_of(bubble, call_id) else {
+        return Ok(());
+    };
+    let tool = card.get_attribute("data-tool").unwrap_or_default();
+    for (i, url) in images.iter().enumerate() {
+        let Some(image) = ToolImage::from_data_url(url) else {
+            let said = dom::create("p", "tool-result error")?;
+            said.set_text_content(Some("An image the tool returned could not be shown."));
+            let _ = card.append_child(&said);
+            continue;
+        };
+        let img = dom::create("img", "tool-image")?;
+        let nth = if images.len() > 1 {
+            format!(" {}", i + 1)
+        } else {
+            String::new()
+        };
+        dom::set_attr(
+            &img,
+            "alt",
+            &format!("Image{nth} returned by {tool} ({})", image.describe()),
+        );
+        dom::set_attr(&img, "src", &image.data_url());
+        let _ = card.append_child(&img);
+    }
     Ok(())
 }
 

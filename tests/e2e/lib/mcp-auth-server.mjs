@@ -2,15 +2,16 @@
 // (`mcpAuthRouter`: RFC 8414 metadata, Dynamic Client Registration, /authorize with PKCE,
 // /token, /revoke) over the SDK's demo in-memory provider, which signs the user in at once
 // (a person clicking "Allow"). The demo provider is extended only where a test needs more of
-// a real server: refresh tokens, revocation, and (`tamperState`) a redirect with the wrong
-// `state`, as an attacker's would be.
+// a real server: refresh tokens, revocation, the grants it answered (`grants`), and
+// (`tamperState`, `wrongIss`) a redirect with the wrong `state` or the wrong `iss` (RFC 9207),
+// as an attacker's would be.
 import express from 'express';
 import { randomUUID } from 'node:crypto';
 import { mcpAuthRouter } from '@modelcontextprotocol/sdk/server/auth/router.js';
 import { DemoInMemoryAuthProvider } from '@modelcontextprotocol/sdk/examples/server/demoInMemoryOAuthProvider.js';
 
 class Provider extends DemoInMemoryAuthProvider {
-  constructor({ resource, tamperState, expiresIn, registration }) {
+  constructor({ resource, tamperState, wrongIss, expiresIn, registration }) {
     // RFC 8707: the code is only exchanged for the MCP server Tandem named as `resource`.
     super((r) => r?.toString() === resource);
     if (!registration) {
@@ -20,6 +21,8 @@ class Provider extends DemoInMemoryAuthProvider {
       this.clientsStore = { clients: store.clients, getClient: (id) => store.getClient(id) };
     }
     this.tamperState = tamperState;
+    this.wrongIss = wrongIss;
+    this.grants = []; // the grant_type of every token request answered, in order
     this.expiresIn = expiresIn;
     this.refreshTokens = new Map(); // refresh token → client id
     this.revoked = [];
@@ -27,6 +30,11 @@ class Provider extends DemoInMemoryAuthProvider {
   }
 
   async authorize(client, params, res) {
+    if (this.wrongIss) {
+      // A mix-up attack's answer: the code comes back named as another issuer's.
+      const redirect = res.redirect.bind(res);
+      res.redirect = (to) => { const u = new URL(to); u.searchParams.set('iss', this.wrongIss); return redirect(u.toString()); };
+    }
     return super.authorize(client, this.tamperState ? { ...params, state: 'not-the-state-tandem-sent' } : params, res);
   }
 
@@ -40,11 +48,13 @@ class Provider extends DemoInMemoryAuthProvider {
 
   async exchangeAuthorizationCode(client, code, verifier, redirectUri, resource) {
     const answer = await super.exchangeAuthorizationCode(client, code, verifier, redirectUri, resource);
+    this.grants.push('authorization_code');
     this.tokens.delete(answer.access_token);
     return this.issue(client.client_id, resource);
   }
 
   async exchangeRefreshToken(client, refreshToken, _scopes, resource) {
+    this.grants.push('refresh_token');
     if (this.refreshTokens.get(refreshToken) !== client.client_id) throw new Error('unknown refresh token');
     this.refreshTokens.delete(refreshToken);
     this.refreshed += 1;
@@ -66,10 +76,11 @@ class Provider extends DemoInMemoryAuthProvider {
 /**
  * Starts the authorization server for the MCP server at `resource` (its URL). Returns
  * `{ url, provider, received, close }`; `received` lists every request (method, path,
- * query). `registration: false`: a server without Dynamic Client Registration.
+ * query). `registration: false`: a server without Dynamic Client Registration. `expiresIn`:
+ * the access tokens' lifetime in seconds. `wrongIss`: the `iss` its sign-in answers carry.
  */
-export async function startAuthServer({ resource, tamperState = false, expiresIn = 3600, registration = true }) {
-  const provider = new Provider({ resource, tamperState, expiresIn, registration });
+export async function startAuthServer({ resource, tamperState = false, wrongIss = null, expiresIn = 3600, registration = true }) {
+  const provider = new Provider({ resource, tamperState, wrongIss, expiresIn, registration });
   const app = express();
   const received = [];
   app.use((req, _res, next) => { received.push({ method: req.method, path: req.path, query: req.query }); next(); });

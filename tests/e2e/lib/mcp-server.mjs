@@ -96,6 +96,7 @@ export async function startMcpServer({ name, json = false, token = null, port = 
       res.on('close', () => streams.delete(res));
     }
     if (oauth && !oauth.accepts((req.headers.authorization ?? '').replace(/^Bearer /, ''))) {
+      received.at(-1).refused = true; // answered 401: the token was missing, stale or unknown
       const metadata = `${new URL(url).origin}/.well-known/oauth-protected-resource/mcp`;
       res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': `Bearer error="invalid_token", resource_metadata="${metadata}"` })
         .end('{"error":"invalid_token"}');

@@ -298,6 +298,10 @@ impl Loop {
                 return;
             }
             let before = session.token_log().len();
+            // A tool's images from the last step: pictures for a model that reads them, a
+            // sentence each in the step's result for one that does not.
+            let images = ctx.images_for_next_turn(session.takes_images());
+            session.attach_images(images);
             let turn = task::navigator_turn(ctx, &observed.list);
             let summary = task::navigator_summary(ctx, &seen);
             let asked = self.ask_action(session, &turn, &summary).await;
@@ -578,6 +582,7 @@ impl Loop {
                     name: call.name.clone(),
                     content: "stopped before the tool answered".into(),
                     is_error: true,
+                    images: Vec::new(),
                 };
                 ctx.record_tool(action, used, &stopped, provider, Some(tokens));
                 stopped

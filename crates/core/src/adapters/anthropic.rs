@@ -23,7 +23,7 @@ use super::{
 use crate::errors;
 use crate::http::HttpRequest;
 use crate::provider::{ProviderConfig, ProviderKind};
-use crate::request::{RequestMessage, ToolCall, UniversalRequest};
+use crate::request::{RequestMessage, ToolCall, ToolOutcome, UniversalRequest};
 use crate::sse::SseDecoder;
 use crate::stream::{StreamDecoder, StreamEvent, Usage};
 use crate::structured::OutputMode;
@@ -112,14 +112,9 @@ fn message(m: &RequestMessage) -> Value {
     if m.images.is_empty() && m.tool_calls.is_empty() && m.tool_results.is_empty() {
         return json!({"role": role, "content": m.content});
     }
-    let results = m.tool_results.iter().map(|r| {
-        json!({"type": "tool_result", "tool_use_id": r.call_id, "content": r.content, "is_error": r.is_error})
-    });
+    let results = m.tool_results.iter().map(tool_result);
     // Images first: Anthropic documents that Claude does best with images before text.
-    let images = m.images.iter().map(|url| match data_url(url) {
-        Some(img) => json!({"type": "image", "source": {"type": "base64", "media_type": img.mime, "data": img.data}}),
-        None => json!({"type": "image", "source": {"type": "url", "url": url}}),
-    });
+    let images = m.images.iter().map(|url| image_block(url));
     // Empty text blocks are rejected.
     let text = (!m.content.is_empty()).then(|| json!({"type": "text", "text": m.content}));
     let calls = m.tool_calls.iter().map(
@@ -127,6 +122,29 @@ fn message(m: &RequestMessage) -> Value {
     );
     let content: Vec<Value> = results.chain(images).chain(text).chain(calls).collect();
     json!({"role": role, "content": content})
+}
+
+/// An image block: a data: URL as base64, anything else by URL.
+fn image_block(url: &str) -> Value {
+    match data_url(url) {
+        Some(img) => {
+            json!({"type": "image", "source": {"type": "base64", "media_type": img.mime, "data": img.data}})
+        }
+        None => json!({"type": "image", "source": {"type": "url", "url": url}}),
+    }
+}
+
+/// A `tool_result` block. Its content is the text alone, or, when the tool returned images,
+/// a list of the text block and image blocks: Anthropic reads images inside a tool result.
+fn tool_result(r: &ToolOutcome) -> Value {
+    let content = if r.images.is_empty() {
+        json!(r.content)
+    } else {
+        let text = json!({"type": "text", "text": r.content});
+        let images = r.images.iter().map(|url| image_block(url));
+        Value::Array(std::iter::once(text).chain(images).collect())
+    };
+    json!({"type": "tool_result", "tool_use_id": r.call_id, "content": content, "is_error": r.is_error})
 }
 
 /// A cache breakpoint: the type with Anthropic's default lifetime (five minutes, refreshed

@@ -144,12 +144,16 @@ fn content(m: &RequestMessage) -> Value {
         let key = if r.is_error { "error" } else { "content" };
         json!({"functionResponse": {"name": r.name, "response": {key: r.content}}})
     });
+    // A tool's images follow the function responses as `inline_data` parts of the same
+    // turn, which every Gemini model reads (Gemini 3 also takes them inside the
+    // `functionResponse`, older models do not).
+    let result_images = m.tool_results.iter().flat_map(|r| r.images.iter());
     // Gemini only takes uploaded files by URI, so only data: URLs can be sent inline.
-    let images = m
-        .images
-        .iter()
-        .filter_map(|url| data_url(url))
-        .map(|img| json!({"inline_data": {"mime_type": img.mime, "data": img.data}}));
+    let inline = |url: &String| {
+        data_url(url).map(|img| json!({"inline_data": {"mime_type": img.mime, "data": img.data}}))
+    };
+    let results = results.chain(result_images.filter_map(inline));
+    let images = m.images.iter().filter_map(inline);
     let alone = m.images.is_empty() && m.tool_calls.is_empty() && m.tool_results.is_empty();
     let text = (!m.content.is_empty() || alone).then(|| json!({"text": m.content}));
     let calls = m.tool_calls.iter().enumerate().map(|(i, c)| {

@@ -103,6 +103,32 @@ pub(crate) fn data_url(url: &str) -> Option<DataUrl<'_>> {
     })
 }
 
+/// A user turn for APIs whose tool messages hold text only (OpenAI's Chat Completions, which
+/// refuses images in a `role: tool` message, and Ollama): the images the turn's tool results
+/// carry, then the turn's own, with a line saying whose they are before the turn's text.
+/// Its images are empty when no result carried one and the turn has none of its own.
+pub(crate) fn user_turn_with_result_images(m: &RequestMessage) -> (String, Vec<&str>) {
+    let from_tools: Vec<&str> = m
+        .tool_results
+        .iter()
+        .flat_map(|r| r.images.iter().map(String::as_str))
+        .collect();
+    let mut text = m.content.clone();
+    if !from_tools.is_empty() {
+        let note = "The images the tool calls above returned, in order.";
+        text = if text.is_empty() {
+            note.to_string()
+        } else {
+            format!("{note}\n\n{text}")
+        };
+    }
+    let images = from_tools
+        .into_iter()
+        .chain(m.images.iter().map(String::as_str))
+        .collect();
+    (text, images)
+}
+
 /// The temperature as JSON, rounded to six decimals: widening the f32 directly would send
 /// 0.699999988079071 for 0.7. An f32 holds about seven significant digits, so six decimals
 /// keep every temperature a person sets (0 to 2). Arithmetic, not `to_string().parse()`: that
@@ -568,6 +594,70 @@ mod tests {
             OpenAI-compatible prose JSON:  tools=[]
             Firebase AI Logic json_schema: generationConfig={"maxOutputTokens":512,"responseJsonSchema":{"properties":{"action":{"enum":["click","done"],"type":"string"},"element":{"minimum":0,"type":"integer"}},"required":["action"],"type":"object"},"responseMimeType":"application/json","temperature":0.7} tools=[]"#]].assert_eq(&out.join("\n"));
     }
+
+    /// A tool's image reaches each provider where it reads a tool's images: inside
+    /// Anthropic's `tool_result`, beside Gemini's `functionResponse`, and on the user message
+    /// after OpenAI's and Ollama's text-only `tool` messages, with a line saying whose it is.
+    #[test]
+    fn a_tools_image_reaches_each_provider_in_its_own_place() {
+        let png = "data:image/png;base64,iVBORw0KGgo=";
+        let mut req = super::testkit::tool_round_trip();
+        req.messages[2].tool_results[0].images = vec![png.to_string()];
+        req.messages[2].content = String::new();
+        fn translated(req: &UniversalRequest, kind: ProviderKind) -> Value {
+            let r = adapter_for(kind).translate(req, &config(kind, "k"));
+            crate::json::from_str(&r.body).unwrap()
+        }
+        let body = |kind| translated(&req, kind);
+        let a = body(ProviderKind::Anthropic);
+        let result = &a["messages"][2]["content"][0];
+        assert_eq!(result["type"], "tool_result");
+        assert_eq!(
+            result["content"][0],
+            json!({"type": "text", "text": "12°C, cloudy"})
+        );
+        assert_eq!(
+            result["content"][1],
+            json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}})
+        );
+        assert_eq!(
+            a["messages"][2]["content"][1]["content"],
+            "The tab list is not available."
+        );
+
+        let g = body(ProviderKind::Gemini);
+        let parts = &g["contents"][2]["parts"];
+        assert!(parts[0].get("functionResponse").is_some());
+        assert!(parts[1].get("functionResponse").is_some());
+        assert_eq!(
+            parts[2],
+            json!({"inline_data": {"mime_type": "image/png", "data": "iVBORw0KGgo="}})
+        );
+
+        for kind in [ProviderKind::OpenAi, ProviderKind::OpenAiCompatible] {
+            let o = body(kind);
+            let m = o["messages"].as_array().unwrap();
+            assert_eq!(m[3]["role"], "tool");
+            assert_eq!(m[4]["role"], "tool");
+            assert_eq!(m[5]["role"], "user");
+            assert_eq!(
+                m[5]["content"],
+                json!([{"type": "text", "text": "The images the tool calls above returned, in order."},
+                       {"type": "image_url", "image_url": {"url": png}}])
+            );
+        }
+        let l = body(ProviderKind::Ollama);
+        let m = l["messages"].as_array().unwrap();
+        assert_eq!(m.last().unwrap()["images"], json!(["iVBORw0KGgo="]));
+        assert_eq!(m.last().unwrap()["role"], "user");
+
+        // Without images, nothing changes: a turn of results alone sends no user message.
+        req.messages[2].tool_results[0].images.clear();
+        let o = translated(&req, ProviderKind::OpenAi);
+        assert_eq!(o["messages"].as_array().unwrap().len(), 5);
+        let a = translated(&req, ProviderKind::Anthropic);
+        assert_eq!(a["messages"][2]["content"][0]["content"], "12°C, cloudy");
+    }
 }
 
 /// Issue 33: a task's tools offered natively beside an agent step's reply, in each provider's
@@ -717,6 +807,7 @@ mod step_tools {
                     name: "notes__add_note".into(),
                     content: "Added.".into(),
                     is_error: false,
+                    images: Vec::new(),
                 }],
                 ..crate::request::RequestMessage::text(crate::chat::Role::User, "step 2")
             },
@@ -896,12 +987,14 @@ pub(crate) mod testkit {
                 name: "get_weather".into(),
                 content: "12°C, cloudy".into(),
                 is_error: false,
+                images: Vec::new(),
             },
             ToolOutcome {
                 call_id: "call_2".into(),
                 name: "list_tabs".into(),
                 content: "The tab list is not available.".into(),
                 is_error: true,
+                images: Vec::new(),
             },
         ];
         UniversalRequest {

@@ -10,7 +10,8 @@ use serde_json::{json, Value};
 
 use super::{
     arguments_object, bearer, data_url, json_body, parameters, parse, parse_arguments, role_name,
-    system_prompt, temperature, turns, Adapter, CallIds, Decoder, Framing, PayloadError, Protocol,
+    system_prompt, temperature, turns, user_turn_with_result_images, Adapter, CallIds, Decoder,
+    Framing, PayloadError, Protocol,
 };
 use crate::errors;
 use crate::http::HttpRequest;
@@ -90,15 +91,16 @@ fn push_turn(messages: &mut Vec<Value>, m: &RequestMessage) {
     for r in &m.tool_results {
         messages.push(json!({"role": "tool", "content": r.content, "tool_name": r.name}));
     }
-    if !m.tool_results.is_empty() && m.content.is_empty() && m.images.is_empty() {
+    // As for OpenAI, a tool's images ride on the user message after the `tool` messages.
+    let (text, images) = user_turn_with_result_images(m);
+    if !m.tool_results.is_empty() && text.is_empty() && images.is_empty() {
         return;
     }
-    let mut message = json!({"role": role_name(m.role), "content": m.content});
+    let mut message = json!({"role": role_name(m.role), "content": text});
     // Ollama wants bare base64, without the data: URL head.
-    let images: Vec<&str> = m
-        .images
-        .iter()
-        .filter_map(|url| data_url(url))
+    let images: Vec<&str> = images
+        .into_iter()
+        .filter_map(data_url)
         .map(|img| img.data)
         .collect();
     if !images.is_empty() {

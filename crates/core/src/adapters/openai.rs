@@ -13,7 +13,8 @@ use serde_json::{json, Value};
 
 use super::{
     arguments_text, bearer, json_body, parameters, parse, parse_arguments, role_name,
-    system_prompt, temperature, turns, Adapter, CallIds, Decoder, Framing, PayloadError, Protocol,
+    system_prompt, temperature, turns, user_turn_with_result_images, Adapter, CallIds, Decoder,
+    Framing, PayloadError, Protocol,
 };
 use crate::errors;
 use crate::http::HttpRequest;
@@ -119,16 +120,17 @@ fn push_turn(messages: &mut Vec<Value>, m: &RequestMessage) {
     for r in &m.tool_results {
         messages.push(json!({"role": "tool", "tool_call_id": r.call_id, "content": r.content}));
     }
-    if !m.tool_results.is_empty() && m.content.is_empty() && m.images.is_empty() {
+    // A `tool` message holds text only: a tool's images ride on the user message after it.
+    let (text, images) = user_turn_with_result_images(m);
+    if !m.tool_results.is_empty() && text.is_empty() && images.is_empty() {
         return;
     }
-    let content = if m.images.is_empty() {
-        json!(m.content)
+    let content = if images.is_empty() {
+        json!(text)
     } else {
-        let text = json!({"type": "text", "text": m.content});
-        let images = m
-            .images
-            .iter()
+        let text = json!({"type": "text", "text": text});
+        let images = images
+            .into_iter()
             .map(|url| json!({"type": "image_url", "image_url": {"url": url}}));
         Value::Array(std::iter::once(text).chain(images).collect())
     };

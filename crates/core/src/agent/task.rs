@@ -175,6 +175,11 @@ pub struct TaskContext {
     pub recent: Vec<String>,
     /// What the next navigator turn must hear about the last step.
     pub feedback: String,
+    /// The images a tool returned in the last step (checked data: URLs), for the next
+    /// navigator turn. Not stored: up to four images of 2 MB would crowd `storage.session`'s
+    /// quota, and a task resumed after a worker restart has the step's `[image: …]` lines.
+    #[serde(skip)]
+    pub feedback_images: Vec<String>,
     pub pending: Option<PendingConfirmation>,
     /// The navigator's question waiting for the user's answer (`ask_user`). Kept across a
     /// worker restart: the answer given while Paused resumes the task.
@@ -237,6 +242,7 @@ impl TaskContext {
             consecutive_failures: 0,
             recent: Vec::new(),
             feedback: String::new(),
+            feedback_images: Vec::new(),
             pending: None,
             question: None,
             notes: Vec::new(),

@@ -151,6 +151,9 @@ impl TaskContext {
         } else {
             format!("the tool {called} failed: {}", outcome.content)
         };
+        // The pictures go with the next navigator turn, or are said to a model that reads none
+        // ([`TaskContext::images_for_next_turn`]).
+        self.feedback_images = outcome.images.clone();
         self.record(StepRecord {
             kind: StepKind::Action,
             action: action.to_json().to_string(),
@@ -163,6 +166,22 @@ impl TaskContext {
             timings: None,
             output: None,
         });
+    }
+
+    /// The images the next navigator turn carries: the last step's tool images when the
+    /// model reads images (`takes_images`); otherwise none, and each becomes a sentence at
+    /// the end of the step's feedback (Tandem's own words, outside the tool's fence).
+    pub fn images_for_next_turn(&mut self, takes_images: bool) -> Vec<String> {
+        let images = std::mem::take(&mut self.feedback_images);
+        if takes_images {
+            return images;
+        }
+        for url in images {
+            self.feedback.push('\n');
+            self.feedback
+                .push_str(&crate::tools::image::unseen_sentence(&url));
+        }
+        Vec::new()
     }
 }
 
@@ -402,6 +421,7 @@ mod tests {
             name: native.name.clone(),
             content: "⟦untrusted data: r⟧\nOpened.\n⟦/untrusted data⟧".into(),
             is_error: false,
+            images: Vec::new(),
         };
         let said = native_feedback(&outcome);
         assert_eq!(said, "the tool tandem_tabs__tab_open answered; its result is the tool result sent with this turn.");
@@ -411,6 +431,42 @@ mod tests {
             ..outcome
         });
         assert!(failed.starts_with("the tool tandem_tabs__tab_open failed;"));
+    }
+
+    #[test]
+    fn a_tools_image_goes_to_the_next_turn_or_is_said_there() {
+        let png =
+            crate::tools::image::ToolImage::read("image/png", crate::tools::image::tests::PNG)
+                .expect("a PNG")
+                .data_url();
+        let action = Action::Tool {
+            name: "shots__capture".into(),
+            arguments: json!({}),
+        };
+        let mut ctx = TaskContext::new("t", "x", 1);
+        let call = call_of(&ctx, &action).expect("a call");
+        let outcome = ToolOutcome {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            content: "[image: PNG, 70 bytes]".into(),
+            is_error: false,
+            images: vec![png.clone()],
+        };
+        ctx.record_tool(&action, tool_use(&call, "Shots"), &outcome, None, None);
+        let mut seeing = ctx.clone();
+        assert_eq!(seeing.images_for_next_turn(true), vec![png]);
+        assert!(!seeing.feedback.contains("cannot see"));
+        assert!(seeing.images_for_next_turn(true).is_empty(), "once only");
+
+        assert!(ctx.images_for_next_turn(false).is_empty());
+        assert!(navigator_turn(&ctx, "").contains(
+            "[image: PNG, 70 bytes]\nThe tool returned an image (PNG, 70 bytes) that this model cannot see.\n"
+        ));
+        // Not stored: a resumed task has the step's text only.
+        let read = super::super::task::parse_stored(&seeing.to_json())
+            .expect("reads")
+            .expect("a task");
+        assert!(read.feedback_images.is_empty());
     }
 
     #[test]

@@ -6,6 +6,7 @@ use serde_json::{json, Map, Value};
 
 use super::error::McpError;
 use super::session::clip;
+use crate::tools::image::{ToolImage, MAX_IMAGES_PER_RESULT};
 use crate::tools::protocol::{MAX_DESCRIPTION_CHARS, MAX_LABEL_CHARS, MAX_TOOLS};
 use crate::tools::ToolDescriptor;
 
@@ -118,15 +119,20 @@ fn strip_meta(mut schema: Value) -> Value {
 }
 
 /// A `tools/call` result as a provider result (`{content, error?}`): text items kept, an
-/// image described (its type and size: the model is given text only), other items named by
-/// type, `isError` an error whose text is the content. `structuredContent` is checked
-/// against the tool's `outputSchema` when it declared one (`output`): a result that does not
-/// fit is an error saying so; it is the text when there is no content at all.
+/// image checked ([`ToolImage::read`]: PNG, JPEG, GIF or WebP, clean base64 that is what it
+/// claims, at most 2 MB, at most [`MAX_IMAGES_PER_RESULT`] per result) and kept as an image
+/// item, or replaced by the sentence saying why it was left out; a `resource` holding text
+/// or an image blob is that; a `resource_link` is named by its title and address (Tandem does
+/// not fetch it); other items are named by type; `isError` an error whose text is the content.
+/// `structuredContent` is checked against the tool's `outputSchema` when it declared one
+/// (`output`): a result that does not fit is an error saying so; it is the text when there is
+/// no content at all.
 pub fn call_result(result: &Value, output: Option<&Value>) -> Value {
+    let mut images = 0usize;
     let mut content: Vec<Value> = result
         .get("content")
         .and_then(Value::as_array)
-        .map(|items| items.iter().map(content_item).collect())
+        .map(|items| items.iter().map(|i| content_item(i, &mut images)).collect())
         .unwrap_or_default();
     let structured = result.get("structuredContent").filter(|s| !s.is_null());
     let is_error = result.get("isError").and_then(Value::as_bool) == Some(true);
@@ -166,48 +172,56 @@ pub fn call_result(result: &Value, output: Option<&Value>) -> Value {
     json!({"content": content})
 }
 
-fn content_item(item: &Value) -> Value {
-    match item.get("type").and_then(Value::as_str) {
-        Some("text") => {
-            json!({"type": "text", "text": item.get("text").and_then(Value::as_str).unwrap_or("")})
+/// One content item; `images` counts the images kept so far.
+fn content_item(item: &Value, images: &mut usize) -> Value {
+    let field = |k: &str| item.get(k).and_then(Value::as_str);
+    match field("type") {
+        Some("text") => json!({"type": "text", "text": field("text").unwrap_or("")}),
+        // A resource with text is text the tool meant to give; one with an image blob is an
+        // image.
+        Some("resource") => {
+            let r = |k: &str| {
+                item.pointer(&format!("/resource/{k}"))
+                    .and_then(Value::as_str)
+            };
+            match (r("text"), r("blob"), r("mimeType")) {
+                (Some(t), _, _) => json!({"type": "text", "text": t}),
+                (None, Some(blob), Some(mime)) if mime.starts_with("image/") => {
+                    image_item(mime, blob, images)
+                }
+                _ => json!({"type": "resource"}),
+            }
         }
-        // A resource with text is text the tool meant to give.
-        Some("resource") => match item.pointer("/resource/text").and_then(Value::as_str) {
-            Some(t) => json!({"type": "text", "text": t}),
-            None => json!({"type": "resource"}),
-        },
-        Some("image") => json!({"type": "text", "text": describe_image(item)}),
+        Some("image") => image_item(
+            field("mimeType").unwrap_or(""),
+            field("data").unwrap_or(""),
+            images,
+        ),
+        Some("resource_link") => {
+            let name = field("title").or(field("name")).unwrap_or("a resource");
+            let uri = field("uri").unwrap_or("");
+            json!({"type": "text", "text": format!("[a link to {} at {}, not fetched]", clip(name, 100), clip(uri, 300))})
+        }
         Some(kind) => json!({"type": kind}),
         None => json!({"type": "content"}),
     }
 }
 
-/// `[image: image/png, about 2 KB, not shown]`: what an image item is, from its MIME type
-/// and the size of its base64 data, for a model that is given the result as text.
-fn describe_image(item: &Value) -> String {
-    let mime: String = item
-        .get("mimeType")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '+' | '.' | '-'))
-        .take(40)
-        .collect();
-    let mime = if mime.is_empty() {
-        "image".to_string()
-    } else {
-        mime
-    };
-    let bytes = item
-        .get("data")
-        .and_then(Value::as_str)
-        .map_or(0, |d| d.trim_end_matches('=').len() * 3 / 4);
-    let size = if bytes < 1024 {
-        format!("{bytes} bytes")
-    } else {
-        format!("about {} KB", bytes.div_ceil(1024))
-    };
-    format!("[image: {mime}, {size}, not shown]")
+/// An image item checked, or the sentence the model reads in its place.
+fn image_item(mime: &str, data: &str, images: &mut usize) -> Value {
+    let left_out = |why: String| json!({"type": "text", "text": format!("[{why}]")});
+    if *images >= MAX_IMAGES_PER_RESULT {
+        return left_out(format!(
+            "an image was left out: Tandem passes on at most {MAX_IMAGES_PER_RESULT} images from one result."
+        ));
+    }
+    match ToolImage::read(mime, data) {
+        Ok(image) => {
+            *images += 1;
+            json!({"type": "image", "mimeType": image.kind.mime(), "data": image.data})
+        }
+        Err(why) => left_out(why),
+    }
 }
 
 /// The provider result for a call that failed before the tool answered. A JSON-RPC error is
@@ -230,6 +244,7 @@ pub const TANDEM_FAILURE: &str = "tandemFailure";
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::image::tests::PNG;
     use crate::tools::{parse_tool_result, Policy};
 
     #[test]
@@ -321,16 +336,18 @@ mod tests {
         let r = call_result(
             &json!({"content": [
                 {"type": "text", "text": "hello"},
-                {"type": "image", "data": "AAAA", "mimeType": "image/png"},
-                {"type": "resource", "resource": {"uri": "file:///a", "text": "inside"}}
+                {"type": "image", "data": PNG, "mimeType": "image/png"},
+                {"type": "resource", "resource": {"uri": "file:///a", "text": "inside"}},
+                {"type": "resource_link", "uri": "file:///b.png", "name": "b.png"}
             ]}),
             None,
         );
         let read = parse_tool_result(&r);
         assert_eq!(
             read.text(),
-            "hello\n[image: image/png, 3 bytes, not shown]\ninside"
+            "hello\n[image: PNG, 70 bytes]\ninside\n[a link to b.png at file:///b.png, not fetched]"
         );
+        assert_eq!(read.images(), vec![format!("data:image/png;base64,{PNG}")]);
         assert_eq!(read.error, None);
 
         let failed = parse_tool_result(&call_result(
@@ -401,6 +418,33 @@ mod tests {
             Some(&output),
         ));
         assert!(none.error.unwrap().contains("gave no structured result"));
+    }
+
+    #[test]
+    fn images_are_checked_capped_and_told_apart_from_their_refusals() {
+        let wrong = [
+            json!({"type": "image", "data": "not base64!", "mimeType": "image/png"}),
+            json!({"type": "image", "data": "PHN2Zz48L3N2Zz4=", "mimeType": "image/svg+xml"}),
+            json!({"type": "image", "data": PNG, "mimeType": "image/jpeg"}),
+            json!({"type": "image", "data": "A".repeat(5 * 1024 * 1024), "mimeType": "image/png"}),
+        ];
+        let read = parse_tool_result(&call_result(&json!({"content": wrong}), None));
+        assert!(read.images().is_empty());
+        assert_eq!(
+            read.text(),
+            "[a PNG image was left out: its data is not valid base64.]\n\
+             [an image of type image/svg+xml was left out: Tandem passes on PNG, JPEG, GIF and WebP images only.]\n\
+             [an image was left out: its data is not the JPEG image it claims to be.]\n\
+             [a PNG image of 3.8 MB was left out: Tandem passes on images up to 2 MB.]"
+        );
+        // A resource whose blob is an image is that image; five images keep four.
+        let blob = json!({"type": "resource", "resource": {"uri": "file:///c.png", "mimeType": "image/png", "blob": PNG}});
+        let many: Vec<Value> = std::iter::repeat_n(blob, 5).collect();
+        let read = parse_tool_result(&call_result(&json!({"content": many}), None));
+        assert_eq!(read.images().len(), 4);
+        assert!(read.text().ends_with(
+            "[an image was left out: Tandem passes on at most 4 images from one result.]"
+        ));
     }
 
     #[test]

@@ -74,6 +74,16 @@ pub struct StepOutput {
     pub calls: bool,
 }
 
+/// The turn's tool rounds as this model reads them: a tool's images as pictures, or, for a
+/// model that takes none ([`crate::provider::takes_images`]), a sentence for each.
+fn rounds_for_model(rounds: &[RequestMessage], config: &CloudConfig) -> Vec<RequestMessage> {
+    let mut sent = rounds.to_vec();
+    if !crate::provider::takes_images(config.kind, &config.model) {
+        crate::tools::image::describe_tool_images(&mut sent);
+    }
+    sent
+}
+
 /// A turn's tool rounds written as text, ending with `note` for the model: for the request
 /// that offers no tools (a provider may refuse tool-call blocks without tool declarations).
 /// Results were fenced when they were made, so the text keeps their fences.
@@ -82,6 +92,9 @@ pub fn tool_rounds_as_text(rounds: &[RequestMessage], note: &str) -> Vec<Request
         .iter()
         .map(|m| {
             let mut text = m.content.clone();
+            // A tool's images (left only for a model that reads them) go with the text.
+            let mut images = m.images.clone();
+            images.extend(m.tool_results.iter().flat_map(|r| r.images.iter().cloned()));
             let lines = m
                 .tool_calls
                 .iter()
@@ -96,7 +109,10 @@ pub fn tool_rounds_as_text(rounds: &[RequestMessage], note: &str) -> Vec<Request
                 }
                 text.push_str(&line);
             }
-            RequestMessage::text(m.role, text)
+            RequestMessage {
+                images,
+                ..RequestMessage::text(m.role, text)
+            }
         })
         .collect();
     match out.last_mut() {
@@ -339,10 +355,11 @@ impl<C: CloudTransport, S: Sleeper> CloudSession<C, S> {
             // per call. Its rounds go as text, since some providers (Anthropic) refuse tool
             // blocks in a request that declares no tools.
             let final_answer = !rounds.is_empty() && !hooks.rounds_left();
+            let sent_rounds = rounds_for_model(rounds, &self.config);
             if final_answer {
                 request
                     .messages
-                    .extend(tool_rounds_as_text(rounds, FINAL_ANSWER_NOTE));
+                    .extend(tool_rounds_as_text(&sent_rounds, FINAL_ANSWER_NOTE));
             } else {
                 request.tools = match self.output.as_deref() {
                     // An agent step offers the task's tools (its planner has none), unless
@@ -351,7 +368,7 @@ impl<C: CloudTransport, S: Sleeper> CloudSession<C, S> {
                     Some(step) => step.tools.clone(),
                     None => planner.tools().to_vec(),
                 };
-                request.messages.extend(rounds.iter().cloned());
+                request.messages.extend(sent_rounds);
             }
             request.output = self.output.as_deref().map(|step| OutputSchema {
                 name: step.name.clone(),

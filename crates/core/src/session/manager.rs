@@ -6,7 +6,7 @@ use std::rc::Rc;
 use super::attempt::CloudConfig;
 use super::cloud::{CloudFailure, CloudSession, CloudTransport, Sleeper, StepOutput};
 use super::nano::{Availability, NanoBackend, NanoCreateOptions, NanoModel, NanoSession};
-use super::plan::{RequestPlanner, TranscriptPlanner, TurnHooks, WholeTranscriptPlanner};
+use super::plan::{StepPlanner, TurnHooks};
 use super::transcript::{Transcript, Turn};
 use super::{
     message_tokens, EventKind, FailoverReason, Preferred, ProviderId, SessionConfig, SessionError,
@@ -178,6 +178,7 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> SessionManager<N, C, S> {
             step_output: None,
             step_tools: Vec::new(),
             step_mode: None,
+            step_images: Vec::new(),
         };
         let start_on_cloud = match choice {
             ProviderId::Nano => None,
@@ -228,6 +229,8 @@ pub struct HybridSession<N: NanoBackend, C: CloudTransport, S: Sleeper> {
     step_tools: Vec<ToolSpec>,
     /// How the last step's reply was asked for and came back (`None` on Nano).
     step_mode: Option<StepMode>,
+    /// Images for the next step's request ([`attach_images`](Self::attach_images)).
+    step_images: Vec<String>,
 }
 
 /// An agent step's answer: the reply's text, or a native call of one of the task's tools
@@ -333,6 +336,24 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
             Active::Nano(_) => Some(ProviderId::Nano),
             Active::Cloud(c) => Some(c.provider()),
         }
+    }
+
+    /// Whether the model serving the session now reads images
+    /// ([`crate::provider::takes_images`]; Nano's tool turns are text).
+    pub fn takes_images(&self) -> bool {
+        match self.active.as_ref() {
+            Some(Active::Cloud(c)) => {
+                crate::provider::takes_images(c.config().kind, &c.config().model)
+            }
+            _ => false,
+        }
+    }
+
+    /// Images (data: URLs) the next step's request carries with its turn on the cloud: a
+    /// tool's images in a task. Only that request has them; the transcript keeps the turn's
+    /// text, so later steps do not send them again.
+    pub fn attach_images(&mut self, images: Vec<String>) {
+        self.step_images = images;
     }
 
     /// Tokens in the provider's context (Nano: as it reports; cloud: the last request's
@@ -598,6 +619,7 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
             self.renew(step).await?;
         }
         self.step_mode = None;
+        let images = std::mem::take(&mut self.step_images);
         loop {
             let provider = self.provider().ok_or(SessionError::Destroyed)?;
             self.served = true;
@@ -606,7 +628,7 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
                 // the caller, not checked here.
                 let check = schema.filter(|_| self.step_output.is_none());
                 let reply = self
-                    .prompt_cloud(step, turn, check, on_update.as_deref_mut())
+                    .prompt_cloud(step, turn, &images, check, on_update.as_deref_mut())
                     .await?;
                 return Ok(self.answered(step, turn, summary, reply, provider));
             }
@@ -732,6 +754,7 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
         &mut self,
         step: usize,
         turn: &str,
+        images: &[String],
         schema: Option<&Schema>,
         mut on_update: Option<&mut (dyn FnMut(StreamUpdate<'_>) + '_)>,
     ) -> Result<StepReply, SessionError> {
@@ -747,15 +770,15 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
                 provider,
             };
             // Step scope stands for a fresh session per step, which has no compact view.
-            let planner: &mut dyn RequestPlanner = match self.config.scope {
-                SessionScope::Task => &mut TranscriptPlanner,
-                SessionScope::Step => &mut WholeTranscriptPlanner,
+            let mut planner = StepPlanner {
+                whole: self.config.scope == SessionScope::Step,
+                images,
             };
             let text = cloud
                 .run_turn(
                     &self.transcript,
                     turn,
-                    planner,
+                    &mut planner,
                     &mut hooks,
                     self.abort.as_ref(),
                     &mut Vec::new(),

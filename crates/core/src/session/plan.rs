@@ -81,6 +81,26 @@ impl RequestPlanner for WholeTranscriptPlanner {
     }
 }
 
+/// A session step's request: [`TranscriptPlanner`]'s (or, `whole`,
+/// [`WholeTranscriptPlanner`]'s) with `images` on the step's turn.
+pub struct StepPlanner<'a> {
+    pub whole: bool,
+    pub images: &'a [String],
+}
+
+impl RequestPlanner for StepPlanner<'_> {
+    fn messages(&self, transcript: &Transcript, turn: &str) -> Vec<ChatMessage> {
+        match self.whole {
+            true => WholeTranscriptPlanner.messages(transcript, turn),
+            false => TranscriptPlanner.messages(transcript, turn),
+        }
+    }
+
+    fn images(&self) -> &[String] {
+        self.images
+    }
+}
+
 /// One attempt of a turn, as the Debug drawer shows it.
 pub struct AttemptReport<'a> {
     pub provider: ProviderKind,

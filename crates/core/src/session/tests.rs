@@ -959,6 +959,8 @@ struct Hooks {
     restarts: Vec<String>,
     /// Tool rounds the turn may run (unlimited when `None`), as the chat's `Rounds` counts.
     max_rounds: Option<usize>,
+    /// The images each tool result carries.
+    tool_images: Vec<String>,
 }
 
 impl TurnHooks for Hooks {
@@ -1000,6 +1002,7 @@ impl TurnHooks for Hooks {
                 name: c.name.clone(),
                 content: "R".repeat(600),
                 is_error: false,
+                images: self.tool_images.clone(),
             })
             .collect())
     }
@@ -1045,17 +1048,21 @@ fn read_call(id: &str) -> ToolCall {
     }
 }
 
-fn cloud_session(
-    window: u32,
-) -> (
+type TestCloud = (
     CloudSession<FakeCloud, RecordingSleeper>,
     Rc<FakeCloud>,
     Rc<RecordingSleeper>,
     Transcript,
-) {
+);
+
+fn cloud_session(window: u32) -> TestCloud {
+    cloud_session_on(window, "gpt-4o")
+}
+
+fn cloud_session_on(window: u32, model: &str) -> TestCloud {
     let transport = Rc::new(FakeCloud::default());
     let sleeper = Rc::new(RecordingSleeper::default());
-    let mut config = CloudConfig::new(ProviderKind::OpenAi, "gpt-4o");
+    let mut config = CloudConfig::new(ProviderKind::OpenAi, model);
     config.context_window = window;
     config.budget.assistant_response_allowance = 500;
     let transcript = Transcript::new(&config_for_chat());
@@ -1073,6 +1080,46 @@ fn config_for_chat() -> SessionConfig {
     SessionConfig {
         system_prompt: "unused: the planner brings its own".into(),
         ..SessionConfig::default()
+    }
+}
+
+/// A tool's image goes to a model that reads images as the result's image, and to one
+/// that does not as a sentence in the result's text; the turn's rounds keep the image either
+/// way (a failover to a model that reads it gets it).
+#[test]
+fn a_tools_image_goes_to_a_seeing_model_and_is_said_to_a_text_only_one() {
+    let png = crate::tools::image::ToolImage::read("image/png", crate::tools::image::tests::PNG)
+        .unwrap()
+        .data_url();
+    for (model, sees) in [("gpt-4o", true), ("gpt-3.5-turbo", false)] {
+        let (mut session, cloud, _, transcript) = cloud_session_on(128_000, model);
+        cloud.tools_at(0, vec![read_call("c1")]);
+        let mut hooks = Hooks {
+            tool_images: vec![png.clone()],
+            ..Hooks::default()
+        };
+        let mut rounds = Vec::new();
+        block_on(session.run_turn(
+            &transcript,
+            "",
+            &mut chat_planner(0),
+            &mut hooks,
+            None,
+            &mut rounds,
+            &mut Vec::new(),
+        ))
+        .unwrap();
+        let requests = cloud.requests.borrow();
+        let result = &requests[1].messages.last().unwrap().tool_results[0];
+        let said = "The tool returned an image (PNG, 70 bytes) that this model cannot see.";
+        if sees {
+            assert_eq!(result.images, vec![png.clone()], "{model}");
+            assert!(!result.content.contains(said));
+        } else {
+            assert!(result.images.is_empty(), "{model}");
+            assert!(result.content.ends_with(&format!("\n{said}")), "{model}");
+        }
+        assert_eq!(rounds[1].tool_results[0].images, vec![png.clone()]);
     }
 }
 
@@ -1196,6 +1243,7 @@ fn rounds_handed_over_are_sent_and_counted_from_the_first_attempt() {
                 name: "page_read".into(),
                 content: "done on device".into(),
                 is_error: false,
+                images: Vec::new(),
             }],
             ..RequestMessage::text(Role::User, "")
         },
@@ -1889,6 +1937,7 @@ fn a_native_call_is_the_steps_answer_and_its_result_goes_back_as_a_tool_result()
         name: "notes__add_note".into(),
         content: "⟦untrusted data: result⟧\nAdded.\n⟦/untrusted data⟧".into(),
         is_error: false,
+        images: Vec::new(),
     };
     s.answer_call(outcome.clone());
 
@@ -2024,4 +2073,25 @@ fn a_server_that_refuses_native_tools_gets_the_step_again_without_them() {
         2,
         "the refused request is no attempt of the step"
     );
+}
+
+/// A task step's attached images (a tool's, from the step before) go with that step's turn
+/// only: the next step's request has none, and its history holds the turn's text.
+#[test]
+fn a_steps_images_go_with_its_turn_only() {
+    let (m, _) = manager(Availability::Unavailable, true);
+    let schema = Schema::new(serde_json::json!({"type": "object"}));
+    let mut s = block_on(m.create(config(Preferred::Cloud))).unwrap();
+    assert!(s.takes_images(), "gpt-4o reads images");
+    let png = "data:image/png;base64,iVBORw0KGgo=".to_string();
+    s.attach_images(vec![png.clone()]);
+    block_on(s.invoke_step("Step 1", None, "navigator_action", &schema)).unwrap();
+    block_on(s.invoke_step("Step 2", None, "navigator_action", &schema)).unwrap();
+    let requests = m.transport().requests.borrow();
+    let first = requests[0].messages.last().unwrap();
+    assert_eq!(
+        (first.content.as_str(), &first.images),
+        ("Step 1", &vec![png])
+    );
+    assert!(requests[1].messages.iter().all(|m| m.images.is_empty()));
 }

@@ -18,6 +18,7 @@
 //! structured output. Everything here is pure; the worker does messaging, storage, timers
 //! and questions.
 
+pub mod image;
 pub mod nano;
 pub mod offered;
 pub mod outcome;

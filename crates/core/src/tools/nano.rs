@@ -203,8 +203,14 @@ pub fn result_turn(outcome: &ToolOutcome) -> String {
     } else {
         format!("Result of {}:", outcome.name)
     };
+    // Tool turns on Nano are text: a tool's images are said, not dropped.
+    let unseen: String = outcome
+        .images
+        .iter()
+        .map(|url| format!("\n{}", super::image::unseen_sentence(url)))
+        .collect();
     format!(
-        "{head}\n{}\nReply with JSON again: another tool call, or your answer.",
+        "{head}\n{}{unseen}\nReply with JSON again: another tool call, or your answer.",
         outcome.content
     )
 }
@@ -375,6 +381,7 @@ mod tests {
             name: "t".into(),
             content: "fenced".into(),
             is_error: false,
+            images: Vec::new(),
         };
         assert_eq!(
             result_turn(&ok),
@@ -382,9 +389,21 @@ mod tests {
         );
         let err = ToolOutcome {
             is_error: true,
+            images: Vec::new(),
             content: "The user declined to run t.".into(),
             ..ok
         };
         assert!(result_turn(&err).starts_with("The call of t did not succeed:\nThe user declined"));
+        let png =
+            crate::tools::image::ToolImage::read("image/png", crate::tools::image::tests::PNG)
+                .unwrap()
+                .data_url();
+        let seen = ToolOutcome {
+            images: vec![png],
+            ..err
+        };
+        assert!(result_turn(&seen).contains(
+            "\nThe tool returned an image (PNG, 70 bytes) that this model cannot see.\nReply"
+        ));
     }
 }

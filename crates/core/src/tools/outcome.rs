@@ -45,6 +45,7 @@ impl Origin {
             name: self.model_name.clone(),
             content,
             is_error,
+            images: Vec::new(),
         }
     }
 
@@ -137,6 +138,7 @@ pub fn unknown_tool(call: &ToolCall) -> ToolOutcome {
             clip(&call.name, 64)
         ),
         is_error: true,
+        images: Vec::new(),
     }
 }
 
@@ -167,7 +169,10 @@ pub fn from_result(origin: &Origin, result: &ToolResult) -> ToolOutcome {
             false,
         );
     }
-    origin.outcome(fence(&origin.label(), &cap(&text, MAX_RESULT_CHARS)), false)
+    let mut done = origin.outcome(fence(&origin.label(), &cap(&text, MAX_RESULT_CHARS)), false);
+    // The images stand in the text as `[image: PNG, 40 KB]` lines; the pictures go beside it.
+    done.images = result.images();
+    done
 }
 
 /// `text` in at most `max` characters: cut on a character boundary and ended with

@@ -19,6 +19,7 @@
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{json, Map, Value};
 
+use super::image::{ToolImage, MAX_IMAGES_PER_RESULT};
 use super::schema;
 
 /// Tools one provider may register at once.
@@ -366,16 +367,20 @@ impl Outgoing {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ResultItem {
     Text(String),
-    /// Content the model is not given (an image, audio…), by its `type`.
+    /// Content the model is not given (audio, an image that failed its checks…), by its
+    /// `type`.
     Omitted(String),
+    /// An image that passed [`ToolImage::read`]: it goes to the model beside the text.
+    Image(ToolImage),
 }
 
 impl ResultItem {
-    /// `[image omitted]` for what is not text.
+    /// `[image omitted]` for what is not text; `[image: PNG, 40 KB]` where an image stands.
     pub fn as_text(&self) -> String {
         match self {
             ResultItem::Text(t) => t.clone(),
             ResultItem::Omitted(kind) => format!("[{kind} omitted]"),
+            ResultItem::Image(i) => format!("[image: {}]", i.describe()),
         }
     }
 }
@@ -398,6 +403,19 @@ impl ToolResult {
             .map(ResultItem::as_text)
             .collect::<Vec<_>>()
             .join("\n")
+    }
+
+    /// The images passed on, as data: URLs, at most [`MAX_IMAGES_PER_RESULT`] (a result's
+    /// later images stay as their `[image: …]` line only).
+    pub fn images(&self) -> Vec<String> {
+        self.content
+            .iter()
+            .filter_map(|i| match i {
+                ResultItem::Image(i) => Some(i.data_url()),
+                _ => None,
+            })
+            .take(MAX_IMAGES_PER_RESULT)
+            .collect()
     }
 }
 
@@ -443,6 +461,14 @@ pub fn parse_tool_result(v: &Value) -> ToolResult {
 
 fn read_item(item: &Value) -> ResultItem {
     let kind = item.get("type").and_then(Value::as_str);
+    if kind == Some("image") {
+        let field = |k: &str| item.get(k).and_then(Value::as_str);
+        if let (Some(mime), Some(data)) = (field("mimeType"), field("data")) {
+            if let Ok(image) = ToolImage::read(mime, data) {
+                return ResultItem::Image(image);
+            }
+        }
+    }
     match (kind, item.get("text")) {
         (Some("text") | None, Some(Value::String(t))) => ResultItem::Text(t.clone()),
         (Some("text"), Some(other)) => ResultItem::Text(other.to_string()),

@@ -234,6 +234,7 @@ pub fn plan_round(registry: &Registry, calls: &[ToolCall], rounds: &mut Rounds) 
             name: call.name.clone(),
             content,
             is_error: true,
+            images: Vec::new(),
         })
     };
     if !rounds.start() {

@@ -680,6 +680,7 @@ fn receive(message: WorkerToPanel) {
             ok,
             text,
             duration_ms,
+            images,
             ..
         } => {
             with_streaming(|st| {
@@ -690,6 +691,7 @@ fn receive(message: WorkerToPanel) {
                     &text,
                     Some(duration_ms),
                 ));
+                report(crate::cards::show_images(&st.bubble, &call_id, &images));
                 if let Some(card) = st.tools.iter_mut().find(|c| c.call_id == call_id) {
                     card.ok = Some(ok);
                     card.result = text;
