@@ -348,11 +348,24 @@ pub fn compute_budget(
     settings: &BudgetSettings,
     cache: &mut TokenCache,
 ) -> Result<Budget, BudgetError> {
+    let images = (image_count, image_tokens(image_count));
+    compute_budget_with_images(conversation, system, images, context_limit, settings, cache)
+}
+
+/// [`compute_budget`] for images whose size is known: `images` is their count and their
+/// tokens for the provider at hand (an agent's screenshot, `crate::vision::image_tokens_for`).
+pub fn compute_budget_with_images(
+    conversation: &Conversation<'_>,
+    system: Option<&str>,
+    (image_count, user_images): (usize, u32),
+    context_limit: u32,
+    settings: &BudgetSettings,
+    cache: &mut TokenCache,
+) -> Result<Budget, BudgetError> {
     cache.use_estimator(Estimator::from_override(settings.chars_per_token));
     let message_tokens = |text: &str| cache.estimator.count(text).saturating_add(MESSAGE_OVERHEAD);
     let system_tokens = system.filter(|s| !s.is_empty()).map_or(0, message_tokens);
     let user_text = message_tokens(&conversation.request.content);
-    let user_images = image_tokens(image_count);
     let request = user_text.saturating_add(user_images);
     let answer = settings.assistant_response_allowance;
     if u64::from(system_tokens) + u64::from(request) + u64::from(answer) > u64::from(context_limit)

@@ -6,7 +6,9 @@ use std::rc::Rc;
 use super::attempt::CloudConfig;
 use super::cloud::{CloudFailure, CloudSession, CloudTransport, Sleeper};
 use super::nano::{Availability, NanoBackend, NanoCreateOptions, NanoModel, NanoSession};
-use super::plan::{RequestPlanner, TranscriptPlanner, TurnHooks, WholeTranscriptPlanner};
+use super::plan::{
+    RequestPlanner, TranscriptPlanner, TurnHooks, WholeTranscriptPlanner, WithImages,
+};
 use super::transcript::{Transcript, Turn};
 use super::{
     message_tokens, EventKind, FailoverReason, Preferred, ProviderId, SessionConfig, SessionError,
@@ -175,6 +177,7 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> SessionManager<N, C, S> {
             failovers: Vec::new(),
             abort: None,
             step_output: None,
+            step_images: None,
         };
         let start_on_cloud = match choice {
             ProviderId::Nano => None,
@@ -221,6 +224,10 @@ pub struct HybridSession<N: NanoBackend, C: CloudTransport, S: Sleeper> {
     /// The step being run by [`invoke_step`](Self::invoke_step): its schema's name and JSON,
     /// which the cloud asks for in its own structured-output form.
     step_output: Option<(String, serde_json::Value)>,
+    /// Images for the next steps' cloud requests (an agent's screenshot, as `data:` URLs)
+    /// and their estimated tokens for that provider; never given to Nano, whose session
+    /// takes text only here.
+    step_images: Option<(Vec<String>, u32)>,
 }
 
 /// One switch of a session from Nano to the cloud, for the timeline.
@@ -396,6 +403,37 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
         let answer = self.step(turn, summary, Some(schema), None).await;
         self.step_output = None;
         answer
+    }
+
+    /// Attaches `images` (estimated at `tokens` for the provider in use) to every cloud
+    /// request of the following steps until [`clear_images`](Self::clear_images): a step
+    /// asked again keeps its screenshot. Nano never receives them.
+    pub fn attach_images(&mut self, images: Vec<String>, tokens: u32) {
+        self.step_images = (!images.is_empty()).then_some((images, tokens));
+    }
+
+    /// Sends no more images.
+    pub fn clear_images(&mut self) {
+        self.step_images = None;
+    }
+
+    /// The provider in use takes images, as far as Tandem knows (`crate::vision`): a cloud
+    /// model that does; never Nano.
+    pub fn takes_images(&self) -> bool {
+        match &self.active {
+            Some(Active::Cloud(c)) => {
+                crate::vision::takes_images(c.config().kind, &c.config().model)
+            }
+            _ => false,
+        }
+    }
+
+    /// The cloud provider and model in use (`None` on Nano).
+    pub fn cloud_kind(&self) -> Option<ProviderKind> {
+        match &self.active {
+            Some(Active::Cloud(c)) => Some(c.config().kind),
+            _ => None,
+        }
     }
 
     /// How the cloud provider in use is asked for a structured reply now (`None` on Nano).
@@ -675,9 +713,26 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
                 provider,
             };
             // Step scope stands for a fresh session per step, which has no compact view.
-            let planner: &mut dyn RequestPlanner = match self.config.scope {
+            let scoped: &mut dyn RequestPlanner = match self.config.scope {
                 SessionScope::Task => &mut TranscriptPlanner,
                 SessionScope::Step => &mut WholeTranscriptPlanner,
+            };
+            // Images only to a model that takes them, whatever the caller attached.
+            let images = self
+                .step_images
+                .as_ref()
+                .filter(|_| crate::vision::takes_images(cloud.config().kind, &cloud.config().model));
+            let mut with_images;
+            let planner: &mut dyn RequestPlanner = match images {
+                Some((images, tokens)) => {
+                    with_images = WithImages {
+                        inner: scoped,
+                        images,
+                        tokens: *tokens,
+                    };
+                    &mut with_images
+                }
+                None => scoped,
             };
             let text = cloud
                 .run_turn(

@@ -81,6 +81,56 @@ impl RequestPlanner for WholeTranscriptPlanner {
     }
 }
 
+/// Another planner's request with images on its last message, counted at `tokens` (their
+/// estimate for the provider at hand) rather than the chat's per-image figure: an agent
+/// step's screenshot.
+pub struct WithImages<'a> {
+    pub inner: &'a mut dyn RequestPlanner,
+    pub images: &'a [String],
+    pub tokens: u32,
+}
+
+impl RequestPlanner for WithImages<'_> {
+    fn messages(&self, transcript: &Transcript, turn: &str) -> Vec<ChatMessage> {
+        self.inner.messages(transcript, turn)
+    }
+
+    fn plan(
+        &mut self,
+        conversation: &Conversation<'_>,
+        system: Option<&str>,
+        config: &CloudConfig,
+        cache: &mut TokenCache,
+    ) -> Result<(Budget, Option<String>), BudgetError> {
+        let budget = crate::budget::compute_budget_with_images(
+            conversation,
+            system,
+            (self.images.len(), self.tokens),
+            config.context_window,
+            &config.budget,
+            cache,
+        )?;
+        Ok((budget, system.map(str::to_owned)))
+    }
+
+    fn images(&self) -> &[String] {
+        self.images
+    }
+
+    fn tools(&self) -> &[ToolSpec] {
+        self.inner.tools()
+    }
+
+    fn options(
+        &self,
+        budget: &Budget,
+        config: &CloudConfig,
+        base: &RequestOptions,
+    ) -> RequestOptions {
+        self.inner.options(budget, config, base)
+    }
+}
+
 /// One attempt of a turn, as the Debug drawer shows it.
 pub struct AttemptReport<'a> {
     pub provider: ProviderKind,
