@@ -1215,10 +1215,14 @@ impl Fields<'_> {
     /// A pixel of the screenshot: a non-negative number, rounded (`412.6` → 413).
     fn pixel(&self, field: &'static str, repairs: &mut Vec<Repair>) -> Result<u32, ActionError> {
         let expected = "a pixel of the screenshot (a whole number from 0)";
-        let v = self.obj.get(field).filter(|v| !v.is_null()).ok_or(self.missing(
-            field,
-            "pixels of the screenshot from its top-left corner (or an \"element\")",
-        ))?;
+        let v = self
+            .obj
+            .get(field)
+            .filter(|v| !v.is_null())
+            .ok_or(self.missing(
+                field,
+                "pixels of the screenshot from its top-left corner (or an \"element\")",
+            ))?;
         let f = match v {
             Value::Number(n) => n.as_f64(),
             Value::String(s) => {

@@ -9,10 +9,37 @@
 //! is turned by [`resolve_point`] into a `click_at` of the listed element under that point,
 //! so it meets every check a click on that element meets (site grant, approval, firewall).
 
-use super::actions::Action;
+use super::actions::{action_schema_for, action_schema_with_tools, describe_schema, Action};
 use super::element_map::ElementMap;
 use super::snapshot::{Point, Snapshot};
+use super::tool_step::{navigator_schema_with, schema_instructions_with, tool_names};
 use crate::decimal::decimal;
+use crate::request::ToolSpec;
+use crate::session::Schema;
+
+/// The navigator's answer shape for a task with `tools` whose model may `look` (`look`: it
+/// takes images), for Nano's `responseConstraint` and the cloud's structured output.
+pub fn navigator_schema(tools: &[ToolSpec], look: bool) -> Schema {
+    if look {
+        Schema::new(action_schema_for(&tool_names(tools), true))
+    } else {
+        navigator_schema_with(tools)
+    }
+}
+
+/// The navigator's instructions: the tools' ([`schema_instructions_with`]), and for a model
+/// that takes images the schema with `look` and [`LOOK_RULE`]. A text-only model reads
+/// nothing about screenshots.
+pub fn schema_instructions(tools: &[ToolSpec], look: bool) -> String {
+    let base = schema_instructions_with(tools);
+    if !look {
+        return base;
+    }
+    let names = tool_names(tools);
+    let plain = describe_schema(&action_schema_with_tools(&names));
+    let seeing = describe_schema(&action_schema_for(&names, true));
+    format!("{}\n{LOOK_RULE}", base.replacen(&plain, &seeing, 1))
+}
 
 /// One screenshot as it was sent: its size, how it maps to the page and what it cost.
 #[derive(Clone, Debug, PartialEq)]
@@ -318,6 +345,46 @@ mod tests {
     }
 
     #[test]
+    fn look_is_offered_only_to_a_model_that_takes_images() {
+        let blind = schema_instructions(&[], false);
+        assert!(!blind.contains("look"), "{blind}");
+        assert!(!blind.contains("screenshot"));
+        let blind_schema = navigator_schema(&[], false);
+        assert!(!blind_schema.json().to_string().contains("\"look\""));
+        let seeing = schema_instructions(&[], true);
+        assert!(seeing.contains(LOOK_RULE));
+        assert!(
+            seeing.contains("pixels from the left of the latest screenshot"),
+            "{seeing}"
+        );
+        let schema = navigator_schema(&[], true);
+        let names = schema.json().pointer("/properties/action/enum").cloned();
+        assert!(names.is_some_and(|n| n.as_array().is_some_and(|n| n.contains(&"look".into()))));
+        assert_eq!(schema.json().pointer("/properties/x/maximum"), None);
+        // What the model answers is read either way.
+        use crate::agent::parse_action;
+        assert_eq!(
+            parse_action(r#"{"action":"look"}"#).map(|p| p.action),
+            Ok(Action::Look)
+        );
+        assert_eq!(
+            parse_action(r#"{"action":"click_at","x":412.4,"y":"230"}"#).map(|p| p.action),
+            Ok(Action::ClickPoint { x: 412, y: 230 })
+        );
+        assert!(parse_action(r#"{"action":"click_at","x":-3,"y":5}"#).is_err());
+        assert_eq!(
+            parse_action(r#"{"action":"click_at","element":4,"x":0.5,"y":0.25}"#).map(|p| p.action),
+            Ok(Action::ClickAt {
+                element: 4,
+                x: 500,
+                y: 250
+            })
+        );
+        let round = Action::ClickPoint { x: 7, y: 9 };
+        assert_eq!(Action::from_json(&round.to_json()), Ok(round));
+    }
+
+    #[test]
     fn auto_look_needs_pictures_over_the_viewport_and_a_list_that_says_little() {
         let (snap, map) = chart();
         assert!(needs_auto_look(0.5, &map, &snap));
@@ -326,7 +393,16 @@ mod tests {
         // A page of words with a large photo: its many named links say what it holds.
         let wordy = page(
             (0..20)
-                .map(|i| el("a", &format!("Story {i}"), 0.0, f64::from(i) * 30.0, 200.0, 20.0))
+                .map(|i| {
+                    el(
+                        "a",
+                        &format!("Story {i}"),
+                        0.0,
+                        f64::from(i) * 30.0,
+                        200.0,
+                        20.0,
+                    )
+                })
                 .collect(),
             0.0,
         );

@@ -718,10 +718,9 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
                 SessionScope::Step => &mut WholeTranscriptPlanner,
             };
             // Images only to a model that takes them, whatever the caller attached.
-            let images = self
-                .step_images
-                .as_ref()
-                .filter(|_| crate::vision::takes_images(cloud.config().kind, &cloud.config().model));
+            let images = self.step_images.as_ref().filter(|_| {
+                crate::vision::takes_images(cloud.config().kind, &cloud.config().model)
+            });
             let mut with_images;
             let planner: &mut dyn RequestPlanner = match images {
                 Some((images, tokens)) => {
