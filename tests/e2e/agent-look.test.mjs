@@ -10,7 +10,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { lastUserText, startAgentEnv, useMockProvider } from './lib/agent-harness.mjs';
-import { useProvider } from './lib/panel.mjs';
+import { closeSettings, openSettings, useProvider } from './lib/panel.mjs';
 
 const KEY = 'sk-test-agent-look-5678';
 const ANTHROPIC_KEY = 'sk-ant-test-agent-look-5678';
@@ -250,4 +250,22 @@ test('a text-only model gets no screenshot and no look; asking to look is refuse
   }
   assert.match(seen[1].turn, /look is not available: this model does not take images/);
   assert.equal(await tab.evaluate(() => document.getElementById('out').textContent), '');
+});
+
+/** What Settings says under Model, as a screen reader announces it with the field. */
+async function modelDescription(model) {
+  await openSettings(env.panel);
+  const field = env.panel.getByLabel('Model', { exact: true });
+  await field.fill(model);
+  const said = await field.evaluate((el) => el.getAttribute('aria-describedby').split(' ')
+    .map((id) => document.getElementById(id)?.textContent ?? '').join(' ').trim());
+  await closeSettings(env.panel);
+  return said;
+}
+
+test('Settings says under Model whether this model gets screenshots', async () => {
+  await useMockProvider(env.panel, env.mock, { key: KEY, model: 'gpt-4o' });
+  assert.match(await modelDescription('gpt-4o'), /Tasks send this model screenshots of the page/);
+  assert.match(await modelDescription('gpt-3.5-turbo'), /This model takes text only/);
+  assert.match(await modelDescription('llava:13b'), /screenshots of the page/);
 });
