@@ -632,6 +632,37 @@ mod tests {
     }
 
     #[test]
+    fn a_screenshot_is_counted_at_its_own_estimate() {
+        let msgs = messages(&["u1:10", "a1:10", "u2:5"]);
+        let conv = Conversation::from_messages(&msgs).unwrap();
+        let with = |tokens| {
+            compute_budget_with_images(
+                &conv,
+                None,
+                (1, tokens),
+                10_000,
+                &SETTINGS,
+                &mut TokenCache::new(),
+            )
+            .unwrap()
+            .breakdown
+        };
+        let (small, large) = (with(258), with(1105));
+        assert_eq!((small.user_images, large.user_images), (258, 1105));
+        assert_eq!(large.total_input - small.total_input, 1105 - 258);
+        // Too large for the window: said with the image.
+        let err = compute_budget_with_images(
+            &conv,
+            None,
+            (1, 9_990),
+            10_000,
+            &SETTINGS,
+            &mut TokenCache::new(),
+        );
+        assert!(matches!(err, Err(BudgetError::TooLarge { images: 1, .. })));
+    }
+
+    #[test]
     fn request_is_chronological_with_images_on_the_new_message() {
         let msgs = messages(&["u1 1", "a1 2", "u2 3", "a2 4", "u3 5"]);
         let conv = Conversation::from_messages(&msgs).unwrap();

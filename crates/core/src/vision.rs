@@ -17,7 +17,7 @@
 //!   charged, the larger.
 //!
 //! The screenshot's long side is [`SHOT_LONG_SIDE`] (1024) CSS pixels at most: a 1280×720
-//! viewport becomes 1024×576, which costs OpenAI 765 tokens (4 tiles), Anthropic 786 and
+//! viewport becomes 1024×576, which costs OpenAI 765 tokens (4 tiles), Anthropic 787 and
 //! Gemini 516 (2 tiles), against 1,105, 1,229 and 516 at full size; page text at 80 % is still
 //! read reliably, while at 768 px (OpenAI 425 tokens) 13-px text starts to blur.
 
