@@ -95,7 +95,7 @@ pub fn marks(map: &ElementMap, snapshot: &Snapshot, shot: &Shot) -> Vec<Mark> {
             let b = el.bbox;
             let (x0, y0) = (b.x.max(0.0), b.y.max(0.0));
             let (x1, y1) = ((b.x + b.width).min(vw), (b.y + b.height).min(vh));
-            (x1 > x0 && y1 > y0).then(|| Mark {
+            (x1 > x0 && y1 > y0).then_some(Mark {
                 id: entry.id,
                 x: x0 * shot.scale,
                 y: y0 * shot.scale,
@@ -195,7 +195,8 @@ pub const AUTO_MAX_NAMED: usize = 12;
 /// the viewport have a name or text. A page of words with a large photo is not one: its
 /// links and buttons say what it holds.
 pub fn needs_auto_look(media_cover: f64, map: &ElementMap, snapshot: &Snapshot) -> bool {
-    if !(media_cover >= AUTO_MEDIA_COVER) {
+    // NaN (nothing measured) is no cover.
+    if media_cover.is_nan() || media_cover < AUTO_MEDIA_COVER {
         return false;
     }
     let named = map
