@@ -71,9 +71,9 @@ fn openai_sees(m: &str) -> bool {
         && !m.contains("mini");
     reasoning
         || VISION.iter().any(|p| m.starts_with(p))
-            && !m.contains("audio")
-            && !m.contains("realtime")
-            && !m.contains("search")
+            && !["audio", "realtime", "search", "transcribe", "tts"]
+                .iter()
+                .any(|w| m.contains(w))
 }
 
 /// Local vision models by family, as Ollama's library names them (tags after `:`).
@@ -195,6 +195,7 @@ mod tests {
             (OpenAi, "o1-mini"),
             (OpenAi, "o3-mini"),
             (OpenAi, "gpt-4o-audio-preview"),
+            (OpenAi, "gpt-4o-mini-transcribe"),
             (OpenAiCompatible, "gpt-test"),
             (OpenAiCompatible, "mistral-7b-instruct"),
             (Anthropic, "claude-2.1"),
