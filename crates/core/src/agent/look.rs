@@ -382,7 +382,10 @@ mod tests {
             })
         );
         let round = Action::ClickPoint { x: 7, y: 9 };
-        assert_eq!(Action::from_json(&round.to_json()), Ok(round));
+        assert_eq!(Action::from_json(&round.to_json()), Ok(round.clone()));
+        // A screenshot point acts on the page: the site's grant first, like any click.
+        assert!(crate::agent::needs_site_grant(&round));
+        assert!(!crate::agent::needs_site_grant(&Action::Look));
     }
 
     #[test]
