@@ -13,6 +13,8 @@
 //     nothing, as these do.
 //   - its breakdown (inject, snapshot, map, locate, act, settle, persist), as the worker recorded it
 //     in each action step of the task (`StepRecord.timings`)
+//   - screenshots (`look`) on a canvas chart with a model that takes images: per step, the
+//     image's estimated tokens, its size on the wire and the time to capture and mark it
 // Prints figures; asserts nothing.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -56,6 +58,16 @@ function docsPage() {
     `<main><h1>API reference</h1>${entries.join('')}</main></div></body></html>`;
 }
 
+// A bar chart drawn on a canvas that covers most of the viewport, with no text alternative:
+// the agent sends a screenshot unasked.
+function chartPage() {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sales chart</title></head><body>` +
+    `<h1>Sales</h1><canvas id="c" width="1000" height="480"></canvas><script>` +
+    `const g = document.getElementById('c').getContext('2d');` +
+    `['#e53935', '#43a047', '#1e88e5', '#fb8c00'].forEach((c, i) => { g.fillStyle = c; g.fillRect(60 + i * 240, 100 + i * 40, 160, 340 - i * 40); });` +
+    `document.getElementById('c').addEventListener('click', () => {});</script></body></html>`;
+}
+
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const fmt = (xs) => `median ${median(xs).toFixed(0)} ms (min ${Math.min(...xs).toFixed(0)}, max ${Math.max(...xs).toFixed(0)}, n=${xs.length})`;
 
@@ -67,7 +79,7 @@ const AT_ONCE = { batch: 1_000_000 };
 const browser = await launchExtension({ dist: path.join(repoRoot, 'dist') });
 try {
   // An https site the manifest does not list, as users' sites are, already trusted by the user.
-  const site = await routeSite(browser.context, { routes: { '/big': generatedPage(), '/docs': docsPage() } });
+  const site = await routeSite(browser.context, { routes: { '/big': generatedPage(), '/docs': docsPage(), '/chart': chartPage() } });
   const log = [];
   let clicks = 0;
   // Known here, in node, when the model says done: the status is read only after that, so
@@ -179,6 +191,44 @@ try {
   const docsListed = (docsList.match(/^\[\d+\]/gm) ?? []).length;
   console.log(`documentation page (300 sidebar links, 120 reference entries): element list per step ${docsListed} elements listed, ${docsList.length} chars, ~${tokenize(docsList).length} tokens (word-ish), ~${Math.ceil(docsList.length / 4)} tokens (chars/4)`);
   for (const line of docsList.split('\n').filter((l) => l.startsWith('…'))) console.log(`  ${line}`);
+
+  // Screenshots: a chart on a canvas, a model that takes images. Step 1 gets one unasked and
+  // answers look, step 2 gets the one it asked for and waits, step 3 (the page as the first
+  // automatic look showed it) gets none and says done.
+  const docsId = (await panel.evaluate(() => chrome.storage.session.get('agentTask').then((x) => x.agentTask)))?.id;
+  await panel.getByRole('status', { name: 'Task status' }).filter({ hasText: /^(Done|Failed)/ }).waitFor({ timeout: 60_000 });
+  await useMockProvider(panel, mock, { key: 'sk-bench-12345678', model: 'gpt-4o' });
+  const shotBytes = [];
+  mock.setDefault((rec) => {
+    const t = lastUserText(rec.body);
+    if (t.startsWith('ROLE: PLANNER')) return { ...AT_ONCE, reply: JSON.stringify({ plan: '1. look', complete: true }) };
+    const urls = (rec.body?.messages ?? []).flatMap((m) => (Array.isArray(m.content) ? m.content : []))
+      .filter((p) => p.type === 'image_url').map((p) => p.image_url.url);
+    shotBytes.push(urls.reduce((n, u) => n + u.length, 0));
+    const answer = [{ action: 'look' }, { action: 'wait', ms: 0 }][shotBytes.length - 1] ?? { action: 'done', success: true, answer: 'seen' };
+    return { ...AT_ONCE, reply: JSON.stringify(answer) };
+  });
+  await tab.goto(site.url + '/chart');
+  await tab.bringToFront();
+  await openTaskMode(panel);
+  await panel.getByRole('textbox', { name: 'Task' }).fill('Which quarter sold most?');
+  await panel.getByRole('button', { name: 'Start task' }).dispatchEvent('click');
+  const readTask = async () => {
+    const raw = await panel.evaluate(() => chrome.storage.session.get('agentTask').then((x) => x.agentTask));
+    return typeof raw === 'string' ? JSON.parse(raw) : raw;
+  };
+  let chartTask;
+  for (const end = Date.now() + 60_000; Date.now() < end; await new Promise((r) => setTimeout(r, 200))) {
+    chartTask = await readTask();
+    if (chartTask?.id !== docsId && ['done', 'failed', 'cancelled', 'Done', 'Failed', 'Cancelled'].includes(String(chartTask?.status))) break;
+  }
+  const actionSteps = (chartTask?.steps ?? []).filter((s) => s.timings);
+  actionSteps.forEach((s, i) => {
+    const tokens = s.timings.image_tokens ?? s.timings.imageTokens ?? 0;
+    const ms = s.timings.shot ?? 0;
+    const kb = (shotBytes[i] ?? 0) / 1024;
+    console.log(`screenshot, step ${i + 1}: ${tokens ? `~${tokens} image tokens (OpenAI, 1024 px long side), ${kb.toFixed(0)} KB as a data: URL, ${ms.toFixed(0)} ms to capture and mark` : 'none'}`);
+  });
 } finally {
   await browser.close();
   await mock.close();

@@ -127,6 +127,10 @@
   const busyIn = (doc) => [...doc.querySelectorAll(BUSY_QUERY)].filter(shown);
   const clean = (s, n) => cap(collapse(s), n);
 
+  // Elements that draw what they show rather than holding elements: a listener on one is
+  // for clicks on it, never delegation.
+  const DRAWN = new Set(['CANVAS', 'IMG', 'VIDEO']);
+
   function handleFor(el) {
     let h = handleOf.get(el);
     if (!h) {
@@ -927,8 +931,9 @@
       // Off the page to the left or the top, where no scrolling reaches (a closed drawer).
       if (visible && (r.right + view.scrollX <= 0 || r.bottom + view.scrollY <= 0)) visible = false;
       // Only a listener: a pane that large is where the page listens for clicks on what is
-      // inside it (delegation), not a control of its own.
-      if (visible && hints.length === 1 && hints[0] === 'listener' &&
+      // inside it (delegation), not a control of its own. A canvas, image or video shows
+      // nothing made of elements, so its listener is its own (a chart clicked at a point).
+      if (visible && hints.length === 1 && hints[0] === 'listener' && !DRAWN.has(el.tagName) &&
           r.width * r.height > (view.innerWidth * view.innerHeight) / 3) return;
       if (!visible && !o.includeHidden) return;
       const bbox = {

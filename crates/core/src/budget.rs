@@ -366,6 +366,20 @@ pub fn compute_budget(
     settings: &BudgetSettings,
     cache: &mut TokenCache,
 ) -> Result<Budget, BudgetError> {
+    let images = (image_count, image_tokens(image_count));
+    compute_budget_with_images(conversation, system, images, context_limit, settings, cache)
+}
+
+/// [`compute_budget`] for images whose size is known: `images` is their count and their
+/// tokens for the provider at hand (an agent's screenshot, `crate::vision::image_tokens_for`).
+pub fn compute_budget_with_images(
+    conversation: &Conversation<'_>,
+    system: Option<&str>,
+    (image_count, user_images): (usize, u32),
+    context_limit: u32,
+    settings: &BudgetSettings,
+    cache: &mut TokenCache,
+) -> Result<Budget, BudgetError> {
     cache.use_estimator(Estimator::from_override(settings.chars_per_token));
     let message_tokens = |text: &str| cache.estimator.count(text).saturating_add(MESSAGE_OVERHEAD);
     let system_tokens = system.filter(|s| !s.is_empty()).map_or(0, message_tokens);
@@ -377,7 +391,6 @@ pub fn compute_budget(
         .map(|r| cache.estimator.count(&r.content))
         .fold(0, u32::saturating_add);
     let user_text = message_tokens(&conversation.request.content).saturating_add(results);
-    let user_images = image_tokens(image_count);
     let request = user_text.saturating_add(user_images);
     let answer = settings.assistant_response_allowance;
     if u64::from(system_tokens) + u64::from(request) + u64::from(answer) > u64::from(context_limit)
@@ -674,6 +687,37 @@ mod tests {
                 Err(BudgetError::NoRequest)
             );
         }
+    }
+
+    #[test]
+    fn a_screenshot_is_counted_at_its_own_estimate() {
+        let msgs = messages(&["u1:10", "a1:10", "u2:5"]);
+        let conv = Conversation::from_messages(&msgs).unwrap();
+        let with = |tokens| {
+            compute_budget_with_images(
+                &conv,
+                None,
+                (1, tokens),
+                10_000,
+                &SETTINGS,
+                &mut TokenCache::new(),
+            )
+            .unwrap()
+            .breakdown
+        };
+        let (small, large) = (with(258), with(1105));
+        assert_eq!((small.user_images, large.user_images), (258, 1105));
+        assert_eq!(large.total_input - small.total_input, 1105 - 258);
+        // Too large for the window: said with the image.
+        let err = compute_budget_with_images(
+            &conv,
+            None,
+            (1, 9_990),
+            10_000,
+            &SETTINGS,
+            &mut TokenCache::new(),
+        );
+        assert!(matches!(err, Err(BudgetError::TooLarge { images: 1, .. })));
     }
 
     #[test]

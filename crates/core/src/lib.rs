@@ -43,3 +43,4 @@ pub mod structured;
 pub mod tokens;
 pub mod tools;
 pub mod url;
+pub mod vision;

@@ -159,47 +159,6 @@ impl ProviderConfig {
     }
 }
 
-/// Whether `model` on `kind` reads images (a tool's images go to it as pictures; any other
-/// model gets a sentence for each). Claude 3 and later and every Gemini model do; OpenAI's
-/// and local models do by family name. An unknown model counts as text-only: a sentence costs
-/// nothing, while an image sent to a text-only model fails the whole request.
-pub fn takes_images(kind: ProviderKind, model: &str) -> bool {
-    let m = model.to_ascii_lowercase();
-    match kind {
-        ProviderKind::Anthropic => !(m.starts_with("claude-2") || m.starts_with("claude-instant")),
-        ProviderKind::Gemini | ProviderKind::Firebase => !m.contains("embedding"),
-        ProviderKind::OpenAi | ProviderKind::OpenAiCompatible | ProviderKind::Ollama => {
-            // o1-mini and o3-mini are text-only members of image-reading families.
-            const TEXT_ONLY: [&str; 3] = ["o1-mini", "o3-mini", "gpt-4o-audio"];
-            const SEEING: [&str; 22] = [
-                "gpt-4o",
-                "gpt-4.1",
-                "gpt-4-turbo",
-                "gpt-4-vision",
-                "gpt-5",
-                "o1",
-                "o3",
-                "o4",
-                "claude-3",
-                "claude-sonnet",
-                "claude-opus",
-                "claude-haiku",
-                "gemini",
-                "gemma3",
-                "gemma-3",
-                "llama4",
-                "llama-4",
-                "llava",
-                "vision",
-                "-vl",
-                "pixtral",
-                "minicpm-v",
-            ];
-            !TEXT_ONLY.iter().any(|t| m.contains(t)) && SEEING.iter().any(|s| m.contains(s))
-        }
-    }
-}
-
 /// Shows the end of a key only ("…abcd"), never the whole key.
 pub fn mask_key(key: &str) -> String {
     let chars: Vec<char> = key.chars().collect();
@@ -213,28 +172,6 @@ pub fn mask_key(key: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn image_reading_models_are_known_by_family() {
-        use ProviderKind::*;
-        for (kind, model, sees) in [
-            (OpenAi, "gpt-4o-mini", true),
-            (OpenAi, "gpt-5", true),
-            (OpenAi, "o3-mini", false),
-            (OpenAi, "gpt-3.5-turbo", false),
-            (OpenAiCompatible, "gpt-test", false),
-            (OpenAiCompatible, "Qwen2.5-VL-7B-Instruct", true),
-            (Ollama, "llava:13b", true),
-            (Ollama, "llama3.2-vision", true),
-            (Ollama, "llama3.1:8b", false),
-            (Anthropic, "claude-sonnet-4-5", true),
-            (Anthropic, "claude-2.1", false),
-            (Gemini, "gemini-2.5-flash", true),
-            (Firebase, "gemini-2.5-flash", true),
-        ] {
-            assert_eq!(takes_images(kind, model), sees, "{kind:?} {model}");
-        }
-    }
 
     #[test]
     fn masked_key_never_shows_more_than_four_chars() {

@@ -205,7 +205,7 @@ const LABELS: &[(&str, Put, &str)] = &[
 const RTL: [&str; 8] = ["ar", "he", "iw", "fa", "ur", "ps", "sd", "yi"];
 
 /// The message `name` in the UI language; `None` when there is none (or no `chrome.i18n`).
-fn message(name: &str) -> Option<String> {
+pub(crate) fn message(name: &str) -> Option<String> {
     get_message(name)
         .ok()
         .and_then(|v| v.as_string())

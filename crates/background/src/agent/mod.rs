@@ -15,6 +15,7 @@ mod held;
 mod page;
 mod replay;
 mod run;
+mod shot;
 mod store;
 mod trusted;
 
@@ -515,6 +516,7 @@ fn launch(ctx: TaskContext) {
             controller: controller.clone(),
             tool_call,
             firewall: firewall::Guard::default(),
+            eyes: run::Eyes::default(),
         };
         looper.run(&mut ctx, controller).await;
         RUN.with(|r| *r.borrow_mut() = None);

@@ -388,6 +388,16 @@ async fn execute(
     execute_end(promise).await
 }
 
+/// `func(...args)` in the tab's top frame (the driver need not be there), its result.
+pub(super) async fn run_func(
+    tab: i32,
+    func: &Function,
+    args: &Array,
+) -> Result<JsValue, AgentError> {
+    let results = execute(tab, Frames::One(None), func, args).await?;
+    Ok(first_result(&results))
+}
+
 /// The per-frame results of an `executeScript` begun with [`execute_start`].
 async fn execute_end(promise: Promise) -> Result<Array, AgentError> {
     let results = JsFuture::from(promise)
@@ -792,6 +802,15 @@ pub(super) fn lap(phase: Phase, started: f64) {
             Phase::Settle => &mut t.settle,
         };
         *slot += ms;
+    });
+}
+
+/// A screenshot sent with this step: its estimated tokens and the time taken to make it.
+pub(super) fn note_image(tokens: u32, ms: f64) {
+    CLOCK.with(|c| {
+        let mut t = c.borrow_mut();
+        t.image_tokens = t.image_tokens.saturating_add(tokens);
+        t.shot += ms;
     });
 }
 

@@ -8,6 +8,7 @@ use std::rc::Rc;
 use js_sys::{Function, Promise};
 use tandem_core::agent::cost::TokenAllowance;
 use tandem_core::agent::flow::flow_question;
+use tandem_core::agent::look::{self, needs_auto_look, resolve_point, shot_note, Shot};
 use tandem_core::agent::task::{
     self, parse_planner, PageSeen, PendingConfirmation, StepKind, StepRecord, TaskContext,
     TaskStatus, UserUpdate, MAP_CHARS,
@@ -19,8 +20,9 @@ use tandem_core::agent::{
 };
 use tandem_core::errors::ErrorKind;
 use tandem_core::request::{ToolCall, ToolOutcome};
-use tandem_core::session::{CloudConfig, Schema, SessionConfig, SessionError};
+use tandem_core::session::{CloudConfig, Preferred, Schema, SessionConfig, SessionError};
 use tandem_core::tools::{plan_call, CallPlan, Failure};
+use tandem_core::vision::takes_images;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortController;
 
@@ -30,6 +32,7 @@ use super::page::{
     allowed, canonical_host, host_of, lap, pending_look, settle, snapshot, tab_url, take_timings,
     Phase,
 };
+use super::shot;
 use super::store::{load_grants, remember_site, save};
 use crate::chrome;
 use crate::sessions::{manager, Session, STEP_TIMEOUT_MS};
@@ -79,6 +82,23 @@ pub(super) struct Loop {
     pub(super) tool_call: Rc<RefCell<Option<String>>>,
     /// The task's firewall, up while `steps` runs.
     pub(super) firewall: Guard,
+    /// Screenshots: whether the model may look, and this step's.
+    pub(super) eyes: Eyes,
+}
+
+/// The loop's screenshots (`look`, see `shot.rs` and core's `agent::look`).
+#[derive(Default)]
+pub(super) struct Eyes {
+    /// The task's model takes images, so its schema offers `look` (fixed for the session,
+    /// like the rest of its system text).
+    pub(super) offered: bool,
+    /// The model asked to look: the next step's turn carries a screenshot.
+    pub(super) asked: bool,
+    /// The screenshot this step's turn carried, for `click_at` by its pixels.
+    pub(super) shot: Option<Shot>,
+    /// The page state (`task::loop_state`) the last automatic look showed: the same page is
+    /// not sent again unasked.
+    pub(super) last_auto: Option<String>,
 }
 
 /// The key a task's page tools are kept under (beside chat turns' request ids).
@@ -127,10 +147,15 @@ impl Loop {
         crate::tools::note_task(&task_key(ctx), ctx.tab_id);
         let listed = crate::tools::specs_for(&task_key(ctx)).await;
         let tools = ctx.tools.get_or_insert(listed).clone();
-        self.navigator_schema = tool_step::navigator_schema_with(&tools);
+        // Screenshots only for a cloud model that takes images; a task that may run on
+        // Nano is never offered `look` (its session here takes text only).
+        self.eyes.offered = settings.on_device != Preferred::Nano
+            && CloudConfig::from_settings(&settings, settings.budget.clone())
+                .is_ok_and(|c| takes_images(c.kind, &c.model));
+        self.navigator_schema = look::navigator_schema(&tools, self.eyes.offered);
         let config = SessionConfig {
             system_prompt: task::system_prompt(),
-            schema_instructions: tool_step::schema_instructions_with(&tools),
+            schema_instructions: look::schema_instructions(&tools, self.eyes.offered),
             preferred: settings.on_device,
             step_timeout_ms: Some(STEP_TIMEOUT_MS),
             temperature: Some(0.0),
@@ -302,9 +327,17 @@ impl Loop {
             // sentence each in the step's result for one that does not.
             let images = ctx.images_for_next_turn(session.takes_images());
             session.attach_images(images);
-            let turn = task::navigator_turn(ctx, &observed.list);
+            let state = task::loop_state(
+                &observed.snapshot.url,
+                &observed.list,
+                &observed.snapshot.text_digest,
+            );
+            let seen_note = self.screenshot(ctx, session, &observed, &state).await;
+            let turn = task::navigator_turn(ctx, &format!("{seen_note}{}", observed.list));
             let summary = task::navigator_summary(ctx, &seen);
             let asked = self.ask_action(session, &turn, &summary).await;
+            // The screenshot went with this step's request (and its re-ask) only.
+            session.clear_screenshot();
             self.note_failovers(ctx, session);
             let (action, native) = match asked {
                 Ok(Ok(a)) => a,
@@ -333,11 +366,6 @@ impl Loop {
                 return;
             }
             ctx.actions_taken += 1;
-            let state = task::loop_state(
-                &observed.snapshot.url,
-                &observed.list,
-                &observed.snapshot.text_digest,
-            );
             if ctx.note_action(&state, &action) {
                 let json = action.to_json().to_string();
                 self.record(
@@ -425,6 +453,49 @@ impl Loop {
                 self.persist(ctx, session).await;
                 continue;
             }
+            if let Action::Look = &action {
+                let outcome = if self.eyes.offered && session.takes_images() {
+                    self.eyes.asked = true;
+                    Ok(look::looked_sentence())
+                } else {
+                    Err("look is not available: this model does not take images; use the element list".to_string())
+                };
+                let failed = outcome.is_err();
+                let json = action.to_json().to_string();
+                self.record(ctx, session, before, json, None, outcome);
+                if !failed {
+                    ctx.consecutive_failures = 0;
+                } else if ctx.failed_step() {
+                    return self.too_many_failures(ctx);
+                }
+                self.persist(ctx, session).await;
+                continue;
+            }
+            // A point of the screenshot is a point of the listed element under it: from here
+            // on it is that element's click_at, with every check a click on it meets.
+            let action = match action {
+                Action::ClickPoint { x, y } => {
+                    match resolve_point(
+                        &observed.map,
+                        &observed.snapshot,
+                        self.eyes.shot.as_ref(),
+                        x,
+                        y,
+                    ) {
+                        Ok(resolved) => resolved,
+                        Err(e) => {
+                            let json = action.to_json().to_string();
+                            self.record(ctx, session, before, json, None, Err(e.to_string()));
+                            if ctx.failed_step() {
+                                return self.too_many_failures(ctx);
+                            }
+                            self.persist(ctx, session).await;
+                            continue;
+                        }
+                    }
+                }
+                other => other,
+            };
             if needs_site_grant(&action) {
                 match self.site_grant(ctx, session, &observed.snapshot.url).await {
                     Grant::Given => {}
@@ -772,6 +843,52 @@ impl Loop {
                 Ok(parse_action(&reply.text)
                     .map(|p| (p.action, None))
                     .map_err(|e| format!("the model's answer was not a valid action twice ({e})")))
+            }
+        }
+    }
+
+    /// This step's screenshot, when the model asked for one in the previous step or the page
+    /// needs one unasked (`look::needs_auto_look`, once per page state): attached to the
+    /// session for the navigator's request, with the sentence its turn says about it (empty
+    /// without one). Only for a model that takes images.
+    async fn screenshot(
+        &mut self,
+        ctx: &TaskContext,
+        session: &mut Session,
+        observed: &Observed,
+        state: &str,
+    ) -> String {
+        self.eyes.shot = None;
+        let asked = std::mem::take(&mut self.eyes.asked);
+        let Some(kind) = session
+            .cloud_kind()
+            .filter(|_| self.eyes.offered && session.takes_images())
+        else {
+            return String::new();
+        };
+        let auto = !asked
+            && self.eyes.last_auto.as_deref() != Some(state)
+            && needs_auto_look(
+                shot::media_cover(ctx.tab_id).await,
+                &observed.map,
+                &observed.snapshot,
+            );
+        if !asked && !auto {
+            return String::new();
+        }
+        match shot::take(ctx.tab_id, &observed.snapshot, &observed.map, kind).await {
+            Ok((url, shot)) => {
+                if auto {
+                    self.eyes.last_auto = Some(state.to_string());
+                }
+                session.attach_screenshot(vec![url], shot.tokens);
+                let note = shot_note(&shot, asked);
+                self.eyes.shot = Some(shot);
+                note
+            }
+            Err(why) => {
+                crate::log_error("no screenshot", &why.clone().into());
+                format!("No screenshot could be taken: {why}.\n")
             }
         }
     }

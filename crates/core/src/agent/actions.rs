@@ -42,6 +42,11 @@ pub const ACTION_NAMES: [&str; 19] = [
 /// has tools, but always read, so a model naming it without tools is told there are none.
 pub const TOOL_ACTION: &str = "tool";
 
+/// The action that asks for a screenshot (`tandem_core::agent::look`). Not in
+/// [`ACTION_NAMES`]: it is offered only to a model that takes images
+/// ([`action_schema_for`]), but always read, so a text-only model naming it is told why not.
+pub const LOOK_ACTION: &str = "look";
+
 /// Longest `wait` honoured; longer ones are shortened (and reported as a repair).
 pub const MAX_WAIT_MS: u32 = 10_000;
 
@@ -99,6 +104,15 @@ pub enum Action {
         x: u16,
         y: u16,
     },
+    /// Clicks (`x`, `y`) of the screenshot this step's turn carried, in its pixels; the
+    /// worker turns it into the [`Action::ClickAt`] of the listed element under that point
+    /// (`look::resolve_point`) before anything is checked or done.
+    ClickPoint {
+        x: u32,
+        y: u32,
+    },
+    /// Asks for a screenshot of the viewport with the next turn.
+    Look,
     Scroll {
         target: ScrollTarget,
     },
@@ -194,7 +208,8 @@ impl Action {
             Action::Drag { .. } => "drag",
             Action::SetValue { .. } => "set_value",
             Action::SelectText { .. } => "select_text",
-            Action::ClickAt { .. } => "click_at",
+            Action::ClickAt { .. } | Action::ClickPoint { .. } => "click_at",
+            Action::Look => LOOK_ACTION,
             Action::Navigate { .. } => "navigate",
             Action::Back => "back",
             Action::OpenTab { .. } => "open_tab",
@@ -361,6 +376,10 @@ impl Action {
                 put("x", (f64::from(*x) / 1000.0).into());
                 put("y", (f64::from(*y) / 1000.0).into());
             }
+            Action::ClickPoint { x, y } => {
+                put("x", (*x).into());
+                put("y", (*y).into());
+            }
             Action::Navigate { url } | Action::OpenTab { url } => put("url", url.as_str().into()),
             Action::SwitchTab { tab } => put("tab", (*tab).into()),
             Action::ExtractText { element: Some(e) } => put("element", (*e).into()),
@@ -381,7 +400,10 @@ impl Action {
                 put("tool", name.as_str().into());
                 put("arguments", arguments.clone());
             }
-            Action::Back | Action::CloseTab | Action::ExtractText { element: None } => {}
+            Action::Back
+            | Action::CloseTab
+            | Action::Look
+            | Action::ExtractText { element: None } => {}
         }
         Value::Object(m)
     }
@@ -441,6 +463,35 @@ pub fn action_schema_with_tools(tools: &[String]) -> Value {
     let mut schema = flat_schema();
     if let Some(tool) = schema.pointer_mut("/properties/tool") {
         tool["enum"] = tools.iter().map(|t| Value::from(t.as_str())).collect();
+    }
+    schema
+}
+
+/// The schema for a task whose model may `look` (it takes images): [`action_schema_with_tools`]
+/// plus the `look` action, and `click_at`'s x and y also as pixels of the screenshot when no
+/// element is given. A text-only model's schema does not name `look` at all.
+pub fn action_schema_for(tools: &[String], look: bool) -> Value {
+    let mut schema = action_schema_with_tools(tools);
+    if !look {
+        return schema;
+    }
+    if let Some(names) = schema
+        .pointer_mut("/properties/action/enum")
+        .and_then(Value::as_array_mut)
+    {
+        names.push(LOOK_ACTION.into());
+    }
+    for (axis, from) in [("x", "left"), ("y", "top")] {
+        if let Some(field) = schema
+            .pointer_mut(&format!("/properties/{axis}"))
+            .and_then(Value::as_object_mut)
+        {
+            field.remove("maximum");
+            field.insert(
+                "description".into(),
+                format!("click_at: with element, a fraction of its box from 0 to 1 from the {from}; without element, pixels from the {from} of the latest screenshot.").into(),
+            );
+        }
     }
     schema
 }
@@ -802,7 +853,7 @@ fn from_value(value: &Value, repairs: &mut Vec<Repair>) -> Result<Action, Action
     let name = canonical_name(raw_name);
     let Some(&name) = ACTION_NAMES
         .iter()
-        .chain([&TOOL_ACTION])
+        .chain([&TOOL_ACTION, &LOOK_ACTION])
         .find(|n| **n == name)
     else {
         return Err(ActionError::UnknownAction {
@@ -938,11 +989,19 @@ fn from_value(value: &Value, repairs: &mut Vec<Repair>) -> Result<Action, Action
                 text,
             }
         }
-        "click_at" => Action::ClickAt {
-            element: f.element(repairs)?,
-            x: f.fraction("x", repairs)?,
-            y: f.fraction("y", repairs)?,
+        // Without an element, x and y are pixels of the screenshot the turn carried.
+        "click_at" => match f.optional_u32("element", repairs)? {
+            Some(element) => Action::ClickAt {
+                element,
+                x: f.fraction("x", repairs)?,
+                y: f.fraction("y", repairs)?,
+            },
+            None => Action::ClickPoint {
+                x: f.pixel("x", repairs)?,
+                y: f.pixel("y", repairs)?,
+            },
         },
+        LOOK_ACTION => Action::Look,
         "navigate" => Action::Navigate {
             url: f.url(repairs)?,
         },
@@ -1149,6 +1208,32 @@ impl Fields<'_> {
         };
         match f {
             Some(f) if (0.0..=1.0).contains(&f) => Ok((f * 1000.0).round() as u16),
+            _ => Err(self.invalid(field, expected, v)),
+        }
+    }
+
+    /// A pixel of the screenshot: a non-negative number, rounded (`412.6` → 413).
+    fn pixel(&self, field: &'static str, repairs: &mut Vec<Repair>) -> Result<u32, ActionError> {
+        let expected = "a pixel of the screenshot (a whole number from 0)";
+        let v = self
+            .obj
+            .get(field)
+            .filter(|v| !v.is_null())
+            .ok_or(self.missing(
+                field,
+                "pixels of the screenshot from its top-left corner (or an \"element\")",
+            ))?;
+        let f = match v {
+            Value::Number(n) => n.as_f64(),
+            Value::String(s) => {
+                repairs.push(Repair::QuotedScalar);
+                s.trim().trim_end_matches("px").parse::<f64>().ok()
+            }
+            _ => None,
+        };
+        match f {
+            // `as` saturates; the value is finite and non-negative.
+            Some(f) if f.is_finite() && f >= 0.0 => Ok(f.round() as u32),
             _ => Err(self.invalid(field, expected, v)),
         }
     }

@@ -401,8 +401,9 @@ pub fn effect_of(
         Action::Type {
             submit: true, text, ..
         } => submit(true, Some(text)),
-        Action::Click { .. } if submits_form(el) => submit(false, None),
-        Action::Click { .. } => {
+        // A point of a control (`click_at`, a screenshot's pixel) clicks it as a whole does.
+        Action::Click { .. } | Action::ClickAt { .. } if submits_form(el) => submit(false, None),
+        Action::Click { .. } | Action::ClickAt { .. } => {
             let href = el.attr("href")?;
             let url = if href.starts_with("//") {
                 format!("https:{href}")
@@ -672,6 +673,13 @@ mod tests {
         let click = Action::Click { element: 1 };
         let effect = effect_of(&click, &out, &snap, &a).expect("an effect");
         assert_eq!(effect.host(), "collect.attacker.test");
+        // A point of it (`click_at`, a screenshot's pixel) follows it just the same.
+        let point = Action::ClickAt {
+            element: 1,
+            x: 500,
+            y: 500,
+        };
+        assert_eq!(effect_of(&point, &out, &snap, &a), Some(effect.clone()));
         let q = effect_question(&out, &effect);
         assert!(q.starts_with("Go to collect.attacker.test (the address starts with \u{201c}shop.tandem.test@\u{201d}"), "{q}");
         assert!(q.contains("e = \u{201c}ada@example.com\u{201d}"), "{q}");

@@ -20,6 +20,7 @@ pub mod cost;
 pub mod effects;
 pub mod element_map;
 pub mod flow;
+pub mod look;
 #[cfg(test)]
 mod perception_tests;
 pub mod report;
@@ -39,8 +40,8 @@ pub mod waiting;
 pub mod workflow;
 
 pub use actions::{
-    action_schema, action_schema_with_tools, parse_action, Action, ActionError, DragTarget,
-    ParsedAction, Repair, ScrollTarget, SelectMode, TOOL_ACTION,
+    action_schema, action_schema_for, action_schema_with_tools, parse_action, Action, ActionError,
+    DragTarget, ParsedAction, Repair, ScrollTarget, SelectMode, LOOK_ACTION, TOOL_ACTION,
 };
 pub use changes::unasked_change;
 pub use effects::{effect_of, effect_question, held_question, Approved, Effect, Firewall, Held};

@@ -94,6 +94,7 @@ pub fn needs_site_grant(action: &Action) -> bool {
             | Action::SetValue { .. }
             | Action::SelectText { .. }
             | Action::ClickAt { .. }
+            | Action::ClickPoint { .. }
             | Action::Scroll {
                 target: ScrollTarget::Inside(..)
             }

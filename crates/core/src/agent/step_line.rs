@@ -288,9 +288,10 @@ fn done_sentence(action: &Action, target: Option<&Target>, raw: &str, result: &s
             .em(text)
             .text(" in ")
             .strong(named(target, "an element")),
-        Action::ClickAt { .. } => s
+        Action::ClickAt { .. } | Action::ClickPoint { .. } => s
             .text("Clicked a point of ")
             .strong(named(target, "an element")),
+        Action::Look => s.text("Took a screenshot of the page for the next step"),
         Action::Scroll {
             target: ScrollTarget::Page(d),
         } => s.text(match d {
@@ -365,9 +366,10 @@ fn failed_sentence(action: &Action, target: Option<&Target>, why: &str) -> Vec<P
             .text(" to ")
             .em(value),
         Action::SelectText { text, .. } => s.text("select ").em(text),
-        Action::ClickAt { .. } => s
+        Action::ClickAt { .. } | Action::ClickPoint { .. } => s
             .text("click a point of ")
             .strong(named(target, "the element")),
+        Action::Look => s.text("take a screenshot of the page"),
         Action::Scroll {
             target: ScrollTarget::Page(_),
         } => s.text("scroll"),

@@ -125,6 +125,21 @@ pub struct StepTimings {
     /// Saving the task after the step (its transcript included) and telling the panels.
     #[serde(default)]
     pub persist: f64,
+    /// Capturing, marking and encoding the step's screenshot (`look`), when it had one.
+    #[serde(default, skip_serializing_if = "is_zero_ms")]
+    pub shot: f64,
+    /// Not a time: the estimated input tokens of the step's screenshot, for `scripts/bench`
+    /// (the step's `tokens` already hold them, as the provider reported or estimated).
+    #[serde(default, skip_serializing_if = "is_zero_tokens")]
+    pub image_tokens: u32,
+}
+
+fn is_zero_ms(ms: &f64) -> bool {
+    *ms == 0.0
+}
+
+fn is_zero_tokens(n: &u32) -> bool {
+    *n == 0
 }
 
 /// An action waiting for the user's Approve / Deny.

@@ -75,10 +75,10 @@ pub struct StepOutput {
 }
 
 /// The turn's tool rounds as this model reads them: a tool's images as pictures, or, for a
-/// model that takes none ([`crate::provider::takes_images`]), a sentence for each.
+/// model that takes none ([`crate::vision::takes_images`]), a sentence for each.
 fn rounds_for_model(rounds: &[RequestMessage], config: &CloudConfig) -> Vec<RequestMessage> {
     let mut sent = rounds.to_vec();
-    if !crate::provider::takes_images(config.kind, &config.model) {
+    if !crate::vision::takes_images(config.kind, &config.model) {
         crate::tools::image::describe_tool_images(&mut sent);
     }
     sent

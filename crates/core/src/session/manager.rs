@@ -179,6 +179,7 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> SessionManager<N, C, S> {
             step_tools: Vec::new(),
             step_mode: None,
             step_images: Vec::new(),
+            screenshot: None,
         };
         let start_on_cloud = match choice {
             ProviderId::Nano => None,
@@ -231,6 +232,10 @@ pub struct HybridSession<N: NanoBackend, C: CloudTransport, S: Sleeper> {
     step_mode: Option<StepMode>,
     /// Images for the next step's request ([`attach_images`](Self::attach_images)).
     step_images: Vec<String>,
+    /// A screenshot for the following steps' cloud requests (`data:` URLs) and its
+    /// estimated tokens for that provider ([`attach_screenshot`](Self::attach_screenshot));
+    /// never given to Nano, whose session takes text only here.
+    screenshot: Option<(Vec<String>, u32)>,
 }
 
 /// An agent step's answer: the reply's text, or a native call of one of the task's tools
@@ -339,11 +344,11 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
     }
 
     /// Whether the model serving the session now reads images
-    /// ([`crate::provider::takes_images`]; Nano's tool turns are text).
+    /// ([`crate::vision::takes_images`]; never Nano, whose tool turns are text here).
     pub fn takes_images(&self) -> bool {
         match self.active.as_ref() {
             Some(Active::Cloud(c)) => {
-                crate::provider::takes_images(c.config().kind, &c.config().model)
+                crate::vision::takes_images(c.config().kind, &c.config().model)
             }
             _ => false,
         }
@@ -481,6 +486,26 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
     /// How the last step's reply was asked for and came back (`None` on Nano).
     pub fn step_mode(&self) -> Option<StepMode> {
         self.step_mode
+    }
+
+    /// Attaches a screenshot (estimated at `tokens` for the provider in use) to every cloud
+    /// request of the following steps until [`clear_screenshot`](Self::clear_screenshot): a
+    /// step asked again keeps its screenshot. Nano never receives it.
+    pub fn attach_screenshot(&mut self, images: Vec<String>, tokens: u32) {
+        self.screenshot = (!images.is_empty()).then_some((images, tokens));
+    }
+
+    /// Sends no more screenshots.
+    pub fn clear_screenshot(&mut self) {
+        self.screenshot = None;
+    }
+
+    /// The cloud provider and model in use (`None` on Nano).
+    pub fn cloud_kind(&self) -> Option<ProviderKind> {
+        match &self.active {
+            Some(Active::Cloud(c)) => Some(c.config().kind),
+            _ => None,
+        }
     }
 
     /// How the cloud provider in use is asked for a structured reply now (`None` on Nano).
@@ -770,9 +795,24 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
                 provider,
             };
             // Step scope stands for a fresh session per step, which has no compact view.
+            // Images only to a model that takes them, whatever the caller attached: the
+            // step's own (a tool's, counted at the chat's per-image figure) and the
+            // screenshot (counted at its estimate for this provider).
+            let sees = crate::vision::takes_images(cloud.config().kind, &cloud.config().model);
+            let mut all: Vec<String> = Vec::new();
+            let mut image_tokens = 0u32;
+            if sees {
+                all.extend(images.iter().cloned());
+                image_tokens = crate::tokens::image_tokens(images.len());
+                if let Some((shot, tokens)) = &self.screenshot {
+                    all.extend(shot.iter().cloned());
+                    image_tokens = image_tokens.saturating_add(*tokens);
+                }
+            }
             let mut planner = StepPlanner {
                 whole: self.config.scope == SessionScope::Step,
-                images,
+                images: &all,
+                image_tokens,
             };
             let text = cloud
                 .run_turn(

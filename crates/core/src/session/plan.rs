@@ -82,10 +82,13 @@ impl RequestPlanner for WholeTranscriptPlanner {
 }
 
 /// A session step's request: [`TranscriptPlanner`]'s (or, `whole`,
-/// [`WholeTranscriptPlanner`]'s) with `images` on the step's turn.
+/// [`WholeTranscriptPlanner`]'s) with `images` on the step's turn (a tool's images from the
+/// step before, an agent's screenshot), counted at `image_tokens`: their estimate for the
+/// provider at hand rather than the chat's per-image figure.
 pub struct StepPlanner<'a> {
     pub whole: bool,
     pub images: &'a [String],
+    pub image_tokens: u32,
 }
 
 impl RequestPlanner for StepPlanner<'_> {
@@ -94,6 +97,24 @@ impl RequestPlanner for StepPlanner<'_> {
             true => WholeTranscriptPlanner.messages(transcript, turn),
             false => TranscriptPlanner.messages(transcript, turn),
         }
+    }
+
+    fn plan(
+        &mut self,
+        conversation: &Conversation<'_>,
+        system: Option<&str>,
+        config: &CloudConfig,
+        cache: &mut TokenCache,
+    ) -> Result<(Budget, Option<String>), BudgetError> {
+        let budget = crate::budget::compute_budget_with_images(
+            conversation,
+            system,
+            (self.images.len(), self.image_tokens),
+            config.context_window,
+            &config.budget,
+            cache,
+        )?;
+        Ok((budget, system.map(str::to_owned)))
     }
 
     fn images(&self) -> &[String] {

@@ -2095,3 +2095,54 @@ fn a_steps_images_go_with_its_turn_only() {
     );
     assert!(requests[1].messages.iter().all(|m| m.images.is_empty()));
 }
+
+#[test]
+fn a_screenshot_goes_only_to_a_cloud_model_that_takes_images_and_only_while_attached() {
+    const SHOT: &str = "data:image/jpeg;base64,/9j/AAAA";
+    // gpt-4o takes images: the step's request carries it on its last message.
+    let (m, _) = manager(Availability::Unavailable, true);
+    let mut s = block_on(m.create(config(Preferred::Cloud))).unwrap();
+    assert!(s.takes_images());
+    s.attach_screenshot(vec![SHOT.to_string()], 765);
+    block_on(s.invoke(&turn(0), None)).unwrap();
+    s.clear_screenshot();
+    block_on(s.invoke(&turn(1), None)).unwrap();
+    let requests = m.transport().requests.borrow();
+    let images: Vec<Vec<String>> = requests
+        .iter()
+        .map(|r| r.messages.iter().flat_map(|m| m.images.clone()).collect())
+        .collect();
+    assert_eq!(images, [vec![SHOT.to_string()], vec![]]);
+    assert_eq!(requests[0].messages.last().map(|m| m.images.len()), Some(1));
+    drop(requests);
+
+    // A text-only cloud model never gets one, whatever the caller attached.
+    let blind = SessionManager::new(
+        FakeNano::new(Availability::Unavailable),
+        FakeCloud::default(),
+        RecordingSleeper::default(),
+        Some(CloudConfig::new(ProviderKind::OpenAi, "gpt-3.5-turbo")),
+    );
+    let mut s = block_on(blind.create(config(Preferred::Cloud))).unwrap();
+    assert!(!s.takes_images());
+    s.attach_screenshot(vec![SHOT.to_string()], 765);
+    block_on(s.invoke(&turn(0), None)).unwrap();
+    assert!(blind.transport().requests.borrow()[0]
+        .messages
+        .iter()
+        .all(|m| m.images.is_empty()));
+
+    // Nano takes text only here: it is never given the image.
+    let (m, _) = manager(Availability::Available, true);
+    let mut s = block_on(m.create(config(Preferred::Auto))).unwrap();
+    assert_eq!(s.provider(), Some(ProviderId::Nano));
+    assert!(!s.takes_images());
+    s.attach_screenshot(vec![SHOT.to_string()], 765);
+    block_on(s.invoke(&turn(0), None)).unwrap();
+    assert!(m
+        .nano()
+        .stats
+        .received_texts()
+        .iter()
+        .all(|t| !t.contains("base64")));
+}

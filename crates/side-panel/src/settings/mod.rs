@@ -55,6 +55,10 @@ pub fn wire() -> Result<(), DomError> {
             fill(kind);
         }
     });
+    let model: HtmlInputElement = dom::by_id("model")?;
+    dom::on(&model, "input", |_: web_sys::Event| show_vision());
+    let on_device: HtmlSelectElement = dom::by_id("on-device")?;
+    dom::on(&on_device, "change", |_: web_sys::Event| show_vision());
     dom::on(&form, "submit", |e: web_sys::Event| {
         e.prevent_default();
         save();
@@ -86,6 +90,7 @@ pub fn wire() -> Result<(), DomError> {
                 if let Ok(select) = dom::by_id::<HtmlSelectElement>("on-device") {
                     select.set_value(SAVED.with(|s| s.borrow().on_device.id()));
                 }
+                show_vision();
                 SAVED.with(|s| agent::show(&s.borrow()));
                 show_stall_limit();
                 // Said at once, where the user will look: the form shows what was kept.
@@ -258,6 +263,7 @@ fn fill(kind: ProviderKind) {
         window.set_placeholder(&known.context_window.to_string());
     }
     connection_status("", true);
+    show_vision();
     // Another provider's models are not suggestions for this one.
     PENDING_LIST.with(|p| *p.borrow_mut() = None);
     models_status("");
@@ -284,6 +290,30 @@ fn fill(kind: ProviderKind) {
         hint.set_text_content(Some(&text));
     }
     status("");
+}
+
+/// One sentence under Model: whether tasks send this model screenshots
+/// (`tandem_core::vision::takes_images`; never on "On-device only", where Gemini Nano
+/// answers and takes text only here).
+fn show_vision() {
+    let Ok(hint) = dom::by_id::<HtmlElement>("model-vision") else {
+        return;
+    };
+    let model = input("model").map(|m| m.value()).unwrap_or_default();
+    let nano_only = dom::by_id::<HtmlSelectElement>("on-device")
+        .is_ok_and(|s| s.value() == Preferred::Nano.id());
+    let text = match selected_kind() {
+        _ if model.trim().is_empty() && !nano_only => String::new(),
+        Some(kind) if !nano_only && tandem_core::vision::takes_images(kind, &model) => {
+            crate::i18n::message("modelGetsScreenshots").unwrap_or_else(|| {
+                "Tasks send this model screenshots of the page when the element list is not enough (a chart, a map).".into()
+            })
+        }
+        _ => crate::i18n::message("modelTextOnly").unwrap_or_else(|| {
+            "This model takes text only: tasks describe pages to it and never send it screenshots.".into()
+        }),
+    };
+    hint.set_text_content(Some(&text));
 }
 
 /// The saved stall limit (`budget.stallSeconds`); the default shows as the placeholder.
