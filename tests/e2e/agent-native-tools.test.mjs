@@ -154,8 +154,12 @@ const forms = {
 /** Where each provider's result of `call` sits in a request body: the call id or tool name it answers. */
 const resultShapes = {
   'OpenAI-compatible': (body, id) => body.messages.find((m) => m.role === 'tool' && m.tool_call_id === id)?.content,
-  Anthropic: (body, id) => body.messages.flatMap((m) => (Array.isArray(m.content) ? m.content : []))
-    .find((b) => b.type === 'tool_result' && b.tool_use_id === id)?.content,
+  // A result with images (the files server's echo returns one) is a list of blocks: its text.
+  Anthropic: (body, id) => {
+    const content = body.messages.flatMap((m) => (Array.isArray(m.content) ? m.content : []))
+      .find((b) => b.type === 'tool_result' && b.tool_use_id === id)?.content;
+    return Array.isArray(content) ? content.filter((b) => b.type === 'text').map((b) => b.text).join('\n') : content;
+  },
   Gemini: (body, _id, name) => body.contents.flatMap((c) => c.parts).find((p) => p.functionResponse?.name === name)?.functionResponse.response.content,
   Ollama: (body, _id, name) => body.messages.find((m) => m.role === 'tool' && m.tool_name === name)?.content,
 };
