@@ -40,6 +40,10 @@ impl Loop {
             return Replayed::End;
         }
         let Some(step) = replay.current().cloned() else {
+            // A run that waited at its divergence was resumed: the person lets the model go on.
+            if let Some(r) = ctx.replay.as_mut() {
+                r.hand_to_model();
+            }
             return Replayed::Diverged;
         };
         let url = &observed.snapshot.url;
@@ -124,9 +128,11 @@ impl Loop {
         let Some(replay) = ctx.replay.as_mut() else {
             return Replayed::Diverged;
         };
-        let sentence = replay.diverge(why);
-        let hint = fence("saved workflow", &replay.hint());
+        // Nobody watches a scheduled run: without the user's leave to use the model it waits
+        // for them, and says so.
         let pause = replay.scheduled && !replay.allow_model;
+        let sentence = replay.diverge(why, !pause);
+        let hint = fence("saved workflow", &replay.hint());
         ctx.record(StepRecord {
             kind: StepKind::User,
             action: format!("Replay diverged at {sentence}."),
@@ -143,11 +149,9 @@ impl Loop {
         ctx.notes.push(hint);
         ctx.plan.clear();
         if pause {
-            // Nobody watches a scheduled run: without the user's leave to use the model it
-            // waits for them, and says so.
             ctx.status = TaskStatus::Paused;
             ctx.reason = Some(format!(
-                "The scheduled run stopped at {sentence}: its schedule does not let the model take over. Press Resume to let it."
+                "The scheduled run stopped at {sentence}. Its schedule does not let the model take over where a page changed; press Resume to let it."
             ));
             crate::workflows::notify_paused(ctx);
             return Replayed::End;
