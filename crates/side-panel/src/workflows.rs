@@ -120,7 +120,7 @@ pub fn wire() -> Result<(), DomError> {
 /// minute (a panel opened later by hand shows what the person had).
 async fn show_clicked(opening: bool) {
     let shown = match crate::chrome::session_json(SHOWN_KEY).await {
-        Ok(Some(json)) => serde_json::from_str::<Shown>(&json).ok(),
+        Ok(Some(json)) => tandem_core::json::from_str::<Shown>(&json).ok(),
         _ => None,
     };
     let Some(shown) = shown.filter(|s| !opening || s.fresh(js_sys::Date::now() as u64)) else {

@@ -12,6 +12,7 @@ use tandem_core::agent::task::{StepKind, StepRecord, TaskContext, TaskStatus};
 use tandem_core::agent::workflow::{self, Divergence};
 use tandem_core::agent::{fence, needs_site_grant, site_denied, Action};
 
+use super::page::{lap, take_timings, Phase};
 use super::run::{Grant, Loop, Observed, Replayed, Stop};
 use crate::sessions::Session;
 
@@ -54,13 +55,15 @@ impl Loop {
             };
             return self.diverge(ctx, &why.to_string());
         }
-        let id = match &step.target {
-            Some(target) => {
-                match workflow::locate(target, &replay.params, observed.map.entries()) {
-                    Ok(id) => Some(id),
-                    Err(e) => return self.diverge(ctx, &e.to_string()),
-                }
-            }
+        let started = js_sys::Date::now();
+        let located = step
+            .target
+            .as_ref()
+            .map(|target| workflow::locate(target, &replay.params, observed.map.entries()));
+        lap(Phase::Locate, started);
+        let id = match located {
+            Some(Ok(id)) => Some(id),
+            Some(Err(e)) => return self.diverge(ctx, &e.to_string()),
             None => None,
         };
         let Some(action) = replay.action(&step, id, None) else {
@@ -189,7 +192,8 @@ impl Loop {
     }
 }
 
-/// A replayed step's timeline line: no model answered it.
+/// A replayed step's timeline line: no model answered it. It carries the step's timings like
+/// a model's step (`scripts/bench-workflow.mjs` compares them).
 fn replayed(
     ctx: &mut TaskContext,
     action: String,
@@ -197,4 +201,7 @@ fn replayed(
     outcome: Result<String, String>,
 ) {
     ctx.record_action(action, target, outcome, Some(REPLAYED.into()), None);
+    if let Some(step) = ctx.steps.last_mut() {
+        step.timings = Some(take_timings());
+    }
 }
