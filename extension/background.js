@@ -48,6 +48,18 @@ chrome.tabs.onUpdated.addListener(forward(worker.on_tab_updated));
 chrome.tabs.onReplaced.addListener(forward(worker.on_tab_replaced));
 chrome.alarms.onAlarm.addListener(forward(worker.on_alarm));
 
+// A scheduled workflow's notification: a click opens the side panel on that run. Chrome
+// dispatches notifications.onClicked with a user gesture, as it does a menu click; the
+// panel opens on the window the person is in (WINDOW_ID_CURRENT: for a worker, the last
+// focused one), where the run's tab is brought to the front. Without a gesture (a build that
+// gives none) the panel does not open: the run's tab still comes forward, and the panel shows
+// the run when the person opens it within a minute.
+chrome.notifications.onClicked.addListener((id) => {
+  chrome.sidePanel.open({ windowId: chrome.windows.WINDOW_ID_CURRENT })
+    .catch((error) => console.warn('Tandem: the side panel did not open:', error?.message));
+  forward(worker.on_notification_clicked)(id);
+});
+
 chrome.contextMenus.onClicked.addListener((info, tab) => {
   openPanel(tab);
   forward(worker.on_menu_clicked)(info, tab);

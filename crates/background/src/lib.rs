@@ -16,6 +16,7 @@ mod memory;
 mod models;
 mod nano;
 mod nano_status;
+mod notices;
 mod outbox;
 mod page_read;
 mod page_tools;

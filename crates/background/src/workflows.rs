@@ -9,7 +9,8 @@ use js_sys::{Object, Promise, Reflect, JSON};
 use tandem_chrome::js_text;
 use tandem_core::agent::task::{TaskContext, TaskStatus};
 use tandem_core::agent::workflow::{
-    self, alarm_name, read_stored, LastRun, Replay, Workflow, MAX_WORKFLOWS, WORKFLOWS_KEY,
+    self, alarm_name, read_stored, LastRun, Replay, Shown, Workflow, MAX_WORKFLOWS, SHOWN_KEY,
+    WORKFLOWS_KEY,
 };
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{spawn_local, JsFuture};
@@ -26,6 +27,10 @@ extern "C" {
     fn alarms_create(name: &str, info: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch, js_namespace = ["chrome", "notifications"], js_name = create)]
     fn notifications_create(id: &str, options: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "notifications"], js_name = clear)]
+    fn notifications_clear(id: &str) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "session"], js_name = set)]
+    fn session_set(items: &JsValue) -> Result<Promise, JsValue>;
 }
 
 /// At every worker start: each scheduled workflow has its alarm. Chrome may drop alarms
@@ -48,11 +53,7 @@ pub fn start() {
             if exists {
                 continue;
             }
-            let when = if schedule.missed(now) {
-                now + 1000
-            } else {
-                schedule.next_at
-            };
+            let when = schedule.ring_at(now);
             let info = Object::new();
             let _ = Reflect::set(&info, &"when".into(), &JsValue::from_f64(when as f64));
             let minutes = (schedule.every.period_ms() / 60_000) as f64;
@@ -103,6 +104,35 @@ pub(crate) fn notify(workflow_id: &str, title: &str, message: &str) {
             }
         }),
         Err(e) => crate::log_error("chrome.notifications is unavailable", &e),
+    }
+}
+
+/// The person clicked workflow `id`'s notification: the notice goes, and every open panel
+/// (and one the click opens) shows that workflow's run: its entry in the Workflows view, or
+/// the task card when the run waits for them (`waiting`).
+pub(crate) async fn show_in_panels(id: &str, waiting: bool) {
+    if let Ok(p) = notifications_clear(&alarm_name(id)) {
+        let _ = JsFuture::from(p).await;
+    }
+    let shown = Shown {
+        id: id.to_string(),
+        waiting,
+        at: js_sys::Date::now() as u64,
+    };
+    let stored = serde_json::to_string(&shown)
+        .map_err(|e| e.to_string())
+        .and_then(|json| JSON::parse(&json).map_err(js_text))
+        .and_then(|value| {
+            let items = Object::new();
+            let _ = Reflect::set(&items, &SHOWN_KEY.into(), &value);
+            session_set(&items).map_err(js_text)
+        });
+    let written = match stored {
+        Ok(p) => JsFuture::from(p).await.map(|_| ()).map_err(js_text),
+        Err(e) => Err(e),
+    };
+    if let Err(e) = written {
+        crate::log_error("the clicked workflow could not be shown", &e.into());
     }
 }
 

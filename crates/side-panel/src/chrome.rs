@@ -33,6 +33,9 @@ extern "C" {
     #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "local"], js_name = set)]
     pub fn storage_local_set(items: &JsValue) -> Result<Promise, JsValue>;
 
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "session"], js_name = get)]
+    fn storage_session_get(keys: &JsValue) -> Result<Promise, JsValue>;
+
     #[wasm_bindgen(catch, js_namespace = ["chrome", "permissions"], js_name = contains)]
     pub fn permissions_contains(permissions: &JsValue) -> Result<Promise, JsValue>;
 
@@ -59,7 +62,15 @@ pub async fn active_tab() -> Option<JsValue> {
 
 /// The JSON text stored under `key` in `chrome.storage.local`; `None` when nothing is.
 pub async fn local_json(key: &str) -> Result<Option<String>, String> {
-    let promise = storage_local_get(&key.into()).map_err(js_text)?;
+    stored_json(storage_local_get(&key.into()).map_err(js_text)?, key).await
+}
+
+/// The JSON text stored under `key` in `chrome.storage.session`; `None` when nothing is.
+pub async fn session_json(key: &str) -> Result<Option<String>, String> {
+    stored_json(storage_session_get(&key.into()).map_err(js_text)?, key).await
+}
+
+async fn stored_json(promise: Promise, key: &str) -> Result<Option<String>, String> {
     let items = wasm_bindgen_futures::JsFuture::from(promise)
         .await
         .map_err(js_text)?;
@@ -74,9 +85,18 @@ pub async fn local_json(key: &str) -> Result<Option<String>, String> {
 /// Runs `changed` whenever the worker (or anyone) changes `key` in `chrome.storage.local`:
 /// the lists the panel shows from storage redraw themselves this way.
 pub fn on_local_change(key: &'static str, changed: impl Fn() + 'static) {
+    on_change("local", key, changed);
+}
+
+/// As [`on_local_change`], for `chrome.storage.session`.
+pub fn on_session_change(key: &'static str, changed: impl Fn() + 'static) {
+    on_change("session", key, changed);
+}
+
+fn on_change(area_name: &'static str, key: &'static str, changed: impl Fn() + 'static) {
     let listener =
         Closure::<dyn FnMut(JsValue, JsValue)>::new(move |changes: JsValue, area: JsValue| {
-            let ours = area.as_string().as_deref() == Some("local")
+            let ours = area.as_string().as_deref() == Some(area_name)
                 && js_sys::Reflect::has(&changes, &key.into()).unwrap_or(false);
             if ours {
                 changed();

@@ -4,14 +4,16 @@
 //! given a default or removed, Delete, Export (a JSON file downloaded through an
 //! `<a download>` click) and Import (a file checked by `workflow::import`: anything
 //! malformed, oversized or hostile is refused with a sentence and nothing is stored).
-//! A view of its own: it imports no other view.
+//! A clicked notification of a scheduled run (`SHOWN_KEY` in `chrome.storage.session`, written
+//! by the worker) opens the view on that workflow's entry, or, while the run waits for the
+//! person, closes it so the task card shows. A view of its own: it imports no other view.
 
 use std::cell::RefCell;
 
 use js_sys::Uint8Array;
 use tandem_core::agent::task::TaskCommand;
 use tandem_core::agent::workflow::{
-    self, alarm_name, Every, Schedule, Workflow, MAX_IMPORT_BYTES, WORKFLOWS_KEY,
+    self, alarm_name, Every, Schedule, Shown, Workflow, MAX_IMPORT_BYTES, SHOWN_KEY, WORKFLOWS_KEY,
 };
 use tandem_core::protocol::PanelToWorker;
 use wasm_bindgen::prelude::wasm_bindgen;
@@ -58,6 +60,8 @@ async fn set_alarm(id: &str, schedule: Option<&Schedule>) -> Result<(), String> 
 thread_local! {
     /// The workflows as last read from storage.
     static LIST: RefCell<Vec<Workflow>> = const { RefCell::new(Vec::new()) };
+    /// The workflow whose notification was clicked last, marked in the list.
+    static SHOWN: RefCell<Option<String>> = const { RefCell::new(None) };
 }
 
 pub fn wire() -> Result<(), DomError> {
@@ -102,8 +106,54 @@ pub fn wire() -> Result<(), DomError> {
         }
     });
     crate::chrome::on_local_change(WORKFLOWS_KEY, || spawn_local(reload()));
-    spawn_local(reload());
+    crate::chrome::on_session_change(SHOWN_KEY, || spawn_local(show_clicked(false)));
+    spawn_local(async {
+        reload().await;
+        show_clicked(true).await;
+    });
     Ok(())
+}
+
+/// Shows the run of the workflow whose notification the person clicked: its entry, focused,
+/// with its last run (also said in the status line), or the task card while the run waits
+/// for them. `opening`: the panel is just opening, and shows only a click of the last
+/// minute (a panel opened later by hand shows what the person had).
+async fn show_clicked(opening: bool) {
+    let shown = match crate::chrome::session_json(SHOWN_KEY).await {
+        Ok(Some(json)) => tandem_core::json::from_str::<Shown>(&json).ok(),
+        _ => None,
+    };
+    let Some(shown) = shown.filter(|s| !opening || s.fresh(js_sys::Date::now() as u64)) else {
+        return;
+    };
+    if shown.waiting {
+        set_open(false);
+        if let Ok(card) = dom::by_id::<HtmlElement>("task-mode") {
+            card.scroll_into_view();
+        }
+        return;
+    }
+    SHOWN.with(|s| *s.borrow_mut() = Some(shown.id.clone()));
+    set_open(true);
+    // The outcome was written just before the notice went out: read it afresh.
+    reload().await;
+    let Some(flow) = LIST.with(|l| l.borrow().iter().find(|w| w.id == shown.id).cloned()) else {
+        return status("That workflow was deleted meanwhile.");
+    };
+    status(&format!("{}: {}", flow.name, last_run_line(&flow)));
+    let entry = dom::by_id::<HtmlElement>("workflows-list")
+        .ok()
+        .and_then(|list| {
+            let items = list.child_nodes();
+            (0..items.length())
+                .filter_map(|i| items.item(i))
+                .filter_map(|n| n.dyn_into::<web_sys::Element>().ok())
+                .find(|e| e.get_attribute("data-workflow").as_deref() == Some(shown.id.as_str()))
+        });
+    if let Some(entry) = entry.and_then(|e| e.dyn_into::<HtmlElement>().ok()) {
+        entry.scroll_into_view();
+        let _ = entry.focus();
+    }
 }
 
 /// The view takes the place of the conversation (and of Settings), like Settings does.
@@ -239,21 +289,18 @@ fn field(label: &str, value: &str) -> Result<HtmlInputElement, DomError> {
 fn item(flow: &Workflow) -> Result<HtmlElement, DomError> {
     let li = dom::create("li", "workflow")?;
     dom::set_attr(&li, "aria-label", &flow.name);
+    dom::set_attr(&li, "data-workflow", &flow.id);
+    // Focusable by script only: a clicked notification brings the person here.
+    dom::set_attr(&li, "tabindex", "-1");
+    if SHOWN.with(|s| s.borrow().as_deref() == Some(flow.id.as_str())) {
+        dom::set_attr(&li, "aria-current", "true");
+    }
     append(&li, &text("h3", "", &flow.name)?)?;
     append(
         &li,
         &text("p", "hint", &format!("Starts on {}", flow.start_site()))?,
     )?;
-    let last = match &flow.last_run {
-        Some(run) => {
-            let when: String = js_sys::Date::new(&JsValue::from_f64(run.at as f64))
-                .to_locale_string("default", &JsValue::UNDEFINED)
-                .into();
-            format!("Last run {when}: {}", run.outcome)
-        }
-        None => "Not run yet.".into(),
-    };
-    append(&li, &text("p", "hint", &last)?)?;
+    append(&li, &text("p", "hint", &last_run_line(flow))?)?;
 
     let steps = dom::create("ol", "")?;
     dom::set_attr(&steps, "aria-label", &format!("Steps of {}", flow.name));
@@ -374,6 +421,19 @@ fn item(flow: &Workflow) -> Result<HtmlElement, DomError> {
     )?;
     append(&li, &actions)?;
     Ok(li)
+}
+
+/// "Last run <when>: <outcome>", or "Not run yet."
+fn last_run_line(flow: &Workflow) -> String {
+    match &flow.last_run {
+        Some(run) => {
+            let when: String = js_sys::Date::new(&JsValue::from_f64(run.at as f64))
+                .to_locale_string("default", &JsValue::UNDEFINED)
+                .into();
+            format!("Last run {when}: {}", run.outcome)
+        }
+        None => "Not run yet.".into(),
+    }
 }
 
 /// Downloads `flows` as a JSON file.

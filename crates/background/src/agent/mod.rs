@@ -314,16 +314,29 @@ pub async fn run_scheduled(workflow_id: &str, allow_model: bool) -> Result<(), S
     let Some(_claim) = Starting::claim() else {
         return Err("another task was running, so this run was skipped".into());
     };
+    // Checked before a tab is opened for it: a run the site lists forbid opens nothing.
+    let (mut ctx, start) = match crate::workflows::run_task(workflow_id, &[], 0).await {
+        Ok(ctx) => {
+            let start = ctx.replay.as_ref().map(|r| r.start_url.clone());
+            (ctx, start.unwrap_or_default())
+        }
+        Err(sentence) => return Err(sentence),
+    };
+    start_allowed(&start).await?;
     let tab = page::open_background_tab("about:blank")
         .await
         .map_err(|e| format!("Tandem could not open a tab for it ({e})"))?;
-    let mut ctx = crate::workflows::run_task(workflow_id, &[], tab).await?;
+    ctx.tab_id = tab;
+    ctx.relevant_tabs = vec![tab];
     if let Some(replay) = ctx.replay.as_mut() {
         replay.scheduled = true;
         replay.allow_model = allow_model;
     }
-    let start = ctx.replay.as_ref().map(|r| r.start_url.clone());
-    open_start(tab, start.as_deref().unwrap_or_default()).await?;
+    if let Err(sentence) = open_start(tab, &start).await {
+        // Nothing ran in it: the tab would only hold a blank or half-loaded page.
+        let _ = page::close_tab(tab).await;
+        return Err(sentence);
+    }
     save(&ctx)
         .await
         .map_err(|e| format!("Tandem could not start it ({e})"))?;
@@ -331,9 +344,8 @@ pub async fn run_scheduled(workflow_id: &str, allow_model: bool) -> Result<(), S
     Ok(())
 }
 
-/// Opens a workflow's start page in `tab` before its run's first look, if the site lists
-/// allow it (the page the tab shows now may be one no extension can read).
-async fn open_start(tab: i32, url: &str) -> Result<(), String> {
+/// Whether the site lists let a workflow start at `url`; the sentence when not.
+async fn start_allowed(url: &str) -> Result<(), String> {
     let settings = storage::settings().await.map_err(|e| e.to_string())?;
     let policy = settings
         .agent
@@ -341,12 +353,18 @@ async fn open_start(tab: i32, url: &str) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     allowed(&policy, url).map_err(|e| {
         format!("Tandem does not act on this workflow's site ({e}); change the site lists in Settings to allow it.")
-    })?;
-    page::navigate(tab, url)
+    })
+}
+
+/// Opens a workflow's start page in `tab` before its run's first look, if the site lists
+/// allow it (the page the tab shows now may be one no extension can read), and waits until
+/// it has loaded and the driver is in it: the first look must be of the start page, not of
+/// the page before it or of one still on its way.
+async fn open_start(tab: i32, url: &str) -> Result<(), String> {
+    start_allowed(url).await?;
+    page::load_for_run(tab, url)
         .await
-        .map_err(|e| format!("Tandem could not open the workflow's start page: {e}."))?;
-    page::settle(tab).await;
-    Ok(())
+        .map_err(|e| format!("Tandem could not open the workflow's start page: {e}."))
 }
 
 /// The answer to a question the task asked before the worker restarted (the task is Paused
@@ -548,7 +566,7 @@ pub fn on_workflow_alarm(name: &str) {
         let name = flow.name.clone();
         let _ = crate::workflows::store(&list).await;
         if let Err(why) = run_scheduled(&id, allow_model).await {
-            let outcome = format!("Not run: {why}.");
+            let outcome = format!("Not run: {}.", why.trim_end_matches('.'));
             crate::workflows::set_last_run(&id, outcome.clone()).await;
             crate::workflows::notify(
                 &id,
@@ -556,5 +574,26 @@ pub fn on_workflow_alarm(name: &str) {
                 &outcome,
             );
         }
+    });
+}
+
+/// The person clicked the notification of workflow `id`'s run (`background.js` has already
+/// asked Chrome to open the side panel: the click's gesture does not outlive that call).
+/// The run's tab, if it is the current task's and still open, comes to the front in its
+/// window, and the panels show the run: the task card while it waits for the person, else
+/// the workflow's entry with its last run.
+pub fn on_workflow_notice(id: &str) {
+    let id = id.to_string();
+    spawn_local(async move {
+        let (ctx, _) = load().await;
+        let run = ctx.filter(|c| c.replay.as_ref().is_some_and(|r| r.workflow_id == id));
+        let waiting = run.as_ref().is_some_and(|c| !c.status.is_final());
+        if let Some(ctx) = run {
+            if let Err(e) = page::bring_to_front(ctx.tab_id).await {
+                // The run's tab was closed meanwhile: its outcome is still shown.
+                crate::log_error("the run's tab could not be shown", &e.to_string().into());
+            }
+        }
+        crate::workflows::show_in_panels(&id, waiting).await;
     });
 }

@@ -123,6 +123,8 @@ extern "C" {
     fn tabs_create(props: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = remove)]
     fn tabs_remove(tab_id: i32) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "windows"], js_name = update)]
+    fn windows_update(window_id: i32, props: &JsValue) -> Result<Promise, JsValue>;
 }
 
 /// How long a page may take to load after an action.
@@ -234,6 +236,12 @@ pub(super) async fn open_background_tab(url: &str) -> Result<i32, AgentError> {
     create_tab(url, false).await
 }
 
+/// Opens `url` in a new tab and returns it once its first load ended (at most
+/// [`FIRST_LOAD_MS`]): Chromium loses a navigation asked for while a new tab's own first
+/// load is still under way (measured on Chromium 156 driven by Playwright: `tabs.update`
+/// before the new tab's about:blank had loaded left 1 background tab in 4 "unloaded" on
+/// about:blank for good, and asking again did not help), so the tab is handed over once it
+/// can be navigated.
 async fn create_tab(url: &str, active: bool) -> Result<i32, AgentError> {
     let props = Object::new();
     let _ = Reflect::set(&props, &"url".into(), &url.into());
@@ -241,17 +249,124 @@ async fn create_tab(url: &str, active: bool) -> Result<i32, AgentError> {
     let tab = JsFuture::from(tabs_create(&props).map_err(|e| AgentError::Tab(js_text(e)))?)
         .await
         .map_err(|e| AgentError::Tab(js_text(e)))?;
-    Reflect::get(&tab, &"id".into())
+    let id = Reflect::get(&tab, &"id".into())
         .ok()
         .and_then(|v| v.as_f64())
         .map(|id| id as i32)
-        .ok_or_else(|| AgentError::Tab("the new tab has no id".into()))
+        .ok_or_else(|| AgentError::Tab("the new tab has no id".into()))?;
+    let started = js_sys::Date::now();
+    while js_sys::Date::now() - started < FIRST_LOAD_MS {
+        match tab_state(id).await {
+            Some(state) if state.status == "loading" || state.pending.is_some() => {}
+            Some(_) => break,
+            None => return Err(AgentError::Tab("the new tab was closed".into())),
+        }
+        chrome::sleep(POLL_MS).await;
+    }
+    Ok(id)
+}
+
+/// How long a new tab's first load may take before it is navigated anyway.
+const FIRST_LOAD_MS: f64 = 5_000.0;
+/// How long a workflow's start page may take to load and take the driver.
+const START_MS: f64 = 20_000.0;
+
+/// Loads `url` in `tab` for a run's first look, and returns once the tab shows a loaded web
+/// page (`status` complete, no navigation pending, an http(s) address: not the blank page a
+/// new tab starts on; a redirect elsewhere counts, the run judges that page) with the driver
+/// in it, and its document quiet as after any navigation. At most [`START_MS`]; the error is
+/// the end of a sentence saying what the tab showed instead.
+pub(super) async fn load_for_run(tab: i32, url: &str) -> Result<(), String> {
+    let props = Object::new();
+    let _ = Reflect::set(&props, &"url".into(), &url.into());
+    let asked = tabs_update(tab, &props).map_err(js_text)?;
+    JsFuture::from(asked).await.map_err(js_text)?;
+    let started = js_sys::Date::now();
+    let mut moved = false;
+    let shown = loop {
+        let elapsed = js_sys::Date::now() - started;
+        let Some(state) = tab_state(tab).await else {
+            return Err("the tab was closed before the page loaded".into());
+        };
+        moved |= state.status != "complete" || state.pending.is_some() || state.url == url;
+        let loaded = state.status == "complete"
+            && state.pending.is_none()
+            && (state.url.starts_with("https://") || state.url.starts_with("http://"));
+        if loaded && (moved || elapsed >= NAVIGATION_GRACE_MS) {
+            // The driver goes in now; a document replaced meanwhile (a script's redirect)
+            // refuses it, and the next round waits for the new one.
+            if inject_driver(tab).await.is_ok() {
+                let args = Array::of2(&QUIET_MS.into(), &QUIET_CAP_MS.into());
+                let _ = run_in_page(tab, None, &quiet_fn(), &args).await;
+                return Ok(());
+            }
+        }
+        if elapsed >= START_MS {
+            break state;
+        }
+        chrome::sleep(POLL_MS).await;
+    };
+    let what = if shown.url.is_empty() {
+        "nothing".to_string()
+    } else {
+        shown.url.chars().take(100).collect()
+    };
+    let how = match shown.status.as_str() {
+        "loading" => "still loading",
+        "complete" => "loaded",
+        _ => "not loaded",
+    };
+    Err(format!(
+        "{url} did not load within {} seconds (the tab showed {what}, {how})",
+        START_MS / 1000.0
+    ))
+}
+
+/// What `chrome.tabs.get` says of a tab's loading.
+struct TabState {
+    /// "loading", "complete" or "unloaded".
+    status: String,
+    url: String,
+    pending: Option<String>,
+}
+
+/// The tab's loading state, `None` for a tab that no longer exists.
+async fn tab_state(tab: i32) -> Option<TabState> {
+    let t = JsFuture::from(tabs_get(tab).ok()?).await.ok()?;
+    let text = |key: &str| {
+        Reflect::get(&t, &key.into())
+            .ok()
+            .and_then(|s| s.as_string())
+    };
+    Some(TabState {
+        status: text("status").unwrap_or_else(|| "complete".into()),
+        url: text("url").unwrap_or_default(),
+        pending: text("pendingUrl").filter(|u| !u.is_empty()),
+    })
 }
 
 pub(super) async fn activate_tab(tab: i32) -> Result<(), AgentError> {
     let props = Object::new();
     let _ = Reflect::set(&props, &"active".into(), &JsValue::TRUE);
     JsFuture::from(tabs_update(tab, &props).map_err(|e| AgentError::Tab(js_text(e)))?)
+        .await
+        .map(|_| ())
+        .map_err(|e| AgentError::Tab(js_text(e)))
+}
+
+/// Makes `tab` the active tab of its window and that window the focused one.
+pub(super) async fn bring_to_front(tab: i32) -> Result<(), AgentError> {
+    activate_tab(tab).await?;
+    let window = Reflect::get(
+        &get_tab(tab).await.map_err(AgentError::Tab)?,
+        &"windowId".into(),
+    )
+    .ok()
+    .and_then(|w| w.as_f64())
+    .ok_or_else(|| AgentError::Tab("the tab has no window".into()))?;
+    let props = Object::new();
+    let _ = Reflect::set(&props, &"focused".into(), &JsValue::TRUE);
+    JsFuture::from(windows_update(window as i32, &props).map_err(|e| AgentError::Tab(js_text(e)))?)
         .await
         .map(|_| ())
         .map_err(|e| AgentError::Tab(js_text(e)))
@@ -320,16 +435,8 @@ async fn settle_inner(tab: i32, started: f64) {
 /// The tab's loading state: (document complete, a navigation pending), `None` for a tab that
 /// no longer exists.
 async fn load_state(tab: i32) -> Option<(bool, bool)> {
-    let t = JsFuture::from(tabs_get(tab).ok()?).await.ok()?;
-    let complete = Reflect::get(&t, &"status".into())
-        .ok()
-        .and_then(|s| s.as_string())
-        .is_none_or(|s| s == "complete");
-    let pending = Reflect::get(&t, &"pendingUrl".into())
-        .ok()
-        .and_then(|u| u.as_string())
-        .is_some_and(|u| !u.is_empty());
-    Some((complete, pending))
+    let state = tab_state(tab).await?;
+    Some((state.status == "complete", state.pending.is_some()))
 }
 
 async fn inject(tab: i32) -> Result<(), AgentError> {

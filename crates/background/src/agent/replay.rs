@@ -12,6 +12,7 @@ use tandem_core::agent::task::{StepKind, StepRecord, TaskContext, TaskStatus};
 use tandem_core::agent::workflow::{self, Divergence};
 use tandem_core::agent::{fence, needs_site_grant, site_denied, Action};
 
+use super::page::{lap, take_timings, Phase};
 use super::run::{Grant, Loop, Observed, Replayed, Stop};
 use crate::sessions::Session;
 
@@ -40,6 +41,10 @@ impl Loop {
             return Replayed::End;
         }
         let Some(step) = replay.current().cloned() else {
+            // A run that waited at its divergence was resumed: the person lets the model go on.
+            if let Some(r) = ctx.replay.as_mut() {
+                r.hand_to_model();
+            }
             return Replayed::Diverged;
         };
         let url = &observed.snapshot.url;
@@ -50,13 +55,15 @@ impl Loop {
             };
             return self.diverge(ctx, &why.to_string());
         }
-        let id = match &step.target {
-            Some(target) => {
-                match workflow::locate(target, &replay.params, observed.map.entries()) {
-                    Ok(id) => Some(id),
-                    Err(e) => return self.diverge(ctx, &e.to_string()),
-                }
-            }
+        let started = js_sys::Date::now();
+        let located = step
+            .target
+            .as_ref()
+            .map(|target| workflow::locate(target, &replay.params, observed.map.entries()));
+        lap(Phase::Locate, started);
+        let id = match located {
+            Some(Ok(id)) => Some(id),
+            Some(Err(e)) => return self.diverge(ctx, &e.to_string()),
             None => None,
         };
         let Some(action) = replay.action(&step, id, None) else {
@@ -124,9 +131,11 @@ impl Loop {
         let Some(replay) = ctx.replay.as_mut() else {
             return Replayed::Diverged;
         };
-        let sentence = replay.diverge(why);
-        let hint = fence("saved workflow", &replay.hint());
+        // Nobody watches a scheduled run: without the user's leave to use the model it waits
+        // for them, and says so.
         let pause = replay.scheduled && !replay.allow_model;
+        let sentence = replay.diverge(why, !pause);
+        let hint = fence("saved workflow", &replay.hint());
         ctx.record(StepRecord {
             kind: StepKind::User,
             action: format!("Replay diverged at {sentence}."),
@@ -143,11 +152,9 @@ impl Loop {
         ctx.notes.push(hint);
         ctx.plan.clear();
         if pause {
-            // Nobody watches a scheduled run: without the user's leave to use the model it
-            // waits for them, and says so.
             ctx.status = TaskStatus::Paused;
             ctx.reason = Some(format!(
-                "The scheduled run stopped at {sentence}: its schedule does not let the model take over. Press Resume to let it."
+                "The scheduled run stopped at {sentence}. Its schedule does not let the model take over where a page changed; press Resume to let it."
             ));
             crate::workflows::notify_paused(ctx);
             return Replayed::End;
@@ -185,7 +192,8 @@ impl Loop {
     }
 }
 
-/// A replayed step's timeline line: no model answered it.
+/// A replayed step's timeline line: no model answered it. It carries the step's timings like
+/// a model's step (`scripts/bench-workflow.mjs` compares them).
 fn replayed(
     ctx: &mut TaskContext,
     action: String,
@@ -193,4 +201,7 @@ fn replayed(
     outcome: Result<String, String>,
 ) {
     ctx.record_action(action, target, outcome, Some(REPLAYED.into()), None);
+    if let Some(step) = ctx.steps.last_mut() {
+        step.timings = Some(take_timings());
+    }
 }

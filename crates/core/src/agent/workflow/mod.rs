@@ -27,7 +27,7 @@ mod schedule;
 #[cfg(test)]
 mod tests;
 
-pub use schedule::{alarm_name, workflow_of_alarm, Every, Schedule};
+pub use schedule::{alarm_name, workflow_of_alarm, Every, Schedule, Shown, SHOWN_KEY};
 
 /// Where the workflows live in `chrome.storage.local`.
 pub const WORKFLOWS_KEY: &str = "workflows";
@@ -759,6 +759,9 @@ pub fn locate(target: &Target, params: &[Param], entries: &[Entry]) -> Result<u3
     }
 }
 
+/// The end of a divergence's sentence once the model goes on from it.
+const TOOK_OVER: &str = "; the model took over from there";
+
 /// A workflow running as a task: kept in the task (`TaskContext.replay`) so the loop takes
 /// its next step from here instead of the model, until it is done or diverges.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -846,14 +849,23 @@ impl Replay {
     }
 
     /// Marks the current step as diverged for `why`; returns the sentence the run shows
-    /// (`step 4: the button “checkout” was not found; the model took over from there`).
-    pub fn diverge(&mut self, why: &str) -> String {
-        let sentence = format!(
-            "step {}: {why}; the model took over from there",
-            self.next + 1
-        );
+    /// (`step 4: the button “checkout” was not found; the model took over from there`, or
+    /// without its end when the model may not take over: a scheduled run then waits, and
+    /// [`Replay::hand_to_model`] adds it when the person lets the model go on).
+    pub fn diverge(&mut self, why: &str, model_takes_over: bool) -> String {
+        let mut sentence = format!("step {}: {why}", self.next + 1);
+        if model_takes_over {
+            sentence.push_str(TOOK_OVER);
+        }
         self.diverged = Some(sentence.clone());
         sentence
+    }
+
+    /// The person resumed a run that waited at its divergence: the model goes on from there.
+    pub fn hand_to_model(&mut self) {
+        if let Some(d) = self.diverged.as_mut().filter(|d| !d.ends_with(TOOK_OVER)) {
+            d.push_str(TOOK_OVER);
+        }
     }
 
     /// What the model is told when it takes over: the workflow's name, this run's values and

@@ -8,6 +8,8 @@ use serde::{Deserialize, Serialize};
 /// Prefix of a workflow's alarm name; the rest is the workflow's id.
 pub const ALARM_PREFIX: &str = "workflow:";
 const HOUR_MS: u64 = 60 * 60 * 1000;
+/// A missed run rings this long after the worker starts (`chrome.alarms` rings no sooner).
+const RING_SOON_MS: u64 = 1000;
 /// Every N hours: at most a month apart.
 pub const MAX_HOURS: u32 = 720;
 
@@ -91,6 +93,45 @@ impl Schedule {
     pub fn missed(&self, now: u64) -> bool {
         self.next_at <= now
     }
+
+    /// When the alarm made again at a worker start (Chrome had none for it) rings: at once
+    /// when runs were missed meanwhile, however many (the run then plans the next one with
+    /// [`Schedule::after_run`]), else at the planned time.
+    pub fn ring_at(&self, now: u64) -> u64 {
+        if self.missed(now) {
+            now.saturating_add(RING_SOON_MS)
+        } else {
+            self.next_at
+        }
+    }
+}
+
+/// `chrome.storage.session` key: the workflow whose notification the person clicked, which
+/// every open panel (and one opened by the click) shows. Session storage: it is a moment's
+/// wish, gone with the browser.
+pub const SHOWN_KEY: &str = "workflowShown";
+/// How long after the click a panel that opens still shows it (one opened later by hand
+/// shows what the person last had).
+pub const SHOWN_FRESH_MS: u64 = 60_000;
+
+/// A clicked workflow notification, as the worker tells the panels.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Shown {
+    /// The workflow's id.
+    pub id: String,
+    /// Its run waits for the person (an approval, a pause): the task card is what to show,
+    /// not the workflow's entry.
+    pub waiting: bool,
+    /// When the notification was clicked (milliseconds since the epoch).
+    pub at: u64,
+}
+
+impl Shown {
+    /// Whether a panel opening at `now` still shows it.
+    pub fn fresh(&self, now: u64) -> bool {
+        now.saturating_sub(self.at) <= SHOWN_FRESH_MS
+    }
 }
 
 pub fn alarm_name(workflow_id: &str) -> String {
@@ -117,6 +158,35 @@ mod tests {
         s.after_run(now);
         assert_eq!(s.next_at, 54 * HOUR_MS);
         assert!(!s.missed(now));
+    }
+
+    /// Chrome closed for two days over a schedule of every 6 hours (8 runs missed), then
+    /// started with the alarm gone: the worker's start makes it ring once, soon; the run plans
+    /// the next time after now; the worker starting again (it stops when idle) plans no other
+    /// run before that time.
+    #[test]
+    fn runs_missed_while_chrome_was_closed_run_once_at_the_next_start() {
+        let mut s = Schedule::new(Every::Hours(6), false, 0);
+        let start = 48 * HOUR_MS + 7;
+        let mut runs = 0;
+        let mut now = start;
+        // Each worker start without an alarm: ring at `ring_at`; each ring is one run.
+        for _ in 0..5 {
+            let ring = s.ring_at(now);
+            if ring <= now + RING_SOON_MS {
+                now = ring;
+                runs += 1;
+                s.after_run(now);
+            }
+            now += 60_000; // the worker stops and starts again a minute later
+        }
+        assert_eq!(runs, 1, "one run for the eight missed");
+        assert_eq!(
+            s.next_at,
+            54 * HOUR_MS,
+            "the next one keeps the schedule's rhythm"
+        );
+        assert_eq!(s.ring_at(now), 54 * HOUR_MS);
     }
 
     #[test]

@@ -309,7 +309,7 @@ fn a_diverged_run_names_the_step_and_hands_the_rest_to_the_model() {
     ));
     assert_eq!(replay.start_url, "https://shop.test/");
     replay.next = 3;
-    let sentence = replay.diverge("the button \u{201c}add to cart\u{201d} was not found");
+    let sentence = replay.diverge("the button \u{201c}add to cart\u{201d} was not found", true);
     assert_eq!(
         sentence,
         "step 4: the button \u{201c}add to cart\u{201d} was not found; the model took over from there"
@@ -474,4 +474,32 @@ fn parameters_can_be_renamed_or_made_fixed() {
         StepAction::Type { value: Value::Fixed(v), .. } if v == "blue backpack"
     ));
     check(&w).unwrap();
+}
+
+#[test]
+fn a_scheduled_run_without_the_models_leave_says_so_until_it_is_resumed() {
+    let w = workflow();
+    let mut replay = Replay::new(&w, w.params.clone());
+    replay.next = 3;
+    let sentence = replay.diverge(
+        "the button \u{201c}add to cart\u{201d} was not found",
+        false,
+    );
+    assert_eq!(
+        sentence,
+        "step 4: the button \u{201c}add to cart\u{201d} was not found"
+    );
+    assert!(replay.current().is_none(), "nothing more is replayed");
+    // Resume: the model goes on, and the run's sentence says so, once.
+    replay.hand_to_model();
+    replay.hand_to_model();
+    assert_eq!(
+        replay.diverged.as_deref(),
+        Some("step 4: the button \u{201c}add to cart\u{201d} was not found; the model took over from there")
+    );
+    assert!(
+        replay.hint().contains("stopped at step 4"),
+        "{}",
+        replay.hint()
+    );
 }
