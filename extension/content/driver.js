@@ -1393,6 +1393,8 @@
     };
     let look;
     let looks = 0;
+    // Time spent taking looks, for the worker's step timings (`lookMs`).
+    let lookMs = 0;
     // Taken at most twice: a page that keeps changing after the action is looked at by the
     // worker once the watch is over, as without `lookOpts`. `still`: the page has been quiet
     // for a poll, or nothing at all changed by the first wake, a frame after the action.
@@ -1401,7 +1403,9 @@
       if (!lookOpts || look !== undefined || looks >= 2 || loading) return;
       if (!still || working()) return;
       looks++;
+      const t = performance.now();
       look = JSON.stringify(snapshot(lookOpts));
+      lookMs += performance.now() - t;
       if (publish && looks === 1) {
         published = look;
         publish.resolve(look);
@@ -1472,8 +1476,9 @@
       // The result with the look beside it, when one was kept; only whether it was, for the
       // look already handed to `lookOf`.
       with: (result) => {
-        if (look === undefined) return result;
-        return look === published ? { ...result, lookKept: true } : { ...result, look };
+        const timed = lookMs ? { ...result, lookMs } : result;
+        if (look === undefined) return timed;
+        return look === published ? { ...timed, lookKept: true } : { ...timed, look };
       },
     };
   }

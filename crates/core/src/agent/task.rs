@@ -125,6 +125,13 @@ pub struct StepTimings {
     /// Saving the task after the step (its transcript included) and telling the panels.
     #[serde(default)]
     pub persist: f64,
+    /// Of `act`, the time in the page (the driver's act with its watch for the action's
+    /// effects; the rest of `act` is messaging)…
+    #[serde(default)]
+    pub page: f64,
+    /// …and of that, the looks the watch took (the next step's snapshot).
+    #[serde(default)]
+    pub look: f64,
 }
 
 /// An action waiting for the user's Approve / Deny.
