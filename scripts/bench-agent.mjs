@@ -12,7 +12,9 @@
 //     settle, persist, observe again). The watch alone waits 100 ms when a click changes
 //     nothing, as these do.
 //   - its breakdown (inject, snapshot, map, locate, act, settle, persist), as the worker recorded it
-//     in each action step of the task (`StepRecord.timings`)
+//     in each action step of the task (`StepRecord.timings`), and the same step split by where
+//     its time goes: the driver in the page (its act and watch; of it, the look), settle, and
+//     the worker (messaging, element map, saving the task, the rest)
 // Prints figures; asserts nothing.
 import fs from 'node:fs';
 import path from 'node:path';

@@ -12,7 +12,9 @@
 //! also takes the next step's look once the page is still; it is handed over early through
 //! `lookOf(ticket)` so it crosses while the watch goes on, and `pending_look` keeps it for the
 //! next observe when the page has no cross-origin frames (a look kept over 250 ms is checked
-//! with `unchanged_since_snapshot` first). Each step records `StepTimings`, which
+//! with `unchanged_since_snapshot` first); the look's element map is built as soon as the look
+//! arrives, while the watch goes on (`Prepared`). Each step records `StepTimings` (the act's
+//! time in the page and its look's, as the driver measured them, among them), which
 //! `scripts/bench-agent.mjs` reads.
 
 use std::cell::RefCell;
@@ -651,7 +653,7 @@ pub(super) struct Prepared {
 
 impl Prepared {
     /// Whether it was numbered from `previous`, the map the next step numbers from.
-    pub fn from_map(&self, previous: Option<&Rc<ElementMap>>) -> bool {
+    pub fn numbered_from(&self, previous: Option<&Rc<ElementMap>>) -> bool {
         match (&self.source, previous) {
             (None, None) => true,
             (Some(a), Some(b)) => Rc::ptr_eq(a, b),
@@ -819,9 +821,12 @@ async fn act_in_page_inner(
     Ok((Acted { sentence, loading }, look))
 }
 
+/// The driver's look at a tab, when it was kept (`Date.now()`), and its map if built already.
+type Kept = (i32, f64, Snapshot, Option<Prepared>);
+
 thread_local! {
     /// The snapshot the driver took while watching the last action, and its tab.
-    static LOOK: RefCell<Option<(i32, f64, Snapshot, Option<Prepared>)>> = const { RefCell::new(None) };
+    static LOOK: RefCell<Option<Kept>> = const { RefCell::new(None) };
     /// Tickets pairing an act with the call that fetches its look early ([`EarlyLook`]).
     static TICKET: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
     /// Where the current step's time went outside the model (the worker is single-threaded;

@@ -820,7 +820,7 @@ impl Loop {
             None => (snapshot(tab, 0).await?, None),
         };
         // Its map built while the driver watched the last action, from this map.
-        let (map, list) = match prepared.filter(|p| p.from_map(self.previous.as_ref())) {
+        let (map, list) = match prepared.filter(|p| p.numbered_from(self.previous.as_ref())) {
             Some(p) => (p.map, p.list),
             None => {
                 let started = js_sys::Date::now();
