@@ -66,7 +66,9 @@ const mock = await startMockProvider({ delayMs: 0 });
 // even with no delay, the mock's own timers (~1 ms a token in node, 10-15 ms an answer) were
 // counted as Tandem's overhead.
 const AT_ONCE = { batch: 1_000_000 };
-const browser = await launchExtension({ dist: path.join(repoRoot, 'dist') });
+// TANDEM_DIST: another build to measure (a branch's dist/ copied aside, to compare two).
+const dist = path.resolve(process.env.TANDEM_DIST || path.join(repoRoot, 'dist'));
+const browser = await launchExtension({ dist });
 try {
   // An https site the manifest does not list, as users' sites are, already trusted by the user.
   const site = await routeSite(browser.context, { routes: { '/big': generatedPage(), '/docs': docsPage() } });
@@ -99,7 +101,7 @@ try {
   await tab.goto(site.url + '/big');
 
   // The driver alone, in the page (main world here; the extension runs it isolated).
-  await tab.addScriptTag({ content: fs.readFileSync(path.join(repoRoot, 'extension/content/driver.js'), 'utf8') });
+  await tab.addScriptTag({ content: fs.readFileSync(path.join(dist, 'content/driver.js'), 'utf8') });
   const snapshots = [];
   let candidates = 0;
   // Warmed up first, as in a task (the driver's code is compiled by the second step): the
