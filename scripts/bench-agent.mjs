@@ -12,7 +12,9 @@
 //     settle, persist, observe again). The watch alone waits 100 ms when a click changes
 //     nothing, as these do.
 //   - its breakdown (inject, snapshot, map, locate, act, settle, persist), as the worker recorded it
-//     in each action step of the task (`StepRecord.timings`)
+//     in each action step of the task (`StepRecord.timings`), and the same step split by where
+//     its time goes: the driver in the page (its act and watch; of it, the look), settle, and
+//     the worker (messaging, element map, saving the task, the rest)
 //   - screenshots (`look`) on a canvas chart with a model that takes images: per step, the
 //     image's estimated tokens, its size on the wire and the time to capture and mark it
 // Prints figures; asserts nothing.
@@ -76,7 +78,9 @@ const mock = await startMockProvider({ delayMs: 0 });
 // even with no delay, the mock's own timers (~1 ms a token in node, 10-15 ms an answer) were
 // counted as Tandem's overhead.
 const AT_ONCE = { batch: 1_000_000 };
-const browser = await launchExtension({ dist: path.join(repoRoot, 'dist') });
+// TANDEM_DIST: another build to measure (a branch's dist/ copied aside, to compare two).
+const dist = path.resolve(process.env.TANDEM_DIST || path.join(repoRoot, 'dist'));
+const browser = await launchExtension({ dist });
 try {
   // An https site the manifest does not list, as users' sites are, already trusted by the user.
   const site = await routeSite(browser.context, { routes: { '/big': generatedPage(), '/docs': docsPage(), '/chart': chartPage() } });
@@ -109,7 +113,7 @@ try {
   await tab.goto(site.url + '/big');
 
   // The driver alone, in the page (main world here; the extension runs it isolated).
-  await tab.addScriptTag({ content: fs.readFileSync(path.join(repoRoot, 'extension/content/driver.js'), 'utf8') });
+  await tab.addScriptTag({ content: fs.readFileSync(path.join(dist, 'content/driver.js'), 'utf8') });
   const snapshots = [];
   let candidates = 0;
   // Warmed up first, as in a task (the driver's code is compiled by the second step): the
@@ -149,9 +153,17 @@ try {
   const nav = log.find((l) => !l.planner);
   const list = (nav?.turn.match(/⟦untrusted data: element list⟧[\s\S]*?⟦\/untrusted data⟧/) ?? [''])[0];
   const listed = (list.match(/^\[\d+\]/gm) ?? []).length;
+  // Between two navigator requests with no planner request in between, by the first one's
+  // rank among navigator requests (the action step it answered).
   const gaps = [];
-  for (let i = 1; i < log.length; i++) {
-    if (!log[i].planner && !log[i - 1].planner) gaps.push(log[i].at - log[i - 1].at);
+  const gapOf = new Map();
+  for (let i = 0, rank = -1; i < log.length; i++) {
+    if (log[i].planner) continue;
+    if (i > 0 && !log[i - 1].planner) {
+      gaps.push(log[i].at - log[i - 1].at);
+      gapOf.set(rank, log[i].at - log[i - 1].at);
+    }
+    rank++;
   }
   console.log(`generated page: ${ELEMENTS} interactive elements; the driver reports ${candidates.n} candidates (${(candidates.bytes / 1024).toFixed(0)} KB JSON)`);
   console.log(`element map sent per step: ${listed} elements listed, ${list.length} chars, ~${tokenize(list).length} tokens (word-ish), ~${Math.ceil(list.length / 4)} tokens (chars/4)`);
@@ -168,7 +180,23 @@ try {
     const phases = ['inject', 'snapshot', 'map', 'locate', 'act', 'settle', 'persist'];
     const cells = phases.map((p) => `${p} ${median(timed.map((s) => s.timings[p])).toFixed(0)}`);
     const total = median(timed.map((s) => phases.reduce((sum, p) => sum + s.timings[p], 0)));
-    console.log(`per-step breakdown, median ms over ${timed.length} action steps (Tandem's own work, model excluded): ${cells.join(', ')}; sum ${total.toFixed(0)}`);
+    console.log(`per-step phases, median ms over ${timed.length} action steps, as the worker timed them: ${cells.join(', ')}; sum ${total.toFixed(0)}`);
+    // The same step split by where its time goes. The gap after navigator request i (its
+    // answer → request i+1) holds action step i's act and save and step i+1's map.
+    const split = [...gapOf].filter(([i]) => timed[i]).map(([i, gap]) => {
+      const t = timed[i].timings;
+      const next = timed[i + 1]?.timings ?? t;
+      const page = t.page ?? 0;
+      const messaging = t.act - page + t.inject + t.snapshot + t.locate;
+      const background = gap - page - t.settle;
+      return { gap, page, look: t.look ?? 0, settle: t.settle, background, messaging, map: next.map, persist: t.persist,
+        rest: background - messaging - next.map - t.persist };
+    });
+    const m = (k) => median(split.map((x) => x[k])).toFixed(0);
+    console.log(`per-step overhead split, median ms over ${split.length} steps (model time excluded): ${m('gap')} in all`);
+    console.log(`  driver, in the page:  ${m('page')} (the act and its watch for the click's effects, which lasts 100 ms when nothing changes; of it, the look that is the next step's snapshot: ${m('look')})`);
+    console.log(`  settle:               ${m('settle')} (only after a navigation)`);
+    console.log(`  background (worker):  ${m('background')} (executeScript messaging ${m('messaging')}, element map ${m('map')}, saving the task ${m('persist')}, the rest ${m('rest')}: prompt, provider request, records, chrome.* calls)`);
     // One look per step while the page stays as the model saw it; a second only when it changed.
     const looks = timed.map((s) => s.timings.snapshots ?? 0);
     console.log(`snapshots per action step: ${looks.join(' ')} (the look the model answered is acted on unless the page changed meanwhile)`);

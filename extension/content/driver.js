@@ -86,8 +86,17 @@
   ]);
   const SVG_NS = 'http://www.w3.org/2000/svg';
   // Set by content/listeners.js (the page's MAIN world) on elements that got a pointer or key
-  // listener from script.
+  // listener from script, or hold a handler a framework delegates to its root (React's
+  // `__reactProps$…`), which that world marks when asked with LISTENER_SCAN on a document.
   const LISTENER_MARK = 'data-tandem-on';
+  const LISTENER_SCAN = 'tandem-scan';
+  // Asks the page's world to mark what holds delegated handlers, before the walk reads marks.
+  // Synchronous: the MAIN world's listener runs inside dispatchEvent.
+  const askMarks = (doc) => {
+    try {
+      doc.dispatchEvent(new Event(LISTENER_SCAN));
+    } catch (_) { /* a document without listeners.js: its listeners are unmarked */ }
+  };
   // SVG shapes a person can point at: listed with their shape, colour and size.
   const SHAPES = new Set(['circle', 'rect', 'ellipse', 'polygon', 'path', 'line', 'polyline']);
   // What an icon-only control is called when nothing else names it: the word of its icon
@@ -837,7 +846,10 @@
           const bbox = { x: Math.round(inner.x), y: Math.round(inner.y), width: el.clientWidth, height: el.clientHeight };
           frames.push({ path, url: doc ? doc.URL : String(el.src || ''), accessible: !!doc, bbox });
           if (doc) frameDocs.push([el, doc]);
-          if (doc && doc.documentElement) walkRoot(doc.documentElement, path, inner);
+          if (doc && doc.documentElement) {
+            askMarks(doc);
+            walkRoot(doc.documentElement, path, inner);
+          }
         }
         node = walker.nextNode();
       }
@@ -1008,6 +1020,7 @@
       elements.push(item);
     };
 
+    askMarks(document);
     walkRoot(document.documentElement, [], { x: 0, y: 0 });
 
     // After the walk: a layer later in the document covers what came before it.
@@ -1047,8 +1060,11 @@
       truncated,
       textDigest: textDigest(),
     };
+    // The page's text as rendered, verbatim (line breaks, preformatted runs of spaces, a
+    // trailing space kept): `extract_text` of the whole page, for a task that copies an exact
+    // value. The worker fences it as page text.
     if (o.maxText > 0) {
-      result.text = cap(collapse(document.body ? document.body.innerText : ''), o.maxText);
+      result.text = cap(String(document.body ? document.body.innerText : ''), o.maxText);
     }
     arm(roots, frameDocs);
     return result;
@@ -1382,6 +1398,8 @@
     };
     let look;
     let looks = 0;
+    // Time spent taking looks, for the worker's step timings (`lookMs`).
+    let lookMs = 0;
     // Taken at most twice: a page that keeps changing after the action is looked at by the
     // worker once the watch is over, as without `lookOpts`. `still`: the page has been quiet
     // for a poll, or nothing at all changed by the first wake, a frame after the action.
@@ -1390,7 +1408,9 @@
       if (!lookOpts || look !== undefined || looks >= 2 || loading) return;
       if (!still || working()) return;
       looks++;
+      const t = performance.now();
       look = JSON.stringify(snapshot(lookOpts));
+      lookMs += performance.now() - t;
       if (publish && looks === 1) {
         published = look;
         publish.resolve(look);
@@ -1461,8 +1481,9 @@
       // The result with the look beside it, when one was kept; only whether it was, for the
       // look already handed to `lookOf`.
       with: (result) => {
-        if (look === undefined) return result;
-        return look === published ? { ...result, lookKept: true } : { ...result, look };
+        const timed = lookMs ? { ...result, lookMs } : result;
+        if (look === undefined) return timed;
+        return look === published ? { ...timed, lookKept: true } : { ...timed, look };
       },
     };
   }

@@ -6,6 +6,13 @@
 // scripts, and marks each element that gets a pointer or key listener with the attribute
 // `data-tandem-on`, which the driver reads.
 //
+// Frameworks that delegate (React 17+ listens once at its root container, React 16 and Solid at
+// the document, Svelte 5 at its mount target) add no listener to the control itself: they keep
+// its handlers in properties of the element (`__reactProps$<key>.onClick`, `$$click`,
+// `__click`), which only this world sees. When the driver is about to look at a document it
+// dispatches the event `tandem-scan` on it, and this script marks each element holding such a
+// handler the same way (`scan`), synchronously, before the driver's walk reads the marks.
+//
 // It only marks: it defines no global, hands the page no function or value it did not have,
 // and calls the original methods with the page's own arguments and return values, so a page
 // behaves as without it. The methods it keeps are taken before any page script runs, so a page
@@ -23,16 +30,101 @@
   const apply = Reflect.apply;
   const ElementClass = Element;
   const tagGetter = Object.getOwnPropertyDescriptor(Element.prototype, 'tagName').get;
+  const removeAttribute = Element.prototype.removeAttribute;
+  const keysOf = Object.keys;
+  const ownDescriptor = Object.getOwnPropertyDescriptor;
+  const startsWith = String.prototype.startsWith;
+  const createTreeWalker = Document.prototype.createTreeWalker;
+  const nextNode = TreeWalker.prototype.nextNode;
+  const shadowRootGetter = Object.getOwnPropertyDescriptor(Element.prototype, 'shadowRoot').get;
+  const ownerDocumentGetter = Object.getOwnPropertyDescriptor(Node.prototype, 'ownerDocument').get;
+  const SHOW_ELEMENT = NodeFilter.SHOW_ELEMENT;
+  // Elements marked for a listener added to them: a delegated handler's mark comes and goes
+  // with the handler, theirs stays.
+  const listened = new WeakSet();
+  // Elements marked by `scan` alone, whose mark a later scan takes back once the handler is gone.
+  const delegated = new WeakSet();
+
+  // React 17+ marks its root container (`__reactContainer$<key>`) before it listens there for
+  // every event of the app it renders: those listeners are delegation, like the document's.
+  const isReactRoot = (el) => {
+    const keys = apply(keysOf, null, [el]);
+    for (let i = 0; i < keys.length; i++) if (apply(startsWith, keys[i], ['__reactContainer$'])) return true;
+    return false;
+  };
 
   const mark = (target, type) => {
     try {
       if (!(target instanceof ElementClass) || !TYPES.has(String(type))) return;
       // The whole document listening (delegation at the root) says nothing about one control.
       const tag = apply(tagGetter, target, []);
-      if (tag === 'HTML' || tag === 'BODY') return;
+      if (tag === 'HTML' || tag === 'BODY' || isReactRoot(target)) return;
+      listened.add(target);
+      delegated.delete(target);
       if (!apply(hasAttribute, target, [MARK])) apply(setAttribute, target, [MARK, '']);
     } catch (_) { /* never let marking change what the page's call does */ }
   };
+
+  // The handlers a delegating framework keeps on an element, by the property it keeps them in:
+  // React's props object (`__reactProps$<key>`, `__reactEventHandlers$<key>` before React 17)
+  // holds onClick…; Solid (`$$click`) and Svelte 5 (`__click`) keep one property per event.
+  const REACT_PROPS = ['__reactProps$', '__reactEventHandlers$'];
+  const REACT_HANDLERS = [
+    'onClick', 'onClickCapture', 'onMouseDown', 'onMouseDownCapture', 'onMouseUp', 'onPointerDown',
+    'onPointerDownCapture', 'onPointerUp', 'onKeyDown', 'onKeyDownCapture', 'onTouchStart',
+  ];
+  const EVENT_PROPS = new Set();
+  for (const type of TYPES) {
+    EVENT_PROPS.add('$$' + type);
+    EVENT_PROPS.add('__' + type);
+  }
+  // Only data properties are read, never a getter: reading must not run page code, and a
+  // framework stores plain values.
+  const value = (object, key) => {
+    const d = apply(ownDescriptor, null, [object, key]);
+    return d && 'value' in d ? d.value : undefined;
+  };
+  const hasDelegated = (el) => {
+    const keys = apply(keysOf, null, [el]);
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i];
+      if (EVENT_PROPS.has(key)) {
+        if (typeof value(el, key) === 'function') return true;
+        continue;
+      }
+      if (!apply(startsWith, key, [REACT_PROPS[0]]) && !apply(startsWith, key, [REACT_PROPS[1]])) continue;
+      const props = value(el, key);
+      if (!props || typeof props !== 'object') continue;
+      for (let j = 0; j < REACT_HANDLERS.length; j++) {
+        if (typeof value(props, REACT_HANDLERS[j]) === 'function') return true;
+      }
+    }
+    return false;
+  };
+  // Marks what holds a delegated handler in `root` and the open shadow roots inside it, and
+  // takes back the marks of handlers since removed. Most elements have no own property at
+  // all, so this costs a walk and an empty key list per element.
+  const scan = (root) => {
+    const doc = apply(ownerDocumentGetter, root, []) || root;
+    const walker = apply(createTreeWalker, doc, [root, SHOW_ELEMENT]);
+    for (let el = apply(nextNode, walker, []); el; el = apply(nextNode, walker, [])) {
+      const on = hasDelegated(el);
+      if (on && !apply(hasAttribute, el, [MARK])) {
+        apply(setAttribute, el, [MARK, '']);
+        delegated.add(el);
+      } else if (!on && delegated.has(el) && !listened.has(el)) {
+        apply(removeAttribute, el, [MARK]);
+        delegated.delete(el);
+      }
+      const shadow = apply(shadowRootGetter, el, []);
+      if (shadow) scan(shadow);
+    }
+  };
+  apply(add, document, ['tandem-scan', (event) => {
+    try {
+      if (event.target === document) scan(document);
+    } catch (_) { /* an odd page leaves some controls unmarked, nothing more */ }
+  }]);
 
   const patched = {
     addEventListener(type, listener, options) {

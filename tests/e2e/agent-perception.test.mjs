@@ -1,9 +1,10 @@
 // What the agent sees of ordinary widgets: controls that work only through script listeners
 // (a mail client's icon-only row actions, a date picker's Prev anchor, a custom dropdown's
-// options, the shapes of a drawing), names as a person reads them (icons named by their
-// tooltip or icon class, a drawn switch by its label with its state, no visually hidden
-// text, words apart), and reports that say which element an action hit and do not stop a
-// legitimate repeat. Pages are served on an https origin the manifest does not list
+// options, the shapes of a drawing) or through handlers a React-like app delegates to its
+// root, names as a person reads them (icons named by their tooltip or icon class, a drawn
+// switch by its label with its state, no visually hidden text, words apart), verbatim text,
+// and reports that say which element an action hit, mark a look-alike as new and do not stop
+// a legitimate repeat. Pages are served on an https origin the manifest does not list
 // (lib/agent-harness.mjs); each test asserts what the page recorded (requests the fixture
 // site received, page state), and for names what the model was sent.
 import { test, before, after, beforeEach } from 'node:test';
@@ -165,6 +166,79 @@ const routes = {
     <p><label>Type the code <input id="dst"></label> <button id="check">Check</button></p>
     <script>document.getElementById('check').addEventListener('click', () => fetch('/check?v=' + encodeURIComponent(document.getElementById('dst').value)));</script>`),
   '/check': () => text('ok'),
+
+  // A mail app in the React 17+ manner, written out small: one listener per event type on the
+  // root container, and each element's handlers kept in its `__reactProps$<key>` property,
+  // where the root's listener finds them. No control has a listener, role, tabindex or
+  // pointer cursor of its own: the row icons are spans drawn by CSS, named by their title.
+  // A render replaces the view's nodes. Opening a mail (a click on its subject) shows it with
+  // a toolbar of its own: Back and Archive.
+  '/react-mail': page('Mail', `<style>.row{display:flex;gap:12px;padding:6px;border-bottom:1px solid #ddd}
+      .ico{display:inline-block;width:18px;height:18px}.ico.star::before{content:"☆"}.ico.archive::before{content:"🗄"}
+      .ico.back::before{content:"←"}.toolbar{display:flex;gap:12px}.starred .ico.star::before{content:"★"}</style>
+    <div id="root"></div>
+    <script>
+      const SUFFIX = Math.random().toString(36).slice(2, 11);
+      const KEY = '__reactProps$' + SUFFIX;
+      const root = document.getElementById('root');
+      // As createRoot does: the container is marked as React's before it listens.
+      root['__reactContainer$' + SUFFIX] = {};
+      const HANDLERS = { click: 'onClick', keydown: 'onKeyDown', mousedown: 'onMouseDown', pointerdown: 'onPointerDown' };
+      for (const [type, prop] of Object.entries(HANDLERS)) {
+        root.addEventListener(type, (event) => {
+          for (let n = event.target; n && n !== root; n = n.parentNode) {
+            const props = n[KEY];
+            if (props && typeof props[prop] === 'function') return props[prop]({ nativeEvent: event, currentTarget: n });
+          }
+        });
+      }
+      const h = (tag, props, ...children) => {
+        const el = document.createElement(tag);
+        for (const [k, v] of Object.entries(props)) {
+          if (k === 'className') el.className = v;
+          else if (!k.startsWith('on')) el.setAttribute(k, v);
+        }
+        el[KEY] = props;
+        el.append(...children);
+        return el;
+      };
+      const state = {
+        mails: [
+          { id: 1, from: 'Ann', subject: 'Lunch on Friday', starred: false },
+          { id: 2, from: 'Bob', subject: 'Quarterly report', starred: false },
+          { id: 3, from: 'Cleo', subject: 'Train tickets', starred: false },
+        ],
+        open: null,
+      };
+      const archive = (m) => {
+        fetch('/archive?id=' + m.id);
+        state.mails = state.mails.filter((x) => x !== m);
+        state.open = null;
+        render();
+      };
+      const row = (m) => h('div', { className: 'row' + (m.starred ? ' starred' : '') },
+        h('span', { className: 'subject', onClick: () => { state.open = m; render(); } }, m.subject),
+        h('span', { className: 'from' }, m.from),
+        h('span', { className: 'ico star', title: 'Star', onClick: () => { m.starred = !m.starred; fetch('/star?id=' + m.id); render(); } }),
+        h('span', { className: 'ico archive', title: 'Archive', onClick: () => archive(m) }));
+      const opened = (m) => h('div', { className: 'mail' },
+        h('div', { className: 'toolbar' },
+          h('span', { className: 'ico back', title: 'Back', onClick: () => { state.open = null; render(); } }),
+          h('span', { className: 'ico archive', title: 'Archive', onClick: () => archive(m) })),
+        h('h2', {}, m.subject), h('p', {}, 'From ' + m.from), h('p', {}, 'Shall we meet at noon?'));
+      const render = () => root.replaceChildren(h('h1', {}, 'Inbox'),
+        state.open ? opened(state.open) : h('div', { className: 'list' }, ...state.mails.map(row)));
+      render();
+    </script>`),
+  '/archive': () => text('ok'),
+
+  // A voucher whose code has significant spaces, shown preformatted in a paragraph, to be
+  // redeemed exactly.
+  '/voucher': page('Your voucher', `<h1>Your voucher</h1>
+    <p>Voucher code: <code style="white-space:pre">WX  42 7 </code></p>
+    <p><label>Code to redeem <input id="dst"></label> <button id="redeem">Redeem</button></p>
+    <script>document.getElementById('redeem').addEventListener('click', () => fetch('/redeem?v=' + encodeURIComponent(document.getElementById('dst').value)));</script>`),
+  '/redeem': () => text('ok'),
 
   // A chat log that scrolls in its own box: the last rows are below the box's bottom edge.
   '/log': page('Support chat', `<h1>Support chat</h1>
@@ -365,4 +439,73 @@ test('rows scrolled out of their own scroll box are not listed as in view', asyn
   // Rows 1-4 show in the 120-pixel box; row 12 is scrolled out of it; Send is on the page.
   assert.ok(at('Message 1') < below && at('Send') < below, first);
   assert.ok(at('Message 12') > below, first);
+});
+
+test('a React-like app whose handlers are delegated to its root: icon spans are listed and clicked on the right rows', async () => {
+  navigator = (turn) => {
+    const click = (re) => {
+      const line = lines(turn).find((l) => re.test(l));
+      return line ? { action: 'click', element: Number(line.match(/^\[(\d+)\]/)[1]) } : { action: 'done', success: false, answer: `no line ${re}` };
+    };
+    if (!paths('/star').length) return click(/ span "Star" near "Quarterly/);
+    if (!paths('/archive').length) return click(/ span "Archive" near "Lunch/);
+    return { action: 'done', success: true, answer: 'Starred and archived.' };
+  };
+  await ui.startTask(tab, "Star Bob's mail and archive Ann's", site.url + '/react-mail');
+  await ui.waitStatus(/^(Done|Failed)/);
+  // What the page recorded: Bob's mail starred, Ann's archived, and its own view says so.
+  assert.deepEqual(paths('/star').map((r) => r.query.id), ['2'], navigatorTurns().join('\n---\n'));
+  assert.deepEqual(paths('/archive').map((r) => r.query.id), ['1']);
+  assert.deepEqual(await tab.evaluate(() => [...document.querySelectorAll('.row')].map((r) => [r.querySelector('.subject').textContent, r.classList.contains('starred')])),
+    [['Quarterly report', true], ['Train tickets', false]]);
+  const first = navigatorTurns()[0];
+  assert.equal(lines(first).filter((l) => / span "Star" near /.test(l)).length, 3, first);
+  assert.equal(lines(first).filter((l) => / span "Archive" near /.test(l)).length, 3, first);
+  // The root container listens for the whole app: it is no control of its own.
+  assert.doesNotMatch(first, /^\[\d+\] div "Inbox/m, first);
+  assert.match(await ui.status().textContent(), /^Done/);
+});
+
+test("an opened mail's Archive is a new element (*) with a new number, not the row's Archive under its old one", async () => {
+  let rowIds = null;
+  navigator = (turn) => {
+    const ids = (re) => lines(turn).filter((l) => re.test(l)).map((l) => Number(l.match(/^\[(\d+)\]/)[1]));
+    if (paths('/archive').length) return { action: 'done', success: true, answer: 'Archived.' };
+    if (rowIds === null) {
+      rowIds = ids(/ span "Archive" near /);
+      const open = elements(turn).find((e) => e.name === 'Train tickets');
+      return open ? { action: 'click', element: open.id } : { action: 'done', success: false, answer: 'no mail to open' };
+    }
+    // The opened mail: its Archive is what archives it; the test checks below how it was listed.
+    const archive = ids(/^\[\d+\]\*? span "Archive"/);
+    return archive.length === 1 ? { action: 'click', element: archive[0] } : { action: 'done', success: false, answer: 'no single Archive' };
+  };
+  await ui.startTask(tab, 'Open the train tickets mail and archive it', site.url + '/react-mail');
+  await ui.waitStatus(/^(Done|Failed)/);
+  assert.deepEqual(paths('/archive').map((r) => r.query.id), ['3'], navigatorTurns().join('\n---\n'));
+  assert.equal(rowIds.length, 3, navigatorTurns()[0]);
+  const opened = navigatorTurns().find((t) => /"Back"/.test(t));
+  const line = lines(opened).find((l) => / span "Archive"/.test(l));
+  assert.match(line, /^\[\d+\]\* span "Archive"/, opened);
+  assert.ok(!rowIds.includes(Number(line.match(/^\[(\d+)\]/)[1])), `${line} reuses a row's number ${rowIds}`);
+  assert.match(await ui.status().textContent(), /^Done/);
+});
+
+test('extract_text of the whole page is verbatim: a preformatted code with double and trailing spaces is redeemed exactly', async () => {
+  let code = null;
+  navigator = (turn) => {
+    const named = (name) => elements(turn).find((e) => e.name === name);
+    if (paths('/redeem').length) return { action: 'done', success: true, answer: 'Redeemed.' };
+    const read = turn.match(/⟦untrusted data: page text⟧\n[\s\S]*?Voucher code: ([^\n]*)\n/);
+    if (code === null && !read) return { action: 'extract_text' };
+    if (code === null) {
+      code = read[1];
+      return { action: 'type', element: named('Code to redeem').id, text: code };
+    }
+    return { action: 'click', element: named('Redeem').id };
+  };
+  await ui.startTask(tab, 'Redeem the voucher code shown on the page', site.url + '/voucher');
+  await ui.waitStatus(/^(Done|Failed)/);
+  assert.deepEqual(paths('/redeem').map((r) => r.query.v), ['WX  42 7 '], navigatorTurns().join('\n---\n'));
+  assert.match(await ui.status().textContent(), /^Done/);
 });

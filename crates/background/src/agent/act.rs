@@ -17,7 +17,7 @@ use tandem_core::agent::{
 
 use super::page::{
     act_in_page, activate_tab, allowed, close_tab, go_back, host_of, lap, navigate, open_tab,
-    settle, snapshot, unchanged_since_snapshot, NotActed, OnLook, Phase,
+    settle, snapshot, unchanged_since_snapshot, MapSource, NotActed, OnLook, Phase,
 };
 use super::run::{Loop, Observed};
 use super::trusted;
@@ -65,7 +65,7 @@ impl Loop {
                     text: text.clone(),
                     ms: *ms,
                 };
-                match act_in_page(tab, None, &command, false, None, OnLook::Any).await {
+                match act_in_page(tab, None, &command, None, None, OnLook::Any).await {
                     Ok(acted) => (None, Ok(acted.sentence)),
                     Err(NotActed::Failed(e) | NotActed::Ignored { sentence: e, .. }) => {
                         (None, Err(e))
@@ -78,7 +78,16 @@ impl Loop {
                 let Some(command) = action.driver_command() else {
                     return (None, Err("nothing to do".into()));
                 };
-                match act_in_page(tab, None, &command, true, None, OnLook::Any).await {
+                match act_in_page(
+                    tab,
+                    None,
+                    &command,
+                    Some(&MapSource::From(self.previous.clone())),
+                    None,
+                    OnLook::Any,
+                )
+                .await
+                {
                     Ok(acted) => {
                         if acted.loading {
                             settle(tab).await;
@@ -160,7 +169,7 @@ impl Loop {
                 let Some(command) = action.driver_command() else {
                     return (None, Err("nothing to do".into()));
                 };
-                match act_in_page(tab, None, &command, false, None, OnLook::Any).await {
+                match act_in_page(tab, None, &command, None, None, OnLook::Any).await {
                     Ok(_) => (None, Ok("scrolled".into())),
                     Err(NotActed::Failed(e) | NotActed::Ignored { sentence: e, .. }) => {
                         (None, Err(e))
@@ -470,7 +479,16 @@ impl Loop {
                 OnLook::Any
             };
             let handle = Some(element.handle.as_str());
-            match act_in_page(tab, handle, &command, true, Some(800), on_look).await {
+            match act_in_page(
+                tab,
+                handle,
+                &command,
+                Some(&MapSource::From(self.previous.clone())),
+                Some(800),
+                on_look,
+            )
+            .await
+            {
                 Ok(acted) => {
                     // The driver watched the page until it was quiet; only a new document
                     // still loading is waited for here.

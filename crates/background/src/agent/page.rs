@@ -12,16 +12,20 @@
 //! also takes the next step's look once the page is still; it is handed over early through
 //! `lookOf(ticket)` so it crosses while the watch goes on, and `pending_look` keeps it for the
 //! next observe when the page has no cross-origin frames (a look kept over 250 ms is checked
-//! with `unchanged_since_snapshot` first). Each step records `StepTimings`, which
+//! with `unchanged_since_snapshot` first); the look's element map is built as soon as the look
+//! arrives, while the watch goes on (`Prepared`). Each step records `StepTimings` (the act's
+//! time in the page and its look's, as the driver measured them, among them), which
 //! `scripts/bench-agent.mjs` reads.
 
 use std::cell::RefCell;
+use std::rc::Rc;
 
 use js_sys::{Array, Function, Object, Promise, Reflect, JSON};
 use tandem_chrome::js_text;
-use tandem_core::agent::task::StepTimings;
+use tandem_core::agent::task::{StepTimings, MAP_CHARS};
 use tandem_core::agent::{
-    frame_of_handle, ActErrorCode, ActResult, DriverCommand, Snapshot, UrlDenied, UrlPolicy,
+    frame_of_handle, ActErrorCode, ActResult, DriverCommand, ElementMap, Snapshot, UrlDenied,
+    UrlPolicy,
 };
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -59,17 +63,22 @@ function unchanged() {
 // as the last snapshot saw it (the driver answers 'changed' otherwise).
 // `ticket`: the first look is also handed to `lookOf(ticket)` as soon as it is taken; then the
 // result says only whether it still held at the end (`kept`), unless a later one replaced it.
+// Then the act's time in the page and the part of it its looks took, for the step's timings.
 async function act(handle, command, lookOpts, mark, expect, ticket) {
   const d = globalThis.__tandemDriver;
-  if (!d) return [JSON.stringify({ ok: false, error: 'stale-handle', message: 'the page driver is not loaded' }), null, false];
+  if (!d) return [JSON.stringify({ ok: false, error: 'stale-handle', message: 'the page driver is not loaded' }), null, false, 0, 0];
+  const started = performance.now();
   const result = await d.act(handle, command, lookOpts, mark, expect, ticket);
+  const ms = performance.now() - started;
   const look = result && typeof result.look === 'string' ? result.look : null;
   const kept = !!(result && result.lookKept);
+  const lookMs = (result && Number(result.lookMs)) || 0;
   if (result) {
     delete result.look;
     delete result.lookKept;
+    delete result.lookMs;
   }
-  return [JSON.stringify(result), look, kept];
+  return [JSON.stringify(result), look, kept, ms, lookMs];
 }
 // The look of the act with `ticket`, as soon as its watch takes it (null if it takes none).
 function lookOf(ticket) {
@@ -557,8 +566,8 @@ pub(super) async fn snapshot(tab: i32, max_text: u32) -> Result<Snapshot, AgentE
 /// The driver kept it only if nothing changed after it until its watch ended: within
 /// [`LOOK_FRESH_MS`] of that, asking every frame again would say the same at the price of a
 /// round trip a step. A look kept longer (the task paused, a question to the user) is checked.
-pub(super) async fn pending_look(tab: i32) -> Option<Snapshot> {
-    let (look_tab, kept_at, look) = LOOK.with(|l| l.borrow_mut().take())?;
+pub(super) async fn pending_look(tab: i32) -> Option<(Snapshot, Option<Prepared>)> {
+    let (look_tab, kept_at, look, prepared) = LOOK.with(|l| l.borrow_mut().take())?;
     if look_tab != tab {
         return None;
     }
@@ -566,15 +575,15 @@ pub(super) async fn pending_look(tab: i32) -> Option<Snapshot> {
         return None;
     }
     CLOCK.with(|c| c.borrow_mut().snapshots += 1);
-    Some(look)
+    Some((look, prepared))
 }
 
 /// How long after the driver's watch its look is used without asking the page again.
 const LOOK_FRESH_MS: f64 = 250.0;
 
 /// Keeps the driver's look at `tab` for [`pending_look`].
-fn keep_look(tab: i32, look: Snapshot) {
-    LOOK.with(|l| *l.borrow_mut() = Some((tab, js_sys::Date::now(), look)));
+fn keep_look(tab: i32, look: Snapshot, prepared: Option<Prepared>) {
+    LOOK.with(|l| *l.borrow_mut() = Some((tab, js_sys::Date::now(), look, prepared)));
 }
 
 /// The driver's look, unless the page has frames of other origins (their own drivers were not
@@ -705,11 +714,14 @@ pub(super) enum OnLook {
 ///
 /// `mark_ms`: highlight the element for that long as the driver acts on it, so that the person
 /// watching sees what Tandem acts on.
+///
+/// `source`: with a look, the map the next step numbers it from; the look's element map is
+/// then built while the driver's watch goes on, rather than after it ([`Prepared`]).
 pub(super) async fn act_in_page(
     tab: i32,
     handle: Option<&str>,
     command: &DriverCommand,
-    look: bool,
+    look: Option<&MapSource>,
     mark_ms: Option<u32>,
     on_look: OnLook,
 ) -> Result<Acted, NotActed> {
@@ -720,12 +732,12 @@ pub(super) async fn act_in_page(
     lap(Phase::Act, started);
     let (acted, look) = acted?;
     match look {
-        Some(Look::Read(look)) => keep_look(tab, look),
+        Some(Look::Read(look, prepared)) => keep_look(tab, look, prepared),
         // Taken after the one handed out early: reading it is the next step's look, timed as such.
         Some(Look::Json(json)) => {
             let started = js_sys::Date::now();
             if let Some(look) = read_look(&json) {
-                keep_look(tab, look);
+                keep_look(tab, look, None);
             }
             lap(Phase::Snapshot, started);
         }
@@ -734,10 +746,37 @@ pub(super) async fn act_in_page(
     Ok(acted)
 }
 
-/// The look an act's watch took: read while the watch went on, or JSON still to read.
+/// The look an act's watch took: read while the watch went on (with its element map when it
+/// was built meanwhile), or JSON still to read.
 enum Look {
-    Read(Snapshot),
+    Read(Snapshot, Option<Prepared>),
     Json(String),
+}
+
+/// The map the next step's element map takes its ids from (the loop's `previous`), when the
+/// caller knows it.
+pub(super) enum MapSource {
+    Unknown,
+    From(Option<Rc<ElementMap>>),
+}
+
+/// A look's element map and list, built while the driver's watch went on (a large page's map
+/// took ~14 ms after it), from `source`.
+pub(super) struct Prepared {
+    source: Option<Rc<ElementMap>>,
+    pub map: Rc<ElementMap>,
+    pub list: String,
+}
+
+impl Prepared {
+    /// Whether it was numbered from `previous`, the map the next step numbers from.
+    pub fn numbered_from(&self, previous: Option<&Rc<ElementMap>>) -> bool {
+        match (&self.source, previous) {
+            (None, None) => true,
+            (Some(a), Some(b)) => Rc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
 }
 
 /// The first look of an act's watch, fetched by `lookOf(ticket)` beside the act.
@@ -746,37 +785,57 @@ struct EarlyLook {
     /// The `lookOf` call, while it has not answered.
     pending: Option<Promise>,
     read: Option<Snapshot>,
+    prepared: Option<Prepared>,
 }
 
 impl EarlyLook {
-    /// Asks for the look and reads it as soon as it comes, unless the act ends first.
-    async fn begin(tab: i32, ticket: &JsValue, acting: &Promise) -> Self {
+    /// Asks for the look and reads it as soon as it comes, unless the act ends first; then
+    /// builds its element map from `source` while the act goes on.
+    async fn begin(tab: i32, ticket: &JsValue, acting: &Promise, source: &MapSource) -> Self {
         let Ok(fetching) =
             execute_start(tab, Frames::One(None), &look_of_fn(), &Array::of1(ticket))
         else {
             return Self::default();
         };
         match JsFuture::from(look_or_act(&fetching, acting)).await {
-            Ok(won) if !won.is_null() => Self {
-                pending: None,
-                read: Reflect::get(&won, &"look".into())
+            Ok(won) if !won.is_null() => {
+                let read = Reflect::get(&won, &"look".into())
                     .ok()
-                    .and_then(|r| look_in(&r)),
-            },
+                    .and_then(|r| look_in(&r));
+                let prepared = match (&read, source) {
+                    (Some(look), MapSource::From(previous)) => {
+                        let map = Rc::new(ElementMap::build(look, previous.as_deref()));
+                        let list = map.render(look, MAP_CHARS).text;
+                        Some(Prepared {
+                            source: previous.clone(),
+                            map,
+                            list,
+                        })
+                    }
+                    _ => None,
+                };
+                Self {
+                    pending: None,
+                    read,
+                    prepared,
+                }
+            }
             _ => Self {
                 pending: Some(fetching),
                 read: None,
+                prepared: None,
             },
         }
     }
 
     /// The look, once the act said it still held. A call still pending is awaited only then:
     /// otherwise it may never answer (the page may have left, and it reached the next document).
-    async fn finish(&mut self) -> Option<Snapshot> {
+    async fn finish(&mut self) -> Option<Look> {
         if let Some(pending) = self.pending.take() {
             self.read = JsFuture::from(pending).await.ok().and_then(|r| look_in(&r));
         }
-        self.read.take()
+        let look = self.read.take()?;
+        Some(Look::Read(look, self.prepared.take()))
     }
 }
 
@@ -801,7 +860,7 @@ async fn act_in_page_inner(
     tab: i32,
     handle: Option<&str>,
     command: &DriverCommand,
-    look: bool,
+    look: Option<&MapSource>,
     mark_ms: Option<u32>,
     on_look: OnLook,
 ) -> Result<(Acted, Option<Look>), NotActed> {
@@ -818,7 +877,7 @@ async fn act_in_page_inner(
         Some((frame, local)) => (frame, JsValue::from_str(local)),
         None => (None, JsValue::NULL),
     };
-    let look_opts = if look && frame.is_none() {
+    let look_opts = if look.is_some() && frame.is_none() {
         let opts = Object::new();
         let _ = Reflect::set(&opts, &"maxText".into(), &0.into());
         JsValue::from(opts)
@@ -839,14 +898,19 @@ async fn act_in_page_inner(
     args.push(&ticket_js);
     let acting =
         execute_start(tab, Frames::One(frame), &act_fn(), &args).map_err(|e| e.to_string())?;
-    let mut early = match ticket {
-        Some(_) => EarlyLook::begin(tab, &ticket_js, &acting).await,
-        None => EarlyLook::default(),
+    let mut early = match (ticket, look) {
+        (Some(_), Some(source)) => EarlyLook::begin(tab, &ticket_js, &acting, source).await,
+        _ => EarlyLook::default(),
     };
     let results = execute_end(acting).await.map_err(|e| e.to_string())?;
     let Some(pair) = as_array(&first_result(&results)) else {
         return Err(AgentError::Driver("no result".into()).to_string().into());
     };
+    CLOCK.with(|c| {
+        let mut t = c.borrow_mut();
+        t.page += pair.get(3).as_f64().unwrap_or(0.0);
+        t.look += pair.get(4).as_f64().unwrap_or(0.0);
+    });
     let json = pair
         .get(0)
         .as_string()
@@ -859,7 +923,7 @@ async fn act_in_page_inner(
     // The look handed out early only if it still held when the watch ended; else the one
     // taken after it, if any.
     let look = match (pair.get(2).is_truthy(), pair.get(1).as_string()) {
-        (true, _) => early.finish().await.map(Look::Read),
+        (true, _) => early.finish().await,
         (false, Some(json)) => Some(Look::Json(json)),
         (false, None) => None,
     };
@@ -874,9 +938,12 @@ async fn act_in_page_inner(
     Ok((Acted { sentence, loading }, look))
 }
 
+/// The driver's look at a tab, when it was kept (`Date.now()`), and its map if built already.
+type Kept = (i32, f64, Snapshot, Option<Prepared>);
+
 thread_local! {
     /// The snapshot the driver took while watching the last action, and its tab.
-    static LOOK: RefCell<Option<(i32, f64, Snapshot)>> = const { RefCell::new(None) };
+    static LOOK: RefCell<Option<Kept>> = const { RefCell::new(None) };
     /// Tickets pairing an act with the call that fetches its look early ([`EarlyLook`]).
     static TICKET: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
     /// Where the current step's time went outside the model (the worker is single-threaded;

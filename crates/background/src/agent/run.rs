@@ -966,14 +966,21 @@ impl Loop {
     async fn observe(&mut self, tab: i32) -> Result<Observed, AgentError> {
         // The look the driver took while it watched the last action, when the page is still
         // as it saw it; else a new one.
-        let snapshot = match pending_look(tab).await {
+        let (snapshot, prepared) = match pending_look(tab).await {
             Some(look) => look,
-            None => snapshot(tab, 0).await?,
+            None => (snapshot(tab, 0).await?, None),
         };
-        let started = js_sys::Date::now();
-        let map = Rc::new(ElementMap::build(&snapshot, self.previous.as_deref()));
-        let list = map.render(&snapshot, MAP_CHARS).text;
-        lap(Phase::Map, started);
+        // Its map built while the driver watched the last action, from this map.
+        let (map, list) = match prepared.filter(|p| p.numbered_from(self.previous.as_ref())) {
+            Some(p) => (p.map, p.list),
+            None => {
+                let started = js_sys::Date::now();
+                let map = Rc::new(ElementMap::build(&snapshot, self.previous.as_deref()));
+                let list = map.render(&snapshot, MAP_CHARS).text;
+                lap(Phase::Map, started);
+                (map, list)
+            }
+        };
         self.previous = Some(Rc::clone(&map));
         Ok(Observed {
             snapshot,

@@ -14,7 +14,7 @@ use tandem_core::agent::DriverCommand;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
-use super::page::{act_in_page, NotActed, OnLook};
+use super::page::{act_in_page, MapSource, NotActed, OnLook};
 use crate::chrome;
 use tandem_chrome::js_text;
 
@@ -128,7 +128,7 @@ async fn run(
             tab,
             handle,
             &DriverCommand::Observe,
-            false,
+            None,
             None,
             OnLook::Any,
         )
@@ -167,7 +167,16 @@ async fn run(
     let collect = DriverCommand::Collect {
         of: Box::new(command.clone()),
     };
-    match act_in_page(tab, handle, &collect, true, None, OnLook::Any).await {
+    match act_in_page(
+        tab,
+        handle,
+        &collect,
+        Some(&MapSource::Unknown),
+        None,
+        OnLook::Any,
+    )
+    .await
+    {
         Ok(acted) => Ok(acted.sentence),
         Err(NotActed::Failed(e) | NotActed::Ignored { sentence: e, .. }) => Err(e),
         Err(NotActed::Changed) => Err("the page changed".to_owned()),

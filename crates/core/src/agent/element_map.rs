@@ -528,9 +528,12 @@ fn carry_ids(previous: &[Entry], sigs: &[Signature]) -> Vec<Option<u32>> {
     for (key, group) in &prev_groups {
         match fresh_groups.get(key) {
             Some(fresh) if fresh.len() == group.len() => {
+                // Equal keys have equal contexts; without one, the place decides.
                 for (&i, prev) in fresh.iter().zip(group) {
-                    taken.insert(prev.id);
-                    ids[i] = Some(prev.id);
+                    if prev.signature.same_surroundings(&sigs[i]) {
+                        taken.insert(prev.id);
+                        ids[i] = Some(prev.id);
+                    }
                 }
             }
             _ => {}
@@ -539,22 +542,25 @@ fn carry_ids(previous: &[Entry], sigs: &[Signature]) -> Vec<Option<u32>> {
 
     // Fuzzy matching scores every leftover against every open element; on a page where
     // everything changed at once that is quadratic, so past a budget the rest simply count as
-    // new (a fresh number is harmless, a slow step is not).
+    // new (a fresh number is harmless, a slow step is not). Only elements in the same
+    // surroundings are candidates: the name and role alike, elsewhere, is a look-alike (the
+    // opened mail's "Archive" is not the row's), which the model must see as new.
     let mut budget = FUZZY_BUDGET;
     for prev in previous
         .iter()
         .filter(|e| !taken.contains(&e.id) && !blank(&e.signature))
     {
+        let unpaired = ids.iter().filter(|id| id.is_none()).count();
+        budget = match budget.checked_sub(unpaired) {
+            Some(left) if unpaired > 0 => left,
+            _ => break,
+        };
         let open: Vec<&Signature> = sigs
             .iter()
             .zip(&ids)
-            .filter(|(_, id)| id.is_none())
+            .filter(|(s, id)| id.is_none() && prev.signature.same_surroundings(s))
             .map(|(s, _)| s)
             .collect();
-        budget = match budget.checked_sub(open.len()) {
-            Some(left) if !open.is_empty() => left,
-            _ => break,
-        };
         if let Match::Found { index, .. } = signature::find(&prev.signature, open) {
             if let Some(pos) = sigs.iter().position(|s| s.index == index) {
                 ids[pos] = Some(prev.id);

@@ -181,3 +181,47 @@ fn the_next_turn_names_the_element_the_last_action_hit_inside_a_fence() {
         .expect("target");
     assert!(result < fence_at && fence_at < target, "{turn}");
 }
+
+#[test]
+fn a_look_alike_in_other_surroundings_gets_a_new_starred_id() {
+    let archive = |h: &str, y: f64, context: &str| {
+        el(
+            h,
+            json!({"name": "Archive", "context": context,
+                   "bbox": {"x": 600.0, "y": y, "width": 20.0, "height": 20.0}}),
+        )
+    };
+    let inbox = page(vec![
+        archive("d.1", 100.0, "Lunch on Friday Ann 09:12"),
+        archive("d.2", 140.0, "Quarterly report Bob 10:40"),
+        archive("d.3", 180.0, "Train tickets Cleo 11:05"),
+    ]);
+    let first = ElementMap::build(&inbox, None);
+    // The list re-drawn with new nodes, Ann's row gone: the others keep their ids, moved up.
+    let redrawn = page(vec![
+        archive("d.7", 100.0, "Quarterly report Bob 10:40"),
+        archive("d.8", 140.0, "Train tickets Cleo 11:05"),
+    ]);
+    let second = ElementMap::build(&redrawn, Some(&first));
+    let ids: Vec<(u32, bool)> = second.entries().iter().map(|e| (e.id, e.is_new)).collect();
+    assert_eq!(ids, vec![(2, false), (3, false)]);
+    // Cleo's mail opened: its toolbar's "Archive" shares the subject and the sender with
+    // the row, in another place. Another element: a new id, starred.
+    let opened = page(vec![archive(
+        "d.9",
+        40.0,
+        "Train tickets From Cleo Shall we meet at noon? Back",
+    )]);
+    let third = ElementMap::build(&opened, Some(&second));
+    let ids: Vec<(u32, bool)> = third.entries().iter().map(|e| (e.id, e.is_new)).collect();
+    assert_eq!(ids, vec![(4, true)]);
+    // With no text around either: the same place is the same element, another place is not.
+    let bare = |h: &str, y: f64| archive(h, y, "");
+    let before = ElementMap::build(&page(vec![bare("d.1", 100.0), bare("d.2", 300.0)]), None);
+    let after = ElementMap::build(
+        &page(vec![bare("d.5", 104.0), bare("d.6", 500.0)]),
+        Some(&before),
+    );
+    let ids: Vec<(u32, bool)> = after.entries().iter().map(|e| (e.id, e.is_new)).collect();
+    assert_eq!(ids, vec![(1, false), (3, true)]);
+}

@@ -29,6 +29,12 @@ const W_ROLE: f64 = 0.20;
 const W_TAG: f64 = 0.10;
 const W_ATTRS: f64 = 0.25;
 
+/// Lowest similarity of two contexts that counts as the same surroundings
+/// ([`Signature::same_surroundings`]): a re-rendered row keeps its text give or take a
+/// changing number ("Qty 1" → "Qty 2" scores 0.75), an opened mail's toolbar shares a subject
+/// and a sender with the row it came from but not much more (~0.5).
+pub const SAME_CONTEXT: f64 = 0.7;
+
 /// See [`Signature::content_key`].
 pub type ContentKey<'a> = (
     &'a [u32],
@@ -58,6 +64,34 @@ pub struct Signature {
     pub ordinal: usize,
     /// …and how many there are. Position means something only while this does not change.
     pub group_size: usize,
+    /// Where it is: its box's centre in the top document's viewport, and the page's scroll
+    /// then (a box fixed to the viewport stays put when the page scrolls, others move with it).
+    pub place: Place,
+}
+
+/// An element's centre and size in the viewport, with the page's scroll ([`Signature::place`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Place {
+    pub x: f64,
+    pub y: f64,
+    pub width: f64,
+    pub height: f64,
+    pub scroll_x: f64,
+    pub scroll_y: f64,
+}
+
+impl Place {
+    /// Whether `other` stands where this stood: in the viewport (a fixed bar) or on the page,
+    /// within half its smaller side or 16 pixels.
+    fn same_as(&self, other: &Place) -> bool {
+        let room = (self.width.min(self.height) / 2.0).max(16.0);
+        let near = |dx: f64, dy: f64| dx.abs() <= room && dy.abs() <= room;
+        near(self.x - other.x, self.y - other.y)
+            || near(
+                self.x + self.scroll_x - other.x - other.scroll_x,
+                self.y + self.scroll_y - other.y - other.scroll_y,
+            )
+    }
 }
 
 /// A normalised string (lowercase, collapsed whitespace) with its character bigrams, computed
@@ -145,7 +179,12 @@ impl Signature {
     pub fn of_elements(snapshot: &Snapshot, indices: &[usize]) -> Vec<Signature> {
         let mut sigs: Vec<Signature> = indices
             .iter()
-            .filter_map(|&i| snapshot.elements.get(i).map(|el| Self::single(i, el)))
+            .filter_map(|&i| {
+                snapshot
+                    .elements
+                    .get(i)
+                    .map(|el| Self::single(i, el, snapshot))
+            })
             .collect();
         // Keys borrowed from the signatures (a large page has ~1,500 of them a step), then
         // written back once the map is done with them.
@@ -169,7 +208,7 @@ impl Signature {
         sigs
     }
 
-    fn single(index: usize, el: &Element) -> Signature {
+    fn single(index: usize, el: &Element, snapshot: &Snapshot) -> Signature {
         let attrs = KEY_ATTRS
             .iter()
             .filter_map(|&k| el.attr(k).map(|v| (k, v.to_owned())))
@@ -186,7 +225,27 @@ impl Signature {
             attrs,
             ordinal: 0,
             group_size: 1,
+            place: Place {
+                x: el.bbox.x + el.bbox.width / 2.0,
+                y: el.bbox.y + el.bbox.height / 2.0,
+                width: el.bbox.width,
+                height: el.bbox.height,
+                scroll_x: snapshot.scroll.x,
+                scroll_y: snapshot.scroll.y,
+            },
         }
+    }
+
+    /// Whether `other`, another DOM node, may be this element drawn again: it stands in the
+    /// same surroundings, its context (the text around it) alike ([`SAME_CONTEXT`]), or, where
+    /// neither has a context, in the same place. A look-alike with the same role and name
+    /// elsewhere (the opened mail's "Archive" after the row's "Archive") is another element,
+    /// and the model must be told so.
+    pub fn same_surroundings(&self, other: &Signature) -> bool {
+        if self.context.is_empty() && other.context.is_empty() {
+            return self.place.same_as(&other.place);
+        }
+        self.context.similarity(&other.context) >= SAME_CONTEXT
     }
 
     fn group_key(&self) -> (&[u32], &str, &str) {

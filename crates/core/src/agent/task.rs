@@ -132,6 +132,13 @@ pub struct StepTimings {
     /// (the step's `tokens` already hold them, as the provider reported or estimated).
     #[serde(default, skip_serializing_if = "is_zero_tokens")]
     pub image_tokens: u32,
+    /// Of `act`, the time in the page (the driver's act with its watch for the action's
+    /// effects; the rest of `act` is messaging)…
+    #[serde(default)]
+    pub page: f64,
+    /// …and of that, the looks the watch took (the next step's snapshot).
+    #[serde(default)]
+    pub look: f64,
 }
 
 fn is_zero_ms(ms: &f64) -> bool {

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use super::actions::{Action, SelectMode};
 use super::element_map::Entry;
-use super::signature::{self, Match, Signature, Text};
+use super::signature::{self, Match, Place, Signature, Text};
 
 mod schedule;
 #[cfg(test)]
@@ -208,6 +208,8 @@ impl Target {
                 .collect(),
             ordinal: self.ordinal as usize,
             group_size: self.group_size as usize,
+            // A replay finds its element by content on another visit, never by place.
+            place: Place::default(),
         }
     }
 
