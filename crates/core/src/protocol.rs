@@ -280,6 +280,10 @@ pub enum WorkerToPanel {
         request_id: String,
         kind: ErrorKind,
         message: String,
+        /// `message` as a catalog message (`ProviderError::said`), which the panel puts into
+        /// the person's language; absent for sentences not in the catalog.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        said: Option<crate::i18n::Msg>,
     },
     /// Progress the user should see while nothing streams (waiting before a retry).
     #[serde(rename_all = "camelCase")]
@@ -486,6 +490,7 @@ mod tests {
             request_id: "r1".into(),
             kind: ErrorKind::BadKey,
             message: "m".into(),
+            said: None,
         };
         assert!(e.to_json().contains("\"kind\":\"bad-key\""));
         assert_eq!(WorkerToPanel::from_json(&e.to_json()).unwrap(), e);

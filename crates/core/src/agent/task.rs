@@ -11,6 +11,7 @@ use super::element_map::LIST_LEGEND;
 use super::flow::ReadValues;
 use super::safety::{fence, FENCE_RULE};
 use super::workflow::{RecordedStep, Replay, WorkflowOffer};
+use crate::i18n::Msg;
 use crate::request::ToolSpec;
 use crate::session::{Failover, Schema, Transcript};
 
@@ -147,6 +148,33 @@ pub struct PendingConfirmation {
     /// card, "Run <tool>?" with Approve / Deny, which answer with `ToolDecision`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool: Option<ToolUse>,
+    /// `reason` as a catalog message, which the panel puts into the person's language
+    /// (`reason` stays its English). Absent in questions stored before it, and in those not
+    /// in the catalog yet: the panel shows `reason`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub said: Option<Msg>,
+}
+
+impl PendingConfirmation {
+    /// The question as a message: `said` while it still is the sentence `reason` holds
+    /// (code that sets `reason` alone is shown its English), else `reason` as it is.
+    pub fn message(&self) -> Msg {
+        said_or(self.said.as_ref(), &self.reason)
+    }
+
+    /// Sets the question's sentence: `said`, and its English in `reason`.
+    pub fn say(&mut self, msg: Msg) {
+        self.reason = msg.english();
+        self.said = (!msg.is_literal()).then_some(msg);
+    }
+}
+
+/// `said` when its English is `english` (it was not replaced since), else `english` as it is.
+fn said_or(said: Option<&Msg>, english: &str) -> Msg {
+    match said {
+        Some(m) if m.english() == english => m.clone(),
+        _ => Msg::literal(english),
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -167,6 +195,9 @@ pub struct TaskContext {
     pub answer: Option<String>,
     /// Why the task ended, or why it is paused.
     pub reason: Option<String>,
+    /// `reason` as a catalog message, for the panel (see [`TaskContext::set_reason`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub said: Option<Msg>,
     /// Navigator steps taken.
     pub actions_taken: u32,
     pub max_steps: u32,
@@ -232,6 +263,7 @@ impl TaskContext {
             extracted: Vec::new(),
             answer: None,
             reason: None,
+            said: None,
             actions_taken: 0,
             max_steps: DEFAULT_MAX_STEPS,
             consecutive_failures: 0,
@@ -275,12 +307,10 @@ impl TaskContext {
             // An approval is asked again when the step is retried; an open question stays,
             // so the user can still answer it.
             self.pending = None;
-            self.reason = Some(match &self.question {
-                Some(_) => "Tandem's background worker was restarted during this task. Answer the question below, or press Resume, to continue."
-                    .into(),
-                None => "Tandem's background worker was restarted during this task. Press Resume to continue from the next step."
-                    .into(),
-            });
+            self.set_reason(Msg::literal(match &self.question {
+                Some(_) => "Tandem's background worker was restarted during this task. Answer the question below, or press Resume, to continue.",
+                None => "Tandem's background worker was restarted during this task. Press Resume to continue from the next step.",
+            }));
         }
         self
     }
@@ -461,7 +491,7 @@ impl TaskContext {
         }
         self.status = TaskStatus::Paused;
         self.pending = None;
-        self.reason = Some(super::cost::task_sentence(used, limit));
+        self.set_reason(super::cost::task_sentence(used, limit));
         true
     }
 
@@ -473,14 +503,22 @@ impl TaskContext {
                 .is_some_and(|a| a.reached(self.tokens_used()))
     }
 
-    pub fn finish(&mut self, status: TaskStatus, reason: impl Into<String>) {
+    pub fn finish(&mut self, status: TaskStatus, reason: impl Into<Msg>) {
         if self.status.is_final() {
             return;
         }
         self.status = status;
         self.pending = None;
         self.question = None;
-        self.reason = Some(reason.into());
+        self.set_reason(reason);
+    }
+
+    /// Why the task ended or waits: the English in `reason` (prompts, logs, older panels),
+    /// the message in `said` (a literal — words not in the catalog — needs none).
+    pub fn set_reason(&mut self, reason: impl Into<Msg>) {
+        let msg = reason.into();
+        self.reason = Some(msg.english());
+        self.said = (!msg.is_literal()).then_some(msg);
     }
 
     /// Whether the planner runs before the next navigator step.
@@ -529,6 +567,9 @@ pub struct TaskView {
     pub task: String,
     pub status: TaskStatus,
     pub reason: Option<String>,
+    /// `reason` as a catalog message; absent from workers and tasks older than it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub said: Option<Msg>,
     pub plan: String,
     pub steps: Vec<StepRecord>,
     pub actions_taken: u32,
@@ -551,6 +592,7 @@ impl From<&TaskContext> for TaskView {
             task: ctx.task.clone(),
             status: ctx.status,
             reason: ctx.reason.clone(),
+            said: ctx.said.clone(),
             plan: ctx.plan.clone(),
             steps: ctx.steps.clone(),
             actions_taken: ctx.actions_taken,
@@ -581,6 +623,8 @@ pub struct TaskDelta {
     pub steps: Vec<StepRecord>,
     pub status: TaskStatus,
     pub reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub said: Option<Msg>,
     pub plan: String,
     pub actions_taken: u32,
     pub max_steps: u32,
@@ -609,6 +653,7 @@ impl TaskDelta {
             task: self.task,
             status: self.status,
             reason: self.reason,
+            said: self.said,
             plan: self.plan,
             steps: self.steps,
             actions_taken: self.actions_taken,
@@ -623,6 +668,13 @@ impl TaskDelta {
 }
 
 impl TaskView {
+    /// Why the task ended or waits, as a message (see [`PendingConfirmation::message`]).
+    pub fn reason_message(&self) -> Option<Msg> {
+        self.reason
+            .as_deref()
+            .map(|r| said_or(self.said.as_ref(), r))
+    }
+
     /// The change from a copy holding the first `since` steps of this task.
     pub fn delta_since(&self, since: usize) -> TaskDelta {
         let since = since.min(self.steps.len());
@@ -633,6 +685,7 @@ impl TaskView {
             steps: self.steps[since..].to_vec(),
             status: self.status,
             reason: self.reason.clone(),
+            said: self.said.clone(),
             plan: self.plan.clone(),
             actions_taken: self.actions_taken,
             max_steps: self.max_steps,
@@ -658,6 +711,7 @@ impl TaskView {
         self.steps.extend(delta.steps);
         self.status = delta.status;
         self.reason = delta.reason;
+        self.said = delta.said;
         self.plan = delta.plan;
         self.actions_taken = delta.actions_taken;
         self.max_steps = delta.max_steps;
