@@ -294,6 +294,11 @@ pub const CATALOG: &[(&str, &str)] = &[
     ),
     ("stepPlan", "Plan: $1"),
     ("stepChecked", "Checked the result: $1"),
+    ("stepCheckedComplete", "Checked the result: the task is complete"),
+    (
+        "stepCheckedNotYet",
+        "Checked the result: the task is not complete yet",
+    ),
     // A timeline step that failed: what was tried, then why ($ last).
     ("stepNotClick", "Could not click $1: $2"),
     ("stepNotType", "Could not type $1 into $2: $3"),

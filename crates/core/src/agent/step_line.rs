@@ -109,7 +109,12 @@ pub fn step_line(step: &StepRecord) -> StepLine {
             // says what it found; the plan it restates is in the details.
             let checked = step.result != "plan made";
             let message = if checked {
-                say("stepChecked", vec![text(step.result.clone())])
+                // The worker's two findings (`agent/run.rs`), else what it recorded.
+                match step.result.as_str() {
+                    "the task is complete" => Msg::key("stepCheckedComplete"),
+                    "the task is not complete yet" => Msg::key("stepCheckedNotYet"),
+                    other => say("stepChecked", vec![text(other)]),
+                }
             } else {
                 say("stepPlan", vec![text(readable(plan))])
             };
