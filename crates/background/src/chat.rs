@@ -111,7 +111,7 @@ pub fn start(
             (Err(Failure::Provider(e)), _) => WorkerToPanel::Error {
                 request_id: request_id.clone(),
                 kind: e.kind,
-                said: Some(e.message_said()).filter(|m| !m.is_literal()),
+                said: Some(e.message_said()).filter(|m| m.has_key()),
                 message: e.message,
             },
         };

@@ -880,7 +880,12 @@ mod tests {
     #[test]
     fn the_commonest_errors_are_catalog_messages_whose_english_is_the_message() {
         let openai = cfg(ProviderKind::OpenAi, "https://api.openai.com/v1", "sk-x");
-        let refused = classify_http(401, r#"{"error":{"message":"Incorrect API key"}}"#, None, &openai);
+        let refused = classify_http(
+            401,
+            r#"{"error":{"message":"Incorrect API key"}}"#,
+            None,
+            &openai,
+        );
         let said = refused.said.clone().expect("keyed");
         assert_eq!(said.english(), refused.message);
         assert_eq!(refused.message_said(), said);
@@ -891,21 +896,39 @@ mod tests {
             _ => None,
         };
         let shown = said.plain(&german);
-        assert!(shown.starts_with("OpenAI hat den API-Schlüssel abgelehnt (401). OpenAI meldet: „Incorrect API key“"), "{shown}");
+        assert!(
+            shown.starts_with(
+                "OpenAI hat den API-Schlüssel abgelehnt (401). OpenAI meldet: „Incorrect API key“"
+            ),
+            "{shown}"
+        );
         let unknown = classify_http(404, "", None, &openai);
-        assert_eq!(unknown.said.as_ref().map(|m| m.key.as_str()), Some("errModelUnknownAt"));
+        assert_eq!(
+            unknown.said.as_ref().map(|m| m.key.as_str()),
+            Some("errModelUnknownAt")
+        );
         let away = network_error(&openai, "Failed to fetch");
         assert_eq!(away.message_said().english(), away.message);
-        assert!(!away.message_said().is_literal());
-        let local = network_error(&cfg(ProviderKind::OpenAiCompatible, "http://127.0.0.1:1234/v1", ""), "");
-        assert_eq!(local.said.as_ref().map(|m| m.key.as_str()), Some("errLocalUnreachable"));
+        assert!(away.message_said().has_key());
+        let local = network_error(
+            &cfg(
+                ProviderKind::OpenAiCompatible,
+                "http://127.0.0.1:1234/v1",
+                "",
+            ),
+            "",
+        );
+        assert_eq!(
+            local.said.as_ref().map(|m| m.key.as_str()),
+            Some("errLocalUnreachable")
+        );
         // Ollama's sentences say how to start it: not in the catalog, shown as they are.
         let ollama = cfg(ProviderKind::Ollama, "http://127.0.0.1:11434", "");
         assert!(classify_http(403, "", None, &ollama).said.is_none());
         // A message rewritten after it was classified is shown as its words.
         let mut rewritten = refused.clone();
         rewritten.message.push_str(" (again)");
-        assert!(rewritten.message_said().is_literal());
+        assert!(!rewritten.message_said().has_key());
     }
 
     #[test]

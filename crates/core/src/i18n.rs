@@ -132,6 +132,16 @@ impl Msg {
         self.key.is_empty()
     }
 
+    /// Whether any part of it is a catalog message (a literal may hold one as an argument);
+    /// `false`: words only, the same in every language.
+    pub fn has_key(&self) -> bool {
+        !self.key.is_empty()
+            || self
+                .args
+                .iter()
+                .any(|a| matches!(a, Arg::Msg(_, m) if m.has_key()))
+    }
+
     /// The sentence in the language of `catalog` (key → template), English for any key it
     /// lacks, as pieces with their emphasis; adjacent plain text is joined.
     pub fn render(&self, catalog: &dyn Fn(&str) -> Option<String>) -> Vec<Piece> {

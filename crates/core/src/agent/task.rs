@@ -165,7 +165,7 @@ impl PendingConfirmation {
     /// Sets the question's sentence: `said`, and its English in `reason`.
     pub fn say(&mut self, msg: Msg) {
         self.reason = msg.english();
-        self.said = (!msg.is_literal()).then_some(msg);
+        self.said = msg.has_key().then_some(msg);
     }
 }
 
@@ -518,7 +518,7 @@ impl TaskContext {
     pub fn set_reason(&mut self, reason: impl Into<Msg>) {
         let msg = reason.into();
         self.reason = Some(msg.english());
-        self.said = (!msg.is_literal()).then_some(msg);
+        self.said = msg.has_key().then_some(msg);
     }
 
     /// Whether the planner runs before the next navigator step.
@@ -1242,7 +1242,11 @@ mod tests {
             TaskStatus::Cancelled,
             crate::agent::site_denied("shop.example"),
         );
-        assert!(ctx.reason.as_deref().unwrap().starts_with("You did not let Tandem act on shop.example"));
+        assert!(ctx
+            .reason
+            .as_deref()
+            .unwrap()
+            .starts_with("You did not let Tandem act on shop.example"));
         let view = TaskView::from(&ctx);
         assert_eq!(view.reason_message().unwrap().key, "taskSiteDenied");
         // A reason set as English only (words not in the catalog) is shown as it is.
@@ -1253,11 +1257,17 @@ mod tests {
         json.as_object_mut().unwrap().remove("said");
         json["reason"] = "Cancelled by you.".into();
         let old: TaskView = crate::json::from_value(json).unwrap();
-        assert_eq!(old.reason_message().unwrap(), Msg::literal("Cancelled by you."));
+        assert_eq!(
+            old.reason_message().unwrap(),
+            Msg::literal("Cancelled by you.")
+        );
         // `said` replaced under the English: the English wins.
         let mut stale = view.clone();
         stale.reason = Some("Something else.".into());
-        assert_eq!(stale.reason_message().unwrap(), Msg::literal("Something else."));
+        assert_eq!(
+            stale.reason_message().unwrap(),
+            Msg::literal("Something else.")
+        );
         // A question's message and its English.
         let mut q = PendingConfirmation {
             action: String::new(),
