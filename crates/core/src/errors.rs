@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::i18n::{nested, text, Mark, Msg};
+use crate::i18n::{text, Msg};
 use crate::provider::{ProviderConfig, ProviderKind};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -362,7 +362,7 @@ fn classify(
             vec![text(label), text(d.message.clone())],
         );
         message.push_str(&format!(" {}", words.english()));
-        said = said.map(|main| then(main, words));
+        said = said.map(|main| main.then(words));
     }
     let transient = matches!(kind, ErrorKind::RateLimited | ErrorKind::Overloaded);
     ProviderError {
@@ -445,28 +445,11 @@ pub fn network_error(cfg: &ProviderConfig, detail: &str) -> ProviderError {
     if !detail.trim().is_empty() {
         let browser = format!(" ({})", clip(detail));
         message.push_str(&browser);
-        said = said.map(|main| then(main, Msg::literal(browser)));
+        said = said.map(|main| main.then(Msg::literal(browser)));
     }
     ProviderError {
         said,
         ..ProviderError::new(ErrorKind::Network, message)
-    }
-}
-
-/// `first` followed by `next` (a literal holding both: each is put into words on its own).
-fn then(first: Msg, next: Msg) -> Msg {
-    let gap = if next.english().starts_with(' ') {
-        ""
-    } else {
-        " "
-    };
-    Msg {
-        key: String::new(),
-        args: vec![
-            nested(Mark::Plain, first),
-            text(gap),
-            nested(Mark::Plain, next),
-        ],
     }
 }
 

@@ -128,6 +128,24 @@ impl Msg {
         }
     }
 
+    /// This sentence, then `next` after a space: a literal holding both, each put into words
+    /// on its own.
+    pub fn then(self, next: Msg) -> Msg {
+        let gap = if next.english().starts_with(' ') {
+            ""
+        } else {
+            " "
+        };
+        Msg {
+            key: String::new(),
+            args: vec![
+                nested(Mark::Plain, self),
+                text(gap),
+                nested(Mark::Plain, next),
+            ],
+        }
+    }
+
     pub fn is_literal(&self) -> bool {
         self.key.is_empty()
     }
@@ -430,6 +448,12 @@ pub const CATALOG: &[(&str, &str)] = &[
     ("taskProviderFailed", "The AI provider failed: $1"),
     ("taskApprovePlan", "Approve the plan before Tandem acts: $1"),
     // The commonest provider errors (`errors`).
+    ("toolAsk", "Allow «$1» to run $2?"),
+    ("toolAskWith", "Allow «$1» to run $2 with $3?"),
+    (
+        "toolReachesWeb",
+        "This tool can reach the web: what it is given may be sent to any site.",
+    ),
     ("errKeyNeeded", "$1 needs an API key$2. Add it in Settings."),
     ("errKeyRefused", "$1 rejected the API key$2. Check the key in Settings."),
     ("errModelUnknownAt", "$1 does not know the model \"$2\" at $3$4. Check the model name and the base URL in Settings."),

@@ -332,6 +332,10 @@ pub enum WorkerToPanel {
         provider: String,
         arguments: String,
         question: Option<String>,
+        /// `question` as a catalog message (`tools::turn::question_message`), for the
+        /// person's language; absent from older workers.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        said: Option<crate::i18n::Msg>,
     },
     /// What came of that call, as the model reads it (errors are sentences).
     #[serde(rename_all = "camelCase")]

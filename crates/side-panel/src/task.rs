@@ -614,6 +614,6 @@ fn render_tool_question(pending: Option<&PendingConfirmation>) -> Result<(), Dom
         &used.tool,
         &used.provider,
         &used.arguments,
-        Some(&p.reason),
+        Some(&plain(&p.message())),
     )
 }

@@ -505,6 +505,8 @@ impl Loop {
             ),
             CallPlan::Ask { question, run } => {
                 let used = tool_step::tool_use_of(&call, &run);
+                let said = Some(tandem_core::tools::turn::question_message(&run))
+                    .filter(|m| m.english() == question);
                 ctx.pending = Some(PendingConfirmation {
                     action: action.to_json().to_string(),
                     target: None,
@@ -512,7 +514,7 @@ impl Loop {
                     secret: false,
                     site: None,
                     tool: Some(used.clone()),
-                    said: None,
+                    said,
                 });
                 *self.tool_call.borrow_mut() = Some(call.id.clone());
                 // Shown (saved and broadcast) only once the answer has somewhere to go.

@@ -656,8 +656,14 @@ fn receive(message: WorkerToPanel) {
             provider,
             arguments,
             question,
+            said,
             ..
         } => {
+            // The question in the person's language while its message is the same sentence.
+            let question = match (question, said) {
+                (Some(q), Some(m)) if m.english() == q => Some(tandem_chrome::i18n::plain(&m)),
+                (q, _) => q,
+            };
             let provider_shown = provider.clone();
             with_streaming(|st| {
                 report(crate::cards::show_use(
