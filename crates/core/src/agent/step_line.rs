@@ -7,7 +7,9 @@
 //! (`[8] link "Blue backpack"`) and the result sentence ([`super::task::StepRecord`]); this
 //! module reads those back, so nothing about what is stored changes and a task saved before
 //! reads the same. Each sentence is a catalog message ([`crate::i18n`]): the panel puts it
-//! into the person's language, English where a key has no translation yet.
+//! into the person's language, English where a key has no translation yet. A new action's
+//! line is `say("stepX", args)` with `stepX` added to the catalogs, or, until then,
+//! `Sentence::default().text("…").into()`, shown in English in every language.
 
 use super::actions::{Action, DragTarget, ScrollDirection, ScrollTarget, SelectMode};
 use super::task::{StepKind, StepRecord};
