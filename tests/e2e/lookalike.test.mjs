@@ -28,7 +28,7 @@ chrome.runtime.onMessageExternal.addListener((msg, sender) => {
 `;
 const tool = (name, annotations) => ({ name, label: name, description: 'A probe.', parameters: { type: 'object', properties: {} }, annotations });
 
-let browser, panel, dirs = [], first, second;
+let browser, panel, dirs = [], first, second, third;
 
 async function extension(name, tools) {
   const dir = await mkdtemp(path.join(os.tmpdir(), `tandem-${name}-`));
@@ -49,9 +49,11 @@ async function worker(name) {
 before(async () => {
   const a = await extension('first', [tool('probe_read', { readOnlyHint: true }), tool('probe_wipe', { destructiveHint: true })]);
   const b = await extension('second', [tool('probe_note')]);
-  browser = await launchExtension({ extensionId: TANDEM_ID, others: [a, b] });
+  const c = await extension('third', [tool('probe_third')]);
+  browser = await launchExtension({ extensionId: TANDEM_ID, others: [a, b, c] });
   first = await worker('first');
   second = await worker('second');
+  third = await worker('third');
   panel = await browser.openPanel();
   await closeSettings(panel);
 });
@@ -76,6 +78,10 @@ test('a destructive tool is flagged; a second "Probe Tools" is told apart from t
   const text = await approval().textContent();
   assert.match(text, new RegExp(`The name «Probe Tools» is already used by another extension \\(${first.short}, one you allowed\\): this request comes from a different extension \\(${second.short}\\)`), text);
   assert.ok(text.includes(second.id), 'the whole id of the one asking is shown too');
+  // Tandem may not read the list of extensions (no "management" permission): it says so
+  // where the icon would be.
+  await approval().getByText(/Chrome does not let Tandem see this extension's icon or where it was installed from/).waitFor();
+  assert.equal(await approval().getByRole('img').count(), 0);
   await approval().getByRole('button', { name: 'Deny' }).click();
   await approval().waitFor({ state: 'hidden' });
 });
@@ -102,4 +108,24 @@ test('a provider that withdrew its tools is listed with a sentence; a registrati
   assert.equal(await list.getByText(/It offers no tools right now/).count(), 0);
   assert.equal(await list.getByRole('button', { name: `Remove provider Probe Tools (${first.short})`, exact: true }).count(), 1,
     'still called Probe Tools, not by its id');
+});
+
+test('where Chrome lets Tandem read its extensions, a look-alike\'s warning shows the icon Chrome has for it', async () => {
+  // What chrome.management answers once the person granted it, for the one asking (this
+  // test's own stand-in in the panel page: Tandem's manifest does not ask for it).
+  await panel.evaluate((id) => {
+    chrome.management = { get: async (asked) => (asked === id
+      ? { id, installType: 'development', icons: [{ size: 16, url: `chrome://extension-icon/${id}/16/0` }, { size: 128, url: `chrome://extension-icon/${id}/128/0` }] }
+      : null) };
+  }, third.id);
+  await register(third);
+  await approval().waitFor();
+  await approval().getByText(/already used by another extension/).waitFor();
+  const icon = approval().getByRole('img', { name: 'Icon of the extension asking, as Chrome shows it' });
+  await icon.waitFor();
+  assert.equal(await icon.getAttribute('src'), `chrome://extension-icon/${third.id}/128/0`);
+  await approval().getByText(/Chrome reports it as an unpacked extension/).waitFor();
+  assert.equal(await approval().getByText(/does not let Tandem see/).count(), 0);
+  await approval().getByRole('button', { name: 'Deny' }).click();
+  await approval().waitFor({ state: 'hidden' });
 });

@@ -64,7 +64,10 @@ fn show() {
     let title = if sentences.is_empty() {
         idle_title()
     } else {
-        format!("Tandem is waiting for you. {}", sentences.join(" "))
+        tandem_chrome::i18n::plain(&tandem_core::i18n::Msg::new(
+            "badgeWaiting",
+            vec![tandem_core::i18n::text(sentences.join(" "))],
+        ))
     };
     let call = |f: fn(&JsValue) -> Result<js_sys::Promise, JsValue>, key: &str, value: &str| {
         let details = Object::new();
@@ -103,6 +106,7 @@ pub(crate) fn providers(registry: &tandem_core::tools::Registry) {
         .collect();
     set(
         "providers",
-        tandem_core::agent::waiting::providers_waiting(&names),
+        tandem_core::agent::waiting::providers_waiting(&names)
+            .map(|m| tandem_chrome::i18n::plain(&m)),
     );
 }

@@ -103,6 +103,7 @@ pub fn start(
                 request_id: request_id.clone(),
                 kind: ErrorKind::Stalled,
                 message,
+                said: None,
             },
             (Err(Failure::Stopped), None) => WorkerToPanel::Stopped {
                 request_id: request_id.clone(),
@@ -110,6 +111,7 @@ pub fn start(
             (Err(Failure::Provider(e)), _) => WorkerToPanel::Error {
                 request_id: request_id.clone(),
                 kind: e.kind,
+                said: Some(e.message_said()).filter(|m| m.has_key()),
                 message: e.message,
             },
         };

@@ -382,7 +382,7 @@ pub async fn run_round(
                 let shown = known.as_ref().map_or((call.name.as_str(), ""), |t| {
                     (t.descriptor.label.as_str(), t.provider_name.as_str())
                 });
-                show_use(port, request_id, call, shown, None);
+                show_use(port, request_id, call, shown, (None, None));
                 show_result(port, request_id, &outcome, started);
                 outcomes.push(outcome);
                 continue;
@@ -390,13 +390,18 @@ pub async fn run_round(
             CallPlan::Ask { question, run } => (run.provider_name.clone(), Some(question), run),
             CallPlan::Run(run) => (run.provider_name.clone(), None, run),
         };
-        // People read the tool's label and the provider's name, not `provider__name`.
+        // People read the tool's label and the provider's name, not `provider__name`; the
+        // question goes with its catalog message, for the person's language.
+        let said = question
+            .as_ref()
+            .map(|_| tandem_core::tools::turn::question_message(&run))
+            .filter(|m| question.as_deref() == Some(m.english().as_str()));
         show_use(
             port,
             request_id,
             call,
             (&run.label, &provider),
-            question.clone(),
+            (question.clone(), said),
         );
         let outcome = if question.is_some() {
             match decision(&call.id, controller).await? {
@@ -418,7 +423,7 @@ fn show_use(
     request_id: &str,
     call: &ToolCall,
     shown: (&str, &str),
-    q: Option<String>,
+    (q, said): (Option<String>, Option<tandem_core::i18n::Msg>),
 ) {
     let (tool, provider) = shown;
     let arguments = match &call.arguments {
@@ -434,6 +439,7 @@ fn show_use(
             provider: provider.to_string(),
             arguments,
             question: q,
+            said,
         },
     );
 }

@@ -2,6 +2,8 @@
 //! calls only it makes in its own `chrome` module; what both need is here, once, so that the
 //! sender check in particular has one reading of Chrome's `MessageSender`.
 
+pub mod i18n;
+
 use js_sys::Reflect;
 use tandem_core::protocol::Sender;
 use wasm_bindgen::JsValue;

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::i18n::{text, Msg};
 use crate::provider::{ProviderConfig, ProviderKind};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -53,6 +54,10 @@ pub struct ProviderError {
     pub status: Option<u16>,
     /// Milliseconds the provider asked us to wait (Retry-After).
     pub retry_after_ms: Option<u64>,
+    /// `message` as a catalog message, for the person's language; `None` for the sentences
+    /// not in the catalog yet (then `message` is shown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub said: Option<Msg>,
 }
 
 impl ProviderError {
@@ -62,6 +67,24 @@ impl ProviderError {
             message: message.into(),
             status: None,
             retry_after_ms: None,
+            said: None,
+        }
+    }
+
+    /// An error whose sentence is the catalog's `msg` (`message` is its English).
+    pub fn said(kind: ErrorKind, msg: Msg) -> Self {
+        Self {
+            said: Some(msg.clone()),
+            ..Self::new(kind, msg.english())
+        }
+    }
+
+    /// The sentence as a message: `said` while it still is `message`'s sentence (code that
+    /// rewrites `message` alone is shown its words), else `message` as it is.
+    pub fn message_said(&self) -> Msg {
+        match &self.said {
+            Some(m) if m.english() == self.message => m.clone(),
+            _ => Msg::literal(self.message.clone()),
         }
     }
 
@@ -256,6 +279,33 @@ fn classify(
     let label = provider.label();
     let kind = kind_of(status, d);
     let code = status.map(|s| format!(" ({s})")).unwrap_or_default();
+    // The commonest sentences are catalog messages, so the panel shows them in the person's
+    // language; the rest stay English words.
+    let keyed = match (kind, cfg) {
+        _ if provider == ProviderKind::Ollama && kind == ErrorKind::BadKey => None,
+        (ErrorKind::BadKey, Some(c)) if c.api_key.is_empty() => Some(Msg::new(
+            "errKeyNeeded",
+            vec![text(label), text(code.clone())],
+        )),
+        (ErrorKind::BadKey, _) => Some(Msg::new(
+            "errKeyRefused",
+            vec![text(label), text(code.clone())],
+        )),
+        (ErrorKind::UnknownModel, Some(c)) if c.kind != ProviderKind::Ollama => Some(Msg::new(
+            "errModelUnknownAt",
+            vec![
+                text(label),
+                text(c.model.clone()),
+                text(c.base_url.clone()),
+                text(code.clone()),
+            ],
+        )),
+        (ErrorKind::UnknownModel, None) => Some(Msg::new(
+            "errModelUnknown",
+            vec![text(label), text(code.clone())],
+        )),
+        _ => None,
+    };
     let mut message = match (kind, cfg) {
         // Ollama has no keys: its one 403 is the origin allow-list refusing the extension.
         (ErrorKind::BadKey, _) if provider == ProviderKind::Ollama => format!(
@@ -309,8 +359,14 @@ fn classify(
         _ if status.is_some() => format!("{label} refused the request{code}."),
         _ => format!("{label} reported an error while answering."),
     };
+    let mut said = keyed.filter(|m| m.english() == message);
     if !d.message.is_empty() {
-        message.push_str(&format!(" {label} said: \"{}\"", d.message));
+        let words = Msg::new(
+            "errProviderSaid",
+            vec![text(label), text(d.message.clone())],
+        );
+        message.push_str(&format!(" {}", words.english()));
+        said = said.map(|main| main.then(words));
     }
     let transient = matches!(kind, ErrorKind::RateLimited | ErrorKind::Overloaded);
     ProviderError {
@@ -318,6 +374,7 @@ fn classify(
         message,
         status,
         retry_after_ms: retry_after_ms.filter(|_| transient),
+        said,
     }
 }
 
@@ -379,6 +436,15 @@ pub fn stream_error(provider: ProviderKind, payload: &str) -> ProviderError {
 pub fn network_error(cfg: &ProviderConfig, detail: &str) -> ProviderError {
     let url = &cfg.base_url;
     let ollama = cfg.kind == ProviderKind::Ollama;
+    // Not for Ollama, whose sentence adds how to start it.
+    let keyed = match (ollama, cfg.is_local()) {
+        (true, _) => None,
+        (false, true) => Some(Msg::new("errLocalUnreachable", vec![text(url.clone())])),
+        (false, false) => Some(Msg::new(
+            "errUnreachable",
+            vec![text(cfg.kind.label()), text(url.clone())],
+        )),
+    };
     let mut message = if cfg.is_local() {
         // Ollama is also reached through its OpenAI-compatible /v1 endpoint, so the hint
         // matters for any local server, and it is the usual cause when one is running.
@@ -400,10 +466,16 @@ pub fn network_error(cfg: &ProviderConfig, detail: &str) -> ProviderError {
         }
         s
     };
+    let mut said = keyed.filter(|m| m.english() == message);
     if !detail.trim().is_empty() {
-        message.push_str(&format!(" ({})", clip(detail)));
+        let browser = format!(" ({})", clip(detail));
+        message.push_str(&browser);
+        said = said.map(|main| main.then(Msg::literal(browser)));
     }
-    ProviderError::new(ErrorKind::Network, message)
+    ProviderError {
+        said,
+        ..ProviderError::new(ErrorKind::Network, message)
+    }
 }
 
 /// A 200 answer must be a stream. A web page instead (`text/html`) is what a Wi-Fi sign-in
@@ -811,6 +883,60 @@ mod tests {
             http_date_ms("Thu, 29 Feb 2024 00:00:00 GMT"),
             Some(1_709_164_800_000)
         );
+    }
+
+    #[test]
+    fn the_commonest_errors_are_catalog_messages_whose_english_is_the_message() {
+        let openai = cfg(ProviderKind::OpenAi, "https://api.openai.com/v1", "sk-x");
+        let refused = classify_http(
+            401,
+            r#"{"error":{"message":"Incorrect API key"}}"#,
+            None,
+            &openai,
+        );
+        let said = refused.said.clone().expect("keyed");
+        assert_eq!(said.english(), refused.message);
+        assert_eq!(refused.message_said(), said);
+        // The catalog's sentence in another language, the provider's own words as they came.
+        let german = |key: &str| match key {
+            "errKeyRefused" => Some("$1 hat den API-Schlüssel abgelehnt$2.".to_string()),
+            "errProviderSaid" => Some("$1 meldet: „$2“".to_string()),
+            _ => None,
+        };
+        let shown = said.plain(&german);
+        assert!(
+            shown.starts_with(
+                "OpenAI hat den API-Schlüssel abgelehnt (401). OpenAI meldet: „Incorrect API key“"
+            ),
+            "{shown}"
+        );
+        let unknown = classify_http(404, "", None, &openai);
+        assert_eq!(
+            unknown.said.as_ref().map(|m| m.key.as_str()),
+            Some("errModelUnknownAt")
+        );
+        let away = network_error(&openai, "Failed to fetch");
+        assert_eq!(away.message_said().english(), away.message);
+        assert!(away.message_said().has_key());
+        let local = network_error(
+            &cfg(
+                ProviderKind::OpenAiCompatible,
+                "http://127.0.0.1:1234/v1",
+                "",
+            ),
+            "",
+        );
+        assert_eq!(
+            local.said.as_ref().map(|m| m.key.as_str()),
+            Some("errLocalUnreachable")
+        );
+        // Ollama's sentences say how to start it: not in the catalog, shown as they are.
+        let ollama = cfg(ProviderKind::Ollama, "http://127.0.0.1:11434", "");
+        assert!(classify_http(403, "", None, &ollama).said.is_none());
+        // A message rewritten after it was classified is shown as its words.
+        let mut rewritten = refused.clone();
+        rewritten.message.push_str(" (again)");
+        assert!(!rewritten.message_said().has_key());
     }
 
     #[test]

@@ -21,6 +21,7 @@ pub mod export;
 pub mod fence;
 pub mod hash;
 pub mod http;
+pub mod i18n;
 pub mod json;
 pub mod markdown;
 pub mod mcp;

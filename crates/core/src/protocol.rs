@@ -280,6 +280,10 @@ pub enum WorkerToPanel {
         request_id: String,
         kind: ErrorKind,
         message: String,
+        /// `message` as a catalog message (`ProviderError::said`), which the panel puts into
+        /// the person's language; absent for sentences not in the catalog.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        said: Option<crate::i18n::Msg>,
     },
     /// Progress the user should see while nothing streams (waiting before a retry).
     #[serde(rename_all = "camelCase")]
@@ -328,6 +332,10 @@ pub enum WorkerToPanel {
         provider: String,
         arguments: String,
         question: Option<String>,
+        /// `question` as a catalog message (`tools::turn::question_message`), for the
+        /// person's language; absent from older workers.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        said: Option<crate::i18n::Msg>,
     },
     /// What came of that call, as the model reads it (errors are sentences).
     #[serde(rename_all = "camelCase")]
@@ -490,6 +498,7 @@ mod tests {
             request_id: "r1".into(),
             kind: ErrorKind::BadKey,
             message: "m".into(),
+            said: None,
         };
         assert!(e.to_json().contains("\"kind\":\"bad-key\""));
         assert_eq!(WorkerToPanel::from_json(&e.to_json()).unwrap(), e);

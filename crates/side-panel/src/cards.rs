@@ -100,7 +100,7 @@ pub fn show_use(
     {
         crate::waiting::ask(
             call_id,
-            &tandem_core::agent::waiting::call_waiting(tool),
+            &tandem_chrome::i18n::plain(&tandem_core::agent::waiting::call_waiting(tool)),
             &ask,
         );
     }

@@ -3,8 +3,8 @@
 //! `chrome.i18n.getMessage` gives its text in the UI language's catalog
 //! (`extension/_locales/<lang>/messages.json`), English when the language has none. The page's
 //! `lang` and `dir` follow the UI language, so a right-to-left language lays out right to left
-//! even before its catalog exists. Sentences built at run time (core's, the views') are
-//! English for now.
+//! even before its catalog exists. Sentences built at run time are core's messages, put into
+//! words by `tandem_chrome::i18n` (see ARCHITECTURE.md, "Run-time sentences").
 
 use wasm_bindgen::prelude::*;
 

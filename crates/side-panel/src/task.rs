@@ -5,12 +5,14 @@
 
 use std::cell::RefCell;
 
+use tandem_chrome::i18n::{label, plain};
 use tandem_core::agent::step_line::{step_line, Piece};
 use tandem_core::agent::task::{
     PendingConfirmation, StepRecord, TaskCommand, TaskStatus, TaskView,
 };
 use tandem_core::agent::workflow::{self, WorkflowOffer};
 use tandem_core::agent::ToolUse;
+use tandem_core::i18n::{text, Msg};
 use tandem_core::protocol::{PanelToWorker, WorkerToPanel};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
@@ -350,28 +352,37 @@ fn render(state: Option<&TaskView>) -> Result<(), DomError> {
     let line = match state {
         None => String::new(),
         Some(s) => {
-            let word = match s.status {
-                TaskStatus::Running => "Running",
-                TaskStatus::Paused => "Paused",
-                TaskStatus::Done => "Done",
-                TaskStatus::Failed => "Failed",
-                TaskStatus::Cancelled => "Cancelled",
-            };
-            match &s.reason {
-                Some(r) => format!("{word}: {r}"),
+            let word = label(match s.status {
+                TaskStatus::Running => "taskRunning",
+                TaskStatus::Paused => "taskPaused",
+                TaskStatus::Done => "taskDone",
+                TaskStatus::Failed => "taskFailed",
+                TaskStatus::Cancelled => "taskCancelled",
+            });
+            let line = match s.reason_message() {
+                Some(r) => Msg::new("taskStatusReason", vec![text(word), text(plain(&r))]),
                 None => {
                     // The running total of tokens, summed from the steps' own counts.
                     let tokens: u64 = s.steps.iter().filter_map(|t| t.tokens).map(u64::from).sum();
-                    let used = match tokens {
-                        0 => String::new(),
-                        n => format!(" · {} tokens", tandem_core::chat::group_thousands(n)),
-                    };
-                    format!(
-                        "{word}: step {} of at most {}{used}",
-                        s.actions_taken, s.max_steps
-                    )
+                    let (step, most) = (
+                        text(s.actions_taken.to_string()),
+                        text(s.max_steps.to_string()),
+                    );
+                    match tokens {
+                        0 => Msg::new("taskStatusStep", vec![text(word), step, most]),
+                        n => Msg::new(
+                            "taskStatusStepTokens",
+                            vec![
+                                text(word),
+                                step,
+                                most,
+                                text(tandem_core::chat::group_thousands(n)),
+                            ],
+                        ),
+                    }
                 }
-            }
+            };
+            plain(&line)
         }
     };
     let status_line: HtmlElement = dom::by_id("task-status")?;
@@ -390,10 +401,12 @@ fn render(state: Option<&TaskView>) -> Result<(), DomError> {
     let site = pending.filter(|p| p.site.is_some());
     let approval = pending.filter(|p| p.site.is_none() && p.tool.is_none());
     dom::by_id::<HtmlElement>("task-site")?.set_hidden(site.is_none());
-    dom::by_id::<HtmlElement>("task-site-text")?.set_text_content(site.map(|p| p.reason.as_str()));
+    // The question in the person's language (its English when the catalog lacks it).
+    let asking = |p: &PendingConfirmation| plain(&p.message());
+    dom::by_id::<HtmlElement>("task-site-text")?.set_text_content(site.map(asking).as_deref());
     dom::by_id::<HtmlElement>("task-confirm")?.set_hidden(approval.is_none());
     dom::by_id::<HtmlElement>("task-confirm-text")?
-        .set_text_content(approval.map(|p| p.reason.as_str()));
+        .set_text_content(approval.map(asking).as_deref());
     dom::by_id::<HtmlElement>("task-secret-row")?.set_hidden(!pending.is_some_and(|p| p.secret));
     render_tool_question(pending.filter(|p| p.tool.is_some()))?;
 
@@ -426,7 +439,10 @@ fn render(state: Option<&TaskView>) -> Result<(), DomError> {
 
     let answer: HtmlElement = dom::by_id("task-answer")?;
     let text = state.and_then(|s| s.answer.clone()).unwrap_or_default();
-    answer.set_text_content(Some(&format!("Answer: {text}")));
+    answer.set_text_content(Some(&plain(&Msg::new(
+        "taskAnswer",
+        vec![tandem_core::i18n::text(text.clone())],
+    ))));
     answer.set_hidden(text.is_empty());
     Ok(())
 }
@@ -458,7 +474,7 @@ fn note_waiting(
     }
     ASKED.with(|a| *a.borrow_mut() = key);
     let group: HtmlElement = dom::by_id(id)?;
-    crate::waiting::ask("task", &text, &group);
+    crate::waiting::ask("task", &plain(&text), &group);
     Ok(())
 }
 
@@ -466,15 +482,17 @@ fn note_waiting(
 /// wrote it, how it went, who answered, the tokens) one click away in a disclosure.
 fn step_item(item: &HtmlElement, step: &StepRecord, open: bool) -> Result<(), DomError> {
     let line = step_line(step);
+    // In the person's language: Chrome's catalog, English where it has no such sentence.
+    let pieces = tandem_chrome::i18n::pieces(&line.message);
     if line.details.is_empty() {
-        return sentence_into(item, &line.pieces);
+        return sentence_into(item, &pieces);
     }
     let disclosure = dom::create("details", "step-line")?;
     if open {
         dom::set_attr(&disclosure, "open", "");
     }
     let summary = dom::create("summary", "")?;
-    sentence_into(&summary, &line.pieces)?;
+    sentence_into(&summary, &pieces)?;
     disclosure
         .append_child(&summary)
         .map_err(|_| DomError::NoDocument)?;
@@ -621,6 +639,6 @@ fn render_tool_question(pending: Option<&PendingConfirmation>) -> Result<(), Dom
         &used.tool,
         &used.provider,
         &used.arguments,
-        Some(&p.reason),
+        Some(&plain(&p.message())),
     )
 }

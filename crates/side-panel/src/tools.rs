@@ -417,7 +417,9 @@ fn show_approval(registry: &Registry) -> Result<(), DomError> {
     let line: HtmlElement = dom::by_id("tool-approval-notes")?;
     line.set_text_content(Some(&notes));
     line.set_hidden(notes.is_empty());
-    spawn_local(install_note(id.clone()));
+    let lookalike = !prompt::namesakes(registry, provider).is_empty();
+    show_icon(None);
+    spawn_local(install_note(id.clone(), lookalike));
     for (button, allow) in [("tool-approval-allow", true), ("tool-approval-deny", false)] {
         let button: HtmlButtonElement = dom::by_id(button)?;
         let id = id.clone();
@@ -437,26 +439,50 @@ fn show_approval(registry: &Registry) -> Result<(), DomError> {
 }
 
 #[wasm_bindgen(inline_js = r"
-export async function install_type(id) {
-    // chrome.management is there only when the user granted Tandem that permission.
+export async function extension_info(id) {
+    // chrome.management is there only when the user granted Tandem that permission: null
+    // without it. Otherwise where Chrome says it came from and its largest icon's URL.
     try {
-        if (!globalThis.chrome || !chrome.management || typeof chrome.management.get !== 'function') return '';
+        if (!globalThis.chrome || !chrome.management || typeof chrome.management.get !== 'function') return null;
         const info = await chrome.management.get(id);
-        return info && typeof info.installType === 'string' ? info.installType : '';
+        if (!info) return null;
+        const icons = Array.isArray(info.icons) ? info.icons.filter((i) => i && typeof i.url === 'string') : [];
+        icons.sort((a, b) => (b.size || 0) - (a.size || 0));
+        return {
+            installType: typeof info.installType === 'string' ? info.installType : '',
+            icon: icons.length ? icons[0].url : '',
+        };
     } catch (e) {
-        return '';
+        return null;
     }
 }
 ")]
 extern "C" {
-    async fn install_type(id: &str) -> JsValue;
+    async fn extension_info(id: &str) -> JsValue;
 }
 
-/// Adds what Chrome reports about where the waiting extension came from (Web Store,
-/// unpacked…) to the approval's notes, when Tandem may read it.
-async fn install_note(id: String) {
-    let kind = install_type(&id).await.as_string().unwrap_or_default();
-    let Some(note) = prompt::install_note(&kind) else {
+/// Adds what Chrome reports about the waiting extension to the approval's notes, when Tandem
+/// may read it: where it came from (Web Store, unpacked…) and, beside a look-alike's warning,
+/// its icon. When Chrome does not let Tandem read it, a look-alike's warning says so.
+async fn install_note(id: String, lookalike: bool) {
+    let info = extension_info(&id).await;
+    let field = |key: &str| {
+        js_sys::Reflect::get(&info, &key.into())
+            .ok()
+            .and_then(|v| v.as_string())
+            .unwrap_or_default()
+    };
+    let note = if info.is_object() {
+        if lookalike {
+            show_icon(Some(&field("icon")));
+        }
+        prompt::install_note(&field("installType"))
+    } else if lookalike {
+        Some(prompt::NO_MANAGEMENT_NOTE)
+    } else {
+        None
+    };
+    let Some(note) = note else {
         return;
     };
     let Ok(line) = dom::by_id::<HtmlElement>("tool-approval-notes") else {
@@ -466,6 +492,32 @@ async fn install_note(id: String) {
     if !text.contains(note) {
         line.set_text_content(Some(format!("{text} {note}").trim()));
         line.set_hidden(false);
+    }
+}
+
+/// The icon of the extension asking, beside the look-alike warning (`None` or a URL that is
+/// not Chrome's own icon address: no icon). Only `chrome://extension-icon/` is shown: it is
+/// Chrome's picture of the installed extension, which the extension cannot fake.
+fn show_icon(url: Option<&str>) {
+    let Ok(group) = dom::by_id::<HtmlElement>("tool-approval") else {
+        return;
+    };
+    if let Ok(old) = dom::by_id::<HtmlElement>("tool-approval-icon") {
+        old.remove();
+    }
+    let Some(url) = url.filter(|u| u.starts_with("chrome://extension-icon/")) else {
+        return;
+    };
+    let Ok(img) = dom::create("img", "provider-icon") else {
+        return;
+    };
+    img.set_id("tool-approval-icon");
+    dom::set_attr(&img, "src", url);
+    dom::set_attr(&img, "alt", prompt::ICON_ALT);
+    dom::set_attr(&img, "width", "32");
+    dom::set_attr(&img, "height", "32");
+    if let Ok(notes) = dom::by_id::<HtmlElement>("tool-approval-notes") {
+        let _ = group.insert_before(&img, Some(&notes));
     }
 }
 

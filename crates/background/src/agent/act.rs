@@ -9,7 +9,7 @@ use tandem_core::agent::flow::{flow_denied, flow_question};
 use tandem_core::agent::report;
 use tandem_core::agent::task::{PendingConfirmation, TaskContext};
 use tandem_core::agent::{
-    approval_sentence, effect_of, effect_question, fence, frame_of_handle, leave_question,
+    approval_message, effect_of, effect_question, fence, frame_of_handle, leave_question,
     needs_confirmation, needs_drop_confirmation, needs_leave_approval, seen_as, tabs,
     unasked_change, userinfo_warning, Action, Approved, ConfirmReason, DragTarget, DriverCommand,
     Element, LocateError, ScrollTarget,
@@ -223,6 +223,7 @@ impl Loop {
                 secret: false,
                 site: None,
                 tool: None,
+                said: None,
             };
             if self.confirm(ctx, session, question).await {
                 ctx.read.approve(&carried, &target);
@@ -246,6 +247,7 @@ impl Loop {
             secret: false,
             site: None,
             tool: None,
+            said: None,
         };
         let approved = self.confirm(ctx, session, question).await;
         if approved {
@@ -283,6 +285,7 @@ impl Loop {
             secret: false,
             site: None,
             tool: None,
+            said: None,
         };
         if self.confirm(ctx, session, question).await {
             ctx.read.approve(&carried, to);
@@ -419,6 +422,7 @@ impl Loop {
                     secret: false,
                     site: None,
                     tool: None,
+                    said: None,
                 };
                 if !self.confirm(ctx, session, question).await {
                     return (
@@ -445,14 +449,16 @@ impl Loop {
                     continue;
                 }
                 let secret = matches!(reason, ConfirmReason::EntersPassword);
-                let question = PendingConfirmation {
+                let mut question = PendingConfirmation {
                     action: action.to_json().to_string(),
                     target: target.clone(),
-                    reason: approval_sentence(action, &element, &reason),
+                    reason: String::new(),
                     secret,
                     site: None,
                     tool: None,
+                    said: None,
                 };
+                question.say(approval_message(action, &element, &reason));
                 let approved = self.confirm(ctx, session, question).await;
                 let value = self.secret.borrow_mut().take();
                 if let (true, Some(value), DriverCommand::Type { text, .. }) =

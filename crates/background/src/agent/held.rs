@@ -37,6 +37,7 @@ impl Loop {
                 secret: false,
                 site: None,
                 tool: None,
+                said: None,
             };
             let approved = self.confirm(ctx, session, question).await;
             if self.stop.get() != Stop::No {

@@ -203,7 +203,10 @@ async fn handle(command: TaskCommand) -> Option<String> {
             let (ctx, _) = load().await;
             match ctx {
                 Some(mut ctx) if !ctx.status.is_final() => {
-                    ctx.finish(TaskStatus::Cancelled, "Cancelled by you.");
+                    ctx.finish(
+                        TaskStatus::Cancelled,
+                        tandem_core::i18n::Msg::key("taskCancelledByYou"),
+                    );
                     let _ = save(&ctx).await;
                     None
                 }

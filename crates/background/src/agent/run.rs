@@ -19,6 +19,7 @@ use tandem_core::agent::{
     Action, ElementMap, Snapshot, UrlPolicy,
 };
 use tandem_core::errors::ErrorKind;
+use tandem_core::i18n::{nested, text, Mark, Msg};
 use tandem_core::request::{ToolCall, ToolOutcome};
 use tandem_core::session::{CloudConfig, Preferred, Schema, SessionConfig, SessionError};
 use tandem_core::tools::{plan_call, CallPlan, Failure};
@@ -193,11 +194,11 @@ impl Loop {
             Stop::Pause => {
                 ctx.status = TaskStatus::Paused;
                 ctx.pending = None;
-                ctx.reason = Some("Paused by you. Press Resume to continue.".into());
+                ctx.set_reason(Msg::key("taskPausedByYou"));
                 true
             }
             Stop::Cancel => {
-                ctx.finish(TaskStatus::Cancelled, "Cancelled by you.");
+                ctx.finish(TaskStatus::Cancelled, Msg::key("taskCancelledByYou"));
                 true
             }
         }
@@ -207,7 +208,7 @@ impl Loop {
         let started = js_sys::Date::now();
         ctx.transcript = Some(session.transcript().clone());
         if self.stop.get() == Stop::Cancel {
-            ctx.finish(TaskStatus::Cancelled, "Cancelled by you.");
+            ctx.finish(TaskStatus::Cancelled, Msg::key("taskCancelledByYou"));
         }
         if let Err(e) = save(ctx).await {
             crate::log_error("the task could not be saved", &e.to_string().into());
@@ -237,9 +238,7 @@ impl Loop {
                 let limit = ctx.max_steps;
                 return ctx.finish(
                     TaskStatus::Failed,
-                    format!(
-                        "Stopped after {limit} steps, the most a task may take, without finishing."
-                    ),
+                    Msg::new("taskTooManySteps", vec![text(limit.to_string())]),
                 );
             }
             // Each action step's record carries the phases timed since here.
@@ -298,23 +297,22 @@ impl Loop {
                     return;
                 }
                 if first && self.approve_plan {
-                    let plan = PendingConfirmation {
+                    let mut plan = PendingConfirmation {
                         action: "the plan".into(),
                         target: None,
-                        reason: format!("Approve the plan before Tandem acts: {}", ctx.plan),
+                        reason: String::new(),
                         secret: false,
                         site: None,
                         tool: None,
+                        said: None,
                     };
+                    plan.say(Msg::new("taskApprovePlan", vec![text(ctx.plan.clone())]));
                     let approved = self.confirm(ctx, session, plan).await;
                     if self.stopped(ctx) {
                         return;
                     }
                     if !approved {
-                        return ctx.finish(
-                            TaskStatus::Cancelled,
-                            "You denied the plan; nothing was done.",
-                        );
+                        return ctx.finish(TaskStatus::Cancelled, Msg::key("taskPlanDenied"));
                     }
                 }
             }
@@ -376,10 +374,7 @@ impl Loop {
                     None,
                     Err("the same action on the same page again".into()),
                 );
-                return ctx.finish(
-                    TaskStatus::Failed,
-                    "Stopped: the agent repeated the same action on the same page without progress.",
-                );
+                return ctx.finish(TaskStatus::Failed, Msg::key("taskRepeated"));
             }
             if let Action::Done { success, answer } = &action {
                 let answer = answer.clone().unwrap_or_default();
@@ -396,7 +391,7 @@ impl Loop {
                     ctx.answer = Some(answer.clone());
                     return ctx.finish(
                         TaskStatus::Failed,
-                        format!("The agent could not do the task: {answer}"),
+                        Msg::new("taskCouldNot", vec![text(answer)]),
                     );
                 }
                 match self
@@ -405,7 +400,7 @@ impl Loop {
                 {
                     Ok(true) => {
                         ctx.answer = Some(answer);
-                        return ctx.finish(TaskStatus::Done, "Task complete.");
+                        return ctx.finish(TaskStatus::Done, Msg::key("taskComplete"));
                     }
                     Ok(false) => {
                         ctx.feedback =
@@ -605,6 +600,8 @@ impl Loop {
             ),
             CallPlan::Ask { question, run } => {
                 let used = tool_step::tool_use_of(&call, &run);
+                let said = Some(tandem_core::tools::turn::question_message(&run))
+                    .filter(|m| m.english() == question);
                 ctx.pending = Some(PendingConfirmation {
                     action: action.to_json().to_string(),
                     target: None,
@@ -612,6 +609,7 @@ impl Loop {
                     secret: false,
                     site: None,
                     tool: Some(used.clone()),
+                    said,
                 });
                 *self.tool_call.borrow_mut() = Some(call.id.clone());
                 // Shown (saved and broadcast) only once the answer has somewhere to go.
@@ -726,7 +724,20 @@ impl Loop {
             }
         }
         ctx.errors.push(e.to_string());
-        ctx.finish(TaskStatus::Failed, format!("The AI provider failed: {e}"));
+        let said = match &e {
+            SessionError::Cloud { step, error } => Msg::new(
+                "errAtStep",
+                vec![
+                    text((step + 1).to_string()),
+                    nested(Mark::Plain, error.message_said()),
+                ],
+            ),
+            _ => Msg::literal(e.to_string()),
+        };
+        ctx.finish(
+            TaskStatus::Failed,
+            Msg::new("taskProviderFailed", vec![nested(Mark::Plain, said)]),
+        );
     }
 
     /// Appends the timeline line of the step that started at token-log entry `before`.
@@ -938,14 +949,16 @@ impl Loop {
         if ctx.sites_allowed.contains(&host) || load_grants().await.allows(&host) {
             return Grant::Given;
         }
-        let question = PendingConfirmation {
+        let mut question = PendingConfirmation {
             action: "act on this site".into(),
             target: None,
-            reason: site_question(&host),
+            reason: String::new(),
             secret: false,
             site: Some(host.clone()),
             tool: None,
+            said: None,
         };
+        question.say(site_question(&host));
         let allowed = self.confirm(ctx, session, question).await;
         if self.stop.get() != Stop::No {
             return Grant::Stopped;

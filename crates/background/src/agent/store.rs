@@ -74,7 +74,8 @@ pub(super) async fn save(ctx: &TaskContext) -> Result<(), AgentError> {
         tandem_core::agent::waiting::task_waiting(
             ctx.pending.as_ref().filter(|p| p.tool.is_none()),
             ctx.question.as_deref(),
-        ),
+        )
+        .map(|m| tandem_chrome::i18n::plain(&m)),
     );
     Ok(())
 }

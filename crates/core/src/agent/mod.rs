@@ -47,8 +47,8 @@ pub use changes::unasked_change;
 pub use effects::{effect_of, effect_question, held_question, Approved, Effect, Firewall, Held};
 pub use element_map::{ElementMap, Entry, LocateError, Rendered, LIST_LEGEND};
 pub use safety::{
-    approval_sentence, fence, needs_confirmation, needs_drop_confirmation, seen_as, Change,
-    ConfirmReason, HostPattern, UrlDenied, UrlPolicy, FENCE_RULE,
+    approval_message, approval_sentence, fence, needs_confirmation, needs_drop_confirmation,
+    seen_as, Change, ConfirmReason, HostPattern, UrlDenied, UrlPolicy, FENCE_RULE,
 };
 pub use settings::{AgentSettings, SiteListError};
 pub use signature::{Evidence, Match, Signature};

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::actions::{activates, Action};
 use super::snapshot::{Element, Snapshot};
+use crate::i18n::{nested, text, Mark, Msg};
 use crate::url::domain_of;
 
 pub use crate::fence::{
@@ -118,46 +119,74 @@ impl fmt::Display for ConfirmReason {
 
 impl ConfirmReason {
     /// The reason as the end of a sentence about the action ("…, which may not be
-    /// undoable"), for [`approval_sentence`].
-    fn clause(&self) -> String {
+    /// undoable"), for [`approval_message`].
+    fn clause(&self) -> Msg {
         match self {
-            ConfirmReason::IrreversibleLabel { .. } => {
-                ", which may not be undoable (buying, paying, deleting or sending)".into()
-            }
-            ConfirmReason::SubmitsPassword => ", which submits a form with a password".into(),
-            ConfirmReason::SubmitsPayment { field } => {
-                format!(", which submits a form with payment details ({field})")
-            }
-            ConfirmReason::EntersPassword => {
-                ". Type the password below: it goes to the page only, never to the AI".into()
-            }
+            ConfirmReason::IrreversibleLabel { .. } => Msg::key("whichMayNotBeUndoable"),
+            ConfirmReason::SubmitsPassword => Msg::key("whichSubmitsPassword"),
+            ConfirmReason::SubmitsPayment { field } => Msg::new(
+                "whichSubmitsPayment",
+                vec![nested(Mark::Plain, field.word())],
+            ),
+            ConfirmReason::EntersPassword => Msg::key("whichIsPassword"),
             ConfirmReason::EntersPayment { field } => {
-                format!(", which takes payment details ({field})")
+                Msg::new("whichTakesPayment", vec![nested(Mark::Plain, field.word())])
             }
-            ConfirmReason::UnaskedChange { change, .. } => format!(
-                ", which saves a change to {change}. Your task did not ask for that: a page \
-                 may have told the agent to"
+            ConfirmReason::UnaskedChange { change, .. } => Msg::new(
+                "whichSavesUnasked",
+                vec![nested(Mark::Plain, change.word())],
             ),
         }
+    }
+}
+
+impl PaymentField {
+    fn word(self) -> Msg {
+        Msg::key(match self {
+            PaymentField::CardNumber => "cardNumber",
+            PaymentField::CardSecurityCode => "cardSecurityCode",
+            PaymentField::CardExpiry => "cardExpiry",
+            PaymentField::Iban => "iban",
+        })
+    }
+}
+
+impl Change {
+    fn word(self) -> Msg {
+        Msg::key(match self {
+            Change::MailForwarding => "changeMailForwarding",
+            Change::Security => "changeSecurity",
+            Change::Address => "changeAddress",
+            Change::Message => "changeMessage",
+            Change::Account => "changeAccount",
+        })
     }
 }
 
 /// The element as the user sees it on the page: `the “Pay now” button`, `the “Password”
 /// field`, or `a password field` when it has no name.
 pub fn seen_as(el: &Element) -> String {
-    let kind = match (el.effective_role(), el.tag.as_str()) {
-        _ if is_password(el) => "password field",
-        (Some("button"), _) | (_, "button") => "button",
-        (Some("link"), _) | (_, "a") => "link",
-        (Some("checkbox" | "switch"), _) => "checkbox",
-        (Some("radio"), _) => "option",
-        (Some("tab"), _) => "tab",
-        (Some("menuitem" | "menuitemcheckbox" | "menuitemradio"), _) => "menu item",
-        (Some("option"), _) => "choice",
-        (Some("combobox" | "listbox"), _) | (_, "select") => "list",
+    seen_as_message(el).english()
+}
+
+/// [`seen_as`] as a catalog message.
+pub fn seen_as_message(el: &Element) -> Msg {
+    // (named, unnamed) keys by the kind of control a person sees.
+    let (named, unnamed) = match (el.effective_role(), el.tag.as_str()) {
+        _ if is_password(el) => ("seenField", "aPasswordField"),
+        (Some("button"), _) | (_, "button") => ("seenButton", "aButton"),
+        (Some("link"), _) | (_, "a") => ("seenLink", "aLink"),
+        (Some("checkbox" | "switch"), _) => ("seenCheckbox", "aCheckbox"),
+        (Some("radio"), _) => ("seenOption", "anOption"),
+        (Some("tab"), _) => ("seenTab", "aTab"),
+        (Some("menuitem" | "menuitemcheckbox" | "menuitemradio"), _) => {
+            ("seenMenuItem", "aMenuItem")
+        }
+        (Some("option"), _) => ("seenChoice", "aChoice"),
+        (Some("combobox" | "listbox"), _) | (_, "select") => ("seenList", "aList"),
         (Some("textbox" | "searchbox" | "spinbutton" | "slider"), _)
-        | (_, "input" | "textarea") => "field",
-        _ => "element",
+        | (_, "input" | "textarea") => ("seenField", "aField"),
+        _ => ("seenElement", "anElement"),
     };
     let name = if el.name.trim().is_empty() {
         el.text.trim()
@@ -165,18 +194,13 @@ pub fn seen_as(el: &Element) -> String {
         el.name.trim()
     };
     if name.is_empty() {
-        return format!("a {kind}");
+        return Msg::key(unnamed);
     }
     let mut shown: String = name.chars().take(60).collect();
     if shown.len() < name.len() {
         shown.push('…');
     }
-    let kind = if kind == "password field" {
-        "field"
-    } else {
-        kind
-    };
-    format!("the \u{201c}{shown}\u{201d} {kind}")
+    Msg::new(named, vec![text(shown)])
 }
 
 /// The sentence above Approve / Deny: what Tandem wants to do, to which element as the user
@@ -184,57 +208,46 @@ pub fn seen_as(el: &Element) -> String {
 /// sentence goes to the person deciding, never into a prompt), except a password, which the
 /// person types themselves. Typing with Enter says that Enter submits the form.
 pub fn approval_sentence(action: &Action, el: &Element, reason: &ConfirmReason) -> String {
+    approval_message(action, el, reason).english()
+}
+
+/// [`approval_sentence`] as a catalog message.
+pub fn approval_message(action: &Action, el: &Element, reason: &ConfirmReason) -> Msg {
+    let seen = nested(Mark::Plain, seen_as_message(el));
+    let clause = nested(Mark::Plain, reason.clause());
     match action {
-        Action::Type { text, submit, .. } => {
+        Action::Type {
+            text: typed,
+            submit,
+            ..
+        } => {
             if matches!(reason, ConfirmReason::EntersPassword) {
-                return format!(
-                    "Tandem wants to type into {}{}.",
-                    seen_as(el),
-                    reason.clause()
-                );
+                return Msg::new("approveTypePassword", vec![seen]);
             }
-            let value = shown_value(text);
-            let clause = match (submit, reason) {
-                (true, ConfirmReason::IrreversibleLabel { label, .. }) => format!(
-                    " and press Enter: pressing Enter submits the form, as its \u{201c}{}\u{201d} button does, which may not be undoable (buying, paying, deleting or sending)",
-                    label.trim()
+            let value = text(one_line(typed));
+            match (submit, reason) {
+                (true, ConfirmReason::IrreversibleLabel { label, .. }) => Msg::new(
+                    "approveTypeEnterLabel",
+                    vec![value, seen, text(label.trim())],
                 ),
-                (true, reason) => format!(
-                    " and press Enter: pressing Enter submits the form{}",
-                    reason.clause()
-                ),
-                (false, reason) => reason.clause(),
-            };
-            format!("Tandem wants to type {value} into {}{clause}.", seen_as(el))
+                (true, _) => Msg::new("approveTypeEnter", vec![value, seen, clause]),
+                (false, _) => Msg::new("approveType", vec![value, seen, clause]),
+            }
         }
-        Action::SelectOption { .. } => format!(
-            "Tandem wants to choose an option in {}{}.",
-            seen_as(el),
-            reason.clause()
-        ),
-        Action::Press { .. } => format!(
-            "Tandem wants to press a key on {}{}.",
-            seen_as(el),
-            reason.clause()
-        ),
-        Action::Drag { .. } => format!("Tandem wants to drag {}{}.", seen_as(el), reason.clause()),
-        Action::SetValue { .. } => format!(
-            "Tandem wants to set the value of {}{}.",
-            seen_as(el),
-            reason.clause()
-        ),
-        _ => format!("Tandem wants to click {}{}.", seen_as(el), reason.clause()),
+        Action::SelectOption { .. } => Msg::new("approveChoose", vec![seen, clause]),
+        Action::Press { .. } => Msg::new("approvePress", vec![seen, clause]),
+        Action::Drag { .. } => Msg::new("approveDrag", vec![seen, clause]),
+        Action::SetValue { .. } => Msg::new("approveSetValue", vec![seen, clause]),
+        _ => Msg::new("approveClick", vec![seen, clause]),
     }
 }
 
-/// Text to be typed, quoted, with line breaks shown as spaces so the sentence stays one
-/// paragraph; never cut.
-fn shown_value(text: &str) -> String {
-    let one_line: String = text
-        .chars()
+/// Text to be typed, with line breaks shown as spaces so the sentence stays one paragraph;
+/// never cut (the catalog's sentence puts it in quotes).
+fn one_line(text: &str) -> String {
+    text.chars()
         .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    format!("\u{201c}{one_line}\u{201d}")
+        .collect()
 }
 
 /// Labels of controls whose effect cannot be undone, as word sequences matched on whole

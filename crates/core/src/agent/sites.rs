@@ -15,6 +15,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::actions::{Action, ScrollTarget};
+use crate::i18n::{text, Msg};
 
 /// The `chrome.storage.local` key of the remembered "Always allow" sites.
 pub const SITE_GRANTS_KEY: &str = "siteGrants";
@@ -101,14 +102,14 @@ pub fn needs_site_grant(action: &Action) -> bool {
     )
 }
 
-/// The question shown in the panel.
-pub fn site_question(host: &str) -> String {
-    format!("Let Tandem act on {host}?")
+/// The question shown in the panel (a catalog message: `english()` is the sentence).
+pub fn site_question(host: &str) -> Msg {
+    Msg::new("askSite", vec![text(host)])
 }
 
 /// Why the task ended when the user denied a site.
-pub fn site_denied(host: &str) -> String {
-    format!("You did not let Tandem act on {host}, so the task stopped there. Nothing was clicked or typed on that site.")
+pub fn site_denied(host: &str) -> Msg {
+    Msg::new("taskSiteDenied", vec![text(host)])
 }
 
 /// Whether going to `target` (a host) needs the user's approval first: it is neither the

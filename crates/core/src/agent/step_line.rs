@@ -6,12 +6,16 @@
 //! The worker records a step as the action's JSON, the element as the element list named it
 //! (`[8] link "Blue backpack"`) and the result sentence ([`super::task::StepRecord`]); this
 //! module reads those back, so nothing about what is stored changes and a task saved before
-//! reads the same. Sentences are English for now (the panel's labels are translated; these
-//! are not yet).
+//! reads the same. Each sentence is a catalog message ([`crate::i18n`]): the panel puts it
+//! into the person's language, English where a key has no translation yet. A new action's
+//! line is `say("stepX", args)` with `stepX` added to the catalogs, or, until then,
+//! `Sentence::default().text("…").into()`, shown in English in every language.
 
 use super::actions::{Action, DragTarget, ScrollDirection, ScrollTarget, SelectMode};
 use super::task::{StepKind, StepRecord};
 use crate::fence::{FENCE_CLOSE, FENCE_OPEN};
+pub use crate::i18n::Piece;
+use crate::i18n::{em, nested, strong, text, Arg, Mark, Msg};
 
 /// Longest piece of page or model text put in a step's sentence; the whole is in the details.
 const MAX_SHOWN: usize = 140;
@@ -19,37 +23,28 @@ const MAX_SHOWN: usize = 140;
 /// The result of a step whose password the user typed in the panel (`agent/act.rs`).
 const SECRET_TYPED: &str = "typed (the value you entered in the panel)";
 
-/// One run of a sentence, with its emphasis: the control acted on is `Strong`, what was
-/// typed, chosen or asked is `Em`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Piece {
-    Text(String),
-    Strong(String),
-    Em(String),
-}
-
-/// A step's sentence and its details (each a line; empty for a note the user wrote, which
-/// already is a sentence of theirs).
+/// A step's sentence (a catalog message, see [`crate::i18n`]) and its details (each a line;
+/// empty for a note the user wrote, which already is a sentence of theirs).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StepLine {
-    pub pieces: Vec<Piece>,
+    pub message: Msg,
     pub details: Vec<String>,
 }
 
 impl StepLine {
-    /// The sentence as plain text (`**`/`*` not added): what a screen reader says.
+    /// The sentence in English, as pieces with their emphasis.
+    pub fn pieces(&self) -> Vec<Piece> {
+        self.message.render(&|_| None)
+    }
+
+    /// The sentence as plain English text (`**`/`*` not added).
     pub fn plain(&self) -> String {
-        self.pieces
-            .iter()
-            .map(|p| match p {
-                Piece::Text(t) | Piece::Strong(t) | Piece::Em(t) => t.as_str(),
-            })
-            .collect()
+        self.message.english()
     }
 
     /// The sentence with Markdown-style marks (`Clicked **ONE**`), for tests and logs.
     pub fn marked(&self) -> String {
-        self.pieces
+        self.pieces()
             .iter()
             .map(|p| match p {
                 Piece::Text(t) => t.clone(),
@@ -60,10 +55,13 @@ impl StepLine {
     }
 }
 
-/// Builds pieces in order: `text` plain, `strong` / `em` emphasised.
+/// Builds a sentence that has no catalog key yet, in English, pieces in order: `text` plain,
+/// `strong` / `em` emphasised. A step line added this way reads in English in every language
+/// until its key joins the catalog (`say`).
 #[derive(Default)]
 struct Sentence(Vec<Piece>);
 
+#[allow(dead_code)] // Kept for sentences not yet in the catalog.
 impl Sentence {
     fn text(mut self, t: impl Into<String>) -> Self {
         self.0.push(Piece::Text(t.into()));
@@ -79,16 +77,32 @@ impl Sentence {
     }
 }
 
+impl From<Sentence> for Msg {
+    fn from(s: Sentence) -> Msg {
+        Msg::literal_pieces(s.0)
+    }
+}
+
+/// The catalog's sentence `key` with `args`.
+fn say(key: &str, args: Vec<Arg>) -> Msg {
+    Msg::new(key, args)
+}
+
+/// What was typed, chosen or asked, cut to [`MAX_SHOWN`] and emphasised.
+fn quoted(t: &str) -> Arg {
+    em(clip(t))
+}
+
 /// The line a person reads for `step`.
 pub fn step_line(step: &StepRecord) -> StepLine {
     let cost = cost(step);
     match step.kind {
         StepKind::User => StepLine {
-            pieces: vec![Piece::Text(step.action.clone())],
+            message: Msg::literal(step.action.clone()),
             details: Vec::new(),
         },
         StepKind::Switch => StepLine {
-            pieces: vec![Piece::Text(format!("{}: {}", step.action, step.result))],
+            message: Msg::literal(format!("{}: {}", step.action, step.result)),
             details: cost.into_iter().collect(),
         },
         StepKind::Plan => {
@@ -96,10 +110,15 @@ pub fn step_line(step: &StepRecord) -> StepLine {
             // The planner also checks a `done` ("the task is (not) complete yet"): that line
             // says what it found; the plan it restates is in the details.
             let checked = step.result != "plan made";
-            let text = if checked {
-                format!("Checked the result: {}", step.result)
+            let message = if checked {
+                // The worker's two findings (`agent/run.rs`), else what it recorded.
+                match step.result.as_str() {
+                    "the task is complete" => Msg::key("stepCheckedComplete"),
+                    "the task is not complete yet" => Msg::key("stepCheckedNotYet"),
+                    other => say("stepChecked", vec![text(other)]),
+                }
             } else {
-                format!("Plan: {}", readable(plan))
+                say("stepPlan", vec![text(readable(plan))])
             };
             let mut details = Vec::new();
             if checked && !plan.is_empty() {
@@ -107,8 +126,7 @@ pub fn step_line(step: &StepRecord) -> StepLine {
             }
             details.push(join_cost(&step.result, cost));
             details.extend(output_detail(step));
-            let pieces = vec![Piece::Text(text)];
-            StepLine { pieces, details }
+            StepLine { message, details }
         }
         StepKind::Action => action_line(step, cost),
     }
@@ -161,20 +179,16 @@ fn action_line(step: &StepRecord, cost: Option<String>) -> StepLine {
     else {
         // "(no valid action)": the model's answer could not be read twice.
         return StepLine {
-            pieces: Sentence::default()
-                .text(format!(
-                    "The model's answer was not a step Tandem can take: {result}"
-                ))
-                .0,
+            message: say("stepNotAStep", vec![text(result)]),
             details,
         };
     };
-    let pieces = if step.ok {
+    let message = if step.ok {
         done_sentence(&action, target.as_ref(), &step.result, &result)
     } else {
         failed_sentence(&action, target.as_ref(), &result)
     };
-    StepLine { pieces, details }
+    StepLine { message, details }
 }
 
 /// The element acted on, read back from `[8] link "Blue backpack"`.
@@ -202,199 +216,188 @@ impl Target {
     }
 
     /// Its name, or "the text field" when it has none.
-    fn called(&self) -> String {
+    fn called(&self) -> Msg {
         if self.name.is_empty() {
-            format!("the {}", role_word(&self.role))
+            role_word(&self.role)
         } else {
-            clip(&self.name)
+            Msg::literal(clip(&self.name))
         }
     }
 }
 
-/// A role or tag as a person calls the control.
-fn role_word(role: &str) -> &str {
-    match role {
-        "textbox" | "input" => "text field",
-        "searchbox" => "search box",
-        "textarea" => "text box",
-        "combobox" | "select" | "listbox" => "list",
-        "radio" => "option",
-        "menuitem" | "menuitemcheckbox" | "menuitemradio" => "menu item",
-        "a" => "link",
-        "img" => "image",
-        "" => "element",
-        other => other,
-    }
+/// A role or tag as a person calls the control, with "the".
+fn role_word(role: &str) -> Msg {
+    Msg::key(match role {
+        "textbox" | "input" => "theTextField",
+        "searchbox" => "theSearchBox",
+        "textarea" => "theTextBox",
+        "combobox" | "select" | "listbox" => "theList",
+        "radio" => "theOption",
+        "menuitem" | "menuitemcheckbox" | "menuitemradio" => "theMenuItem",
+        "a" | "link" => "theLink",
+        "img" | "image" => "theImage",
+        "button" => "theButton",
+        "checkbox" | "switch" => "theCheckbox",
+        "" => "theElement",
+        other => return Msg::new("theRole", vec![text(other)]),
+    })
 }
 
-fn named(target: Option<&Target>, fallback: &str) -> String {
-    target
+/// The control acted on, emphasised: its name, else what kind of control it is, else
+/// `fallback` (a catalog key: "an element").
+fn named(target: Option<&Target>, fallback: &str) -> Arg {
+    let called = target
         .map(Target::called)
-        .unwrap_or_else(|| fallback.to_string())
+        .unwrap_or_else(|| Msg::key(fallback));
+    nested(Mark::Strong, called)
 }
 
-fn done_sentence(action: &Action, target: Option<&Target>, raw: &str, result: &str) -> Vec<Piece> {
-    let s = Sentence::default();
-    let sentence = match action {
-        Action::Click { .. } => s.text("Clicked ").strong(named(target, "an element")),
-        Action::Type { text, submit, .. } => {
-            let s = if raw.starts_with(SECRET_TYPED) {
-                s.text("Typed the password you entered into ")
-            } else {
-                s.text("Typed ").em(text).text(" into ")
-            };
-            let s = s.strong(named(target, "a field"));
-            if *submit {
-                s.text(" and sent the form")
-            } else {
-                s
+fn done_sentence(action: &Action, target: Option<&Target>, raw: &str, result: &str) -> Msg {
+    match action {
+        Action::Click { .. } => say("stepClicked", vec![named(target, "anElement")]),
+        Action::Type {
+            text: typed,
+            submit,
+            ..
+        } => {
+            let field = named(target, "aField");
+            match (raw.starts_with(SECRET_TYPED), submit) {
+                (true, false) => say("stepTypedPassword", vec![field]),
+                (true, true) => say("stepTypedPasswordSent", vec![field]),
+                (false, false) => say("stepTyped", vec![quoted(typed), field]),
+                (false, true) => say("stepTypedSent", vec![quoted(typed), field]),
             }
         }
-        Action::SelectOption { option, mode, .. } => s
-            .text(match mode {
-                SelectMode::Replace => "Chose ",
-                SelectMode::Add => "Added ",
-                SelectMode::Remove => "Removed ",
-            })
-            .em(option)
-            .text(match mode {
-                SelectMode::Remove => " from ",
-                _ => " in ",
-            })
-            .strong(named(target, "a list")),
-        Action::Press { key, element } => {
-            let s = s.text("Pressed ").em(key);
-            if element.is_some() {
-                s.text(" on ").strong(named(target, "an element"))
-            } else {
-                s
-            }
+        Action::SelectOption { option, mode, .. } => say(
+            match mode {
+                SelectMode::Replace => "stepChose",
+                SelectMode::Add => "stepAddedOption",
+                SelectMode::Remove => "stepRemovedOption",
+            },
+            vec![quoted(option), named(target, "aList")],
+        ),
+        Action::Press { key, element } => match element {
+            Some(_) => say(
+                "stepPressedOn",
+                vec![quoted(key), named(target, "anElement")],
+            ),
+            None => say("stepPressed", vec![quoted(key)]),
+        },
+        Action::Hover { .. } => say("stepPointed", vec![named(target, "anElement")]),
+        Action::Drag { to, .. } => match to {
+            DragTarget::Element(_) => say("stepDraggedOnto", vec![named(target, "anElement")]),
+            DragTarget::Offset { dx, dy } => say(
+                "stepDraggedBy",
+                vec![
+                    named(target, "anElement"),
+                    text(dx.to_string()),
+                    text(dy.to_string()),
+                ],
+            ),
+        },
+        Action::SetValue { value, .. } => {
+            say("stepSet", vec![named(target, "aSlider"), quoted(value)])
         }
-        Action::Hover { .. } => s.text("Pointed at ").strong(named(target, "an element")),
-        Action::Drag { to, .. } => {
-            let s = s.text("Dragged ").strong(named(target, "an element"));
-            match to {
-                DragTarget::Element(_) => s.text(" onto its target"),
-                DragTarget::Offset { dx, dy } => s.text(format!(" by {dx}, {dy} pixels")),
-            }
+        Action::SelectText { text: t, .. } => say(
+            "stepSelectedText",
+            vec![quoted(t), named(target, "anElement")],
+        ),
+        Action::ClickAt { .. } | Action::ClickPoint { .. } => {
+            say("stepClickedPoint", vec![named(target, "anElement")])
         }
-        Action::SetValue { value, .. } => s
-            .text("Set ")
-            .strong(named(target, "a slider"))
-            .text(" to ")
-            .em(value),
-        Action::SelectText { text, .. } => s
-            .text("Selected ")
-            .em(text)
-            .text(" in ")
-            .strong(named(target, "an element")),
-        Action::ClickAt { .. } | Action::ClickPoint { .. } => s
-            .text("Clicked a point of ")
-            .strong(named(target, "an element")),
-        Action::Look => s.text("Took a screenshot of the page for the next step"),
+        Action::Look => Msg::key("stepLooked"),
         Action::Scroll {
             target: ScrollTarget::Page(d),
-        } => s.text(match d {
-            ScrollDirection::Up => "Scrolled up",
-            ScrollDirection::Down => "Scrolled down",
-            ScrollDirection::End => "Scrolled to the end",
+        } => Msg::key(match d {
+            ScrollDirection::Up => "stepScrolledUp",
+            ScrollDirection::Down => "stepScrolledDown",
+            ScrollDirection::End => "stepScrolledEnd",
         }),
         Action::Scroll {
             target: ScrollTarget::Inside(_, d),
-        } => s
-            .text(match d {
-                ScrollDirection::Up => "Scrolled up in ",
-                ScrollDirection::Down => "Scrolled down in ",
-                ScrollDirection::End => "Scrolled to the end of ",
-            })
-            .strong(named(target, "an element")),
-        Action::Scroll { .. } => s.text("Scrolled to ").strong(named(target, "an element")),
-        Action::Navigate { url } => s.text("Went to ").em(&address(url)),
-        Action::Back => s.text("Went back a page"),
-        Action::OpenTab { url } => s.text("Opened ").em(&address(url)).text(" in a new tab"),
-        Action::SwitchTab { tab } => s.text(format!("Switched to tab {tab}")),
-        Action::CloseTab => s.text("Closed the tab"),
+        } => say(
+            match d {
+                ScrollDirection::Up => "stepScrolledUpIn",
+                ScrollDirection::Down => "stepScrolledDownIn",
+                ScrollDirection::End => "stepScrolledEndOf",
+            },
+            vec![named(target, "anElement")],
+        ),
+        Action::Scroll { .. } => say("stepScrolledTo", vec![named(target, "anElement")]),
+        Action::Navigate { url } => say("stepWent", vec![quoted(&address(url))]),
+        Action::Back => Msg::key("stepWentBack"),
+        Action::OpenTab { url } => say("stepOpenedTab", vec![quoted(&address(url))]),
+        Action::SwitchTab { tab } => say("stepSwitchedTab", vec![text(tab.to_string())]),
+        Action::CloseTab => Msg::key("stepClosedTab"),
         Action::ExtractText { element: Some(_) } => {
-            s.text("Read ").strong(named(target, "an element"))
+            say("stepRead", vec![named(target, "anElement")])
         }
-        Action::ExtractText { element: None } => s.text("Read the page"),
-        Action::Wait {
-            text: Some(text), ..
-        } => s.text("Waited for ").em(text),
-        Action::Wait { ms, .. } => s.text(format!("Waited {}", seconds(*ms))),
-        Action::AskUser { question } => {
-            let s = s.text("Asked you ").em(question);
-            match result.split_once("the user answered: ") {
-                Some((_, answer)) => s.text("; you answered ").em(answer),
-                None => s,
-            }
-        }
+        Action::ExtractText { element: None } => Msg::key("stepReadPage"),
+        Action::Wait { text: Some(t), .. } => say("stepWaitedFor", vec![quoted(t)]),
+        Action::Wait { ms, .. } => say("stepWaited", vec![nested(Mark::Plain, seconds(*ms))]),
+        Action::AskUser { question } => match result.split_once("the user answered: ") {
+            Some((_, answer)) => say("stepAskedAnswered", vec![quoted(question), quoted(answer)]),
+            None => say("stepAsked", vec![quoted(question)]),
+        },
         Action::Done { success, answer } => {
             let answer = answer.as_deref().map(readable).unwrap_or_default();
-            let head = if *success { "Finished" } else { "Gave up" };
-            if answer.is_empty() {
-                s.text(head)
-            } else {
-                s.text(format!("{head}: ")).text(clip(&answer))
+            match (success, answer.is_empty()) {
+                (true, true) => Msg::key("stepFinished"),
+                (true, false) => say("stepFinishedWith", vec![text(clip(&answer))]),
+                (false, true) => Msg::key("stepGaveUp"),
+                (false, false) => say("stepGaveUpWith", vec![text(clip(&answer))]),
             }
         }
-        Action::Tool { name, .. } => s.text("Used the tool ").strong(name.clone()),
-    };
-    sentence.0
+        Action::Tool { name, .. } => say("stepUsedTool", vec![strong(name.clone())]),
+    }
 }
 
-fn failed_sentence(action: &Action, target: Option<&Target>, why: &str) -> Vec<Piece> {
-    let s = Sentence::default().text("Could not ");
-    let s = match action {
-        Action::Click { .. } => s.text("click ").strong(named(target, "the element")),
-        Action::Type { text, .. } => s
-            .text("type ")
-            .em(text)
-            .text(" into ")
-            .strong(named(target, "the field")),
-        Action::SelectOption { option, .. } => s
-            .text("choose ")
-            .em(option)
-            .text(" in ")
-            .strong(named(target, "the list")),
-        Action::Press { key, .. } => s.text("press ").em(key),
-        Action::Hover { .. } => s.text("point at ").strong(named(target, "the element")),
-        Action::Drag { .. } => s.text("drag ").strong(named(target, "the element")),
-        Action::SetValue { value, .. } => s
-            .text("set ")
-            .strong(named(target, "the slider"))
-            .text(" to ")
-            .em(value),
-        Action::SelectText { text, .. } => s.text("select ").em(text),
-        Action::ClickAt { .. } | Action::ClickPoint { .. } => s
-            .text("click a point of ")
-            .strong(named(target, "the element")),
-        Action::Look => s.text("take a screenshot of the page"),
+fn failed_sentence(action: &Action, target: Option<&Target>, why: &str) -> Msg {
+    let why = text(clip(why));
+    match action {
+        Action::Click { .. } => say("stepNotClick", vec![named(target, "theElement"), why]),
+        Action::Type { text: typed, .. } => say(
+            "stepNotType",
+            vec![quoted(typed), named(target, "theField"), why],
+        ),
+        Action::SelectOption { option, .. } => say(
+            "stepNotChoose",
+            vec![quoted(option), named(target, "theList"), why],
+        ),
+        Action::Press { key, .. } => say("stepNotPress", vec![quoted(key), why]),
+        Action::Hover { .. } => say("stepNotPoint", vec![named(target, "theElement"), why]),
+        Action::Drag { .. } => say("stepNotDrag", vec![named(target, "theElement"), why]),
+        Action::SetValue { value, .. } => say(
+            "stepNotSet",
+            vec![named(target, "theSlider"), quoted(value), why],
+        ),
+        Action::SelectText { text: t, .. } => say("stepNotSelect", vec![quoted(t), why]),
+        Action::ClickAt { .. } | Action::ClickPoint { .. } => {
+            say("stepNotClickPoint", vec![named(target, "theElement"), why])
+        }
+        Action::Look => say("stepNotLook", vec![why]),
         Action::Scroll {
             target: ScrollTarget::Page(_),
-        } => s.text("scroll"),
+        } => say("stepNotScroll", vec![why]),
         Action::Scroll {
             target: ScrollTarget::Inside(..),
-        } => s.text("scroll in ").strong(named(target, "the element")),
-        Action::Scroll { .. } => s.text("scroll to ").strong(named(target, "the element")),
-        Action::Navigate { url } => s.text("go to ").em(&address(url)),
-        Action::Back => s.text("go back"),
-        Action::OpenTab { url } => s.text("open ").em(&address(url)),
-        Action::SwitchTab { tab } => s.text(format!("switch to tab {tab}")),
-        Action::CloseTab => s.text("close the tab"),
+        } => say("stepNotScrollIn", vec![named(target, "theElement"), why]),
+        Action::Scroll { .. } => say("stepNotScrollTo", vec![named(target, "theElement"), why]),
+        Action::Navigate { url } => say("stepNotGo", vec![quoted(&address(url)), why]),
+        Action::Back => say("stepNotBack", vec![why]),
+        Action::OpenTab { url } => say("stepNotOpen", vec![quoted(&address(url)), why]),
+        Action::SwitchTab { tab } => say("stepNotSwitch", vec![text(tab.to_string()), why]),
+        Action::CloseTab => say("stepNotClose", vec![why]),
         Action::ExtractText { element: Some(_) } => {
-            s.text("read ").strong(named(target, "the element"))
+            say("stepNotRead", vec![named(target, "theElement"), why])
         }
-        Action::ExtractText { element: None } => s.text("read the page"),
-        Action::Wait {
-            text: Some(text), ..
-        } => s.text("see ").em(text),
-        Action::Wait { .. } => s.text("wait"),
-        Action::AskUser { question } => s.text("get an answer to ").em(question),
-        Action::Done { .. } => s.text("finish"),
-        Action::Tool { name, .. } => s.text("use the tool ").strong(name.clone()),
-    };
-    s.text(format!(": {}", clip(why))).0
+        Action::ExtractText { element: None } => say("stepNotReadPage", vec![why]),
+        Action::Wait { text: Some(t), .. } => say("stepNotSee", vec![quoted(t), why]),
+        Action::Wait { .. } => say("stepNotWait", vec![why]),
+        Action::AskUser { question } => say("stepNotAnswer", vec![quoted(question), why]),
+        Action::Done { .. } => say("stepNotFinish", vec![why]),
+        Action::Tool { name, .. } => say("stepNotTool", vec![strong(name.clone()), why]),
+    }
 }
 
 /// An address without `https://`, as a person reads it.
@@ -406,12 +409,15 @@ fn address(url: &str) -> String {
     bare.strip_suffix('/').unwrap_or(bare).to_string()
 }
 
-fn seconds(ms: u32) -> String {
+fn seconds(ms: u32) -> Msg {
     let tenths = (ms + 50) / 100;
     match (tenths / 10, tenths % 10) {
-        (1, 0) => "1 second".into(),
-        (s, 0) => format!("{s} seconds"),
-        (s, t) => format!("{s}.{t} seconds"),
+        (1, 0) => Msg::key("oneSecond"),
+        (s, 0) => Msg::new("nSeconds", vec![text(s.to_string())]),
+        (s, t) => Msg::new(
+            "nTenthSeconds",
+            vec![text(s.to_string()), text(t.to_string())],
+        ),
     }
 }
 

@@ -1866,6 +1866,7 @@ fn a_later_task_starts_at_the_rung_the_server_took() {
         message: "refused".into(),
         status: Some(400),
         retry_after_ms: None,
+        said: None,
     };
     m.transport().fault_at(0, Fault::Fail(refused.clone()));
     m.transport().fault_at(1, Fault::Fail(refused));

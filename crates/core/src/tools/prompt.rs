@@ -79,6 +79,13 @@ pub fn approval_notes(registry: &Registry, provider: &Provider) -> Vec<String> {
     notes
 }
 
+/// Said beside a look-alike's warning when Chrome does not let Tandem read its extensions
+/// (no `management` permission): the icon and where it came from cannot be shown.
+pub const NO_MANAGEMENT_NOTE: &str = "Chrome does not let Tandem see this extension's icon or where it was installed from, so only its id tells the two apart.";
+
+/// The icon's text alternative beside a look-alike's warning.
+pub const ICON_ALT: &str = "Icon of the extension asking, as Chrome shows it";
+
 /// What Chrome reports about an extension (`chrome.management`, where Tandem may read it):
 /// where it was installed from, in a few words.
 pub fn install_note(install_type: &str) -> Option<&'static str> {

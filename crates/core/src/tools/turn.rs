@@ -12,6 +12,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::i18n::{text, Msg};
 use crate::request::{ToolCall, ToolOutcome};
 
 use super::outcome::{self, Failure, Origin};
@@ -133,24 +134,31 @@ pub fn plan_call(registry: &Registry, call: &ToolCall) -> CallPlan {
 /// scrolls a long question). Control characters are replaced so the question stays one
 /// line. A tool that may reach the web says so: what it is given can leave for any site.
 pub fn question(run: &Run) -> String {
+    question_message(run).english()
+}
+
+/// [`question`] as a catalog message.
+pub fn question_message(run: &Run) -> Msg {
     let args = match &run.params {
         Value::Object(o) if o.is_empty() => String::new(),
-        Value::Object(o) => format!(" with {}", fields(o)),
-        other => format!(" with {}", readable(other)),
+        Value::Object(o) => fields(o),
+        other => readable(other),
     };
     let args: String = args
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
-    let web = if run.open_world {
-        " This tool can reach the web: what it is given may be sent to any site."
+    let (name, label) = (text(run.provider_name.clone()), text(run.label.clone()));
+    let ask = if args.is_empty() {
+        Msg::new("toolAsk", vec![name, label])
     } else {
-        ""
+        Msg::new("toolAskWith", vec![name, label, text(args)])
     };
-    format!(
-        "Allow «{}» to run {}{args}?{web}",
-        run.provider_name, run.label
-    )
+    if run.open_world {
+        ask.then(Msg::key("toolReachesWeb"))
+    } else {
+        ask
+    }
 }
 
 /// `name: value` pairs, comma-separated.

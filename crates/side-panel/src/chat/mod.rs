@@ -638,7 +638,15 @@ fn receive(message: WorkerToPanel) {
             request_id,
             kind,
             message,
-        } => finish_with_error(&request_id, kind, &message),
+            said,
+        } => {
+            // In the person's language when the sentence is in the catalog.
+            let shown = said
+                .filter(|m| m.english() == message)
+                .map(|m| tandem_chrome::i18n::plain(&m))
+                .unwrap_or(message);
+            finish_with_error(&request_id, kind, &shown)
+        }
         WorkerToPanel::Status { text, .. } => progress(&text),
         // Who answers, until the answer ends (a failover says so in the answer).
         WorkerToPanel::Start { provider, .. } => progress(&format!("{provider} is answering…")),
@@ -648,8 +656,14 @@ fn receive(message: WorkerToPanel) {
             provider,
             arguments,
             question,
+            said,
             ..
         } => {
+            // The question in the person's language while its message is the same sentence.
+            let question = match (question, said) {
+                (Some(q), Some(m)) if m.english() == q => Some(tandem_chrome::i18n::plain(&m)),
+                (q, _) => q,
+            };
             let provider_shown = provider.clone();
             with_streaming(|st| {
                 report(crate::cards::show_use(

@@ -1,0 +1,601 @@
+//! Sentences a person reads, as values: a [`Msg`] is a catalog key and its arguments, built
+//! here in pure Rust and put into words where it is shown.
+//!
+//! Core never asks the browser for a language. It names the sentence (`stepClicked`, with the
+//! control as an argument) and [`Msg::render`] fills whatever template the caller's catalog
+//! holds for that key: the panel and the worker pass Chrome's (`chrome.i18n.getMessage`, the
+//! UI language's `extension/_locales/<lang>/messages.json`), native tests, prompts and logs
+//! [`english`], the table below. A key a catalog lacks falls back to English, so a sentence
+//! added in English only still reads. Templates use Chrome's own `$1`…`$9` substitutions;
+//! an argument may be another message (a role word inside a step line) and carries its
+//! emphasis, which the panel shows as `strong` / `em` (never HTML from the text).
+//!
+//! ```
+//! use tandem_core::i18n::{strong, Msg};
+//! let m = Msg::new("stepClicked", vec![strong("ONE")]);
+//! assert_eq!(m.english(), "Clicked ONE");
+//! let german = |key: &str| (key == "stepClicked").then(|| "$1 angeklickt".to_string());
+//! assert_eq!(m.plain(&german), "ONE angeklickt");
+//! ```
+//!
+//! A literal message (empty key) is text that is already words, shown as it is: the
+//! sentences no catalog has yet (another helper's new step line, a provider's own words).
+
+use serde::{Deserialize, Serialize};
+
+/// One run of a rendered sentence, with its emphasis: the control acted on is `Strong`, what
+/// was typed, chosen or asked is `Em`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Piece {
+    Text(String),
+    Strong(String),
+    Em(String),
+}
+
+impl Piece {
+    fn text(&self) -> &str {
+        match self {
+            Piece::Text(t) | Piece::Strong(t) | Piece::Em(t) => t,
+        }
+    }
+}
+
+/// How an argument is shown.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Mark {
+    #[default]
+    Plain,
+    Strong,
+    Em,
+}
+
+/// One argument of a message: words from outside the catalog (a host, a control's name, what
+/// was typed), or another message put into words in the same language.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Arg {
+    Text(String),
+    Strong(String),
+    Em(String),
+    Msg(Mark, Box<Msg>),
+}
+
+/// Plain words as an argument.
+pub fn text(t: impl Into<String>) -> Arg {
+    Arg::Text(t.into())
+}
+
+/// The control acted on, emphasised.
+pub fn strong(t: impl Into<String>) -> Arg {
+    Arg::Strong(t.into())
+}
+
+/// What was typed, chosen or asked, emphasised.
+pub fn em(t: impl Into<String>) -> Arg {
+    Arg::Em(t.into())
+}
+
+/// Another message as an argument, shown with `mark`.
+pub fn nested(mark: Mark, msg: Msg) -> Arg {
+    Arg::Msg(mark, Box::new(msg))
+}
+
+/// A sentence as a catalog key and its arguments. Serialized as `{"key":…,"args":[…]}`: it
+/// crosses from the worker to the panel and is stored with the task.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Msg {
+    /// The message's name in `_locales/*/messages.json`; empty for a literal (the arguments,
+    /// one after the other, are the words).
+    pub key: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<Arg>,
+}
+
+impl Msg {
+    pub fn new(key: &str, args: Vec<Arg>) -> Msg {
+        debug_assert!(english(key).is_some(), "no English for {key}");
+        Msg {
+            key: key.to_string(),
+            args,
+        }
+    }
+
+    /// A message without arguments.
+    pub fn key(key: &str) -> Msg {
+        Msg::new(key, Vec::new())
+    }
+
+    /// Words that are not in the catalog, shown as they are.
+    pub fn literal(words: impl Into<String>) -> Msg {
+        Msg {
+            key: String::new(),
+            args: vec![Arg::Text(words.into())],
+        }
+    }
+
+    /// Pieces that are not in the catalog, shown as they are (with their emphasis).
+    pub fn literal_pieces(pieces: Vec<Piece>) -> Msg {
+        let args = pieces
+            .into_iter()
+            .map(|p| match p {
+                Piece::Text(t) => Arg::Text(t),
+                Piece::Strong(t) => Arg::Strong(t),
+                Piece::Em(t) => Arg::Em(t),
+            })
+            .collect();
+        Msg {
+            key: String::new(),
+            args,
+        }
+    }
+
+    /// This sentence, then `next` after a space: a literal holding both, each put into words
+    /// on its own.
+    pub fn then(self, next: Msg) -> Msg {
+        let gap = if next.english().starts_with(' ') {
+            ""
+        } else {
+            " "
+        };
+        Msg {
+            key: String::new(),
+            args: vec![
+                nested(Mark::Plain, self),
+                text(gap),
+                nested(Mark::Plain, next),
+            ],
+        }
+    }
+
+    pub fn is_literal(&self) -> bool {
+        self.key.is_empty()
+    }
+
+    /// Whether any part of it is a catalog message (a literal may hold one as an argument);
+    /// `false`: words only, the same in every language.
+    pub fn has_key(&self) -> bool {
+        !self.key.is_empty()
+            || self
+                .args
+                .iter()
+                .any(|a| matches!(a, Arg::Msg(_, m) if m.has_key()))
+    }
+
+    /// The sentence in the language of `catalog` (key → template), English for any key it
+    /// lacks, as pieces with their emphasis; adjacent plain text is joined.
+    pub fn render(&self, catalog: &dyn Fn(&str) -> Option<String>) -> Vec<Piece> {
+        let mut out = Vec::new();
+        self.render_into(catalog, Mark::Plain, &mut out);
+        out
+    }
+
+    fn render_into(
+        &self,
+        catalog: &dyn Fn(&str) -> Option<String>,
+        mark: Mark,
+        out: &mut Vec<Piece>,
+    ) {
+        let arg = |i: usize, out: &mut Vec<Piece>| match self.args.get(i) {
+            Some(Arg::Text(t)) => push(out, piece(mark, t)),
+            Some(Arg::Strong(t)) => push(out, Piece::Strong(t.clone())),
+            Some(Arg::Em(t)) => push(out, Piece::Em(t.clone())),
+            Some(Arg::Msg(inner, m)) => {
+                let inner = if *inner == Mark::Plain { mark } else { *inner };
+                m.render_into(catalog, inner, out)
+            }
+            None => {}
+        };
+        if self.is_literal() {
+            for i in 0..self.args.len() {
+                arg(i, out);
+            }
+            return;
+        }
+        let template = catalog(&self.key)
+            .filter(|t| !t.is_empty())
+            .or_else(|| english(&self.key).map(str::to_string))
+            .unwrap_or_default();
+        let mut rest = template.as_str();
+        while let Some(at) = rest.find('$') {
+            let after = &rest[at + 1..];
+            match after.chars().next().and_then(|c| c.to_digit(10)) {
+                Some(n @ 1..=9) => {
+                    push(out, piece(mark, &rest[..at]));
+                    arg(n as usize - 1, out);
+                    rest = &after[1..];
+                }
+                _ => {
+                    push(out, piece(mark, &rest[..at + 1]));
+                    rest = after;
+                }
+            }
+        }
+        push(out, piece(mark, rest));
+    }
+
+    /// The sentence as plain text in `catalog`'s language: what a screen reader says.
+    pub fn plain(&self, catalog: &dyn Fn(&str) -> Option<String>) -> String {
+        self.render(catalog).iter().map(Piece::text).collect()
+    }
+
+    /// The sentence in English: for prompts, logs, tests and the stored English beside it.
+    pub fn english(&self) -> String {
+        self.plain(&|_| None)
+    }
+}
+
+impl From<String> for Msg {
+    fn from(words: String) -> Msg {
+        Msg::literal(words)
+    }
+}
+
+impl From<&str> for Msg {
+    fn from(words: &str) -> Msg {
+        Msg::literal(words)
+    }
+}
+
+/// Sentences one after the other, each put into words by `catalog`, a space between them.
+pub fn plain_all(msgs: &[Msg], catalog: &dyn Fn(&str) -> Option<String>) -> String {
+    msgs.iter()
+        .map(|m| m.plain(catalog))
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn piece(mark: Mark, t: &str) -> Piece {
+    match mark {
+        Mark::Plain => Piece::Text(t.to_string()),
+        Mark::Strong => Piece::Strong(t.to_string()),
+        Mark::Em => Piece::Em(t.to_string()),
+    }
+}
+
+/// Appends `p`, joining it to the last piece when both are of the same kind.
+fn push(out: &mut Vec<Piece>, p: Piece) {
+    if p.text().is_empty() {
+        return;
+    }
+    match (out.last_mut(), &p) {
+        (Some(Piece::Text(a)), Piece::Text(b))
+        | (Some(Piece::Strong(a)), Piece::Strong(b))
+        | (Some(Piece::Em(a)), Piece::Em(b)) => a.push_str(b),
+        _ => out.push(p),
+    }
+}
+
+/// The English template of `key`; the same text is `extension/_locales/en/messages.json`'s
+/// (a test holds them equal, and every other catalog to the same placeholders).
+pub fn english(key: &str) -> Option<&'static str> {
+    CATALOG.iter().find(|(k, _)| *k == key).map(|(_, t)| *t)
+}
+
+/// Every run-time sentence with a catalog key, in English.
+pub const CATALOG: &[(&str, &str)] = &[
+    // A timeline step that worked (`agent::step_line`).
+    ("stepClicked", "Clicked $1"),
+    ("stepTyped", "Typed $1 into $2"),
+    ("stepTypedSent", "Typed $1 into $2 and sent the form"),
+    ("stepTypedPassword", "Typed the password you entered into $1"),
+    (
+        "stepTypedPasswordSent",
+        "Typed the password you entered into $1 and sent the form",
+    ),
+    ("stepChose", "Chose $1 in $2"),
+    ("stepAddedOption", "Added $1 in $2"),
+    ("stepRemovedOption", "Removed $1 from $2"),
+    ("stepPressed", "Pressed $1"),
+    ("stepPressedOn", "Pressed $1 on $2"),
+    ("stepPointed", "Pointed at $1"),
+    ("stepDraggedOnto", "Dragged $1 onto its target"),
+    ("stepDraggedBy", "Dragged $1 by $2, $3 pixels"),
+    ("stepSet", "Set $1 to $2"),
+    ("stepSelectedText", "Selected $1 in $2"),
+    ("stepClickedPoint", "Clicked a point of $1"),
+    ("stepLooked", "Took a screenshot of the page for the next step"),
+    ("stepScrolledUp", "Scrolled up"),
+    ("stepScrolledDown", "Scrolled down"),
+    ("stepScrolledEnd", "Scrolled to the end"),
+    ("stepScrolledUpIn", "Scrolled up in $1"),
+    ("stepScrolledDownIn", "Scrolled down in $1"),
+    ("stepScrolledEndOf", "Scrolled to the end of $1"),
+    ("stepScrolledTo", "Scrolled to $1"),
+    ("stepWent", "Went to $1"),
+    ("stepWentBack", "Went back a page"),
+    ("stepOpenedTab", "Opened $1 in a new tab"),
+    ("stepSwitchedTab", "Switched to tab $1"),
+    ("stepClosedTab", "Closed the tab"),
+    ("stepRead", "Read $1"),
+    ("stepReadPage", "Read the page"),
+    ("stepWaitedFor", "Waited for $1"),
+    ("stepWaited", "Waited $1"),
+    ("stepAsked", "Asked you $1"),
+    ("stepAskedAnswered", "Asked you $1; you answered $2"),
+    ("stepFinished", "Finished"),
+    ("stepFinishedWith", "Finished: $1"),
+    ("stepGaveUp", "Gave up"),
+    ("stepGaveUpWith", "Gave up: $1"),
+    ("stepUsedTool", "Used the tool $1"),
+    (
+        "stepNotAStep",
+        "The model's answer was not a step Tandem can take: $1",
+    ),
+    ("stepPlan", "Plan: $1"),
+    ("stepChecked", "Checked the result: $1"),
+    ("stepCheckedComplete", "Checked the result: the task is complete"),
+    (
+        "stepCheckedNotYet",
+        "Checked the result: the task is not complete yet",
+    ),
+    // A timeline step that failed: what was tried, then why ($ last).
+    ("stepNotClick", "Could not click $1: $2"),
+    ("stepNotType", "Could not type $1 into $2: $3"),
+    ("stepNotChoose", "Could not choose $1 in $2: $3"),
+    ("stepNotPress", "Could not press $1: $2"),
+    ("stepNotPoint", "Could not point at $1: $2"),
+    ("stepNotDrag", "Could not drag $1: $2"),
+    ("stepNotSet", "Could not set $1 to $2: $3"),
+    ("stepNotSelect", "Could not select $1: $2"),
+    ("stepNotClickPoint", "Could not click a point of $1: $2"),
+    ("stepNotLook", "Could not take a screenshot of the page: $1"),
+    ("stepNotScroll", "Could not scroll: $1"),
+    ("stepNotScrollIn", "Could not scroll in $1: $2"),
+    ("stepNotScrollTo", "Could not scroll to $1: $2"),
+    ("stepNotGo", "Could not go to $1: $2"),
+    ("stepNotBack", "Could not go back: $1"),
+    ("stepNotOpen", "Could not open $1: $2"),
+    ("stepNotSwitch", "Could not switch to tab $1: $2"),
+    ("stepNotClose", "Could not close the tab: $1"),
+    ("stepNotRead", "Could not read $1: $2"),
+    ("stepNotReadPage", "Could not read the page: $1"),
+    ("stepNotSee", "Could not see $1: $2"),
+    ("stepNotWait", "Could not wait: $1"),
+    ("stepNotAnswer", "Could not get an answer to $1: $2"),
+    ("stepNotFinish", "Could not finish: $1"),
+    ("stepNotTool", "Could not use the tool $1: $2"),
+    // A control without a name, as a step line calls it.
+    ("anElement", "an element"),
+    ("aField", "a field"),
+    ("aList", "a list"),
+    ("aSlider", "a slider"),
+    ("theElement", "the element"),
+    ("theField", "the field"),
+    ("theList", "the list"),
+    ("theSlider", "the slider"),
+    ("theTextField", "the text field"),
+    ("theSearchBox", "the search box"),
+    ("theTextBox", "the text box"),
+    ("theOption", "the option"),
+    ("theMenuItem", "the menu item"),
+    ("theLink", "the link"),
+    ("theImage", "the image"),
+    ("theButton", "the button"),
+    ("theCheckbox", "the checkbox"),
+    ("theRole", "the $1"),
+    ("oneSecond", "1 second"),
+    ("nSeconds", "$1 seconds"),
+    ("nTenthSeconds", "$1.$2 seconds"),
+    // What waits for the person (`agent::waiting`): the pinned line and the badge's title.
+    ("waitSite", "Tandem asks whether it may act on $1."),
+    ("waitTool", "Tandem asks before running the tool $1."),
+    ("waitSecret", "Tandem needs a password for a field of the page."),
+    ("waitApproval", "A task step waits for your approval."),
+    ("waitQuestion", "Tandem asked you a question about the task."),
+    ("waitProvider", "The extension $1 asks to give Tandem tools."),
+    ("waitProviders", "$1 extensions ask to give Tandem tools."),
+    ("badgeWaiting", "Tandem is waiting for you. $1"),
+    // Questions (`agent::sites`, `agent::safety`).
+    ("askSite", "Let Tandem act on $1?"),
+    ("approveClick", "Tandem wants to click $1$2."),
+    ("approveType", "Tandem wants to type “$1” into $2$3."),
+    ("approveTypeEnter", "Tandem wants to type “$1” into $2 and press Enter: pressing Enter submits the form$3."),
+    ("approveTypeEnterLabel", "Tandem wants to type “$1” into $2 and press Enter: pressing Enter submits the form, as its “$3” button does, which may not be undoable (buying, paying, deleting or sending)."),
+    ("approveTypePassword", "Tandem wants to type into $1. Type the password below: it goes to the page only, never to the AI."),
+    ("approveChoose", "Tandem wants to choose an option in $1$2."),
+    ("approvePress", "Tandem wants to press a key on $1$2."),
+    ("approveDrag", "Tandem wants to drag $1$2."),
+    ("approveSetValue", "Tandem wants to set the value of $1$2."),
+    ("whichMayNotBeUndoable", ", which may not be undoable (buying, paying, deleting or sending)"),
+    ("whichSubmitsPassword", ", which submits a form with a password"),
+    ("whichIsPassword", ". Type the password below: it goes to the page only, never to the AI"),
+    ("whichSubmitsPayment", ", which submits a form with payment details ($1)"),
+    ("whichTakesPayment", ", which takes payment details ($1)"),
+    ("whichSavesUnasked", ", which saves a change to $1. Your task did not ask for that: a page may have told the agent to"),
+    ("cardNumber", "card number"),
+    ("cardSecurityCode", "card security code"),
+    ("cardExpiry", "card expiry date"),
+    ("iban", "IBAN"),
+    ("changeMailForwarding", "where your mail goes"),
+    ("changeSecurity", "your security settings"),
+    ("changeAddress", "an address"),
+    ("changeMessage", "a message others will read"),
+    ("changeAccount", "your account details"),
+    ("seenButton", "the “$1” button"),
+    ("seenLink", "the “$1” link"),
+    ("seenCheckbox", "the “$1” checkbox"),
+    ("seenOption", "the “$1” option"),
+    ("seenTab", "the “$1” tab"),
+    ("seenMenuItem", "the “$1” menu item"),
+    ("seenChoice", "the “$1” choice"),
+    ("seenList", "the “$1” list"),
+    ("seenField", "the “$1” field"),
+    ("seenElement", "the “$1” element"),
+    ("aButton", "a button"),
+    ("aLink", "a link"),
+    ("aCheckbox", "a checkbox"),
+    ("anOption", "an option"),
+    ("aTab", "a tab"),
+    ("aMenuItem", "a menu item"),
+    ("aChoice", "a choice"),
+    ("aPasswordField", "a password field"),
+    // The task's status line and outcomes.
+    ("taskRunning", "Running"),
+    ("taskPaused", "Paused"),
+    ("taskDone", "Done"),
+    ("taskFailed", "Failed"),
+    ("taskCancelled", "Cancelled"),
+    ("taskStatusReason", "$1: $2"),
+    ("taskStatusStep", "$1: step $2 of at most $3"),
+    ("taskStatusStepTokens", "$1: step $2 of at most $3 · $4 tokens"),
+    ("taskAnswer", "Answer: $1"),
+    ("taskComplete", "Task complete."),
+    ("taskCancelledByYou", "Cancelled by you."),
+    ("taskPausedByYou", "Paused by you. Press Resume to continue."),
+    ("taskPlanDenied", "You denied the plan; nothing was done."),
+    ("taskSiteDenied", "You did not let Tandem act on $1, so the task stopped there. Nothing was clicked or typed on that site."),
+    ("taskTooManySteps", "Stopped after $1 steps, the most a task may take, without finishing."),
+    ("taskRepeated", "Stopped: the agent repeated the same action on the same page without progress."),
+    ("taskCouldNot", "The agent could not do the task: $1"),
+    ("taskProviderFailed", "The AI provider failed: $1"),
+    ("taskApprovePlan", "Approve the plan before Tandem acts: $1"),
+    // The commonest provider errors (`errors`).
+    ("toolAsk", "Allow «$1» to run $2?"),
+    ("toolAskWith", "Allow «$1» to run $2 with $3?"),
+    (
+        "toolReachesWeb",
+        "This tool can reach the web: what it is given may be sent to any site.",
+    ),
+    ("errKeyNeeded", "$1 needs an API key$2. Add it in Settings."),
+    ("errKeyRefused", "$1 rejected the API key$2. Check the key in Settings."),
+    ("errModelUnknownAt", "$1 does not know the model \"$2\" at $3$4. Check the model name and the base URL in Settings."),
+    ("errModelUnknown", "$1 does not know the requested model$2. Check the model name in Settings."),
+    ("errUnreachable", "Could not reach $1 at $2. Check your internet connection and the base URL in Settings."),
+    ("errLocalUnreachable", "The server at $1 could not be reached. Check that it is running and accepts requests from the extension (CORS). For Ollama, start it with OLLAMA_ORIGINS=chrome-extension://*."),
+    ("errAtStep", "Step $1: $2"),
+    ("errProviderSaid", "$1 said: \"$2\""),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    fn german(key: &str) -> Option<String> {
+        match key {
+            "stepTyped" => Some("$1 in $2 eingegeben".into()),
+            "theTextField" => Some("das Textfeld".into()),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn a_catalog_may_reorder_the_arguments_and_nested_words_follow_it() {
+        let m = Msg::new(
+            "stepTyped",
+            vec![em("Sergio"), nested(Mark::Strong, Msg::key("theTextField"))],
+        );
+        assert_eq!(
+            m.render(&|_| None),
+            [
+                Piece::Text("Typed ".into()),
+                Piece::Em("Sergio".into()),
+                Piece::Text(" into ".into()),
+                Piece::Strong("the text field".into()),
+            ]
+        );
+        assert_eq!(
+            m.render(&german),
+            [
+                Piece::Em("Sergio".into()),
+                Piece::Text(" in ".into()),
+                Piece::Strong("das Textfeld".into()),
+                Piece::Text(" eingegeben".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_key_the_catalog_lacks_reads_in_english_and_a_literal_as_it_is() {
+        let m = Msg::new("stepClicked", vec![strong("ONE")]);
+        assert_eq!(m.plain(&german), "Clicked ONE");
+        assert_eq!(m.plain(&|_| Some(String::new())), "Clicked ONE");
+        let literal = Msg::literal_pieces(vec![
+            Piece::Text("Looked at ".into()),
+            Piece::Strong("the page".into()),
+        ]);
+        assert_eq!(literal.plain(&german), "Looked at the page");
+        assert_eq!(literal.render(&german).len(), 2);
+        // A dollar sign that is no placeholder stays, and an argument never read as one.
+        let m = Msg::new("stepTyped", vec![em("$1 $9 $$"), text("a field")]);
+        assert_eq!(m.english(), "Typed $1 $9 $$ into a field");
+    }
+
+    #[test]
+    fn a_message_survives_the_trip_through_json() {
+        let m = Msg::new(
+            "askSite",
+            vec![nested(Mark::Em, Msg::literal("shop.example"))],
+        );
+        let json = serde_json::to_string(&m).unwrap();
+        assert_eq!(crate::json::from_str::<Msg>(&json).unwrap(), m);
+        let bare: Msg = crate::json::from_str(r#"{"key":"taskDone"}"#).unwrap();
+        assert_eq!(bare.english(), "Done");
+    }
+
+    /// A catalog's messages with Chrome's named placeholders (`$arg1$`, declared with the
+    /// content `$1`) put back as the numbers they stand for: the template `getMessage` gives.
+    /// Panics on a name used but not declared, which Chrome refuses to load.
+    fn locale(lang: &str) -> std::collections::BTreeMap<String, String> {
+        let path = format!(
+            "{}/../../extension/_locales/{lang}/messages.json",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let text = std::fs::read_to_string(&path).unwrap();
+        let all: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let mut out = std::collections::BTreeMap::new();
+        for (key, entry) in all.as_object().unwrap() {
+            let mut message = entry["message"].as_str().unwrap().to_string();
+            let parts: Vec<String> = message.split('$').map(str::to_string).collect();
+            for name in parts.iter().skip(1).take(parts.len().saturating_sub(2)) {
+                if name.is_empty()
+                    || !name
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '@')
+                {
+                    continue;
+                }
+                let content = entry["placeholders"][name.to_lowercase()]["content"].as_str();
+                let Some(content) = content else {
+                    panic!("{lang} {key}: ${name}$ is not declared, Chrome would not load");
+                };
+                message = message.replacen(&format!("${name}$"), content, 1);
+            }
+            out.insert(key.clone(), message);
+        }
+        out
+    }
+
+    fn placeholders(template: &str) -> BTreeSet<char> {
+        template
+            .split('$')
+            .skip(1)
+            .filter_map(|s| s.chars().next().filter(char::is_ascii_digit))
+            .collect()
+    }
+
+    #[test]
+    fn every_catalog_has_every_sentence_with_the_same_placeholders() {
+        // Words that are the same in a language as in English.
+        let same = ["iban", "taskStatusReason", "stepPlan", "nTenthSeconds"];
+        let en = locale("en");
+        let mut keys = BTreeSet::new();
+        for (key, english) in CATALOG {
+            assert!(keys.insert(*key), "{key} twice");
+            assert_eq!(en.get(*key).map(String::as_str), Some(*english), "en {key}");
+        }
+        for lang in ["de", "es", "fr", "ja", "zh_CN"] {
+            let catalog = locale(lang);
+            for (key, english) in CATALOG {
+                let Some(t) = catalog.get(*key) else {
+                    panic!("{lang} lacks {key}");
+                };
+                assert_eq!(placeholders(t), placeholders(english), "{lang} {key}: {t}");
+                assert!(
+                    t != english || same.contains(key),
+                    "{lang} {key} is not translated"
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,175 @@
+// A task in the language Chrome speaks: Chromium launched with --lang=de and --lang=ja runs a
+// short task with the mock model on a page in that language. The step lines, Tandem's question
+// before its first action on the site, the toolbar's title while it waits, and the task's
+// Done line are the catalog's sentences in that language (found by their translated text,
+// with the page's and the model's words filled in), no English word of those sentences is
+// left, and nothing is cut off in a 320 px panel. The model is asked to write in the
+// language of the task; Tandem's prompts stay English.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { launchExtension, repoRoot } from './lib/browser.mjs';
+import { startMockProvider } from './lib/mock-provider.mjs';
+import { routeSite } from './lib/fixtures.mjs';
+import { elements, find } from './lib/scripted-shopper.mjs';
+import { scriptedModel } from './lib/agent-harness.mjs';
+
+const ORIGIN = 'https://laden.tandem.test';
+const HOST = new URL(ORIGIN).host;
+
+/** A catalog with Chrome's named placeholders (`$arg1$`) put back as `$1`, as getMessage gives them. */
+async function catalog(lang) {
+  const raw = JSON.parse(await readFile(path.join(repoRoot, 'extension', '_locales', lang, 'messages.json'), 'utf8'));
+  const out = {};
+  for (const [key, { message, placeholders = {} }] of Object.entries(raw)) {
+    out[key] = message.replace(/\$(\w+)\$/g, (all, name) => placeholders[name.toLowerCase()]?.content ?? all);
+  }
+  return out;
+}
+
+/** `template` with `$1`… filled in. */
+const fill = (template, ...args) => template.replace(/\$(\d)/g, (_, n) => args[Number(n) - 1]);
+
+/** The English words of `keys`' sentences that their translations do not also use. */
+function englishWords(en, m, keys) {
+  const words = (t) => t.replace(/\$\d/g, ' ').match(/[A-Za-z]{3,}/g) ?? [];
+  const out = new Set();
+  for (const key of keys) {
+    const own = new Set(words(m[key]));
+    for (const w of words(en[key])) if (w !== 'Tandem' && !own.has(w)) out.add(w);
+  }
+  return [...out];
+}
+
+const WORLD = {
+  de: {
+    page: `<!doctype html><html lang="de"><title>Laden</title><h1>Laden</h1>
+<button type="button" onclick="document.getElementById('aus').textContent = 'Weiter gedrückt'">Weiter</button>
+<p id="aus"></p><input type="text"><div style="height: 2000px"></div><p>Ende.</p></html>`,
+    task: 'Gib im Laden den Namen Sergio ein.',
+    button: 'Weiter',
+    plan: '1. Weiter drücken 2. Namen eingeben',
+    answer: 'Der Name Sergio steht im Feld.',
+  },
+  ja: {
+    page: `<!doctype html><html lang="ja"><title>お店</title><h1>お店</h1>
+<button type="button" onclick="document.getElementById('out').textContent = '押されました'">次へ</button>
+<p id="out"></p><input type="text"><div style="height: 2000px"></div><p>終わり。</p></html>`,
+    task: 'お店の入力欄に Sergio と入力して。',
+    button: '次へ',
+    plan: '1. 次へを押す 2. 名前を入力する',
+    answer: '入力欄に Sergio と入力しました。',
+  },
+};
+
+for (const lang of ['de', 'ja']) {
+  test(`--lang=${lang}: a task's steps, its site question, the toolbar's title and its Done line come from the ${lang} catalog`, async () => {
+    const [m, en] = [await catalog(lang), await catalog('en')];
+    const world = WORLD[lang];
+    const mock = await startMockProvider({ delayMs: 0 });
+    const browser = await launchExtension({ lang });
+    try {
+      await routeSite(browser.context, { origin: ORIGIN, routes: { '/': world.page } });
+      const panel = await browser.openPanel({ width: 320 });
+      // Settings as a person in that language sees them (the first run opens them).
+      const settings = panel.getByRole('region', { name: m.settings });
+      await settings.waitFor();
+      await panel.getByLabel(m.provider, { exact: true }).selectOption({ label: 'OpenAI-compatible' });
+      await panel.getByLabel(m.baseUrl).fill(`${mock.url}/v1`);
+      await panel.getByLabel(m.model, { exact: true }).fill('gpt-test');
+      await panel.getByLabel(m.apiKey).fill('sk-test-languages-12345678');
+      await settings.getByRole('button', { name: m.save, exact: true }).click();
+      await settings.waitFor({ state: 'hidden' });
+
+      const turns = [];
+      const script = [
+        (els) => ({ action: 'click', element: find(els, (e) => e.name === world.button).id }),
+        (els, turn) => ({ action: 'type', element: Number(turn.match(/^\[(\d+)\]\*? textbox\b/m)?.[1]), text: 'Sergio' }),
+        () => ({ action: 'scroll', direction: 'down' }),
+      ];
+      let n = 0;
+      mock.setDefault(scriptedModel({
+        turns,
+        planner: (turn) => ({ plan: world.plan, complete: /navigator says the task is done/.test(turn) }),
+        navigator: (turn) => {
+          const next = script[n];
+          if (!next) return { action: 'done', success: true, answer: world.answer };
+          n += 1;
+          return next(elements(turn), turn);
+        },
+      }));
+
+      const tab = await browser.context.newPage();
+      await tab.goto(`${ORIGIN}/`);
+      await tab.bringToFront();
+      await panel.getByRole('tab', { name: m.task, exact: true }).click();
+      await panel.getByRole('textbox', { name: m.task, exact: true }).fill(world.task);
+      await panel.getByRole('button', { name: m.startTask, exact: true }).click();
+
+      // Tandem's own question before its first click on the site, in the person's language;
+      // the toolbar says what waits, in that language too (the worker's catalog).
+      const site = panel.getByRole('group', { name: m.siteAccess, exact: true });
+      await site.waitFor({ timeout: 20_000 });
+      const question = fill(m.askSite, HOST);
+      assert.equal((await site.innerText()).split('\n')[0].trim(), question);
+      const title = await panel.evaluate(() => chrome.action.getTitle({}));
+      assert.equal(title, fill(m.badgeWaiting, fill(m.waitSite, HOST)));
+      for (const word of englishWords(en, m, ['askSite', 'badgeWaiting', 'waitSite'])) {
+        assert.ok(!new RegExp(`\\b${word}\\b`).test(`${question} ${title}`), `"${word}" left in ${question} / ${title}`);
+      }
+      await cutOff(panel, lang);
+      await site.getByRole('button', { name: m.allowOnce, exact: true }).click();
+
+      // Done, in the catalog's words.
+      const status = panel.getByRole('status', { name: m.taskStatus, exact: true });
+      const done = fill(m.taskStatusReason, m.taskDone, m.taskComplete);
+      await status.filter({ hasText: done }).waitFor({ timeout: 30_000 });
+      assert.equal((await status.innerText()).trim(), done);
+
+      const list = panel.getByRole('list', { name: m.steps, exact: true });
+      const shown = (await list.innerText()).split('\n').map((l) => l.trim()).filter(Boolean);
+      // The planner plans, looks again after three actions, and checks the navigator's done.
+      assert.deepEqual(shown, [
+        fill(m.stepPlan, world.plan),
+        fill(m.stepClicked, world.button),
+        fill(m.stepTyped, 'Sergio', m.theTextField),
+        m.stepScrolledDown,
+        fill(m.stepPlan, world.plan),
+        fill(m.stepFinishedWith, world.answer),
+        m.stepCheckedComplete,
+      ], shown.join('\n'));
+      const keys = ['stepPlan', 'stepClicked', 'stepTyped', 'theTextField', 'stepScrolledDown', 'stepFinishedWith', 'stepCheckedComplete', 'taskStatusReason', 'taskDone', 'taskComplete'];
+      const text = `${shown.join('\n')}\n${await status.innerText()}`;
+      for (const word of englishWords(en, m, keys)) {
+        assert.ok(!new RegExp(`\\b${word}\\b`).test(text), `"${word}" is still shown in ${lang}:\n${text}`);
+      }
+      // The control is emphasised in its own words, what was typed too.
+      const clicked = list.getByRole('listitem').filter({ hasText: fill(m.stepClicked, world.button) });
+      assert.equal(await clicked.locator('strong').innerText(), world.button);
+      const typed = list.getByRole('listitem').filter({ hasText: 'Sergio' });
+      assert.equal(await typed.locator('em').innerText(), 'Sergio');
+      assert.equal(await typed.locator('strong').innerText(), m.theTextField);
+      await cutOff(panel, lang);
+
+      // The page saw the click and the typing; the prompts stayed English and asked the model
+      // to write in the language of the task.
+      assert.equal(await tab.locator('input').inputValue(), 'Sergio');
+      const system = JSON.stringify(mock.requests.at(-1)?.body?.messages?.[0] ?? '');
+      assert.match(system, /in the language of the user's task/, system.slice(0, 400));
+      assert.ok(turns.every((t) => /^ROLE: (PLANNER|NAVIGATOR)/.test(t)), 'the turns are Tandem\'s English prompts');
+    } finally {
+      await browser.close();
+      await mock.close();
+    }
+  });
+}
+
+/** Nothing in the task card is cut off: no element's text wider than its box at 320 px. */
+async function cutOff(panel, lang) {
+  const cut = await panel.evaluate(() => [...document.querySelectorAll('#task-mode *')]
+    .filter((el) => el.offsetParent && el.children.length === 0 && el.scrollWidth > el.clientWidth + 1
+      && getComputedStyle(el).overflowX !== 'auto' && getComputedStyle(el).overflowX !== 'scroll')
+    .map((el) => `${el.tagName} ${el.textContent.trim()}`));
+  assert.deepEqual(cut, [], `cut off at 320 px in ${lang}`);
+}
