@@ -15,6 +15,15 @@
 //! - Ollama: local vision models (LLaVA's CLIP encoder, Gemma 3's SigLIP) turn an image into
 //!   a fixed number of tokens after resizing it, 576 (LLaVA 1.5) to 256 (Gemma 3); 576 is
 //!   charged, the larger.
+//! - Gemini Nano (Chrome's Prompt API): Chrome publishes no per-image figure, and the
+//!   session's own `contextUsage` is read only after the prompt. [`NANO_IMAGE_TOKENS`] (256)
+//!   is the figure of Gemma 3n, the open model built on Gemini Nano's architecture, whose
+//!   MobileNet-V5 encoder turns an image of any of its sizes into 256 tokens.
+//!
+//! Gemini Nano takes images only from a session created with image input
+//! (`expectedInputs: [{type: "image"}]`): [`takes_images`] is about cloud models, and the
+//! on-device rule is the session's (`NanoSession::takes_images`), asked for when a task may
+//! look and Chrome says this device's model takes images.
 //!
 //! The screenshot's long side is [`SHOT_LONG_SIDE`] (1024) CSS pixels at most: a 1280×720
 //! viewport becomes 1024×576, which costs OpenAI 765 tokens (4 tiles), Anthropic 787 and
@@ -25,6 +34,10 @@ use crate::provider::ProviderKind;
 
 /// The screenshot's longest side, in pixels (see the module docs for the trade-off).
 pub const SHOT_LONG_SIDE: f64 = 1024.0;
+
+/// Estimated tokens of one screenshot on Gemini Nano, whatever its size (see the module docs
+/// for where the figure comes from).
+pub const NANO_IMAGE_TOKENS: u32 = 256;
 
 /// Whether `model` of `kind` takes images in a request.
 pub fn takes_images(kind: ProviderKind, model: &str) -> bool {
@@ -162,6 +175,42 @@ pub fn base64(bytes: &[u8]) -> String {
     out
 }
 
+/// The media type and bytes of a base64 `data:` URL (`data:image/jpeg;base64,…`); `None`
+/// for anything else or broken base64. Whitespace in the payload is skipped.
+pub fn decode_data_url(url: &str) -> Option<(String, Vec<u8>)> {
+    let rest = url.strip_prefix("data:")?;
+    let (head, payload) = rest.split_once(',')?;
+    let mime = head.strip_suffix(";base64")?;
+    let mut out = Vec::with_capacity(payload.len() / 4 * 3);
+    let (mut acc, mut bits) = (0u32, 0u32);
+    let mut ended = false;
+    for c in payload.bytes().filter(|c| !c.is_ascii_whitespace()) {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            b'=' => {
+                ended = true;
+                continue;
+            }
+            _ => return None,
+        };
+        if ended {
+            return None;
+        }
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            // Masked to one byte.
+            out.push(((acc >> bits) & 0xff) as u8);
+        }
+    }
+    Some((mime.to_string(), out))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -248,6 +297,33 @@ mod tests {
         assert_eq!(base64(b"foo"), "Zm9v");
         assert_eq!(base64(b"foobar"), "Zm9vYmFy");
         assert_eq!(base64(&[0xff, 0xfe, 0x00]), "//4A");
+    }
+
+    #[test]
+    fn data_urls_decode_back_to_their_bytes() {
+        for bytes in [
+            &b""[..],
+            b"f",
+            b"fo",
+            b"foo",
+            b"foobar",
+            &[0xff, 0xd8, 0xff, 0xe0],
+        ] {
+            let url = format!("data:image/jpeg;base64,{}", base64(bytes));
+            assert_eq!(
+                decode_data_url(&url),
+                Some(("image/jpeg".to_string(), bytes.to_vec()))
+            );
+        }
+        assert_eq!(
+            decode_data_url("data:image/png;base64,Zm9v\nYmFy"),
+            Some(("image/png".to_string(), b"foobar".to_vec())),
+            "line breaks in the payload are skipped"
+        );
+        assert_eq!(decode_data_url("data:image/png;base64,Zg==Zg=="), None);
+        assert_eq!(decode_data_url("data:text/plain,hello"), None, "not base64");
+        assert_eq!(decode_data_url("https://x.test/a.png"), None);
+        assert_eq!(decode_data_url("data:image/png;base64,a$b="), None);
     }
 
     #[test]

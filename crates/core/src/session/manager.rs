@@ -232,9 +232,9 @@ pub struct HybridSession<N: NanoBackend, C: CloudTransport, S: Sleeper> {
     step_mode: Option<StepMode>,
     /// Images for the next step's request ([`attach_images`](Self::attach_images)).
     step_images: Vec<String>,
-    /// A screenshot for the following steps' cloud requests (`data:` URLs) and its
-    /// estimated tokens for that provider ([`attach_screenshot`](Self::attach_screenshot));
-    /// never given to Nano, whose session takes text only here.
+    /// A screenshot for the following steps' requests (`data:` URLs) and its estimated
+    /// tokens for the provider in use ([`attach_screenshot`](Self::attach_screenshot));
+    /// given to Nano only when its session was created with image input.
     screenshot: Option<(Vec<String>, u32)>,
 }
 
@@ -343,14 +343,16 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
         }
     }
 
-    /// Whether the model serving the session now reads images
-    /// ([`crate::vision::takes_images`]; never Nano, whose tool turns are text here).
+    /// Whether the model serving the session now reads images: a cloud model by
+    /// [`crate::vision::takes_images`], Nano only when its session was created with image
+    /// input ([`SessionConfig::images`]; Chrome refuses image parts otherwise).
     pub fn takes_images(&self) -> bool {
         match self.active.as_ref() {
             Some(Active::Cloud(c)) => {
                 crate::vision::takes_images(c.config().kind, &c.config().model)
             }
-            _ => false,
+            Some(Active::Nano(n)) => n.takes_images(),
+            None => false,
         }
     }
 
@@ -488,9 +490,11 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
         self.step_mode
     }
 
-    /// Attaches a screenshot (estimated at `tokens` for the provider in use) to every cloud
+    /// Attaches a screenshot (estimated at `tokens` for the provider in use) to every
     /// request of the following steps until [`clear_screenshot`](Self::clear_screenshot): a
-    /// step asked again keeps its screenshot. Nano never receives it.
+    /// step asked again keeps its screenshot. Nano receives it only when its session was
+    /// created with image input; a tool's images ([`attach_images`](Self::attach_images))
+    /// never go to Nano.
     pub fn attach_screenshot(&mut self, images: Vec<String>, tokens: u32) {
         self.screenshot = (!images.is_empty()).then_some((images, tokens));
     }
@@ -727,7 +731,12 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
     ) -> Result<String, NanoGaveUp> {
         let provider = ProviderId::Nano;
         let mut invalid = 0u32;
+        // The screenshot (if any) goes with each prompt of the step, a re-ask included;
+        // `NanoSession::prompt` drops it unless the session was created with image input.
+        let shot_urls = self.screenshot.as_ref().map(|(u, _)| u.clone());
+        let shot_tokens = self.screenshot.as_ref().map_or(0, |(_, t)| *t);
         loop {
+            let shot = (shot_urls.as_deref().unwrap_or_default(), shot_tokens);
             let Some(Active::Nano(nano)) = self.active.as_mut() else {
                 let error = SessionError::Destroyed;
                 return Err(NanoGaveUp::Failed(FailoverReason::SessionLost, error));
@@ -735,9 +744,9 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
             let (result, sent) = match on_update.as_deref_mut() {
                 Some(f) => {
                     let mut chunk = |d: &str| f(StreamUpdate::Delta(d));
-                    nano.prompt(input, schema, Some(&mut chunk)).await
+                    nano.prompt(input, shot, schema, Some(&mut chunk)).await
                 }
-                None => nano.prompt(input, schema, None).await,
+                None => nano.prompt(input, shot, schema, None).await,
             };
             let received = result.as_deref().map_or(0, message_tokens);
             self.tokens.push(TokenRecord {

@@ -130,6 +130,10 @@ pub struct SessionConfig {
     pub step_timeout_ms: Option<u64>,
     /// How long a provider session lives; [`SessionScope::Task`] unless measuring.
     pub scope: SessionScope,
+    /// Nano only: create the on-device session with image input (`expectedInputs` image) so
+    /// the task's screenshots can go with its prompts. Chrome fixes a session's input types
+    /// at creation, so this is decided once per task, before the session exists.
+    pub images: bool,
 }
 
 /// How long the provider session behind a [`HybridSession`] lives.

@@ -110,18 +110,21 @@ impl NanoCreateOptions {
             (Some(t), Some(k)) => (Some(t), Some(k)),
             _ => (None, None),
         };
-        let text = || {
-            vec![NanoExpected {
-                kind: "text".to_string(),
-                languages: Vec::new(),
-            }]
+        let of = |kind: &str| NanoExpected {
+            kind: kind.to_string(),
+            languages: Vec::new(),
         };
+        let mut expected_inputs = vec![of("text")];
+        if config.images {
+            // Without it Chrome refuses every image part with NotSupportedError.
+            expected_inputs.push(of("image"));
+        }
         Self {
             initial_prompts,
             temperature,
             top_k,
-            expected_inputs: text(),
-            expected_outputs: text(),
+            expected_inputs,
+            expected_outputs: vec![of("text")],
         }
     }
 }
@@ -140,6 +143,12 @@ pub struct NanoPromptOptions {
     /// rejection is a `TimeoutError`.
     #[serde(skip)]
     pub timeout_ms: Option<u64>,
+    /// Not a Prompt API field: images (`data:` URLs) that go with this prompt's text. The
+    /// backend then sends the input as one user message whose content is the text part
+    /// followed by one image part per entry (a `Blob` of the decoded bytes), which Chrome
+    /// accepts only from a session created with image input.
+    #[serde(skip)]
+    pub images: Vec<String>,
 }
 
 /// The `LanguageModel` statics.
@@ -211,6 +220,9 @@ pub struct NanoSession<M: NanoModel> {
     unsent_init_tokens: u32,
     omit_schema: bool,
     timeout_ms: Option<u64>,
+    /// Created with image input ([`SessionConfig::images`]): only then may a prompt carry
+    /// images.
+    images: bool,
     /// `destroy()` was called already (a step-scoped session releases its model before the
     /// next one is created, and is dropped later).
     released: bool,
@@ -224,30 +236,44 @@ impl<M: NanoModel> NanoSession<M> {
     ) -> Result<Self, NanoError> {
         let prompts = transcript.init_prompts();
         let unsent_init_tokens = prompts.iter().map(|m| message_tokens(&m.content)).sum();
-        let model = backend
-            .create(&NanoCreateOptions::for_session(config, prompts))
-            .await?;
+        let options = NanoCreateOptions::for_session(config, prompts);
+        let images = options.expected_inputs.iter().any(|e| e.kind == "image");
+        let model = backend.create(&options).await?;
         Ok(Self {
             model,
             unsent_init_tokens,
+            images,
             omit_schema: !transcript.schema_instructions.trim().is_empty(),
             timeout_ms: config.step_timeout_ms,
             released: false,
         })
     }
 
-    /// Prompts one turn; returns the answer and the tokens this call sent, which are also
-    /// returned on failure (they were sent all the same).
+    /// Whether this session's prompts may carry images: it was created with image input.
+    pub fn takes_images(&self) -> bool {
+        self.images
+    }
+
+    /// Prompts one turn with `images` (`data:` URLs estimated at `image_tokens` in all; both
+    /// dropped unless the session [takes images](Self::takes_images)); returns the answer
+    /// and the tokens this call sent, which are also returned on failure (they were sent
+    /// all the same).
     pub async fn prompt(
         &mut self,
         turn: &str,
+        (images, image_tokens): (&[String], u32),
         schema: Option<&Schema>,
         on_chunk: Option<&mut dyn FnMut(&str)>,
     ) -> (Result<String, NanoError>, u32) {
+        let (images, image_tokens) = match self.images && !images.is_empty() {
+            true => (images.to_vec(), image_tokens),
+            false => (Vec::new(), 0),
+        };
         let options = NanoPromptOptions {
             response_constraint: schema.map(|s| s.json().clone()),
             omit_response_constraint_input: schema.is_some() && self.omit_schema,
             timeout_ms: self.timeout_ms,
+            images,
         };
         let schema_tokens = match &options.response_constraint {
             Some(json) if !options.omit_response_constraint_input => {
@@ -257,7 +283,8 @@ impl<M: NanoModel> NanoSession<M> {
         };
         let sent = std::mem::take(&mut self.unsent_init_tokens)
             .saturating_add(message_tokens(turn))
-            .saturating_add(schema_tokens);
+            .saturating_add(schema_tokens)
+            .saturating_add(image_tokens);
         let result = match on_chunk {
             Some(f) => self.model.prompt_streaming(turn, &options, f).await,
             None => self.model.prompt(turn, &options).await,

@@ -13,7 +13,7 @@ use super::cloud::{CloudTransport, Sleeper};
 use super::message_tokens;
 use super::nano::{
     Availability, NanoBackend, NanoCreateOptions, NanoError, NanoModel, NanoPromptOptions,
-    INVALID_STATE,
+    INVALID_STATE, NOT_SUPPORTED,
 };
 use super::transcript::NanoMessage;
 use crate::chat::Role;
@@ -51,6 +51,8 @@ pub struct NanoStats {
     pub prompts: Cell<usize>,
     /// Every `initialPrompts` list given to `create()`.
     pub initial_prompts: RefCell<Vec<Vec<NanoMessage>>>,
+    /// Every `create()`'s options (initial prompts included).
+    pub create_options: RefCell<Vec<NanoCreateOptions>>,
     /// Every prompt input, in call order.
     pub inputs: RefCell<Vec<String>>,
     pub prompt_options: RefCell<Vec<NanoPromptOptions>>,
@@ -136,7 +138,9 @@ impl NanoBackend for FakeNano {
             .initial_prompts
             .borrow_mut()
             .push(options.initial_prompts.clone());
+        self.stats.create_options.borrow_mut().push(options.clone());
         Ok(FakeNanoModel {
+            images: options.expected_inputs.iter().any(|e| e.kind == "image"),
             stats: Rc::clone(&self.stats),
             faults: Rc::clone(&self.faults),
             replier: Rc::clone(&self.replier),
@@ -149,6 +153,8 @@ impl NanoBackend for FakeNano {
 }
 
 pub struct FakeNanoModel {
+    /// Created with image input: like Chrome, image parts are refused otherwise.
+    images: bool,
     stats: Rc<NanoStats>,
     faults: Rc<RefCell<HashMap<usize, Fault<NanoError>>>>,
     replier: Rc<Cell<Replier>>,
@@ -164,6 +170,12 @@ impl NanoModel for FakeNanoModel {
             return Err(NanoError::new(
                 INVALID_STATE,
                 "The session has been destroyed.",
+            ));
+        }
+        if !options.images.is_empty() && !self.images {
+            return Err(NanoError::new(
+                NOT_SUPPORTED,
+                "Image input was not requested when the session was created.",
             ));
         }
         let call = self.stats.prompts.get();

@@ -2133,17 +2133,70 @@ fn a_screenshot_goes_only_to_a_cloud_model_that_takes_images_and_only_while_atta
         .iter()
         .all(|m| m.images.is_empty()));
 
-    // Nano takes text only here: it is never given the image.
+    // A Nano session created without image input is never given the image.
     let (m, _) = manager(Availability::Available, true);
     let mut s = block_on(m.create(config(Preferred::Auto))).unwrap();
     assert_eq!(s.provider(), Some(ProviderId::Nano));
     assert!(!s.takes_images());
     s.attach_screenshot(vec![SHOT.to_string()], 765);
     block_on(s.invoke(&turn(0), None)).unwrap();
-    assert!(m
-        .nano()
-        .stats
-        .received_texts()
+    let stats = &m.nano().stats;
+    assert!(stats.received_texts().iter().all(|t| !t.contains("base64")));
+    assert!(stats
+        .prompt_options
+        .borrow()
         .iter()
-        .all(|t| !t.contains("base64")));
+        .all(|o| o.images.is_empty()));
+    let kinds = |o: &NanoCreateOptions| -> Vec<String> {
+        o.expected_inputs.iter().map(|e| e.kind.clone()).collect()
+    };
+    assert_eq!(kinds(&stats.create_options.borrow()[0]), ["text"]);
+}
+
+#[test]
+fn nano_takes_a_screenshot_only_when_its_session_was_created_with_image_input() {
+    const SHOT: &str = "data:image/jpeg;base64,/9j/AAAA";
+    let (m, _) = manager(Availability::Available, true);
+    let seeing = SessionConfig {
+        images: true,
+        ..config(Preferred::Auto)
+    };
+    let mut s = block_on(m.create(seeing)).unwrap();
+    assert_eq!(s.provider(), Some(ProviderId::Nano));
+    assert!(s.takes_images(), "created with image input");
+    s.attach_screenshot(vec![SHOT.to_string()], crate::vision::NANO_IMAGE_TOKENS);
+    block_on(s.invoke(&turn(0), None)).unwrap();
+    let with_shot = s.token_log().last().map(|t| t.sent).unwrap_or_default();
+    s.clear_screenshot();
+    block_on(s.invoke(&turn(0), None)).unwrap();
+    let without = s.token_log().last().map(|t| t.sent).unwrap_or_default();
+
+    let stats = &m.nano().stats;
+    assert_eq!(stats.created.get(), 1, "one on-device session for the task");
+    let created = &stats.create_options.borrow()[0];
+    let kinds: Vec<&str> = created
+        .expected_inputs
+        .iter()
+        .map(|e| e.kind.as_str())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["text", "image"],
+        "image input asked for at creation"
+    );
+    let options = stats.prompt_options.borrow();
+    assert_eq!(
+        options[0].images,
+        [SHOT.to_string()],
+        "the step's prompt carries it"
+    );
+    assert!(options[1].images.is_empty(), "only while attached");
+    // The first prompt also carried the initial prompts; compare the image's share by
+    // the same turn sent again.
+    assert!(
+        with_shot >= without + crate::vision::NANO_IMAGE_TOKENS,
+        "{with_shot} vs {without}"
+    );
+    // The image is a part of its own, never pasted into the prompt's text.
+    assert!(stats.received_texts().iter().all(|t| !t.contains("base64")));
 }
