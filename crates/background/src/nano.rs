@@ -36,12 +36,12 @@ extern "C" {
     type LmSession;
 
     #[wasm_bindgen(method, catch)]
-    fn prompt(this: &LmSession, input: &str, options: &JsValue) -> Result<Promise, JsValue>;
+    fn prompt(this: &LmSession, input: &JsValue, options: &JsValue) -> Result<Promise, JsValue>;
 
     #[wasm_bindgen(method, catch, js_name = promptStreaming)]
     fn prompt_streaming(
         this: &LmSession,
-        input: &str,
+        input: &JsValue,
         options: &JsValue,
     ) -> Result<web_sys::ReadableStream, JsValue>;
 
@@ -143,7 +143,8 @@ impl BrowserModel {
 
 impl NanoModel for BrowserModel {
     async fn prompt(&self, input: &str, options: &NanoPromptOptions) -> Result<String, NanoError> {
-        let value = call(self.session.prompt(input, &prompt_options(options)?)).await?;
+        let input = prompt_input(input, &options.images)?;
+        let value = call(self.session.prompt(&input, &prompt_options(options)?)).await?;
         Ok(value.as_string().unwrap_or_default())
     }
 
@@ -153,9 +154,10 @@ impl NanoModel for BrowserModel {
         options: &NanoPromptOptions,
         on_chunk: &mut dyn FnMut(&str),
     ) -> Result<String, NanoError> {
+        let input = prompt_input(input, &options.images)?;
         let stream = self
             .session
-            .prompt_streaming(input, &prompt_options(options)?)
+            .prompt_streaming(&input, &prompt_options(options)?)
             .map_err(nano_error)?;
         let reader: ReadableStreamDefaultReader = stream.get_reader().unchecked_into();
         let mut text = String::new();
@@ -222,6 +224,38 @@ impl NanoModel for BrowserModel {
     fn destroy(&self) {
         self.session.destroy();
     }
+}
+
+/// A prompt's input: the text alone, or with images one user message whose content is the
+/// text part and then an image part per image, each a `Blob` of the `data:` URL's bytes
+/// (the Prompt API's `[{role, content: [{type: "text", value}, {type: "image", value}]}]`).
+fn prompt_input(text: &str, images: &[String]) -> Result<JsValue, NanoError> {
+    if images.is_empty() {
+        return Ok(text.into());
+    }
+    let part = |kind: &str, value: &JsValue| -> Result<JsValue, NanoError> {
+        let part = js_sys::Object::new();
+        Reflect::set(&part, &"type".into(), &kind.into()).map_err(nano_error)?;
+        Reflect::set(&part, &"value".into(), value).map_err(nano_error)?;
+        Ok(part.into())
+    };
+    let content = js_sys::Array::new();
+    content.push(&part("text", &text.into())?);
+    for url in images {
+        let (mime, bytes) = tandem_core::vision::decode_data_url(url).ok_or_else(|| {
+            NanoError::new("DataError", "a screenshot was not a base64 data: URL")
+        })?;
+        let parts = js_sys::Array::of1(&js_sys::Uint8Array::from(bytes.as_slice()));
+        let bag = web_sys::BlobPropertyBag::new();
+        bag.set_type(&mime);
+        let blob = web_sys::Blob::new_with_u8_array_sequence_and_options(&parts, &bag)
+            .map_err(nano_error)?;
+        content.push(&part("image", &blob)?);
+    }
+    let message = js_sys::Object::new();
+    Reflect::set(&message, &"role".into(), &"user".into()).map_err(nano_error)?;
+    Reflect::set(&message, &"content".into(), &content).map_err(nano_error)?;
+    Ok(js_sys::Array::of1(&message).into())
 }
 
 fn prompt_options(options: &NanoPromptOptions) -> Result<JsValue, NanoError> {

@@ -21,7 +21,10 @@ use tandem_core::agent::{
 use tandem_core::errors::ErrorKind;
 use tandem_core::i18n::{nested, text, Mark, Msg};
 use tandem_core::request::{ToolCall, ToolOutcome};
-use tandem_core::session::{CloudConfig, Preferred, Schema, SessionConfig, SessionError};
+use tandem_core::session::{
+    Availability, CloudConfig, NanoBackend, NanoCreateOptions, Preferred, Schema, SessionConfig,
+    SessionError,
+};
 use tandem_core::tools::{plan_call, CallPlan, Failure};
 use tandem_core::vision::takes_images;
 use wasm_bindgen_futures::JsFuture;
@@ -123,6 +126,20 @@ pub(super) struct Observed {
     pub(super) list: String,
 }
 
+/// Whether Chrome says this device's Gemini Nano takes images (`availability()` with image
+/// input is anything but "unavailable"); no Prompt API reads as no.
+async fn nano_takes_images() -> bool {
+    let seeing = SessionConfig {
+        images: true,
+        ..SessionConfig::default()
+    };
+    manager()
+        .nano()
+        .availability(&NanoCreateOptions::for_session(&seeing, Vec::new()))
+        .await
+        .is_ok_and(|a| a != Availability::Unavailable)
+}
+
 impl Loop {
     pub(super) async fn run(&mut self, ctx: &mut TaskContext, controller: AbortController) {
         let manager = manager();
@@ -148,11 +165,14 @@ impl Loop {
         crate::tools::note_task(&task_key(ctx), ctx.tab_id);
         let listed = crate::tools::specs_for(&task_key(ctx)).await;
         let tools = ctx.tools.get_or_insert(listed).clone();
-        // Screenshots only for a cloud model that takes images; a task that may run on
-        // Nano is never offered `look` (its session here takes text only).
-        self.eyes.offered = settings.on_device != Preferred::Nano
+        // Screenshots only for a model that takes images: the cloud model by its name,
+        // Gemini Nano when Chrome says this device's model takes images, and then its
+        // session is created with image input (Chrome fixes input types at creation).
+        let cloud_sees = settings.on_device != Preferred::Nano
             && CloudConfig::from_settings(&settings, settings.budget.clone())
                 .is_ok_and(|c| takes_images(c.kind, &c.model));
+        let nano_sees = settings.on_device != Preferred::Cloud && nano_takes_images().await;
+        self.eyes.offered = cloud_sees || nano_sees;
         self.navigator_schema = look::navigator_schema(&tools, self.eyes.offered);
         let config = SessionConfig {
             system_prompt: task::system_prompt(),
@@ -161,6 +181,7 @@ impl Loop {
             step_timeout_ms: Some(STEP_TIMEOUT_MS),
             temperature: Some(0.0),
             scope: settings.agent.session_scope,
+            images: nano_sees,
             ..SessionConfig::default()
         };
         let session = match ctx.transcript.take() {
@@ -871,8 +892,8 @@ impl Loop {
     ) -> String {
         self.eyes.shot = None;
         let asked = std::mem::take(&mut self.eyes.asked);
-        let Some(kind) = session
-            .cloud_kind()
+        let Some(provider) = session
+            .provider()
             .filter(|_| self.eyes.offered && session.takes_images())
         else {
             return String::new();
@@ -887,7 +908,7 @@ impl Loop {
         if !asked && !auto {
             return String::new();
         }
-        match shot::take(ctx.tab_id, &observed.snapshot, &observed.map, kind).await {
+        match shot::take(ctx.tab_id, &observed.snapshot, &observed.map, provider).await {
             Ok((url, shot)) => {
                 if auto {
                     self.eyes.last_auto = Some(state.to_string());

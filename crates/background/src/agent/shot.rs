@@ -15,8 +15,8 @@ use js_sys::{Array, Function, Reflect, Uint8Array};
 use tandem_chrome::js_text;
 use tandem_core::agent::look::{marks, Shot};
 use tandem_core::agent::{ElementMap, Snapshot};
-use tandem_core::provider::ProviderKind;
-use tandem_core::vision::{base64, image_tokens_for, shot_size};
+use tandem_core::session::ProviderId;
+use tandem_core::vision::{base64, image_tokens_for, shot_size, NANO_IMAGE_TOKENS};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
@@ -109,12 +109,12 @@ pub(super) async fn media_cover(tab: i32) -> f64 {
 }
 
 /// A screenshot of the tab's viewport as `snapshot` saw it, marked with `map`'s numbers, for
-/// `kind`: its `data:` URL and geometry, or why none was taken (a sentence for the model).
+/// `provider`: its `data:` URL and geometry, or why none was taken (a sentence for the model).
 pub(super) async fn take(
     tab: i32,
     snapshot: &Snapshot,
     map: &ElementMap,
-    kind: ProviderKind,
+    provider: ProviderId,
 ) -> Result<(String, Shot), String> {
     let started = js_sys::Date::now();
     let info = get_tab(tab).await?;
@@ -130,7 +130,10 @@ pub(super) async fn take(
         .and_then(|v| v.as_f64())
         .ok_or("Chrome did not say which window shows the tab")?;
     let (width, height) = shot_size(snapshot.viewport.width, snapshot.viewport.height);
-    let tokens = image_tokens_for(kind, width, height);
+    let tokens = match provider {
+        ProviderId::Nano => NANO_IMAGE_TOKENS,
+        ProviderId::Cloud(kind) => image_tokens_for(kind, width, height),
+    };
     let shot = Shot::of(snapshot, width, height, tokens);
     let flat = Array::new();
     for m in marks(map, snapshot, &shot) {

@@ -293,8 +293,9 @@ fn fill(kind: ProviderKind) {
 }
 
 /// One sentence under Model: whether tasks send this model screenshots
-/// (`tandem_core::vision::takes_images`; never on "On-device only", where Gemini Nano
-/// answers and takes text only here).
+/// (`tandem_core::vision::takes_images`; on "On-device only" Gemini Nano answers, and gets
+/// them only where Chrome's on-device model takes images: its session is then created with
+/// image input).
 fn show_vision() {
     let Ok(hint) = dom::by_id::<HtmlElement>("model-vision") else {
         return;
@@ -303,8 +304,11 @@ fn show_vision() {
     let nano_only = dom::by_id::<HtmlSelectElement>("on-device")
         .is_ok_and(|s| s.value() == Preferred::Nano.id());
     let text = match selected_kind() {
-        _ if model.trim().is_empty() && !nano_only => String::new(),
-        Some(kind) if !nano_only && tandem_core::vision::takes_images(kind, &model) => {
+        _ if nano_only => crate::i18n::message("modelNanoScreenshots").unwrap_or_else(|| {
+            "Gemini Nano gets screenshots of the page only where Chrome's on-device model takes images on this device; otherwise tasks describe pages to it in text.".into()
+        }),
+        _ if model.trim().is_empty() => String::new(),
+        Some(kind) if tandem_core::vision::takes_images(kind, &model) => {
             crate::i18n::message("modelGetsScreenshots").unwrap_or_else(|| {
                 "Tasks send this model screenshots of the page when the element list is not enough (a chart, a map).".into()
             })
