@@ -8,6 +8,13 @@
 // read what the extension asked in `__fakeLanguageModel.calls` (each call of a session
 // names it: `session`, its 1-based number in creation order).
 //
+// Images: like Chrome, a session takes image parts only when it was created with
+// `expectedInputs: [{type: 'image'}]` (else the prompt rejects with NotSupportedError), and
+// only a device whose model takes images says anything but "unavailable" to
+// availability()/create() asked for image input (`cfg.images`, off unless a test sets it).
+// A prompt's parts stay in `calls` as given (image values are the Blobs the extension sent);
+// `cfg.reply` gets them as its second argument and may answer with a promise.
+//
 // Shape follows the current spec (contextUsage / contextWindow / measureContextUsage /
 // contextoverflow) and also the deprecated names extensions still get (inputUsage /
 // inputQuota / measureInputUsage / quotaoverflow), since Tandem supports both.
@@ -18,6 +25,7 @@
     contextWindow: 4096,       // tokens
     reply: null,               // string, or function(lastUserText) → string; null = "You said: …"
     failNext: null,            // DOMException name the next prompt rejects with, once
+    images: false,             // whether this device's model takes images
     calls: [],
     sessions: [],              // every session created, in order (a test may destroy() one)
   }, globalThis.__fakeLanguageModel));
@@ -33,13 +41,16 @@
   // LanguageModelPrompt is a string or a list of {role, content}, where content is a
   // string or a list of {type: 'text', value}.
   const messages = (input) => (typeof input === 'string' ? [{ role: 'user', content: input }] : [...input]);
-  const contentText = (c) => (typeof c === 'string' ? c : (c ?? []).map((p) => p.value ?? p.text ?? '').join(''));
+  const contentText = (c) => (typeof c === 'string' ? c : (c ?? []).filter((p) => (p.type ?? 'text') === 'text').map((p) => p.value ?? p.text ?? '').join(''));
+  const parts = (input) => messages(input).flatMap((m) => (typeof m.content === 'string' ? [{ type: 'text', value: m.content }] : m.content ?? []));
+  const kinds = (options) => (options?.expectedInputs ?? []).map((e) => e.type);
+  const wantsImages = (options) => kinds(options).includes('image');
   const flatText = (input) => messages(input).map((m) => contentText(m.content)).join('\n');
 
-  function replyFor(input) {
+  async function replyFor(input) {
     const last = messages(input).filter((m) => (m.role ?? 'user') === 'user').at(-1);
     const said = contentText(last?.content);
-    if (typeof cfg.reply === 'function') return String(cfg.reply(said));
+    if (typeof cfg.reply === 'function') return String(await cfg.reply(said, { parts: parts(input) }));
     return cfg.reply ?? `You said: ${said}`;
   }
 
@@ -60,6 +71,7 @@
 
     static async availability(options = {}) {
       cfg.calls.push({ method: 'availability', options });
+      if (wantsImages(options) && !cfg.images) return 'unavailable';
       return cfg.availability;
     }
 
@@ -71,6 +83,7 @@
       cfg.calls.push({ method: 'create', options: { ...options, monitor: !!options.monitor, signal: !!options.signal } });
       if (options.signal?.aborted) throw options.signal.reason;
       if (cfg.availability === 'unavailable') throw new DOMException('The device is not eligible for running on-device model.', 'NotSupportedError');
+      if (wantsImages(options) && !cfg.images) throw new DOMException('The model does not support the requested input types.', 'NotSupportedError');
       if (cfg.availability !== 'available') {
         // A download: progress 0 → 1 through the monitor, then the model is there.
         const monitor = new EventTarget();
@@ -102,6 +115,15 @@
     #take(input, method, { responseConstraint, omitResponseConstraintInput } = {}) {
       if (this.#destroyed) throw new DOMException('The model execution session has been destroyed.', 'InvalidStateError');
       cfg.calls.push({ method, session: this.#id, input, options: { responseConstraint, omitResponseConstraintInput } });
+      for (const p of parts(input)) {
+        const type = p.type ?? 'text';
+        if (type !== 'text' && !kinds(this.#options).includes(type)) {
+          throw new DOMException(`Input type "${type}" was not in expectedInputs when the session was created.`, 'NotSupportedError');
+        }
+        if (type === 'image' && !(p.value instanceof Blob || p.value instanceof ImageBitmap || ArrayBuffer.isView(p.value) || p.value instanceof ArrayBuffer)) {
+          throw new TypeError('An image part takes a Blob, an ImageBitmap, an image source or a buffer.');
+        }
+      }
       const need = tokens(flatText(input));
       if (this.#initial + need > cfg.contextWindow) {
         const e = new DOMException(`The input is too large: ${need} tokens, quota ${cfg.contextWindow}.`, 'QuotaExceededError');
@@ -129,7 +151,7 @@
     async prompt(input, options = {}) {
       const { signal } = options;
       this.#take(input, 'prompt', options);
-      const text = replyFor(input);
+      const text = await replyFor(input);
       await wait(cfg.delayMs, signal);
       this.#usage += tokens(text);
       return text;
@@ -139,9 +161,9 @@
       const { signal } = options;
       let pieces;
       return new ReadableStream({
-        start: () => {
+        start: async () => {
           this.#take(input, 'promptStreaming', options);
-          pieces = replyFor(input).match(/\s*\S+/g) ?? [];
+          pieces = (await replyFor(input)).match(/\s*\S+/g) ?? [];
           this.#usage += pieces.length;
         },
         // Chrome streams deltas (not the growing text), one chunk per token.
