@@ -9,6 +9,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startAgentEnv } from './lib/agent-harness.mjs';
+import { closeSettings, openSettings } from './lib/panel.mjs';
 
 const BARS = [
   { label: 'North', colour: [229, 57, 53], x: 60, h: 300 },
@@ -134,4 +135,14 @@ test('a device whose Nano takes text only: a text-only session, no image part, n
   assert.deepEqual(await imagesSent(sw), []);
   const constraints = await sw.evaluate(() => globalThis.__fakeLanguageModel.calls.filter((c) => c.method.startsWith('prompt')).map((c) => JSON.stringify(c.options.responseConstraint ?? '')));
   assert.ok(constraints.length > 0 && constraints.every((c) => !c.includes('"look"')), 'look is not in the answer schema');
+});
+
+test('Settings says under Model, for "On-device only", that Gemini Nano gets screenshots only where its model takes images', async () => {
+  await openSettings(env.panel);
+  const field = env.panel.getByLabel('Model', { exact: true });
+  const said = await field.evaluate((el) => el.getAttribute('aria-describedby').split(' ')
+    .map((id) => document.getElementById(id)?.textContent ?? '').join(' ').trim());
+  await closeSettings(env.panel);
+  assert.match(said, /Gemini Nano gets screenshots of the page only where Chrome's on-device model takes images/);
+  assert.doesNotMatch(said, /Tasks send this model screenshots/, 'not the sentence about the cloud model (gpt-4o)');
 });
