@@ -335,7 +335,12 @@ mod tests {
         export function install_minimal_prompt_api() {
             class Session extends EventTarget {
                 constructor(o) { super(); this.inputUsage = 10; this.inputQuota = 100; this.o = o; this.log = []; }
-                async prompt(input) { if (this.gone) throw new DOMException('gone', 'InvalidStateError'); return 'P:' + input; }
+                async prompt(input) {
+                    if (this.gone) throw new DOMException('gone', 'InvalidStateError');
+                    if (typeof input === 'string') return 'P:' + input;
+                    const part = (p) => p.type + '=' + (p.value instanceof Blob ? p.value.type + '/' + p.value.size : p.value);
+                    return input.map((m) => m.role + ':' + m.content.map(part).join(',')).join(';');
+                }
                 promptStreaming(input) {
                     const parts = ['a', 'é', '世'];
                     return new ReadableStream({ pull(c) { parts.length ? c.enqueue(parts.shift()) : c.close(); } });
@@ -402,6 +407,24 @@ mod tests {
                 .await
                 .as_deref(),
             Ok("P:hi")
+        );
+
+        // With images: one user message, the text part then a Blob of each image's bytes.
+        let seeing = NanoPromptOptions {
+            images: vec!["data:image/png;base64,iVBORw0KGgo=".into()],
+            ..NanoPromptOptions::default()
+        };
+        assert_eq!(
+            model.prompt("see", &seeing).await.as_deref(),
+            Ok("user:text=see,image=image/png/8")
+        );
+        let broken = NanoPromptOptions {
+            images: vec!["https://x.test/a.png".into()],
+            ..NanoPromptOptions::default()
+        };
+        assert_eq!(
+            model.prompt("see", &broken).await.map_err(|e| e.name),
+            Err("DataError".to_string())
         );
 
         assert!(!model.take_overflow());
