@@ -501,6 +501,36 @@ test('fake LanguageModel: download, streaming deltas, overflow, quota, abort, fa
   await assert.rejects(LanguageModel.create(), { name: 'NotSupportedError' });
 });
 
+test('fake LanguageModel: image parts only from a session created with image input, as Chrome', async () => {
+  await import('./lib/fake-language-model.js');
+  const { LanguageModel } = globalThis;
+  const cfg = globalThis.__fakeLanguageModel;
+  Object.assign(cfg, { availability: 'available', contextWindow: 4096, images: false, reply: null });
+  const seeing = { expectedInputs: [{ type: 'text' }, { type: 'image' }] };
+  const jpeg = new Blob([new Uint8Array([0xff, 0xd8, 0xff, 0xe0])], { type: 'image/jpeg' });
+  const prompt = [{ role: 'user', content: [{ type: 'text', value: 'What is this?' }, { type: 'image', value: jpeg }] }];
+
+  // A device whose model takes no images.
+  assert.equal(await LanguageModel.availability(seeing), 'unavailable');
+  await assert.rejects(LanguageModel.create(seeing), { name: 'NotSupportedError' });
+  // A text-only session refuses an image part.
+  const text = await LanguageModel.create({ expectedInputs: [{ type: 'text' }] });
+  await assert.rejects(text.prompt(prompt), { name: 'NotSupportedError' });
+
+  // A device whose model takes images: the part is accepted, recorded, and given to the reply.
+  cfg.images = true;
+  assert.equal(await LanguageModel.availability(seeing), 'available');
+  const s = await LanguageModel.create(seeing);
+  let given;
+  cfg.reply = async (said, { parts }) => { given = parts; return `${said} ${parts.length} parts`; };
+  assert.equal(await s.prompt(prompt), 'What is this? 2 parts');
+  assert.equal(given[1].value, jpeg);
+  const call = cfg.calls.filter((c) => c.method === 'prompt').at(-1);
+  assert.deepEqual([...new Uint8Array(await call.input[0].content[1].value.arrayBuffer())], [0xff, 0xd8, 0xff, 0xe0]);
+  await assert.rejects(s.prompt([{ role: 'user', content: [{ type: 'image', value: 'not an image' }] }]), { name: 'TypeError' });
+  Object.assign(cfg, { images: false, reply: null });
+});
+
 // ---------------------------------------------------------------- tool calls
 
 const WEATHER = { name: 'get_weather', arguments: { city: 'Zürich', unit: 'celsius' } };

@@ -120,7 +120,7 @@
         if (type !== 'text' && !kinds(this.#options).includes(type)) {
           throw new DOMException(`Input type "${type}" was not in expectedInputs when the session was created.`, 'NotSupportedError');
         }
-        if (type === 'image' && !(p.value instanceof Blob || p.value instanceof ImageBitmap || ArrayBuffer.isView(p.value) || p.value instanceof ArrayBuffer)) {
+        if (type === 'image' && !(p.value instanceof Blob || (typeof ImageBitmap !== 'undefined' && p.value instanceof ImageBitmap) || ArrayBuffer.isView(p.value) || p.value instanceof ArrayBuffer)) {
           throw new TypeError('An image part takes a Blob, an ImageBitmap, an image source or a buffer.');
         }
       }
