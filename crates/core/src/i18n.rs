@@ -463,7 +463,34 @@ pub const CATALOG: &[(&str, &str)] = &[
     ("errUnreachable", "Could not reach $1 at $2. Check your internet connection and the base URL in Settings."),
     ("errLocalUnreachable", "The server at $1 could not be reached. Check that it is running and accepts requests from the extension (CORS). For Ollama, start it with OLLAMA_ORIGINS=chrome-extension://*."),
     ("errAtStep", "Step $1: $2"),
-    ("errProviderSaid", "$1 said: \"$2\""),
+    ("errProviderSaid", "$1 said: \"$2\""),    // Data leaving for a site the task did not name (`agent::effects`, `agent::flow`,
+    // `agent::sites`): hosts, addresses and the page's values are arguments.
+    ("moreCharacters", "… ($1 more characters)"),
+    ("hostLooksLike", "$1 (the address starts with “$2@”, which makes it look like another site: it goes to $1)"),
+    ("heldSendTo", "Let the page send data to $1? Tandem held it back because you did not name that site in the task."),
+    ("heldQuestion", "Send data to $1? $2, a site you did not name in the task, and Tandem held it back. $3 Approve only if you expect this."),
+    ("heldTab", "The page tried to take this tab there"),
+    ("heldFrame", "A frame in the page tried to load it"),
+    ("heldForm", "The page tried to submit a form there"),
+    ("heldFrameForm", "A form in a frame of the page tried to submit there"),
+    ("sendsAddressOnly", "It would send the address $1 and nothing more."),
+    ("itWouldSend", "It would send: $1."),
+    ("effectEnterSubmits", "Typing into $1 and pressing Enter submits its form"),
+    ("effectClickSubmits", "Clicking $1 submits its form"),
+    ("noFieldsSeen", "no fields Tandem can see"),
+    ("effectSubmitQuestion", "Send this form to $1? $2 to $3 ($4), a site you did not name in the task. It would send: $5. Approve only if you expect this."),
+    ("addressCarries", "The address carries: $1."),
+    ("addressIs", "The address is $1."),
+    ("effectLinkQuestion", "Go to $1? Clicking $2 leads to a site you did not name in the task. $3 Approve only if you expect this."),
+    ("leaveQuestion", "Tandem wants to open a page on $1, a site you did not name in the task: $2$3. A page can ask the agent to go somewhere with your data in the address: approve only if you expect this."),
+    ("userinfoWarning", " (careful: the address begins with “$1@”, which is not the site: the site is $2)"),
+    ("flowValue", "“$1” (read on $2)"),
+    ("flowQuestion", "Tandem wants to send $1 to $2 ($3). A page can ask the agent to carry your data to another site: approve only if you want $2 to get it."),
+    ("listMore", "$1, $2"),
+    ("listLast", "$1 and $2"),
+    ("flowInAddress", "in the address $1$2"),
+    ("flowTypedInto", "typed into $1"),
+    ("flowNotNamed", "$1 is a site you did not name in the task."),
 ];
 
 #[cfg(test)]
@@ -577,7 +604,13 @@ mod tests {
     #[test]
     fn every_catalog_has_every_sentence_with_the_same_placeholders() {
         // Words that are the same in a language as in English.
-        let same = ["iban", "taskStatusReason", "stepPlan", "nTenthSeconds"];
+        let same = [
+            "iban",
+            "taskStatusReason",
+            "stepPlan",
+            "nTenthSeconds",
+            "listMore",
+        ];
         let en = locale("en");
         let mut keys = BTreeSet::new();
         for (key, english) in CATALOG {
