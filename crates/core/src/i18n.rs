@@ -491,6 +491,11 @@ pub const CATALOG: &[(&str, &str)] = &[
     ("flowInAddress", "in the address $1$2"),
     ("flowTypedInto", "typed into $1"),
     ("flowNotNamed", "$1 is a site you did not name in the task."),
+    // A workflow's run (the worker's `agent::replay`, `workflows`).
+    ("workflowReplayed", "Workflow “$1” replayed: every step matched."),
+    ("workflowPausedAt", "The scheduled run stopped at step $1: $2. Its schedule does not let the model take over where a page changed; press Resume to let it."),
+    ("workflowNeedsYou", "Scheduled workflow “$1” needs you"),
+    ("workflowOpenPanel", "$1 Open Tandem's side panel to answer."),
 ];
 
 #[cfg(test)]
