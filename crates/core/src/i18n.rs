@@ -496,6 +496,24 @@ pub const CATALOG: &[(&str, &str)] = &[
     ("workflowPausedAt", "The scheduled run stopped at step $1: $2. Its schedule does not let the model take over where a page changed; press Resume to let it."),
     ("workflowNeedsYou", "Scheduled workflow “$1” needs you"),
     ("workflowOpenPanel", "$1 Open Tandem's side panel to answer."),
+    // The Workflows view's status lines (the panel's `workflows`).
+    ("everyDay", "every day"),
+    ("everyWeek", "every week"),
+    ("everyHour", "every hour"),
+    ("everyNHours", "every $1 hours"),
+    ("workflowRuns", "Runs $1; next run $2."),
+    ("workflowRunsByHand", "Runs only when you start it."),
+    ("workflowLastRun", "Last run $1: $2"),
+    ("workflowNotRun", "Not run yet."),
+    ("workflowGone", "That workflow was deleted meanwhile."),
+    ("workflowsNotRead", "Tandem could not read the saved workflows ($1)."),
+    ("workflowsNotSaved", "Tandem could not save the workflows ($1)."),
+    ("workflowParamSaved", "Parameter saved."),
+    ("workflowParamRemoved", "The parameter $1 is removed: its value is now fixed."),
+    ("workflowRenamed", "Renamed to $1."),
+    ("workflowDeleted", "Deleted $1."),
+    ("workflowImportedOne", "Imported 1 workflow."),
+    ("workflowImported", "Imported $1 workflows."),
 ];
 
 #[cfg(test)]
