@@ -168,7 +168,7 @@ for (const lang of ['de', 'ja']) {
 // A page's form that posts to a site the task did not name: the firewall's question is the
 // German catalog's sentence, with the host, the method and the field's value as the page
 // gives them (never translated); Deny keeps the collector empty.
-test('--lang=de: the question before a form posts to another site is German, with the host as given', async () => {
+test('--lang=de: the question before a form posts to another site is German, with the host as given; so are the Workflows view\'s status lines', async () => {
   const [m, en] = [await catalog('de'), await catalog('en')];
   const COLLECT = 'https://sammeln.fremd.test';
   const OTHER = new URL(COLLECT).host;
@@ -224,6 +224,33 @@ test('--lang=de: the question before a form posts to another site is German, wit
     await status.filter({ hasText: new RegExp(`^(${m.taskDone}|${m.taskFailed})`) }).waitFor({ timeout: 30_000 });
     assert.deepEqual(collector.requests, [], 'the other site received nothing');
     assert.equal(new URL(tab.url()).host, HOST);
+
+    // A step's details say how the model was asked, in German too, under a German summary.
+    const steps = panel.getByRole('list', { name: m.steps, exact: true });
+    const details = steps.locator('details').first();
+    await details.locator('summary').click();
+    const modes = (await details.locator('.step-detail').allInnerTexts()).filter((t) => t.startsWith(m.outputMode.split('$1')[0]));
+    assert.equal(modes.length, 1, (await details.innerText()));
+    assert.ok(!/Output mode|the provider/.test(modes[0]), modes[0]);
+
+    // The Workflows view's status lines: a file imported, the entry's last run and schedule,
+    // then Delete, each the catalog's German sentence with the workflow's own name.
+    const flow = { id: 'wf-de', name: 'Hut finden', goal: 'Finde einen Hut', startUrl: `${ORIGIN}/`,
+      steps: [{ action: { navigate: { url: `${ORIGIN}/` } }, page: '' }] };
+    await panel.locator('#workflows-toggle').click();
+    const view = panel.locator('#workflows');
+    await view.waitFor();
+    await panel.locator('#workflows-import').setInputFiles({ name: 'hut.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify([flow])) });
+    const line = panel.locator('#workflows-status');
+    await line.filter({ hasText: m.workflowImportedOne }).waitFor({ timeout: 10_000 });
+    assert.equal((await line.innerText()).trim(), m.workflowImportedOne);
+    const entry = view.getByRole('listitem').filter({ hasText: flow.name });
+    const said = await entry.innerText();
+    assert.ok(said.includes(m.workflowNotRun), said);
+    assert.ok(said.includes(m.workflowRunsByHand), said);
+    assert.ok(!said.includes('Not run yet') && !said.includes('Runs only when'), said);
+    await entry.locator('button').filter({ hasText: /^Delete$/ }).click();
+    await line.filter({ hasText: fill(m.workflowDeleted, flow.name) }).waitFor({ timeout: 10_000 });
   } finally {
     await browser.close();
     await mock.close();

@@ -514,6 +514,15 @@ pub const CATALOG: &[(&str, &str)] = &[
     ("workflowDeleted", "Deleted $1."),
     ("workflowImportedOne", "Imported 1 workflow."),
     ("workflowImported", "Imported $1 workflows."),
+    // A step's details: how the model was asked and answered (`structured`).
+    ("outputModeNative", "Output mode: native tool call (the model called the tool through the provider's tools field)."),
+    ("outputMode", "Output mode: $1."),
+    ("outputModeTools", "Output mode: $1, with the task's tools offered in the tools field."),
+    ("modeJsonSchema", "json_schema (the provider held the reply to the step's JSON Schema)"),
+    ("modeJsonObject", "json_object (the provider was asked for any JSON object)"),
+    ("modeProseJson", "prose JSON (JSON asked for in the prompt only, read leniently)"),
+    ("modeForcedTool", "forced tool (the reply was the input of a tool call the model had to make)"),
+    ("stepDetails", "Details"),
 ];
 
 #[cfg(test)]
