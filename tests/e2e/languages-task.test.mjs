@@ -165,6 +165,98 @@ for (const lang of ['de', 'ja']) {
   });
 }
 
+// A page's form that posts to a site the task did not name: the firewall's question is the
+// German catalog's sentence, with the host, the method and the field's value as the page
+// gives them (never translated); Deny keeps the collector empty.
+test('--lang=de: the question before a form posts to another site is German, with the host as given; so are the Workflows view\'s status lines', async () => {
+  const [m, en] = [await catalog('de'), await catalog('en')];
+  const COLLECT = 'https://sammeln.fremd.test';
+  const OTHER = new URL(COLLECT).host;
+  const EMAIL = 'ada@example.com';
+  const mock = await startMockProvider({ delayMs: 0 });
+  const browser = await launchExtension({ lang: 'de' });
+  try {
+    await routeSite(browser.context, { origin: ORIGIN, routes: { '/': `<!doctype html><html lang="de"><title>Newsletter</title>
+<h1>Newsletter</h1><form action="${COLLECT}/anmelden" method="post">
+<label>E-Mail <input name="email" type="email" value="${EMAIL}"></label><button>Anmelden</button></form></html>` } });
+    const collector = await routeSite(browser.context, { origin: COLLECT, routes: { '/anmelden': '<p>ok</p>' } });
+    const panel = await browser.openPanel({ width: 320 });
+    const settings = panel.getByRole('region', { name: m.settings });
+    await settings.waitFor();
+    await panel.getByLabel(m.provider, { exact: true }).selectOption({ label: 'OpenAI-compatible' });
+    await panel.getByLabel(m.baseUrl).fill(`${mock.url}/v1`);
+    await panel.getByLabel(m.model, { exact: true }).fill('gpt-test');
+    await panel.getByLabel(m.apiKey).fill('sk-test-languages-12345678');
+    await settings.getByRole('button', { name: m.save, exact: true }).click();
+    await settings.waitFor({ state: 'hidden' });
+
+    mock.setDefault(scriptedModel({
+      planner: (turn) => ({ plan: '1. Anmelden drücken', complete: /navigator says the task is done/.test(turn) }),
+      navigator: (turn) => (/you denied|refused/.test(turn)
+        ? { action: 'done', success: false, answer: 'Nicht angemeldet.' }
+        : { action: 'click', element: find(elements(turn), (e) => e.name === 'Anmelden').id }),
+    }));
+
+    const tab = await browser.context.newPage();
+    await tab.goto(`${ORIGIN}/`);
+    await tab.bringToFront();
+    await panel.getByRole('tab', { name: m.task, exact: true }).click();
+    await panel.getByRole('textbox', { name: m.task, exact: true }).fill('Melde mich beim Newsletter an.');
+    await panel.getByRole('button', { name: m.startTask, exact: true }).click();
+    const site = panel.getByRole('group', { name: m.siteAccess, exact: true });
+    await site.waitFor({ timeout: 20_000 });
+    await site.getByRole('button', { name: m.allowOnce, exact: true }).click();
+
+    const approval = panel.getByRole('group', { name: m.approvalNeeded, exact: true });
+    await approval.waitFor({ timeout: 20_000 });
+    const shown = (await approval.locator('#task-confirm-text').innerText()).trim();
+    const expected = fill(m.effectSubmitQuestion, OTHER, fill(m.effectClickSubmits, fill(m.seenButton, 'Anmelden')),
+      OTHER, 'POST', `email = “${EMAIL}”`);
+    assert.equal(shown, expected);
+    assert.ok(shown.startsWith(`Dieses Formular an ${OTHER} senden?`), shown);
+    for (const word of englishWords(en, m, ['effectSubmitQuestion', 'effectClickSubmits', 'seenButton'])) {
+      assert.ok(!new RegExp(`\\b${word}\\b`).test(shown), `"${word}" left in ${shown}`);
+    }
+    await cutOff(panel, 'de');
+    assert.deepEqual(collector.requests, [], 'nothing reached the other site before the answer');
+    await approval.getByRole('button', { name: m.deny, exact: true }).click();
+    const status = panel.getByRole('status', { name: m.taskStatus, exact: true });
+    await status.filter({ hasText: new RegExp(`^(${m.taskDone}|${m.taskFailed})`) }).waitFor({ timeout: 30_000 });
+    assert.deepEqual(collector.requests, [], 'the other site received nothing');
+    assert.equal(new URL(tab.url()).host, HOST);
+
+    // A step's details say how the model was asked, in German too, under a German summary.
+    const steps = panel.getByRole('list', { name: m.steps, exact: true });
+    const details = steps.locator('details').first();
+    await details.locator('summary').click();
+    const modes = (await details.locator('.step-detail').allInnerTexts()).filter((t) => t.startsWith(m.outputMode.split('$1')[0]));
+    assert.equal(modes.length, 1, (await details.innerText()));
+    assert.ok(!/Output mode|the provider/.test(modes[0]), modes[0]);
+
+    // The Workflows view's status lines: a file imported, the entry's last run and schedule,
+    // then Delete, each the catalog's German sentence with the workflow's own name.
+    const flow = { id: 'wf-de', name: 'Hut finden', goal: 'Finde einen Hut', startUrl: `${ORIGIN}/`,
+      steps: [{ action: { navigate: { url: `${ORIGIN}/` } }, page: '' }] };
+    await panel.locator('#workflows-toggle').click();
+    const view = panel.locator('#workflows');
+    await view.waitFor();
+    await panel.locator('#workflows-import').setInputFiles({ name: 'hut.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify([flow])) });
+    const line = panel.locator('#workflows-status');
+    await line.filter({ hasText: m.workflowImportedOne }).waitFor({ timeout: 10_000 });
+    assert.equal((await line.innerText()).trim(), m.workflowImportedOne);
+    const entry = view.getByRole('listitem').filter({ hasText: flow.name });
+    const said = await entry.innerText();
+    assert.ok(said.includes(m.workflowNotRun), said);
+    assert.ok(said.includes(m.workflowRunsByHand), said);
+    assert.ok(!said.includes('Not run yet') && !said.includes('Runs only when'), said);
+    await entry.locator('button').filter({ hasText: /^Delete$/ }).click();
+    await line.filter({ hasText: fill(m.workflowDeleted, flow.name) }).waitFor({ timeout: 10_000 });
+  } finally {
+    await browser.close();
+    await mock.close();
+  }
+});
+
 /** Nothing in the task card is cut off: no element's text wider than its box at 320 px. */
 async function cutOff(panel, lang) {
   const cut = await panel.evaluate(() => [...document.querySelectorAll('#task-mode *')]

@@ -6,12 +6,14 @@
 //! writes each run's outcome.
 
 use js_sys::{Object, Promise, Reflect, JSON};
+use tandem_chrome::i18n::plain;
 use tandem_chrome::js_text;
 use tandem_core::agent::task::{TaskContext, TaskStatus};
 use tandem_core::agent::workflow::{
     self, alarm_name, read_stored, LastRun, Replay, Shown, Workflow, MAX_WORKFLOWS, SHOWN_KEY,
     WORKFLOWS_KEY,
 };
+use tandem_core::i18n::{nested, text, Mark, Msg};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{spawn_local, JsFuture};
 
@@ -75,17 +77,21 @@ pub fn notify_paused(ctx: &TaskContext) {
     let Some(replay) = ctx.replay.as_ref() else {
         return;
     };
+    // In the UI language, as the panel would say it.
     let what = match &ctx.pending {
-        Some(p) => p.reason.clone(),
-        None => ctx.reason.clone().unwrap_or_default(),
+        Some(p) => p.message(),
+        None => ctx.reason_message().unwrap_or_else(|| Msg::literal("")),
     };
     notify(
         &replay.workflow_id,
-        &format!(
-            "Scheduled workflow \u{201c}{}\u{201d} needs you",
-            replay.name
-        ),
-        &format!("{what} Open Tandem's side panel to answer."),
+        &plain(&Msg::new(
+            "workflowNeedsYou",
+            vec![text(replay.name.clone())],
+        )),
+        &plain(&Msg::new(
+            "workflowOpenPanel",
+            vec![nested(Mark::Plain, what)],
+        )),
     );
 }
 

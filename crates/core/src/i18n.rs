@@ -463,7 +463,66 @@ pub const CATALOG: &[(&str, &str)] = &[
     ("errUnreachable", "Could not reach $1 at $2. Check your internet connection and the base URL in Settings."),
     ("errLocalUnreachable", "The server at $1 could not be reached. Check that it is running and accepts requests from the extension (CORS). For Ollama, start it with OLLAMA_ORIGINS=chrome-extension://*."),
     ("errAtStep", "Step $1: $2"),
-    ("errProviderSaid", "$1 said: \"$2\""),
+    ("errProviderSaid", "$1 said: \"$2\""),    // Data leaving for a site the task did not name (`agent::effects`, `agent::flow`,
+    // `agent::sites`): hosts, addresses and the page's values are arguments.
+    ("moreCharacters", "… ($1 more characters)"),
+    ("hostLooksLike", "$1 (the address starts with “$2@”, which makes it look like another site: it goes to $1)"),
+    ("heldSendTo", "Let the page send data to $1? Tandem held it back because you did not name that site in the task."),
+    ("heldQuestion", "Send data to $1? $2, a site you did not name in the task, and Tandem held it back. $3 Approve only if you expect this."),
+    ("heldTab", "The page tried to take this tab there"),
+    ("heldFrame", "A frame in the page tried to load it"),
+    ("heldForm", "The page tried to submit a form there"),
+    ("heldFrameForm", "A form in a frame of the page tried to submit there"),
+    ("sendsAddressOnly", "It would send the address $1 and nothing more."),
+    ("itWouldSend", "It would send: $1."),
+    ("effectEnterSubmits", "Typing into $1 and pressing Enter submits its form"),
+    ("effectClickSubmits", "Clicking $1 submits its form"),
+    ("noFieldsSeen", "no fields Tandem can see"),
+    ("effectSubmitQuestion", "Send this form to $1? $2 to $3 ($4), a site you did not name in the task. It would send: $5. Approve only if you expect this."),
+    ("addressCarries", "The address carries: $1."),
+    ("addressIs", "The address is $1."),
+    ("effectLinkQuestion", "Go to $1? Clicking $2 leads to a site you did not name in the task. $3 Approve only if you expect this."),
+    ("leaveQuestion", "Tandem wants to open a page on $1, a site you did not name in the task: $2$3. A page can ask the agent to go somewhere with your data in the address: approve only if you expect this."),
+    ("userinfoWarning", " (careful: the address begins with “$1@”, which is not the site: the site is $2)"),
+    ("flowValue", "“$1” (read on $2)"),
+    ("flowQuestion", "Tandem wants to send $1 to $2 ($3). A page can ask the agent to carry your data to another site: approve only if you want $2 to get it."),
+    ("listMore", "$1, $2"),
+    ("listLast", "$1 and $2"),
+    ("flowInAddress", "in the address $1$2"),
+    ("flowTypedInto", "typed into $1"),
+    ("flowNotNamed", "$1 is a site you did not name in the task."),
+    // A workflow's run (the worker's `agent::replay`, `workflows`).
+    ("workflowReplayed", "Workflow “$1” replayed: every step matched."),
+    ("workflowPausedAt", "The scheduled run stopped at step $1: $2. Its schedule does not let the model take over where a page changed; press Resume to let it."),
+    ("workflowNeedsYou", "Scheduled workflow “$1” needs you"),
+    ("workflowOpenPanel", "$1 Open Tandem's side panel to answer."),
+    // The Workflows view's status lines (the panel's `workflows`).
+    ("everyDay", "every day"),
+    ("everyWeek", "every week"),
+    ("everyHour", "every hour"),
+    ("everyNHours", "every $1 hours"),
+    ("workflowRuns", "Runs $1; next run $2."),
+    ("workflowRunsByHand", "Runs only when you start it."),
+    ("workflowLastRun", "Last run $1: $2"),
+    ("workflowNotRun", "Not run yet."),
+    ("workflowGone", "That workflow was deleted meanwhile."),
+    ("workflowsNotRead", "Tandem could not read the saved workflows ($1)."),
+    ("workflowsNotSaved", "Tandem could not save the workflows ($1)."),
+    ("workflowParamSaved", "Parameter saved."),
+    ("workflowParamRemoved", "The parameter $1 is removed: its value is now fixed."),
+    ("workflowRenamed", "Renamed to $1."),
+    ("workflowDeleted", "Deleted $1."),
+    ("workflowImportedOne", "Imported 1 workflow."),
+    ("workflowImported", "Imported $1 workflows."),
+    // A step's details: how the model was asked and answered (`structured`).
+    ("outputModeNative", "Output mode: native tool call (the model called the tool through the provider's tools field)."),
+    ("outputMode", "Output mode: $1."),
+    ("outputModeTools", "Output mode: $1, with the task's tools offered in the tools field."),
+    ("modeJsonSchema", "json_schema (the provider held the reply to the step's JSON Schema)"),
+    ("modeJsonObject", "json_object (the provider was asked for any JSON object)"),
+    ("modeProseJson", "prose JSON (JSON asked for in the prompt only, read leniently)"),
+    ("modeForcedTool", "forced tool (the reply was the input of a tool call the model had to make)"),
+    ("stepDetails", "Details"),
 ];
 
 #[cfg(test)]
@@ -577,7 +636,13 @@ mod tests {
     #[test]
     fn every_catalog_has_every_sentence_with_the_same_placeholders() {
         // Words that are the same in a language as in English.
-        let same = ["iban", "taskStatusReason", "stepPlan", "nTenthSeconds"];
+        let same = [
+            "iban",
+            "taskStatusReason",
+            "stepPlan",
+            "nTenthSeconds",
+            "listMore",
+        ];
         let en = locale("en");
         let mut keys = BTreeSet::new();
         for (key, english) in CATALOG {

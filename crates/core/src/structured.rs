@@ -33,6 +33,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::errors::{ErrorKind, ProviderError};
+use crate::i18n::{nested, Mark, Msg};
 use crate::provider::ProviderKind;
 
 /// How a request asks for its structured reply.
@@ -136,24 +137,29 @@ impl StepMode {
 
 /// The sentence the step's Debug details show for a stored `label` ([`StepMode::label`]).
 pub fn mode_sentence(label: &str) -> String {
+    mode_message(label).english()
+}
+
+/// [`mode_sentence`] as a catalog message; a label it does not know is shown as it is.
+pub fn mode_message(label: &str) -> Msg {
     let (base, tools) = match label.strip_suffix(" + tools") {
         Some(base) => (base, true),
         None => (label, false),
     };
     let how = match base {
-        "native tool call" => {
-            return "Output mode: native tool call (the model called the tool through the provider's tools field).".into()
-        }
-        "json_schema" => "json_schema (the provider held the reply to the step's JSON Schema)",
-        "json_object" => "json_object (the provider was asked for any JSON object)",
-        "prose JSON" => "prose JSON (JSON asked for in the prompt only, read leniently)",
-        "forced tool" => "forced tool (the reply was the input of a tool call the model had to make)",
-        other => other,
+        "native tool call" => return Msg::key("outputModeNative"),
+        "json_schema" => Msg::key("modeJsonSchema"),
+        "json_object" => Msg::key("modeJsonObject"),
+        "prose JSON" => Msg::key("modeProseJson"),
+        "forced tool" => Msg::key("modeForcedTool"),
+        other => Msg::literal(other),
     };
-    match tools {
-        true => format!("Output mode: {how}, with the task's tools offered in the tools field."),
-        false => format!("Output mode: {how}."),
-    }
+    let key = if tools {
+        "outputModeTools"
+    } else {
+        "outputMode"
+    };
+    Msg::new(key, vec![nested(Mark::Plain, how)])
 }
 
 /// Whether a provider has a ladder to step down: only OpenAI-compatible servers differ in

@@ -498,7 +498,7 @@ fn step_item(item: &HtmlElement, step: &StepRecord, open: bool) -> Result<(), Do
         .map_err(|_| DomError::NoDocument)?;
     for detail in &line.details {
         let p = dom::create("p", "step-detail")?;
-        p.set_text_content(Some(detail));
+        p.set_text_content(Some(&tandem_chrome::i18n::plain(detail)));
         disclosure
             .append_child(&p)
             .map_err(|_| DomError::NoDocument)?;
@@ -587,10 +587,9 @@ fn tool_step(
             dom::set_attr(&disclosure, "open", "");
         }
         let summary = dom::create("summary", "")?;
-        // Run-time words are English for now, like the step lines themselves.
-        summary.set_text_content(Some("Details"));
+        summary.set_text_content(Some(&tandem_chrome::i18n::plain(&Msg::key("stepDetails"))));
         let p = dom::create("p", "step-detail")?;
-        p.set_text_content(Some(&sentence));
+        p.set_text_content(Some(&tandem_chrome::i18n::plain(&sentence)));
         for child in [&summary, &p] {
             disclosure
                 .append_child(child)

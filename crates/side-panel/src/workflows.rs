@@ -22,6 +22,12 @@ use wasm_bindgen_futures::{spawn_local, JsFuture};
 use web_sys::{HtmlButtonElement, HtmlElement, HtmlInputElement, HtmlSelectElement};
 
 use crate::dom::{self, DomError};
+use tandem_core::i18n::{nested, text as arg, Mark, Msg};
+
+/// A sentence of this view in the UI language (core's catalog key, Chrome's template).
+fn say(key: &str, args: Vec<tandem_core::i18n::Arg>) -> String {
+    tandem_chrome::i18n::plain(&Msg::new(key, args))
+}
 
 #[wasm_bindgen]
 extern "C" {
@@ -138,7 +144,7 @@ async fn show_clicked(opening: bool) {
     // The outcome was written just before the notice went out: read it afresh.
     reload().await;
     let Some(flow) = LIST.with(|l| l.borrow().iter().find(|w| w.id == shown.id).cloned()) else {
-        return status("That workflow was deleted meanwhile.");
+        return status(&say("workflowGone", vec![]));
     };
     status(&format!("{}: {}", flow.name, last_run_line(&flow)));
     let entry = dom::by_id::<HtmlElement>("workflows-list")
@@ -192,7 +198,7 @@ async fn reload() {
         Ok(Some(json)) => workflow::read_stored(&json),
         Ok(None) => Vec::new(),
         Err(e) => {
-            status(&format!("Tandem could not read the saved workflows ({e})."));
+            status(&say("workflowsNotRead", vec![arg(e.to_string())]));
             return;
         }
     };
@@ -224,14 +230,14 @@ fn change(
     spawn_local(async move {
         let mut list = LIST.with(|l| l.borrow().clone());
         let Some(flow) = list.iter_mut().find(|w| w.id == id) else {
-            return status("That workflow was deleted meanwhile.");
+            return status(&say("workflowGone", vec![]));
         };
         if let Err(e) = change(flow) {
             return status(&e);
         }
         match store(list).await {
             Ok(()) => status(&done),
-            Err(e) => status(&format!("Tandem could not save the workflows ({e}).")),
+            Err(e) => status(&say("workflowsNotSaved", vec![arg(e.to_string())])),
         }
         let _ = render();
     });
@@ -327,7 +333,7 @@ fn item(flow: &Workflow) -> Result<HtmlElement, DomError> {
             let save = button("Save", &format!("Save parameter {}", p.name), move |_| {
                 let (new, value) = (name.value(), value.value());
                 let old = old.clone();
-                change(id.clone(), "Parameter saved.".into(), move |w| {
+                change(id.clone(), say("workflowParamSaved", vec![]), move |w| {
                     w.rename_param(&old, &new)?;
                     w.set_param_value(new.trim(), &value)
                 });
@@ -340,7 +346,7 @@ fn item(flow: &Workflow) -> Result<HtmlElement, DomError> {
                     let old = old.clone();
                     change(
                         id.clone(),
-                        format!("The parameter {old} is removed: its value is now fixed."),
+                        say("workflowParamRemoved", vec![arg(old.clone())]),
                         move |w| {
                             w.remove_param(&old);
                             Ok(())
@@ -363,13 +369,17 @@ fn item(flow: &Workflow) -> Result<HtmlElement, DomError> {
         &rename_row,
         &button("Rename", &format!("Rename {}", flow.name), move |_| {
             let name = new_name.value().trim().to_string();
-            change(id.clone(), format!("Renamed to {name}."), move |w| {
-                if name.is_empty() || name.chars().count() > 100 {
-                    return Err("A workflow's name is 1 to 100 characters.".into());
-                }
-                w.name = name;
-                Ok(())
-            });
+            change(
+                id.clone(),
+                say("workflowRenamed", vec![arg(name.clone())]),
+                move |w| {
+                    if name.is_empty() || name.chars().count() > 100 {
+                        return Err("A workflow's name is 1 to 100 characters.".into());
+                    }
+                    w.name = name;
+                    Ok(())
+                },
+            );
         })?,
     )?;
     append(&li, &rename_row)?;
@@ -412,8 +422,8 @@ fn item(flow: &Workflow) -> Result<HtmlElement, DomError> {
                 list.retain(|w| w.id != id);
                 let _ = set_alarm(&id, None).await;
                 match store(list).await {
-                    Ok(()) => status(&format!("Deleted {name}.")),
-                    Err(e) => status(&format!("Tandem could not save the workflows ({e}).")),
+                    Ok(()) => status(&say("workflowDeleted", vec![arg(name)])),
+                    Err(e) => status(&say("workflowsNotSaved", vec![arg(e.to_string())])),
                 }
                 let _ = render();
             });
@@ -430,9 +440,10 @@ fn last_run_line(flow: &Workflow) -> String {
             let when: String = js_sys::Date::new(&JsValue::from_f64(run.at as f64))
                 .to_locale_string("default", &JsValue::UNDEFINED)
                 .into();
-            format!("Last run {when}: {}", run.outcome)
+            // The outcome is stored as the worker wrote it, shown as it is.
+            say("workflowLastRun", vec![arg(when), arg(run.outcome.clone())])
         }
-        None => "Not run yet.".into(),
+        None => say("workflowNotRun", vec![]),
     }
 }
 
@@ -497,11 +508,11 @@ async fn import_file(file: web_sys::File) {
     list.extend(imported);
     match store(list).await {
         Ok(()) => status(&if count == 1 {
-            "Imported 1 workflow.".to_string()
+            say("workflowImportedOne", vec![])
         } else {
-            format!("Imported {count} workflows.")
+            say("workflowImported", vec![arg(count.to_string())])
         }),
-        Err(e) => status(&format!("Tandem could not save the workflows ({e}).")),
+        Err(e) => status(&say("workflowsNotSaved", vec![arg(e.to_string())])),
     }
     let _ = render();
 }
@@ -517,9 +528,12 @@ fn schedule_group(flow: &Workflow) -> Result<HtmlElement, DomError> {
             let when: String = js_sys::Date::new(&JsValue::from_f64(s.next_at as f64))
                 .to_locale_string("default", &JsValue::UNDEFINED)
                 .into();
-            format!("Runs {}; next run {when}.", s.every.label())
+            say(
+                "workflowRuns",
+                vec![nested(Mark::Plain, s.every.label_message()), arg(when)],
+            )
         }
-        None => "Runs only when you start it.".into(),
+        None => say("workflowRunsByHand", vec![]),
     };
     append(&group, &text("p", "hint", &current)?)?;
     let row = dom::create("div", "row")?;
@@ -601,11 +615,11 @@ fn schedule_group(flow: &Workflow) -> Result<HtmlElement, DomError> {
                 spawn_local(async move {
                     let mut list = LIST.with(|l| l.borrow().clone());
                     let Some(flow) = list.iter_mut().find(|w| w.id == id) else {
-                        return status("That workflow was deleted meanwhile.");
+                        return status(&say("workflowGone", vec![]));
                     };
                     flow.schedule = schedule.clone();
                     if let Err(e) = store(list).await {
-                        return status(&format!("Tandem could not save the workflows ({e})."));
+                        return status(&say("workflowsNotSaved", vec![arg(e.to_string())]));
                     }
                     match set_alarm(&id, schedule.as_ref()).await {
                         Ok(()) => status(&said),

@@ -5,15 +5,16 @@
 
 use std::borrow::Cow;
 
-use tandem_core::agent::flow::{flow_denied, flow_question};
+use tandem_core::agent::flow::{flow_denied, flow_message};
 use tandem_core::agent::report;
 use tandem_core::agent::task::{PendingConfirmation, TaskContext};
 use tandem_core::agent::{
-    approval_message, effect_of, effect_question, fence, frame_of_handle, leave_question,
-    needs_confirmation, needs_drop_confirmation, needs_leave_approval, seen_as, tabs,
-    unasked_change, userinfo_warning, Action, Approved, ConfirmReason, DragTarget, DriverCommand,
+    approval_message, effect_message, effect_of, fence, frame_of_handle, leave_message,
+    needs_confirmation, needs_drop_confirmation, needs_leave_approval, seen_as_message, tabs,
+    unasked_change, userinfo_message, Action, Approved, ConfirmReason, DragTarget, DriverCommand,
     Element, LocateError, ScrollTarget,
 };
+use tandem_core::i18n::{nested, text, Mark, Msg};
 
 use super::page::{
     act_in_page, activate_tab, allowed, close_tab, go_back, host_of, lap, navigate, open_tab,
@@ -209,22 +210,27 @@ impl Loop {
         let denied_leaving =
             format!("you denied opening {target}; it was not opened. Do not try it again");
         if !carried.is_empty() {
-            let how = format!("in the address {url}{}", userinfo_warning(url, &target));
-            let mut reason = flow_question(&carried, &target, &how);
+            let how = Msg::new(
+                "flowInAddress",
+                vec![
+                    text(url),
+                    nested(Mark::Plain, userinfo_message(url, &target)),
+                ],
+            );
+            let mut reason = flow_message(&carried, &target, how);
             if leaving {
-                reason.push_str(&format!(
-                    " {target} is a site you did not name in the task."
-                ));
+                reason = reason.then(Msg::new("flowNotNamed", vec![text(target.clone())]));
             }
-            let question = PendingConfirmation {
+            let mut question = PendingConfirmation {
                 action: "send data to another site".into(),
                 target: None,
-                reason,
+                reason: String::new(),
                 secret: false,
                 site: None,
                 tool: None,
                 said: None,
             };
+            question.say(reason);
             if self.confirm(ctx, session, question).await {
                 ctx.read.approve(&carried, &target);
                 ctx.hosts_opened.push(target);
@@ -240,15 +246,16 @@ impl Loop {
         if !leaving {
             return Ok(());
         }
-        let question = PendingConfirmation {
+        let mut question = PendingConfirmation {
             action: "open a site".into(),
             target: None,
-            reason: leave_question(url, &target),
+            reason: String::new(),
             secret: false,
             site: None,
             tool: None,
             said: None,
         };
+        question.say(leave_message(url, &target));
         let approved = self.confirm(ctx, session, question).await;
         if approved {
             // The firewall lets the tab go there from now on.
@@ -269,7 +276,7 @@ impl Loop {
         session: &Session,
         to: &str,
         outgoing: &str,
-        how: &str,
+        how: Msg,
     ) -> Result<(), String> {
         let carried = {
             let user = ctx.user_texts();
@@ -278,15 +285,16 @@ impl Loop {
         if carried.is_empty() {
             return Ok(());
         }
-        let question = PendingConfirmation {
+        let mut question = PendingConfirmation {
             action: "send data to another site".into(),
             target: None,
-            reason: flow_question(&carried, to, how),
+            reason: String::new(),
             secret: false,
             site: None,
             tool: None,
             said: None,
         };
+        question.say(flow_message(&carried, to, how));
         if self.confirm(ctx, session, question).await {
             ctx.read.approve(&carried, to);
             Ok(())
@@ -365,8 +373,11 @@ impl Loop {
                 flow_checked = true;
                 let to = frame_host(&fresh, &element);
                 if let Some(to) = to {
-                    let how = format!("typed into {}", seen_as(&element));
-                    if let Err(e) = self.may_carry(ctx, session, &to, text, &how).await {
+                    let how = Msg::new(
+                        "flowTypedInto",
+                        vec![nested(Mark::Plain, seen_as_message(&element))],
+                    );
+                    if let Err(e) = self.may_carry(ctx, session, &to, text, how).await {
                         return (target, Err(e));
                     }
                     if self.stop.get() != super::Stop::No {
@@ -415,15 +426,16 @@ impl Loop {
                     on_observed = false;
                     continue;
                 }
-                let question = PendingConfirmation {
+                let mut question = PendingConfirmation {
                     action: action.to_json().to_string(),
                     target: target.clone(),
-                    reason: effect_question(&element, effect),
+                    reason: String::new(),
                     secret: false,
                     site: None,
                     tool: None,
                     said: None,
                 };
+                question.say(effect_message(&element, effect));
                 if !self.confirm(ctx, session, question).await {
                     return (
                         target,

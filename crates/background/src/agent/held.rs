@@ -2,7 +2,7 @@
 //! a step, and where the tab goes after the answer.
 
 use tandem_core::agent::task::{PendingConfirmation, TaskContext};
-use tandem_core::agent::{held_question, Approved};
+use tandem_core::agent::{held_message, Approved};
 
 use super::firewall::{tabs_go_back, take_held, wait};
 use super::page::{navigate, settle};
@@ -30,15 +30,16 @@ impl Loop {
             if Approved::of(ctx).allows(&host) {
                 continue;
             }
-            let question = PendingConfirmation {
+            let mut question = PendingConfirmation {
                 action: "send data to another site".into(),
                 target: None,
-                reason: held_question(&held),
+                reason: String::new(),
                 secret: false,
                 site: None,
                 tool: None,
                 said: None,
             };
+            question.say(held_message(&held));
             let approved = self.confirm(ctx, session, question).await;
             if self.stop.get() != Stop::No {
                 return Err("stopped before acting".into());

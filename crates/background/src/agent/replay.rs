@@ -11,6 +11,7 @@
 use tandem_core::agent::task::{StepKind, StepRecord, TaskContext, TaskStatus};
 use tandem_core::agent::workflow::{self, Divergence};
 use tandem_core::agent::{fence, needs_site_grant, site_denied, Action};
+use tandem_core::i18n::{text, Msg};
 
 use super::page::{lap, take_timings, Phase};
 use super::run::{Grant, Loop, Observed, Replayed, Stop};
@@ -33,10 +34,7 @@ impl Loop {
         if replay.finished() {
             ctx.finish(
                 TaskStatus::Done,
-                format!(
-                    "Workflow \u{201c}{}\u{201d} replayed: every step matched.",
-                    replay.name
-                ),
+                Msg::new("workflowReplayed", vec![text(replay.name.clone())]),
             );
             return Replayed::End;
         }
@@ -135,6 +133,7 @@ impl Loop {
         // for them, and says so.
         let pause = replay.scheduled && !replay.allow_model;
         let sentence = replay.diverge(why, !pause);
+        let at = replay.next + 1;
         let hint = fence("saved workflow", &replay.hint());
         ctx.record(StepRecord {
             kind: StepKind::User,
@@ -153,8 +152,10 @@ impl Loop {
         ctx.plan.clear();
         if pause {
             ctx.status = TaskStatus::Paused;
-            ctx.reason = Some(format!(
-                "The scheduled run stopped at {sentence}. Its schedule does not let the model take over where a page changed; press Resume to let it."
+            // `why` is the divergence's own words (the page's pattern, the step's target).
+            ctx.set_reason(Msg::new(
+                "workflowPausedAt",
+                vec![text(at.to_string()), text(why)],
             ));
             crate::workflows::notify_paused(ctx);
             return Replayed::End;

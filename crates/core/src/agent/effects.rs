@@ -17,9 +17,10 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::actions::Action;
-use super::safety::{seen_as, submits_form};
+use super::safety::{seen_as_message, submits_form};
 use super::snapshot::{Element, Snapshot};
 use super::task::TaskContext;
+use crate::i18n::{nested, text, Mark, Msg};
 use crate::url::{domain_of, form_decode};
 
 /// The session-rule id of the firewall's top-level rule (navigations of the task's tabs).
@@ -250,8 +251,9 @@ fn url_parts(url: &str) -> Option<UrlParts> {
 const DATA_CHARS: usize = 2_000;
 
 /// `e = “ada@example.com”, ref = “x”` — the fields that leave, each value whole up to
-/// [`DATA_CHARS`] in all, then how much more there is.
-fn data_line(fields: &[(String, String)]) -> String {
+/// [`DATA_CHARS`] in all, then how much more there is. Names and values are the page's
+/// words, never translated.
+fn data_line(fields: &[(String, String)]) -> Msg {
     let mut line = String::new();
     let mut left = DATA_CHARS;
     for (i, (name, value)) in fields.iter().enumerate() {
@@ -269,35 +271,40 @@ fn data_line(fields: &[(String, String)]) -> String {
                 .sum::<usize>()
                 .saturating_sub(left);
             line.extend(part.chars().take(left));
-            line.push_str(&format!("… ({rest} more characters)"));
-            return line;
+            let more = Msg::new("moreCharacters", vec![text(rest.to_string())]);
+            return Msg {
+                key: String::new(),
+                args: vec![text(line), nested(Mark::Plain, more)],
+            };
         }
         left -= count;
         line.push_str(&part);
     }
-    line
+    Msg::literal(line)
 }
 
 /// `collect.attacker.test` — or, with userinfo, the warning that the address only looks like
 /// another site.
-fn host_shown(parts: &UrlParts) -> String {
+fn host_shown(parts: &UrlParts) -> Msg {
     match &parts.userinfo {
-        Some(user) => format!(
-            "{} (the address starts with \u{201c}{user}@\u{201d}, which makes it look like another site: it goes to {})",
-            parts.host, parts.host
+        Some(user) => Msg::new(
+            "hostLooksLike",
+            vec![text(parts.host.clone()), text(user.clone())],
         ),
-        None => parts.host.clone(),
+        None => Msg::literal(parts.host.clone()),
     }
 }
 
 /// The question for a request the firewall held back: the destination first, what the page
 /// tried, the data that would leave.
 pub fn held_question(held: &Held) -> String {
+    held_message(held).english()
+}
+
+/// [`held_question`] as a catalog message.
+pub fn held_message(held: &Held) -> Msg {
     let Some(parts) = url_parts(&held.url) else {
-        return format!(
-            "Let the page send data to {}? Tandem held it back because you did not name that site in the task.",
-            held.url
-        );
+        return Msg::new("heldSendTo", vec![text(held.url.clone())]);
     };
     let host = host_shown(&parts);
     let mut fields: Vec<(String, String)> = parts.query.clone();
@@ -307,18 +314,23 @@ pub fn held_question(held: &Held) -> String {
         }
     }
     let what = match (held.is_get(), held.frame) {
-        (true, false) => "The page tried to take this tab there",
-        (true, true) => "A frame in the page tried to load it",
-        (false, false) => "The page tried to submit a form there",
-        (false, true) => "A form in a frame of the page tried to submit there",
+        (true, false) => "heldTab",
+        (true, true) => "heldFrame",
+        (false, false) => "heldForm",
+        (false, true) => "heldFrameForm",
     };
     let data = if fields.is_empty() {
-        format!("It would send the address {} and nothing more.", held.url)
+        Msg::new("sendsAddressOnly", vec![text(held.url.clone())])
     } else {
-        format!("It would send: {}.", data_line(&fields))
+        Msg::new("itWouldSend", vec![nested(Mark::Plain, data_line(&fields))])
     };
-    format!(
-        "Send data to {host}? {what}, a site you did not name in the task, and Tandem held it back. {data} Approve only if you expect this."
+    Msg::new(
+        "heldQuestion",
+        vec![
+            nested(Mark::Plain, host),
+            nested(Mark::Plain, Msg::key(what)),
+            nested(Mark::Plain, data),
+        ],
     )
 }
 
@@ -420,6 +432,12 @@ pub fn effect_of(
 /// The question before an action with `effect`: the real host first, then what the action
 /// does, then the data that leaves.
 pub fn effect_question(el: &Element, effect: &Effect) -> String {
+    effect_message(el, effect).english()
+}
+
+/// [`effect_question`] as a catalog message; hosts, addresses and the page's values are
+/// arguments, never translated.
+pub fn effect_message(el: &Element, effect: &Effect) -> Msg {
     match effect {
         Effect::SubmitsForm {
             url,
@@ -432,27 +450,33 @@ pub fn effect_question(el: &Element, effect: &Effect) -> String {
             let host = parts
                 .as_ref()
                 .map(host_shown)
-                .unwrap_or_else(|| url.clone());
-            let how = if *enter {
-                format!(
-                    "Typing into {} and pressing Enter submits its form",
-                    seen_as(el)
-                )
-            } else {
-                format!("Clicking {} submits its form", seen_as(el))
-            };
+                .unwrap_or_else(|| Msg::literal(url.clone()));
+            let how = Msg::new(
+                if *enter {
+                    "effectEnterSubmits"
+                } else {
+                    "effectClickSubmits"
+                },
+                vec![nested(Mark::Plain, seen_as_message(el))],
+            );
             let mut all = fields.clone();
             if let Some(p) = &parts {
                 all.extend(p.query.iter().cloned());
             }
             let data = if all.is_empty() {
-                String::from("no fields Tandem can see")
+                Msg::key("noFieldsSeen")
             } else {
                 data_line(&all)
             };
-            format!(
-                "Send this form to {host}? {how} to {} ({method}), a site you did not name in the task. It would send: {data}. Approve only if you expect this.",
-                parts.as_ref().map_or(url.as_str(), |p| p.host.as_str())
+            Msg::new(
+                "effectSubmitQuestion",
+                vec![
+                    nested(Mark::Plain, host),
+                    nested(Mark::Plain, how),
+                    text(parts.as_ref().map_or(url.as_str(), |p| p.host.as_str())),
+                    text(method.clone()),
+                    nested(Mark::Plain, data),
+                ],
             )
         }
         Effect::FollowsLink { url, .. } => {
@@ -460,16 +484,21 @@ pub fn effect_question(el: &Element, effect: &Effect) -> String {
             let host = parts
                 .as_ref()
                 .map(host_shown)
-                .unwrap_or_else(|| url.clone());
+                .unwrap_or_else(|| Msg::literal(url.clone()));
             let data = match parts.as_ref().map(|p| p.query.as_slice()) {
-                Some(query) if !query.is_empty() => {
-                    format!("The address carries: {}.", data_line(query))
-                }
-                _ => format!("The address is {url}."),
+                Some(query) if !query.is_empty() => Msg::new(
+                    "addressCarries",
+                    vec![nested(Mark::Plain, data_line(query))],
+                ),
+                _ => Msg::new("addressIs", vec![text(url.clone())]),
             };
-            format!(
-                "Go to {host}? Clicking {} leads to a site you did not name in the task. {data} Approve only if you expect this.",
-                seen_as(el)
+            Msg::new(
+                "effectLinkQuestion",
+                vec![
+                    nested(Mark::Plain, host),
+                    nested(Mark::Plain, seen_as_message(el)),
+                    nested(Mark::Plain, data),
+                ],
             )
         }
     }

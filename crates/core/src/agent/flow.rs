@@ -17,6 +17,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::i18n::{nested, text, Mark, Msg};
+
 /// Places remembered per task, and values per place: the newest are kept.
 const MAX_PLACES: usize = 16;
 const MAX_VALUES: usize = 200;
@@ -148,25 +150,50 @@ impl ReadValues {
 /// it was read, where it goes. `how` says how it leaves ("in the address https://…", "typed
 /// into the “Search” field").
 pub fn flow_question(carried: &[Carried], to: &str, how: &str) -> String {
+    flow_message(carried, to, Msg::literal(how)).english()
+}
+
+/// [`flow_question`] as a catalog message, `how` one too; the values and places are
+/// arguments, never translated.
+pub fn flow_message(carried: &[Carried], to: &str, how: Msg) -> Msg {
     let to = bare(to);
-    let values: Vec<String> = carried
+    let values: Vec<Msg> = carried
         .iter()
-        .map(|c| format!("\u{201c}{}\u{201d} (read on {})", c.value, c.from))
+        .map(|c| {
+            Msg::new(
+                "flowValue",
+                vec![text(c.value.clone()), text(c.from.clone())],
+            )
+        })
         .collect();
-    format!(
-        "Tandem wants to send {} to {to} ({how}). A page can ask the agent to carry your data \
-         to another site: approve only if you want {to} to get it.",
-        and_list(&values),
+    Msg::new(
+        "flowQuestion",
+        vec![
+            nested(Mark::Plain, and_list(values)),
+            text(to),
+            nested(Mark::Plain, how),
+        ],
     )
 }
 
-/// `a`, `a and b`, `a, b and c`.
-fn and_list(items: &[String]) -> String {
-    match items {
-        [] => String::new(),
-        [one] => one.clone(),
-        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+/// `a`, `a and b`, `a, b and c`, in the catalog's words.
+fn and_list(mut items: Vec<Msg>) -> Msg {
+    let Some(last) = items.pop() else {
+        return Msg::literal("");
+    };
+    let Some(mut init) = items.first().cloned() else {
+        return last;
+    };
+    for next in items.into_iter().skip(1) {
+        init = Msg::new(
+            "listMore",
+            vec![nested(Mark::Plain, init), nested(Mark::Plain, next)],
+        );
     }
+    Msg::new(
+        "listLast",
+        vec![nested(Mark::Plain, init), nested(Mark::Plain, last)],
+    )
 }
 
 /// The step's result when the user said no.

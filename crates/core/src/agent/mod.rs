@@ -44,18 +44,21 @@ pub use actions::{
     DragTarget, ParsedAction, Repair, ScrollTarget, SelectMode, LOOK_ACTION, TOOL_ACTION,
 };
 pub use changes::unasked_change;
-pub use effects::{effect_of, effect_question, held_question, Approved, Effect, Firewall, Held};
+pub use effects::{
+    effect_message, effect_of, effect_question, held_message, held_question, Approved, Effect,
+    Firewall, Held,
+};
 pub use element_map::{ElementMap, Entry, LocateError, Rendered, LIST_LEGEND};
 pub use safety::{
     approval_message, approval_sentence, fence, needs_confirmation, needs_drop_confirmation,
-    seen_as, Change, ConfirmReason, HostPattern, UrlDenied, UrlPolicy, FENCE_RULE,
+    seen_as, seen_as_message, Change, ConfirmReason, HostPattern, UrlDenied, UrlPolicy, FENCE_RULE,
 };
 pub use settings::{AgentSettings, SiteListError};
 pub use signature::{Evidence, Match, Signature};
 pub use sites::{
-    explain_script_error, leave_question, needs_file_access, needs_leave_approval,
-    needs_site_grant, page_refusal, site_denied, site_question, userinfo_warning, SiteGrants,
-    SITE_GRANTS_KEY,
+    explain_script_error, leave_message, leave_question, needs_file_access, needs_leave_approval,
+    needs_site_grant, page_refusal, site_denied, site_question, userinfo_message, userinfo_warning,
+    SiteGrants, SITE_GRANTS_KEY,
 };
 pub use snapshot::{frame_of_handle, ActErrorCode, ActResult, DriverCommand, Element, Snapshot};
 pub use task::ToolUse;

@@ -15,7 +15,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::actions::{Action, ScrollTarget};
-use crate::i18n::{text, Msg};
+use crate::i18n::{nested, text, Mark, Msg};
 
 /// The `chrome.storage.local` key of the remembered "Always allow" sites.
 pub const SITE_GRANTS_KEY: &str = "siteGrants";
@@ -145,10 +145,18 @@ pub fn needs_leave_approval(target: &str, current: Option<&str>, user_texts: &[&
 /// as the browser's URL parser reads `url`), then the whole URL, never cut (the panel
 /// scrolls), and a warning when the address hides the host behind a user name.
 pub fn leave_question(url: &str, host: &str) -> String {
-    format!(
-        "Tandem wants to open a page on {host}, a site you did not name in the task: {url}{}. \
-         A page can ask the agent to go somewhere with your data in the address: approve only if you expect this.",
-        userinfo_warning(url, host)
+    leave_message(url, host).english()
+}
+
+/// [`leave_question`] as a catalog message; the host and the address are arguments.
+pub fn leave_message(url: &str, host: &str) -> Msg {
+    Msg::new(
+        "leaveQuestion",
+        vec![
+            text(host),
+            text(url),
+            nested(Mark::Plain, userinfo_message(url, host)),
+        ],
     )
 }
 
@@ -156,18 +164,20 @@ pub fn leave_question(url: &str, host: &str) -> String {
 /// collect.example)` when `url` carries a user name before its host, as
 /// `https://shop.example@collect.example/` does to pass for the shop; else nothing.
 pub fn userinfo_warning(url: &str, host: &str) -> String {
+    userinfo_message(url, host).english()
+}
+
+/// [`userinfo_warning`] as a catalog message (an empty literal when there is none).
+pub fn userinfo_message(url: &str, host: &str) -> Msg {
     let Some((_, rest)) = url.split_once("://") else {
-        return String::new();
+        return Msg::literal("");
     };
     // The authority ends at the first of these, as the URL standard reads it for http(s).
     let authority = rest.split(['/', '?', '#', '\\']).next().unwrap_or("");
     let Some(at) = authority.rfind('@') else {
-        return String::new();
+        return Msg::literal("");
     };
-    format!(
-        " (careful: the address begins with \u{201c}{}@\u{201d}, which is not the site: the site is {host})",
-        &authority[..at]
-    )
+    Msg::new("userinfoWarning", vec![text(&authority[..at]), text(host)])
 }
 
 /// At most this many characters of a URL in a sentence.

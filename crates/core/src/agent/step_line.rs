@@ -28,10 +28,17 @@ const SECRET_TYPED: &str = "typed (the value you entered in the panel)";
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StepLine {
     pub message: Msg,
-    pub details: Vec<String>,
+    /// Each a line: the action and result as recorded (literal), how the model answered
+    /// (a catalog message).
+    pub details: Vec<Msg>,
 }
 
 impl StepLine {
+    /// The details in English.
+    pub fn details_english(&self) -> Vec<String> {
+        self.details.iter().map(Msg::english).collect()
+    }
+
     /// The sentence in English, as pieces with their emphasis.
     pub fn pieces(&self) -> Vec<Piece> {
         self.message.render(&|_| None)
@@ -103,7 +110,7 @@ pub fn step_line(step: &StepRecord) -> StepLine {
         },
         StepKind::Switch => StepLine {
             message: Msg::literal(format!("{}: {}", step.action, step.result)),
-            details: cost.into_iter().collect(),
+            details: cost.into_iter().map(Msg::from).collect(),
         },
         StepKind::Plan => {
             let plan = step.action.trim();
@@ -122,9 +129,9 @@ pub fn step_line(step: &StepRecord) -> StepLine {
             };
             let mut details = Vec::new();
             if checked && !plan.is_empty() {
-                details.push(format!("Plan: {plan}"));
+                details.push(say("stepPlan", vec![text(plan)]));
             }
-            details.push(join_cost(&step.result, cost));
+            details.push(join_cost(&step.result, cost).into());
             details.extend(output_detail(step));
             StepLine { message, details }
         }
@@ -146,8 +153,8 @@ fn cost(step: &StepRecord) -> Option<String> {
 
 /// How the cloud was asked for the step and how it answered (json_schema, a forced tool, a
 /// native tool call…), as a sentence: `None` on Nano and for lines no model answered.
-pub fn output_detail(step: &StepRecord) -> Option<String> {
-    step.output.as_deref().map(crate::structured::mode_sentence)
+pub fn output_detail(step: &StepRecord) -> Option<Msg> {
+    step.output.as_deref().map(crate::structured::mode_message)
 }
 
 fn join_cost(first: &str, cost: Option<String>) -> String {
@@ -164,13 +171,14 @@ fn action_line(step: &StepRecord, cost: Option<String>) -> StepLine {
         .as_deref()
         .map(|t| format!(" on {t}"))
         .unwrap_or_default();
-    let mut details = vec![
-        format!("{}{on}", step.action),
+    let mut details: Vec<Msg> = vec![
+        format!("{}{on}", step.action).into(),
         // Page words in a result are fenced for the model; a person reads them plain.
         join_cost(
             &format!("{mark} {}", crate::fence::for_person(&step.result)),
             cost,
-        ),
+        )
+        .into(),
     ];
     details.extend(output_detail(step));
     let Ok(action) = crate::json::from_str::<serde_json::Value>(&step.action)
@@ -670,7 +678,7 @@ mod tests {
             "clicked; a new page is loading",
         ));
         assert_eq!(
-            line.details,
+            line.details_english(),
             [
                 r#"{"action":"click","element":1} on [1] button "ONE""#,
                 "✓ clicked; a new page is loading · OpenAI-compatible · 1072 tokens",
@@ -683,14 +691,14 @@ mod tests {
         let mut clicked = step(r#"{"action":"click","element":1}"#, None, true, "clicked");
         clicked.output = Some("json_schema + tools".into());
         assert_eq!(
-            step_line(&clicked).details.last().map(String::as_str),
+            step_line(&clicked).details_english().last().map(String::as_str),
             Some("Output mode: json_schema (the provider held the reply to the step's JSON Schema), with the task's tools offered in the tools field.")
         );
         let mut plan = step("1. search", None, true, "plan made");
         plan.kind = StepKind::Plan;
         plan.output = Some("forced tool".into());
         assert_eq!(
-            step_line(&plan).details.last().map(String::as_str),
+            step_line(&plan).details_english().last().map(String::as_str),
             Some("Output mode: forced tool (the reply was the input of a tool call the model had to make).")
         );
         clicked.output = None;
@@ -704,7 +712,7 @@ mod tests {
         let line = step_line(&plan);
         assert_eq!(line.marked(), "Plan: 1. search 2. add");
         assert_eq!(
-            line.details,
+            line.details_english(),
             ["plan made · OpenAI-compatible · 1072 tokens"]
         );
         let mut note = step("Your note: size M", None, true, "the agent reads it");

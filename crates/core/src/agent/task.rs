@@ -549,6 +549,13 @@ impl TaskContext {
         self.said = msg.has_key().then_some(msg);
     }
 
+    /// Why the task ended or waits, as a message (see [`PendingConfirmation::message`]).
+    pub fn reason_message(&self) -> Option<Msg> {
+        self.reason
+            .as_deref()
+            .map(|r| said_or(self.said.as_ref(), r))
+    }
+
     /// Whether the planner runs before the next navigator step.
     pub fn planner_due(&self) -> bool {
         self.plan.is_empty()

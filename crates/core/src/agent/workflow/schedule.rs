@@ -5,6 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::i18n::{text, Msg};
+
 /// Prefix of a workflow's alarm name; the rest is the workflow's id.
 pub const ALARM_PREFIX: &str = "workflow:";
 const HOUR_MS: u64 = 60 * 60 * 1000;
@@ -59,11 +61,16 @@ impl Every {
     }
 
     pub fn label(self) -> String {
+        self.label_message().english()
+    }
+
+    /// [`Every::label`] as a catalog message.
+    pub fn label_message(self) -> Msg {
         match self {
-            Every::Daily => "every day".into(),
-            Every::Weekly => "every week".into(),
-            Every::Hours(1) => "every hour".into(),
-            Every::Hours(n) => format!("every {n} hours"),
+            Every::Daily => Msg::key("everyDay"),
+            Every::Weekly => Msg::key("everyWeek"),
+            Every::Hours(1) => Msg::key("everyHour"),
+            Every::Hours(n) => Msg::new("everyNHours", vec![text(n.to_string())]),
         }
     }
 }
