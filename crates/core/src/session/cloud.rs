@@ -84,6 +84,23 @@ fn rounds_for_model(rounds: &[RequestMessage], config: &CloudConfig) -> Vec<Requ
     sent
 }
 
+/// Tells the caller of one attempt, for the Debug drawer.
+fn report(
+    hooks: &mut impl TurnHooks,
+    config: &CloudConfig,
+    plan: &SendPlan,
+    trace: &AttemptTrace,
+    usage: Option<crate::stream::Usage>,
+) {
+    hooks.attempt(&AttemptReport {
+        provider: config.kind,
+        model: &config.model,
+        plan,
+        trace,
+        usage,
+    });
+}
+
 /// A turn's tool rounds written as text, ending with `note` for the model: for the request
 /// that offers no tools (a provider may refuse tool-call blocks without tool declarations).
 /// Results were fenced when they were made, so the text keeps their fences.
@@ -404,13 +421,7 @@ impl<C: CloudTransport, S: Sleeper> CloudSession<C, S> {
                     match self.output_mode.fallback() {
                         Some(next) if structured::has_ladder(self.config.kind) => {
                             self.output_mode = next;
-                            hooks.attempt(&AttemptReport {
-                                provider: self.config.kind,
-                                model: &self.config.model,
-                                plan: &plan,
-                                trace: &trace,
-                                usage,
-                            });
+                            report(hooks, &self.config, &plan, &trace, usage);
                             continue;
                         }
                         _ => Err(e),
@@ -425,24 +436,12 @@ impl<C: CloudTransport, S: Sleeper> CloudSession<C, S> {
                         && !request.tools.is_empty() =>
                 {
                     self.tools_refused = true;
-                    hooks.attempt(&AttemptReport {
-                        provider: self.config.kind,
-                        model: &self.config.model,
-                        plan: &plan,
-                        trace: &trace,
-                        usage,
-                    });
+                    report(hooks, &self.config, &plan, &trace, usage);
                     continue;
                 }
                 Err(SendFailure::Provider(e)) => Err(e),
                 Err(SendFailure::Stopped) => {
-                    hooks.attempt(&AttemptReport {
-                        provider: self.config.kind,
-                        model: &self.config.model,
-                        plan: &plan,
-                        trace: &trace,
-                        usage,
-                    });
+                    report(hooks, &self.config, &plan, &trace, usage);
                     return Err(CloudFailure::Stopped);
                 }
             };
@@ -470,13 +469,7 @@ impl<C: CloudTransport, S: Sleeper> CloudSession<C, S> {
             if let Some(e) = failed_after_text {
                 action = Action::Fail(e);
             }
-            hooks.attempt(&AttemptReport {
-                provider: self.config.kind,
-                model: &self.config.model,
-                plan: &plan,
-                trace: &trace,
-                usage,
-            });
+            report(hooks, &self.config, &plan, &trace, usage);
             match (action, result) {
                 // Calls in answer to a request that offered no tools are not run: the text,
                 // if any, is the answer; without text the turn ends with a sentence.

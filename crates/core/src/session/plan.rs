@@ -6,7 +6,7 @@
 //! the caller's part of a turn: it hears each stream event as it arrives, shows the retry
 //! wait, runs tool rounds, and gets a report of every attempt for the Debug drawer.
 
-use crate::budget::{compute_budget, Budget, BudgetError, Conversation, TokenCache};
+use crate::budget::{compute_budget_with_images, Budget, BudgetError, Conversation, TokenCache};
 use crate::chat::ChatMessage;
 use crate::provider::ProviderKind;
 use crate::request::{RequestOptions, ToolCall, ToolOutcome, ToolSpec};
@@ -15,6 +15,26 @@ use crate::stream::StreamEvent;
 
 use super::attempt::{AttemptTrace, CloudConfig, SendFailure};
 use super::transcript::Transcript;
+
+/// The budget of a turn whose request carries `images` (their count and tokens), under the
+/// session's own `system` text.
+fn budget_with(
+    conversation: &Conversation<'_>,
+    system: Option<&str>,
+    images: (usize, u32),
+    config: &CloudConfig,
+    cache: &mut TokenCache,
+) -> Result<(Budget, Option<String>), BudgetError> {
+    let budget = compute_budget_with_images(
+        conversation,
+        system,
+        images,
+        config.context_window,
+        &config.budget,
+        cache,
+    )?;
+    Ok((budget, system.map(str::to_owned)))
+}
 
 /// Builds a cloud turn's request.
 pub trait RequestPlanner {
@@ -33,15 +53,9 @@ pub trait RequestPlanner {
         config: &CloudConfig,
         cache: &mut TokenCache,
     ) -> Result<(Budget, Option<String>), BudgetError> {
-        let budget = compute_budget(
-            conversation,
-            system,
-            self.images().len(),
-            config.context_window,
-            &config.budget,
-            cache,
-        )?;
-        Ok((budget, system.map(str::to_owned)))
+        let count = self.images().len();
+        let images = (count, crate::tokens::image_tokens(count));
+        budget_with(conversation, system, images, config, cache)
     }
 
     /// Images attached to the request (the last user message), as data: URLs.
@@ -106,15 +120,8 @@ impl RequestPlanner for StepPlanner<'_> {
         config: &CloudConfig,
         cache: &mut TokenCache,
     ) -> Result<(Budget, Option<String>), BudgetError> {
-        let budget = crate::budget::compute_budget_with_images(
-            conversation,
-            system,
-            (self.images.len(), self.image_tokens),
-            config.context_window,
-            &config.budget,
-            cache,
-        )?;
-        Ok((budget, system.map(str::to_owned)))
+        let images = (self.images.len(), self.image_tokens);
+        budget_with(conversation, system, images, config, cache)
     }
 
     fn images(&self) -> &[String] {
