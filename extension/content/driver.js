@@ -238,13 +238,37 @@
   // What the eye gets of an element, read from its style once a snapshot and kept as bits:
   // its hidden level (above), whether its own text is invisible (INK: no size, not visible,
   // no colour) and whether its box separates words (BLOCK: anything but an inline box).
-  // Style reads are most of what naming costs on a large page, so each is read once.
+  // Style reads are most of what a snapshot costs on a large page (each ~1 µs, ten an
+  // element), so each is read once here, with what the walk needs of the box too: not
+  // rendered (NONE), a box a transform can lift (FLOW, see TRANSFORMABLE), positioned
+  // (RELATIVE, or PLACED for any other non-static position), scrolling its own content
+  // (SCROLLS) and where the pointer cursor is (POINTER).
   const LEVEL = 3;
   const INK = 4;
   const BLOCK = 8;
   // INK is read only for elements that hold text, when first asked.
   const INK_READ = 16;
+  const NONE = 32;
+  const FLOW = 64;
+  const RELATIVE = 128;
+  const PLACED = 256;
+  const SCROLLS = 512;
+  const POINTER = 1024;
+  const SCROLLING = (v) => v === 'auto' || v === 'scroll';
   let lookCache = null;
+  // Texts of elements read while a snapshot runs (see `contentText`).
+  let textCache = null;
+  // Boxes read while a snapshot runs: the hidden level, a drawn switch and the element's own
+  // entry read the same boxes (~5 µs a read). The page does not change during a snapshot.
+  let rectCache = null;
+  function rectOf(el) {
+    let r = rectCache && rectCache.get(el);
+    if (!r) {
+      r = el.getBoundingClientRect();
+      if (rectCache) rectCache.set(el, r);
+    }
+    return r;
+  }
   function looks(el) {
     let bits = lookCache ? lookCache.get(el) : undefined;
     if (bits === undefined) {
@@ -258,8 +282,17 @@
   function computeLooks(el) {
     const style = styleOf(el);
     const display = style.display;
-    const bits = BLOCK_TAGS.has(el.tagName) || (display !== 'inline' && display !== 'contents') ? BLOCK : 0;
-    return bits | hiddenFrom(el, style, display);
+    if (display === 'none') return NONE | HIDDEN;
+    let bits = BLOCK_TAGS.has(el.tagName) || (display !== 'inline' && display !== 'contents') ? BLOCK : 0;
+    if (TRANSFORMABLE(display)) bits |= FLOW;
+    const position = style.position;
+    if (position === 'relative') bits |= RELATIVE;
+    else if (position !== 'static') bits |= PLACED;
+    const x = style.overflowX;
+    const y = style.overflowY;
+    if (SCROLLING(x) || SCROLLING(y)) bits |= SCROLLS;
+    if (style.cursor === 'pointer') bits |= POINTER;
+    return bits | hiddenFrom(el, style, position, x !== 'visible' || y !== 'visible');
   }
   function inkOf(el) {
     let bits = looks(el);
@@ -273,17 +306,16 @@
     }
     return (bits & INK) !== 0;
   }
-  function hiddenFrom(el, style, display) {
-    if (display === 'none' || style.opacity === '0' || el.getAttribute('aria-hidden') === 'true') return HIDDEN;
+  // `overflow`: whether the box clips its content in either direction.
+  function hiddenFrom(el, style, position, overflow) {
+    if (style.opacity === '0' || el.getAttribute('aria-hidden') === 'true') return HIDDEN;
     const clipPath = style.clipPath;
     if (clipPath !== 'none' && CLIPPED.test(clipPath)) return FOR_READERS;
-    const position = style.position;
     const placed = position === 'absolute' || position === 'fixed';
     // `clip` applies to absolutely positioned boxes only.
     if (placed && CLIPPED.test(style.clip)) return FOR_READERS;
-    const overflow = style.overflow !== 'visible';
     if (!placed && !overflow) return SEEN;
-    const r = el.getBoundingClientRect();
+    const r = rectOf(el);
     if (overflow && (r.width < 2 || r.height < 2)) return FOR_READERS;
     if (placed) {
       if (r.width <= 1 && r.height <= 1) return FOR_READERS;
@@ -304,12 +336,40 @@
   function contentText(node, limit, skip, forReaders = false) {
     let out = '';
     const skipped = typeof skip === 'function' ? skip : (n) => n === skip;
+    // While a snapshot runs, an element's text (what `visit` adds for it) is read once: the
+    // context of every element in a row reads the same cells again (on a large table that
+    // was a third of the snapshot). Not for what only screen readers get, nor under a
+    // predicate; under a skipped node, only off the path from `node` down to it.
+    const cache = textCache && !forReaders && typeof skip !== 'function' ? textCache : null;
+    let onPath = null;
+    if (cache && skip) {
+      onPath = new Set();
+      for (let a = skip; a; a = composedParent(a)) {
+        onPath.add(a);
+        if (a === node) break;
+      }
+    }
     // Children by firstChild/nextSibling: the snapshot reads the text around every element,
     // and NodeList iterators cost several times more.
     const visitChildren = (parent) => {
       for (let c = parent.firstChild; c && out.length < limit; c = c.nextSibling) visit(c);
     };
     const visit = (n) => {
+      if (cache && n.nodeType === Node.ELEMENT_NODE && !(onPath && onPath.has(n))) {
+        const kept = cache.get(n);
+        if (kept !== undefined) {
+          out += kept;
+          return;
+        }
+        const from = out.length;
+        read(n);
+        // Kept only when read whole: a read cut short by the limit is not its text.
+        if (out.length < limit) cache.set(n, out.slice(from));
+        return;
+      }
+      read(n);
+    };
+    const read = (n) => {
       const type = n.nodeType;
       if (type === Node.TEXT_NODE) {
         // Whitespace reads the same hidden or not: no style needed for it.
@@ -464,19 +524,19 @@
   function hiddenControlOf(label) {
     const control = label.control;
     if (!control || control.tagName !== 'INPUT' || (control.type !== 'checkbox' && control.type !== 'radio')) return null;
-    const r = control.getBoundingClientRect();
+    const r = rectOf(control);
     const style = styleOf(control);
-    const hidden = r.width < 2 || r.height < 2 || style.opacity === '0' || style.display === 'none' ||
-      style.visibility !== 'visible' || hidesText(control);
+    // Transparent, not rendered or aria-hidden: `hidesText`.
+    const hidden = r.width < 2 || r.height < 2 || style.visibility !== 'visible' || hidesText(control);
     if (!hidden) return null;
     // One line for one control: the first of its labels that is drawn stands for it (the
     // switch's track), not also the text label beside it.
-    const first = labelsOf(control).find((l) => { const b = l.getBoundingClientRect(); return b.width > 0 && b.height > 0; });
+    const first = labelsOf(control).find((l) => { const b = rectOf(l); return b.width > 0 && b.height > 0; });
     return first === label ? control : null;
   }
 
-  // `parent`: the element's parent across shadow roots, whose style is read only when the
-  // element has the pointer cursor (most elements do not, and a style read costs).
+  // `parent`: the element's parent across shadow roots, whose cursor is read only when the
+  // element has the pointer cursor.
   function interactivity(el, role, style, parent) {
     const hints = [];
     const tag = el.tagName;
@@ -491,14 +551,20 @@
     if (el.hasAttribute(LISTENER_MARK)) hints.push('listener');
     if (el.hasAttribute('tabindex') && el.tabIndex >= 0) hints.push('tabindex');
     // Only where the pointer cursor starts: descendants inherit it and are not separate targets.
-    if (style.cursor === 'pointer' &&
-        (!parent || el.ownerDocument.defaultView.getComputedStyle(parent).cursor !== 'pointer')) {
+    if (pointerCursor(el, style) && (!parent || !pointerCursor(parent, styleOf(parent)))) {
       hints.push('pointer');
     }
     if (el.isContentEditable && !(el.parentElement && el.parentElement.isContentEditable)) {
       hints.push('editable');
     }
     return hints;
+  }
+
+  // Whether the element shows the pointer cursor: read with its looks (an element not rendered
+  // has none, and is read only when a snapshot lists hidden elements too).
+  function pointerCursor(el, style) {
+    const bits = looks(el);
+    return bits & NONE ? style.cursor === 'pointer' : (bits & POINTER) !== 0;
   }
 
   // What a field is called, in words: its name, id, placeholder, aria-label and labels, with
@@ -553,9 +619,8 @@
 
   function isVisible(el, style, rect) {
     if (rect.width <= 0 || rect.height <= 0) return false;
-    if (style.visibility !== 'visible') return false;
-    if (!el.checkVisibility) return true;
-    // Both spellings: the option names changed in Chrome 121.
+    if (!el.checkVisibility) return style.visibility === 'visible';
+    // Both spellings: the option names changed in Chrome 121. It reads `visibility` too.
     return el.checkVisibility({ opacityProperty: true, visibilityProperty: true, checkOpacity: true, checkVisibilityCSS: true });
   }
 
@@ -747,12 +812,16 @@
     labelIndex = new Map();
     styleCache = new Map();
     lookCache = new Map();
+    textCache = new Map();
+    rectCache = new Map();
     try {
       return takeSnapshot(opts);
     } finally {
       labelIndex = null;
       styleCache = null;
       lookCache = null;
+      textCache = null;
+      rectCache = null;
     }
   }
 
@@ -819,18 +888,18 @@
           continue;
         }
         const style = styleOf(el);
-        const display = style.display;
+        const bits = looks(el);
         // Nothing a person can use: not rendered, or hidden from everyone but the eye (an
         // off-screen drawer marked aria-hidden, a page behind a modal marked inert).
-        if ((display === 'none' || el.getAttribute('aria-hidden') === 'true' || el.inert) && !o.includeHidden) {
+        if ((bits & NONE || el.getAttribute('aria-hidden') === 'true' || el.inert) && !o.includeHidden) {
           node = skipSubtree(walker);
           continue;
         }
         // Tracked during the walk rather than searched backwards from each field: a page
         // with a thousand fields would otherwise walk back over the same nodes a thousand times.
         if (/^H[1-6]$/.test(el.tagName) || explicitRole(el) === 'heading') heading = el;
-        noteLayer(el, style, display, offset);
-        noteScrollBox(el, style);
+        noteLayer(el, style, bits, offset);
+        noteScrollBox(el, bits);
         visit(el, style, framePath, offset);
         if (el.shadowRoot) walkRoot(el.shadowRoot, framePath, offset);
         if (el.tagName === 'IFRAME' || el.tagName === 'FRAME') {
@@ -873,15 +942,14 @@
     // always, so anything this misses is still caught before a click.
     const layers = [];
     const inViewportBoxes = [];
-    const noteLayer = (el, style, display, offset) => {
-      const position = style.position;
-      const positioned = position !== 'static' && (position !== 'relative' || style.zIndex !== 'auto');
+    const noteLayer = (el, style, bits, offset) => {
+      const positioned = (bits & PLACED) !== 0 || ((bits & RELATIVE) !== 0 && style.zIndex !== 'auto');
       // A transform is read only where it can lift a box over others: not on inline boxes,
       // which it does not move, nor on table rows and cells, which pages do not slide over
       // content. Read on every element of a large table, it cost a fifth of the snapshot;
       // acting hit-tests anyway.
-      if (!positioned && (!TRANSFORMABLE(display) || style.transform === 'none')) return;
-      const r = el.getBoundingClientRect();
+      if (!positioned && (!(bits & FLOW) || style.transform === 'none')) return;
+      const r = rectOf(el);
       if (r.width <= 0 || r.height <= 0) return;
       const x = r.left + offset.x;
       const y = r.top + offset.y;
@@ -892,10 +960,9 @@
     // with their box in their document's viewport: a row scrolled out of such a box is not in
     // view, whatever the page's scroll.
     const scrollBoxes = new Map();
-    const SCROLLS = (v) => v === 'auto' || v === 'scroll';
-    const noteScrollBox = (el, style) => {
-      if ((SCROLLS(style.overflowY) || SCROLLS(style.overflowX)) && el.tagName !== 'HTML' && el.tagName !== 'BODY') {
-        scrollBoxes.set(el, el.getBoundingClientRect());
+    const noteScrollBox = (el, bits) => {
+      if (bits & SCROLLS && el.tagName !== 'HTML' && el.tagName !== 'BODY') {
+        scrollBoxes.set(el, rectOf(el));
       }
     };
     const outsideScrollBox = (el, r) => {
@@ -938,7 +1005,7 @@
       const control = el.tagName === 'LABEL' ? hiddenControlOf(el) : null;
       if (control && !hints.includes('native')) hints.push('native');
       if (!hints.length) return;
-      const r = el.getBoundingClientRect();
+      const r = rectOf(el);
       let visible = isVisible(el, style, r);
       // Off the page to the left or the top, where no scrolling reaches (a closed drawer).
       if (visible && (r.right + view.scrollX <= 0 || r.bottom + view.scrollY <= 0)) visible = false;
