@@ -9,7 +9,7 @@
 //   - per-step overhead excluding LLM time: from one navigator answer to the next navigator
 //     request (the element from the look the model answered, or by signature in a fresh
 //     snapshot when the page changed; highlight and act, whose watch takes the next look;
-//     settle, persist, observe again). The watch alone waits 100 ms when a click changes
+//     settle, persist, observe again). The watch alone waits 80 ms when a click changes
 //     nothing, as these do.
 //   - its breakdown (inject, snapshot, map, locate, act, settle, persist), as the worker recorded it
 //     in each action step of the task (`StepRecord.timings`), and the same step split by where
@@ -194,7 +194,7 @@ try {
     });
     const m = (k) => median(split.map((x) => x[k])).toFixed(0);
     console.log(`per-step overhead split, median ms over ${split.length} steps (model time excluded): ${m('gap')} in all`);
-    console.log(`  driver, in the page:  ${m('page')} (the act and its watch for the click's effects, which lasts 100 ms when nothing changes; of it, the look that is the next step's snapshot: ${m('look')})`);
+    console.log(`  driver, in the page:  ${m('page')} (the act and its watch for the click's effects, which lasts 80 ms when nothing changes; of it, the look that is the next step's snapshot: ${m('look')})`);
     console.log(`  settle:               ${m('settle')} (only after a navigation)`);
     console.log(`  background (worker):  ${m('background')} (executeScript messaging ${m('messaging')}, element map ${m('map')}, saving the task ${m('persist')}, the rest ${m('rest')}: prompt, provider request, records, chrome.* calls)`);
     // One look per step while the page stays as the model saw it; a second only when it changed.

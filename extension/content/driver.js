@@ -48,8 +48,12 @@
   // the first change; a page that never stops changing (an animation) is cut off at
   // MAX_WATCH_MS, and a page that shows it is still working on the action (a server answering
   // behind a spinner) at MAX_BUSY_MS, as long as the wait after a navigation.
+  // NO_CHANGE_MS is five frames at 60 Hz: what a handler or a framework's render does in
+  // answer comes within one or two. It was 100; at 80 the next step's look (taken inside the
+  // watch) rather than the wait ends the watch on a large page. A change that comes later
+  // still cannot mislead an action: the look is refused once the page changed after it.
   const QUIET_MS = 60;
-  const NO_CHANGE_MS = 100;
+  const NO_CHANGE_MS = 80;
   const MAX_WATCH_MS = 1000;
   const MAX_BUSY_MS = 2000;
   const POLL_MS = 20;

@@ -64,9 +64,14 @@ pub(super) async fn save(ctx: &TaskContext) -> Result<(), AgentError> {
     let items = Object::new();
     let _ = Reflect::set(&items, &TASK_STATE_KEY.into(), &value);
     let promise = session_set(&items).map_err(|e| AgentError::Storage(js_text(e)))?;
-    JsFuture::from(promise)
-        .await
-        .map_err(|e| AgentError::Storage(js_text(e)))?;
+    // Not waited for: Chrome carries out a storage call once it is made, in the order made,
+    // whatever the worker does next, so the next step need not wait for the write (5-12 ms
+    // a step, growing with the transcript). A failed write is still reported.
+    wasm_bindgen_futures::spawn_local(async move {
+        if let Err(e) = JsFuture::from(promise).await {
+            crate::log_error("the task could not be saved", &e);
+        }
+    });
     broadcast(Some(ctx));
     // The toolbar badge: a question of the task (a tool call's reports itself in `tools`).
     crate::badge::set(
