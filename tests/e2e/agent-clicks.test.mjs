@@ -8,16 +8,15 @@
 // asserts what the page saw (requests the fixture site received, page state read with
 // tab.evaluate), then what the timeline says. The scripted model picks elements by their
 // visible text, as in agent-pages.test.mjs.
-import { test, before, after, beforeEach } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { scriptedModel, startAgentEnv } from './lib/agent-harness.mjs';
+import { navigatorSuite } from './lib/suites.mjs';
+import { page, text } from './lib/fixtures.mjs';
 import { elements } from './lib/scripted-shopper.mjs';
 
 const KEY = 'sk-test-agent-clicks-1234';
-let mock, site, tab, ui;
+let site, tab, ui;
 
-const page = (title, body) => `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head><body>${body}</body></html>`;
-const text = (body) => ({ type: 'text/plain', body });
 
 const routes = {
   // The tabs switch in the link's own click handler (not by following its href): a click
@@ -185,28 +184,8 @@ const routes = {
     </script>`),
 };
 
-const turns = [];
 let navigator = () => ({ action: 'done', success: false, answer: 'no script' });
-const planner = (turn) => ({ plan: '1. do it 2. check', complete: /navigator says the task is done/.test(turn) });
-const llm = scriptedModel({ planner, navigator: (turn) => navigator(turn), turns });
-
-let env;
-before(async () => {
-  env = await startAgentEnv({ routes, key: KEY });
-  ({ mock, site, tab, ui } = env);
-});
-after(async () => {
-  await env?.close();
-});
-beforeEach(() => {
-  mock.reset();
-  mock.setDefault(llm);
-  turns.length = 0;
-  site.requests.length = 0;
-});
-
-const navigatorTurns = () => turns.filter((t) => t.startsWith('ROLE: NAVIGATOR'));
-const paths = (prefix) => site.requests.filter((r) => r.path === prefix);
+const { navigatorTurns, paths } = navigatorSuite({ routes, key: KEY, navigator: (turn) => navigator(turn), ready: (env) => ({ site, tab, ui } = env) });
 
 test('a tab strip whose li[role=tab] wraps the link: the link is listed and clicked, and the tab switches', async () => {
   navigator = (turn) => {

@@ -6,7 +6,7 @@
 // Real Chromium, the real dist/, sites served through the browser's routing (lib/fixtures.mjs).
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { lastUserText, scriptedModel, startAgentEnv } from './lib/agent-harness.mjs';
+import { holdSecondNavigatorTurn, scriptedModel, startAgentEnv } from './lib/agent-harness.mjs';
 import { page, shopRoutes } from './lib/shop-site.mjs';
 import { elements, find, planner, shopper, urlOf } from './lib/scripted-shopper.mjs';
 
@@ -238,20 +238,11 @@ test('the legitimate shop task (search, open a product, add it) asks no question
 });
 
 test("the firewall holds only while the task runs: after a worker restart (task Paused) and after the task ends, the user's own visit to that site goes through", async () => {
-  let stopNow;
-  const stopping = new Promise((r) => { stopNow = r; });
-  let navigatorTurns = 0;
+  const { held, reached } = holdSecondNavigatorTurn(llm);
   navigator = shopper;
-  mock.setDefault(async (rec) => {
-    const out = await llm(rec);
-    if (!lastUserText(rec.body).startsWith('ROLE: PLANNER') && ++navigatorTurns === 2) {
-      stopNow();
-      return { ...out, latencyMs: 3000 };
-    }
-    return out;
-  });
+  mock.setDefault(held);
   await ui.startTask(tab, 'Add the blue backpack to the cart', site.url + '/');
-  await stopping;
+  await reached;
   // While the task runs, a page of its tab cannot reach the collector (a script's navigation).
   await tab.evaluate((u) => { location.href = u; }, `${COLLECT}/?e=while-running`);
   await tab.waitForTimeout(500);

@@ -7,7 +7,8 @@
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { closeSettings, lastUserText, openSettings, startAgentEnv, useMockProvider } from './lib/agent-harness.mjs';
-import { routeMcpServer, startMcpServer } from './lib/mcp-server.mjs';
+import { addMcpServerWithTool } from './lib/mcp-panel.mjs';
+import { FETCH_URL_TOOL, routeMcpServer, startMcpServer } from './lib/mcp-server.mjs';
 import { page } from './lib/shop-site.mjs';
 
 const NOTES = 'https://notes.tandem.test';
@@ -17,12 +18,7 @@ const TOKEN = 'mcp-task-token-9k2mqx';
 let env, panel, ui, tab, mock, files;
 
 before(async () => {
-  // `fetch_url` says it only reads, and nothing about the open world: as MCP's fetch servers
-  // are, it may go to any address it is given.
-  files = await startMcpServer({ name: 'Files', token: TOKEN, more: [
-    { name: 'fetch_url', description: 'Fetches a web page and returns its text.', annotations: { readOnlyHint: true },
-      inputSchema: { type: 'object', properties: { url: { type: 'string' } }, required: ['url'] } },
-  ] });
+  files = await startMcpServer({ name: 'Files', token: TOKEN, more: [FETCH_URL_TOOL] });
   env = await startAgentEnv({
     origin: NOTES,
     routes: {
@@ -37,16 +33,9 @@ before(async () => {
   });
   ({ panel, ui, tab, mock } = env);
   const filesUrl = await routeMcpServer(env.browser.context, FILES, files);
-  await openSettings(panel);
-  await panel.getByRole('button', { name: 'Add MCP server' }).click();
-  const form = panel.getByRole('group', { name: 'New MCP server' });
-  await form.getByLabel('Server name').fill('My files');
-  await form.getByLabel('Server URL').fill(filesUrl);
-  await form.getByLabel('Bearer token (optional)').fill(TOKEN);
-  await form.getByRole('button', { name: 'Add server' }).click();
-  await panel.getByRole('list', { name: 'Tool providers' }).getByRole('combobox', { name: /^echo from My files/ }).waitFor({ timeout: 15_000 });
+  const providers = await addMcpServerWithTool(panel, { name: 'My files', url: filesUrl, token: TOKEN }, 'echo');
   // Settings shows the server at its https address, as the user typed it.
-  await panel.getByRole('list', { name: 'Tool providers' }).getByText(`MCP server «My files» (${filesUrl}, token …`).waitFor();
+  await providers.getByText(`MCP server «My files» (${filesUrl}, token …`).waitFor();
   await closeSettings(panel);
 });
 after(async () => {

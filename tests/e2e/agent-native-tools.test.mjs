@@ -10,16 +10,13 @@
 // shows (the Debug details of each step say how it was asked and answered).
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { closeSettings, lastUserText, openSettings, startAgentEnv } from './lib/agent-harness.mjs';
-import { routeMcpServer, startMcpServer } from './lib/mcp-server.mjs';
+import { TABS_PROVIDER_DIR, TANDEM_ID } from './lib/browser.mjs';
+import { closeSettings, lastUserText, startAgentEnv } from './lib/agent-harness.mjs';
+import { addMcpServerWithTool } from './lib/mcp-panel.mjs';
+import { FETCH_URL_TOOL, routeMcpServer, startMcpServer } from './lib/mcp-server.mjs';
 import { useProvider } from './lib/panel.mjs';
 import { page } from './lib/shop-site.mjs';
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const PROVIDER_DIR = path.join(repoRoot, 'dist-tools', 'tabs');
-const TANDEM_ID = 'bkkhgefimkkanagkjaoehnjcmpolnojf';
 const NOTES = 'https://notes.tandem.test';
 const DOCS = 'https://docs.tandem.test';
 const FILES = 'https://files.tandem.test';
@@ -40,12 +37,7 @@ const settings = {
 let env, browser, panel, tab, ui, mock, files;
 
 before(async () => {
-  // `fetch_url` says it only reads, and nothing about the open world: as MCP's fetch servers
-  // are, it may go to any address it is given.
-  files = await startMcpServer({ name: 'Files', token: TOKEN, more: [
-    { name: 'fetch_url', description: 'Fetches a web page and returns its text.', annotations: { readOnlyHint: true },
-      inputSchema: { type: 'object', properties: { url: { type: 'string' } }, required: ['url'] } },
-  ] });
+  files = await startMcpServer({ name: 'Files', token: TOKEN, more: [FETCH_URL_TOOL] });
   const docs = Object.fromEntries(Object.values(SLUGS).map((s) => [`/native-${s}`, () => page(`Docs ${s}`, `<h1>${s}</h1>`)]));
   env = await startAgentEnv({
     origin: NOTES,
@@ -59,7 +51,7 @@ before(async () => {
     more: { [DOCS]: docs },
     key: KEY,
     extensionId: TANDEM_ID,
-    others: [PROVIDER_DIR],
+    others: [TABS_PROVIDER_DIR],
     onDevice: 'cloud',
     // Ollama accepts the extension only when started with OLLAMA_ORIGINS, as its users do.
     mockOptions: { ollamaOrigins: ['chrome-extension://*'] },
@@ -71,15 +63,7 @@ before(async () => {
   await approval.getByRole('button', { name: 'Allow' }).dispatchEvent('click');
   // And adds the MCP server in Settings.
   const filesUrl = await routeMcpServer(browser.context, FILES, files);
-  await openSettings(panel);
-  await panel.getByRole('button', { name: 'Add MCP server' }).click();
-  const form = panel.getByRole('group', { name: 'New MCP server' });
-  await form.getByLabel('Server name').fill('My files');
-  await form.getByLabel('Server URL').fill(filesUrl);
-  await form.getByLabel('Bearer token (optional)').fill(TOKEN);
-  await form.getByRole('button', { name: 'Add server' }).click();
-  const providers = panel.getByRole('list', { name: 'Tool providers' });
-  await providers.getByRole('combobox', { name: /^echo from My files/ }).waitFor({ timeout: 15_000 });
+  const providers = await addMcpServerWithTool(panel, { name: 'My files', url: filesUrl, token: TOKEN }, 'echo');
   assert.equal(await providers.getByRole('combobox', { name: 'tab.open from Tandem Tabs' }).inputValue(), 'ask', 'tab.open is not read-only: the user is asked');
   await closeSettings(panel);
 });

@@ -4,9 +4,9 @@
 // Same approach as agent.test.mjs: real Chromium, real dist/, fixture pages on https origins
 // the manifest does not list, and a
 // scripted mock LLM that picks elements BY THEIR VISIBLE TEXT from the list in its prompt.
-import { test, before, after, beforeEach } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { closeSettings, lastUserText, openSettings, scriptedModel, startAgentEnv } from './lib/agent-harness.mjs';
+import { closeSettings, doAndCheckPlanner, lastUserText, openSettings, scriptedModel } from './lib/agent-harness.mjs';
 
 /** A second site, for a cross-origin iframe inside the shop's pages. */
 const PARTNER = 'https://partner.tandem.test';
@@ -14,6 +14,8 @@ const PARTNER = 'https://partner.tandem.test';
 const BANK = 'https://bank.tandem.test';
 const bankRequests = [];
 import { elements, urlOf } from './lib/scripted-shopper.mjs';
+import { page } from './lib/fixtures.mjs';
+import { agentSuite } from './lib/suites.mjs';
 
 const KEY = 'sk-test-agent-pages-1234';
 const PASSWORD = 'Hunter2-very-secret-pw';
@@ -23,7 +25,6 @@ const subscribed = [];
 const logins = [];
 const basket = [];
 
-const page = (title, body) => `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head><body>${body}</body></html>`;
 
 const routes = {
   // A list that re-renders in a new order with new DOM nodes and new ids after every click
@@ -98,25 +99,22 @@ const routes = {
 
 const turns = [];
 let navigator = () => ({ action: 'done', success: false, answer: 'no script' });
-let planner = (turn) => ({ plan: '1. do it 2. check', complete: /navigator says the task is done/.test(turn) });
+let planner = doAndCheckPlanner;
 
 const llm = scriptedModel({ planner: (turn) => planner(turn), navigator: (turn) => navigator(turn), turns });
 
 // ---------------------------------------------------------------- harness
 
-let env;
-before(async () => {
-  env = await startAgentEnv({ routes, key: KEY, more: { [PARTNER]: routes, [BANK]: { '/': (rec) => { bankRequests.push(rec.path); return page('Bank', '<h1>Bank</h1>'); } } } });
-  ({ browser, mock, site, panel, tab, ui } = env);
-});
-after(async () => {
-  await env?.close();
-});
-beforeEach(() => {
-  mock.reset();
-  mock.setDefault(llm);
-  turns.length = 0;
-  planner = (turn) => ({ plan: '1. do it 2. check', complete: /navigator says the task is done/.test(turn) });
+agentSuite({
+  routes,
+  key: KEY,
+  more: { [PARTNER]: routes, [BANK]: { '/': (rec) => { bankRequests.push(rec.path); return page('Bank', '<h1>Bank</h1>'); } } },
+  llm,
+  turns,
+  ready: (env) => ({ browser, mock, site, panel, tab, ui } = env),
+  reset: () => {
+    planner = doAndCheckPlanner;
+  },
 });
 
 const startTask = (task, url) => ui.startTask(tab, task, url);

@@ -7,16 +7,15 @@
 // a legitimate repeat. Pages are served on an https origin the manifest does not list
 // (lib/agent-harness.mjs); each test asserts what the page recorded (requests the fixture
 // site received, page state), and for names what the model was sent.
-import { test, before, after, beforeEach } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { scriptedModel, startAgentEnv } from './lib/agent-harness.mjs';
+import { navigatorSuite } from './lib/suites.mjs';
+import { page, text } from './lib/fixtures.mjs';
 import { elements } from './lib/scripted-shopper.mjs';
 
 const KEY = 'sk-test-agent-perception-1234';
 let mock, site, tab, ui;
 
-const page = (title, body) => `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head><body>${body}</body></html>`;
-const text = (body) => ({ type: 'text/plain', body });
 
 const routes = {
   // A mail list whose row actions are icons in spans, with listeners and nothing else: no
@@ -247,28 +246,8 @@ const routes = {
     </div><button>Send</button>`),
 };
 
-const turns = [];
 let navigator = () => ({ action: 'done', success: false, answer: 'no script' });
-const planner = (turn) => ({ plan: '1. do it 2. check', complete: /navigator says the task is done/.test(turn) });
-const llm = scriptedModel({ planner, navigator: (turn) => navigator(turn), turns });
-
-let env;
-before(async () => {
-  env = await startAgentEnv({ routes, key: KEY });
-  ({ mock, site, tab, ui } = env);
-});
-after(async () => {
-  await env?.close();
-});
-beforeEach(() => {
-  mock.reset();
-  mock.setDefault(llm);
-  turns.length = 0;
-  site.requests.length = 0;
-});
-
-const navigatorTurns = () => turns.filter((t) => t.startsWith('ROLE: NAVIGATOR'));
-const paths = (path) => site.requests.filter((r) => r.path === path);
+const { navigatorTurns, paths } = navigatorSuite({ routes, key: KEY, navigator: (turn) => navigator(turn), ready: (env) => ({ mock, site, tab, ui } = env) });
 /** The element list's lines (`[n] …`) of a turn. */
 const lines = (turn) => turn.split('\n').filter((l) => /^\[\d+\]/.test(l));
 

@@ -7,15 +7,11 @@
 // what the provider did (a real tab, the site it loaded) or what the model received.
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { TABS_PROVIDER_DIR, TANDEM_ID } from './lib/browser.mjs';
 import { closeSettings, lastUserText, openSettings, scriptedModel, startAgentEnv } from './lib/agent-harness.mjs';
 import { page } from './lib/shop-site.mjs';
 import { waitUntil } from './lib/panel.mjs';
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const PROVIDER_DIR = path.join(repoRoot, 'dist-tools', 'tabs');
-const TANDEM_ID = 'bkkhgefimkkanagkjaoehnjcmpolnojf';
 const NOTES = 'https://notes.tandem.test';
 const DOCS = 'https://docs.tandem.test';
 /** tab.open of «Tandem Tabs», as the model is told to call it. */
@@ -44,7 +40,7 @@ before(async () => {
     more: { [DOCS]: { '/guide': docsPage('guide'), '/declined': docsPage('declined'), '/from-nano': docsPage('from-nano') } },
     key: 'sk-agent-tools-12345678',
     extensionId: TANDEM_ID,
-    others: [PROVIDER_DIR],
+    others: [TABS_PROVIDER_DIR],
     // The fake Prompt API is there from the start; the cloud tests keep Tandem on the cloud.
     fakeLanguageModel: { availability: 'available', delayMs: 1, contextWindow: 32_000 },
     onDevice: 'cloud',

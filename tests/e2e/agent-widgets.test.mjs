@@ -8,16 +8,15 @@
 // test asserts what the PAGE recorded (requests the fixture site received, its own state read
 // with tab.evaluate), then what the timeline says. The scripted model picks elements by their
 // visible names, as in agent-clicks.test.mjs.
-import { test, before, after, beforeEach } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { scriptedModel, startAgentEnv } from './lib/agent-harness.mjs';
+import { navigatorSuite } from './lib/suites.mjs';
+import { page, text } from './lib/fixtures.mjs';
 import { elements } from './lib/scripted-shopper.mjs';
 
 const KEY = 'sk-test-agent-widgets-1234';
-let mock, site, tab, ui;
+let site, tab, ui;
 
-const page = (title, body) => `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head><body>${body}</body></html>`;
-const text = (body) => ({ type: 'text/plain', body });
 
 // A board whose cards move between columns by HTML5 drag-and-drop; the page keeps where each
 // card is in `window.board` and tells its server. `trusted`: the handlers ignore synthetic
@@ -226,28 +225,8 @@ const routes = {
   '/report-download': () => text('PDF'),
 };
 
-const turns = [];
 let navigator = () => ({ action: 'done', success: false, answer: 'no script' });
-const planner = (turn) => ({ plan: '1. do it 2. check', complete: /navigator says the task is done/.test(turn) });
-const llm = scriptedModel({ planner, navigator: (turn) => navigator(turn), turns });
-
-let env;
-before(async () => {
-  env = await startAgentEnv({ routes, key: KEY });
-  ({ mock, site, tab, ui } = env);
-});
-after(async () => {
-  await env?.close();
-});
-beforeEach(() => {
-  mock.reset();
-  mock.setDefault(llm);
-  turns.length = 0;
-  site.requests.length = 0;
-});
-
-const navigatorTurns = () => turns.filter((t) => t.startsWith('ROLE: NAVIGATOR'));
-const paths = (path) => site.requests.filter((r) => r.path === path);
+const { navigatorTurns, paths } = navigatorSuite({ routes, key: KEY, navigator: (turn) => navigator(turn), ready: (env) => ({ site, tab, ui } = env) });
 const named = (turn, name) => elements(turn).find((e) => e.name === name);
 const lastResult = (turn) => (turn.match(/Result of the previous step: (.*)/) ?? [])[1] ?? '';
 

@@ -2,11 +2,12 @@
 // Real Chromium, the real dist/, local fixture sites, and a scripted mock LLM (OpenAI wire
 // format) that reads the element list in the prompt it receives and picks elements BY THEIR
 // VISIBLE TEXT: a wrong map or a wrong id makes these tests fail.
-import { test, before, after, beforeEach } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { lastUserText, scriptedModel, startAgentEnv } from './lib/agent-harness.mjs';
+import { holdSecondNavigatorTurn, scriptedModel } from './lib/agent-harness.mjs';
 import { page, shopRoutes } from './lib/shop-site.mjs';
 import { elements, find, planner, shopper } from './lib/scripted-shopper.mjs';
+import { agentSuite } from './lib/suites.mjs';
 
 const KEY = 'sk-test-agent-12345678';
 let browser, mock, site, panel, tab, ui;
@@ -50,19 +51,16 @@ const llm = scriptedModel({ planner, navigator: (turn) => navigator(turn), turns
 
 // ---------------------------------------------------------------- harness
 
-let env;
-before(async () => {
-  env = await startAgentEnv({ routes, key: KEY, more: { [ATTACKER]: { '/collect': (rec) => { stolen.push(rec.query.d); return page('Thanks', '<p>ok</p>'); } } } });
-  ({ browser, mock, site, panel, tab, ui } = env);
-});
-after(async () => {
-  await env?.close();
-});
-beforeEach(() => {
-  mock.reset();
-  mock.setDefault(llm);
-  turns.length = 0;
-  navigator = shopper;
+agentSuite({
+  routes,
+  key: KEY,
+  more: { [ATTACKER]: { '/collect': (rec) => { stolen.push(rec.query.d); return page('Thanks', '<p>ok</p>'); } } },
+  llm,
+  turns,
+  ready: (env) => ({ browser, mock, site, panel, tab, ui } = env),
+  reset: () => {
+    navigator = shopper;
+  },
 });
 
 const startTask = (task, url) => ui.startTask(tab, task, url);
@@ -231,19 +229,10 @@ test('a second START_TASK while one runs is refused with a sentence; Cancel stop
 
 test('the worker stopped mid-task: the task is Paused, Resume continues and completes', async () => {
   cart.length = 0;
-  let stopNow;
-  const stopping = new Promise((r) => { stopNow = r; });
-  let navigatorTurns = 0;
-  mock.setDefault(async (rec) => {
-    const out = await llm(rec);
-    if (!lastUserText(rec.body).startsWith('ROLE: PLANNER') && ++navigatorTurns === 2) {
-      stopNow();
-      return { ...out, latencyMs: 3000 };
-    }
-    return out;
-  });
+  const { held, reached } = holdSecondNavigatorTurn(llm);
+  mock.setDefault(held);
   await startTask('Add the blue backpack to the cart', site.url + '/');
-  await stopping;
+  await reached;
   await browser.stopServiceWorker();
   await waitStatus(/^Paused/, 15_000);
   assert.match(await ui.status().textContent(), /restarted/);

@@ -1,24 +1,15 @@
 // The first thing a user does: open the side panel, set a provider, chat, streamed.
 // Real Chromium, the real dist/, a local server speaking OpenAI's wire format.
-import { test, before, after, beforeEach } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launchExtension } from './lib/browser.mjs';
-import { startMockProvider } from './lib/mock-provider.mjs';
 import { closeSettings, openChatMode, useProvider } from './lib/panel.mjs';
+import { startMockProvider } from './lib/mock-provider.mjs';
+import { panelSuite } from './lib/suites.mjs';
 
 const KEY = 'sk-test-abcdefgh12345678';
 let browser, mock, panel;
 
-before(async () => {
-  mock = await startMockProvider({ delayMs: 40 });
-  browser = await launchExtension();
-  panel = await browser.openPanel();
-});
-after(async () => {
-  await browser?.close();
-  await mock?.close();
-});
-beforeEach(() => mock.reset());
+panelSuite({ mock: { delayMs: 40 }, ready: (env) => ({ browser, mock, panel } = env) });
 
 const ui = {
   message: () => panel.getByRole('textbox', { name: 'Message' }),

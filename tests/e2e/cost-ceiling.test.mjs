@@ -5,13 +5,13 @@
 // ceiling's worth, and the task goes on.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
+import { rm } from 'node:fs/promises';
 import { lastUserText, startAgentEnv } from './lib/agent-harness.mjs';
-import { openSettings, saveSettings, sendMessage, toolProviders, waitIdle } from './lib/panel.mjs';
+import { TANDEM_ID } from './lib/browser.mjs';
+import { allowToolProvider, openSettings, saveSettings, sendMessage, waitIdle } from './lib/panel.mjs';
 import { page } from './lib/shop-site.mjs';
 import { elements, find } from './lib/scripted-shopper.mjs';
+import { wordToolsWorker, writeWordTools } from './lib/word-tools.mjs';
 
 const KEY = 'sk-test-cost-12345678';
 /** The archive pages the site served, in order (what the site saw of the agent). */
@@ -45,43 +45,17 @@ function endlessReader(rec) {
 
 const generations = (mock) => mock.requests.filter((r) => r.method === 'POST' && /chat\/completions/.test(r.path));
 
-// A tool provider for the chat answer: one read-only, closed-world tool (it runs without
-// asking) that counts its calls.
-const TANDEM_ID = 'bkkhgefimkkanagkjaoehnjcmpolnojf';
-const PROVIDER = `
-const TANDEM = ${JSON.stringify(TANDEM_ID)};
-self.calls = 0;
-const tools = [{ name: 'lookup', label: 'Look up', description: 'Looks a word up in the dictionary.',
-  parameters: { type: 'object', properties: { word: { type: 'string' } }, required: ['word'] },
-  annotations: { readOnlyHint: true, openWorldHint: false } }];
-const register = () => chrome.runtime.sendMessage(TANDEM, { type: 'REGISTER_TOOLS', name: 'Word Tools', tools }).catch(() => {});
-chrome.runtime.onMessageExternal.addListener((msg, sender, sendResponse) => {
-  if (sender.id !== TANDEM) return false;
-  if (msg.type === 'ORCHESTRATOR_READY') { register(); return false; }
-  if (msg.type === 'TOOL_EXECUTE') {
-    self.calls += 1;
-    sendResponse({ content: [{ type: 'text', text: 'A word, call ' + self.calls + '.' }] });
-  }
-  return false;
-});
-register();
-`;
 
 let env, dir, provider;
 before(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'tandem-cost-'));
-  await writeFile(path.join(dir, 'manifest.json'), JSON.stringify({
-    manifest_version: 3, name: 'Word Tools', version: '1.0', background: { service_worker: 'words.js' },
-  }));
-  await writeFile(path.join(dir, 'words.js'), PROVIDER);
+  // A tool provider for the chat answer.
+  dir = await writeWordTools({
+    description: 'Looks a word up in the dictionary.',
+    parameters: { type: 'object', properties: { word: { type: 'string' } }, required: ['word'] },
+  });
   env = await startAgentEnv({ routes, key: KEY, extensionId: TANDEM_ID, others: [dir], onDevice: 'cloud' });
-  const isWords = (w) => w.url().endsWith('/words.js');
-  const { context } = env.browser;
-  provider = context.serviceWorkers().find(isWords) ?? await context.waitForEvent('serviceworker', { predicate: isWords });
-  const approval = env.panel.getByRole('group', { name: 'Tool provider' });
-  await approval.waitFor();
-  await approval.getByRole('button', { name: 'Allow' }).click();
-  await (await toolProviders(env.panel)).getByRole('combobox', { name: 'lookup from Word Tools' }).waitFor();
+  provider = await wordToolsWorker(env.browser.context);
+  await allowToolProvider(env.panel, 'lookup from Word Tools');
 });
 after(async () => {
   await env?.close();

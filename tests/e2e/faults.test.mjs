@@ -4,28 +4,18 @@
 // next message works. Covered elsewhere, not repeated here: 429 with Retry-After
 // (pipeline.test.mjs), a stream cut between tokens and the worker stopped between messages
 // (chat.test.mjs).
-import { test, before, after, beforeEach } from 'node:test';
+import { test, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { launchExtension } from './lib/browser.mjs';
-import { startMockProvider } from './lib/mock-provider.mjs';
 import { closeSettings, openChatMode, openSettings } from './lib/panel.mjs';
+import { startMockProvider } from './lib/mock-provider.mjs';
+import { panelSuite } from './lib/suites.mjs';
 
 const KEY = 'sk-faults-key-1234567890';
 const MODEL = 'gpt-faults';
 let browser, mock, panel;
 
-before(async () => {
-  mock = await startMockProvider({ delayMs: 5, apiKey: KEY });
-  browser = await launchExtension();
-  panel = await browser.openPanel();
-  await saveSettings();
-});
-after(async () => {
-  await browser?.close();
-  await mock?.close();
-});
+panelSuite({ mock: { delayMs: 5, apiKey: KEY }, ready: (env) => ({ browser, mock, panel } = env), setUp: () => saveSettings() });
 beforeEach(async () => {
-  mock.reset();
   await panel.getByRole('button', { name: 'Clear conversation' }).click();
 });
 

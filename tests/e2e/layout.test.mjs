@@ -2,26 +2,16 @@
 // "Saved" toast, Chat and Task as two modes of one composer, the conversation taking the
 // height, "Save conversation" downloading Markdown, and screenshots at 360 px in light and
 // dark with a Markdown answer (saved under test-output/, looked at by a person).
-import { test, before, after, beforeEach } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { launchExtension } from './lib/browser.mjs';
-import { startMockProvider } from './lib/mock-provider.mjs';
 import { closeSettings, openChatMode, openSettings, openTaskMode, saveSettings, settingsView } from './lib/panel.mjs';
+import { panelSuite } from './lib/suites.mjs';
 
 const KEY = 'sk-test-layout-12345678';
 let browser, mock, panel;
 
-before(async () => {
-  mock = await startMockProvider({ delayMs: 0 });
-  browser = await launchExtension();
-  panel = await browser.openPanel();
-});
-after(async () => {
-  await browser?.close();
-  await mock?.close();
-});
-beforeEach(() => mock.reset());
+panelSuite({ mock: { delayMs: 0 }, ready: (env) => ({ browser, mock, panel } = env) });
 
 const message = () => panel.getByRole('textbox', { name: 'Message' });
 const lastAnswer = () => panel.getByRole('article', { name: 'Tandem' }).last();

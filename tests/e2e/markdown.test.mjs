@@ -1,34 +1,21 @@
 // Answers are Markdown: streamed into real elements, never into markup the model controls,
 // fast for long answers, and Stop is immediate. Real Chromium, the real dist/, the mock
 // speaking OpenAI's wire format.
-import { test, before, after, beforeEach } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launchExtension } from './lib/browser.mjs';
-import { startMockProvider } from './lib/mock-provider.mjs';
 import { longMarkdown } from './lib/model-text.mjs';
-import { closeSettings, openChatMode } from './lib/panel.mjs';
+import { openChatMode } from './lib/panel.mjs';
+import { panelSuite } from './lib/suites.mjs';
 
 const KEY = 'sk-test-markdown-12345678';
 let browser, mock, panel;
 
-before(async () => {
-  mock = await startMockProvider({ delayMs: 20 });
-  browser = await launchExtension();
-  panel = await browser.openPanel();
-  await browser.context.grantPermissions(['clipboard-read', 'clipboard-write']);
-  await panel.getByLabel('Provider', { exact: true }).selectOption({ label: 'OpenAI-compatible' });
-  await panel.getByLabel('Base URL').fill(`${mock.url}/v1`);
-  await panel.getByLabel('Model', { exact: true }).fill('gpt-test');
-  await panel.getByLabel('API key').fill(KEY);
-  await panel.getByRole('button', { name: 'Save' }).click();
-  await panel.getByRole('status', { name: 'Settings status' }).filter({ hasText: 'Saved' }).waitFor();
-  await closeSettings(panel);
+panelSuite({
+  mock: { delayMs: 20 },
+  provider: { key: KEY },
+  ready: (env) => ({ browser, mock, panel } = env),
+  setUp: () => browser.context.grantPermissions(['clipboard-read', 'clipboard-write']),
 });
-after(async () => {
-  await browser?.close();
-  await mock?.close();
-});
-beforeEach(() => mock.reset());
 
 const ui = {
   message: () => panel.getByRole('textbox', { name: 'Message' }),

@@ -5,37 +5,32 @@
 // is a server that misbehaves below MCP), the real dist/ in Chromium, a local model server
 // speaking OpenAI's wire format. Claims are checked on what the person sees (the panel), on
 // what the MCP server received, and on what the model received next.
-import { test, before, after, beforeEach } from 'node:test';
+import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { launchExtension, collectConsole } from './lib/browser.mjs';
-import { startMockProvider } from './lib/mock-provider.mjs';
+import { TANDEM_ID } from './lib/browser.mjs';
 import { startMcpServer } from './lib/mcp-server.mjs';
 import { addMcpServer, callMcpTool, fillMcpServer, mcpStatus as mcpStatusOf, offeredTools } from './lib/mcp-panel.mjs';
-import { lastAnswer as lastAnswerOf, sendMessage, toolProviders, useProvider, waitIdle } from './lib/panel.mjs';
+import { lastAnswer as lastAnswerOf, sendMessage, toolProviders, waitIdle } from './lib/panel.mjs';
+import { panelSuite } from './lib/suites.mjs';
 
-const TANDEM_ID = 'bkkhgefimkkanagkjaoehnjcmpolnojf';
 const KEY = 'sk-edges-abcdefgh12345678';
 const TOKEN = 'probe-secret-token-k2m9';
 
-let browser, mock, panel, workerConsole;
+let mock, panel, workerConsole;
 const servers = [];
 
-before(async () => {
-  mock = await startMockProvider({ delayMs: 5 });
-  browser = await launchExtension({ extensionId: TANDEM_ID });
-  workerConsole = collectConsole(browser.serviceWorker);
-  panel = await browser.openPanel();
-  await useProvider(panel, { baseUrl: `${mock.url}/v1`, model: 'gpt-test', key: KEY, onDevice: 'cloud' });
+panelSuite({
+  mock: { delayMs: 5 },
+  launch: { extensionId: TANDEM_ID },
+  consoles: true,
+  provider: { key: KEY, onDevice: 'cloud' },
+  ready: (env) => ({ mock, panel, workerConsole } = env),
 });
 
 after(async () => {
-  await browser?.close();
-  await mock?.close();
   for (const s of servers) await s.close().catch(() => {});
 });
-
-beforeEach(() => mock.reset());
 
 const mcpStatus = () => mcpStatusOf(panel);
 const lastAnswer = () => lastAnswerOf(panel);

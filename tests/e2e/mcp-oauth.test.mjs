@@ -4,17 +4,16 @@
 // (lib/mcp-auth-server.mjs), the real dist/ in Chromium, whose sign-in window is
 // chrome.identity.launchWebAuthFlow. Claims are checked on what the person sees, on what the
 // authorization server and the MCP server received, and on what the model received.
-import { test, before, after, beforeEach } from 'node:test';
+import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { launchExtension, collectConsole } from './lib/browser.mjs';
-import { startMockProvider } from './lib/mock-provider.mjs';
+import { TANDEM_ID } from './lib/browser.mjs';
 import { startMcpServer } from './lib/mcp-server.mjs';
 import { startAuthServer } from './lib/mcp-auth-server.mjs';
 import { fillMcpServer, mcpStatus as mcpStatusOf } from './lib/mcp-panel.mjs';
-import { lastAnswer as lastAnswerOf, sendMessage, toolProviders, useProvider, waitIdle } from './lib/panel.mjs';
+import { lastAnswer as lastAnswerOf, sendMessage, toolProviders, waitIdle } from './lib/panel.mjs';
+import { panelSuite } from './lib/suites.mjs';
 
-const TANDEM_ID = 'bkkhgefimkkanagkjaoehnjcmpolnojf';
 const KEY = 'sk-oauth-abcdefgh12345678';
 
 let browser, mock, panel, workerConsole, panelConsole;
@@ -22,22 +21,17 @@ let browser, mock, panel, workerConsole, panelConsole;
 let tracker;
 const closers = [];
 
-before(async () => {
-  mock = await startMockProvider({ delayMs: 5 });
-  browser = await launchExtension({ extensionId: TANDEM_ID });
-  workerConsole = collectConsole(browser.serviceWorker);
-  panel = await browser.openPanel();
-  panelConsole = collectConsole(panel);
-  await useProvider(panel, { baseUrl: `${mock.url}/v1`, model: 'gpt-test', key: KEY, onDevice: 'cloud' });
+panelSuite({
+  mock: { delayMs: 5 },
+  launch: { extensionId: TANDEM_ID },
+  consoles: true,
+  provider: { key: KEY, onDevice: 'cloud' },
+  ready: (env) => ({ browser, mock, panel, workerConsole, panelConsole } = env),
 });
 
 after(async () => {
-  await browser?.close();
-  await mock?.close();
   for (const c of closers) await c().catch(() => {});
 });
-
-beforeEach(() => mock.reset());
 
 const mcpStatus = () => mcpStatusOf(panel);
 const form = () => panel.getByRole('group', { name: 'New MCP server' });

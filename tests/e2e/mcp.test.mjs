@@ -3,42 +3,38 @@
 // with event streams, one with plain JSON), and a local model server speaking OpenAI's wire
 // format, scripted to call tools. Every claim is checked on what the person sees (the
 // panel), on what the MCP server received, or on what the model received next.
-import { test, before, after, beforeEach } from 'node:test';
+import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { launchExtension, collectConsole } from './lib/browser.mjs';
-import { startMockProvider } from './lib/mock-provider.mjs';
+import { launchExtension, TANDEM_ID } from './lib/browser.mjs';
 import { startMcpServer } from './lib/mcp-server.mjs';
 import { fillMcpServer, mcpStatus as mcpStatusOf } from './lib/mcp-panel.mjs';
 import { lastAnswer as lastAnswerOf, openChatMode, sendMessage, toolProviders, useProvider, waitIdle } from './lib/panel.mjs';
+import { panelSuite } from './lib/suites.mjs';
 
-const TANDEM_ID = 'bkkhgefimkkanagkjaoehnjcmpolnojf';
 const KEY = 'sk-mcp-abcdefgh12345678';
 const TOKEN = 'mcp-secret-token-7f3kq9wxyz';
 const HEADER_SECRET = 'hdr-secret-value-p4m8z2';
 
 let browser, mock, panel, sse, plain, panelConsole, workerConsole;
 
+// Ollama is configured for extensions (OLLAMA_ORIGINS), as its users must.
+panelSuite({
+  mock: { delayMs: 5, ollamaOrigins: ['chrome-extension://*'] },
+  launch: { extensionId: TANDEM_ID },
+  consoles: true,
+  provider: { key: KEY, onDevice: 'cloud' },
+  ready: (env) => ({ browser, mock, panel, workerConsole, panelConsole } = env),
+});
 before(async () => {
-  // Ollama is configured for extensions (OLLAMA_ORIGINS), as its users must.
-  mock = await startMockProvider({ delayMs: 5, ollamaOrigins: ['chrome-extension://*'] });
   sse = await startMcpServer({ name: 'Files', token: TOKEN });
   plain = await startMcpServer({ name: 'Notes', json: true });
-  browser = await launchExtension({ extensionId: TANDEM_ID });
-  workerConsole = collectConsole(browser.serviceWorker);
-  panel = await browser.openPanel();
-  panelConsole = collectConsole(panel);
-  await useProvider(panel, { baseUrl: `${mock.url}/v1`, model: 'gpt-test', key: KEY, onDevice: 'cloud' });
 });
 
 after(async () => {
-  await browser?.close();
-  await mock?.close();
   await sse?.close().catch(() => {});
   await plain?.close().catch(() => {});
 });
-
-beforeEach(() => mock.reset());
 
 const servers = () => toolProviders(panel);
 const mcpStatus = () => mcpStatusOf(panel);

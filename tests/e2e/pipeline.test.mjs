@@ -1,25 +1,16 @@
 // The send pipeline seen from the panel: every provider's wire format streams, the budget and
 // retries do what the Debug drawer says, hidden messages stay out, keys stay hidden.
-import { test, before, after, beforeEach } from 'node:test';
+import { test, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { launchExtension } from './lib/browser.mjs';
-import { startMockProvider } from './lib/mock-provider.mjs';
 import { openChatMode } from './lib/panel.mjs';
+import { startMockProvider } from './lib/mock-provider.mjs';
+import { panelSuite } from './lib/suites.mjs';
 
 const KEY = 'sk-pipeline-key-987654321';
 let browser, mock, panel;
 
-before(async () => {
-  mock = await startMockProvider({ delayMs: 10, apiKey: KEY, ollamaOrigins: ['chrome-extension://*'] });
-  browser = await launchExtension();
-  panel = await browser.openPanel();
-});
-after(async () => {
-  await browser?.close();
-  await mock?.close();
-});
+panelSuite({ mock: { delayMs: 10, apiKey: KEY, ollamaOrigins: ['chrome-extension://*'] }, ready: (env) => ({ browser, mock, panel } = env) });
 beforeEach(async () => {
-  mock.reset();
   await openChatMode(panel);
   await panel.getByRole('button', { name: 'Clear conversation' }).click();
 });

@@ -3,11 +3,12 @@
 // step that diverged (the model takes over from there only), and with an irreversible step
 // asked about on every run. Real Chromium, the real dist/, a routed https shop and a
 // scripted mock model whose requests are counted.
-import { test, before, after, beforeEach } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { scriptedModel, startAgentEnv } from './lib/agent-harness.mjs';
+import { scriptedModel } from './lib/agent-harness.mjs';
 import { elements, find, urlOf } from './lib/scripted-shopper.mjs';
 import { page } from './lib/shop-site.mjs';
+import { agentSuite } from './lib/suites.mjs';
 
 const PRODUCTS = [
   ['blue-backpack', 'Blue backpack', 35],
@@ -103,23 +104,23 @@ const llm = scriptedModel({ planner, navigator: (turn) => shopper(turn), turns }
 // ---------------------------------------------------------------- harness
 
 let env, mock, panel, tab, ui, site;
-before(async () => {
-  env = await startAgentEnv({ routes, key: 'sk-test-flows-12345678' });
-  ({ mock, panel, tab, ui, site } = env);
-});
-after(async () => {
-  await env?.close();
-});
-beforeEach(() => {
-  mock.reset();
-  mock.setDefault(llm);
-  turns.length = 0;
-  cart.length = 0;
-  orders.length = 0;
-  sizeChosen = false;
-  addClicked = false;
-  wantOrder = false;
-  look = 'a';
+agentSuite({
+  routes,
+  key: 'sk-test-flows-12345678',
+  llm,
+  turns,
+  ready: (started) => {
+    env = started;
+    ({ mock, panel, tab, ui, site } = env);
+  },
+  reset: () => {
+    cart.length = 0;
+    orders.length = 0;
+    sizeChosen = false;
+    addClicked = false;
+    wantOrder = false;
+    look = 'a';
+  },
 });
 
 /** Waits until `check()` (async, in the test) is truthy; `what` names it in the timeout. */

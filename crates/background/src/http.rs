@@ -59,14 +59,7 @@ pub(crate) async fn attempt(
     }
     if !response.ok() {
         let retry_after = response.headers().get("retry-after").ok().flatten();
-        let body = match response.text() {
-            Ok(p) => JsFuture::from(p)
-                .await
-                .ok()
-                .and_then(|v| v.as_string())
-                .unwrap_or_default(),
-            Err(_) => String::new(),
-        };
+        let body = body_text(&response).await;
         return Err(adapter
             .classify_http(response.status(), &body, retry_after.as_deref(), cfg)
             .into());
@@ -108,6 +101,19 @@ pub(crate) async fn pump(
     }
     relay(decoder.finish()?)?;
     Ok(())
+}
+
+/// A response's body as text; empty when it cannot be read (a refused stream, a body that is
+/// not text): the callers report the status and what the body said, if anything.
+pub(crate) async fn body_text(response: &Response) -> String {
+    match response.text() {
+        Ok(p) => JsFuture::from(p)
+            .await
+            .ok()
+            .and_then(|v| v.as_string())
+            .unwrap_or_default(),
+        Err(_) => String::new(),
+    }
 }
 
 async fn send(

@@ -78,14 +78,7 @@ async fn send(
         .map_err(|_| failed())?
         .unchecked_into();
     let status = response.status();
-    let text = match response.text() {
-        Ok(p) => JsFuture::from(p)
-            .await
-            .ok()
-            .and_then(|v| v.as_string())
-            .unwrap_or_default(),
-        Err(_) => String::new(),
-    };
+    let text = crate::http::body_text(&response).await;
     let doc = tandem_core::json::from_str::<Value>(&text).unwrap_or(Value::Null);
     Ok((status, doc))
 }

@@ -13,7 +13,7 @@ use tandem_core::protocol::WorkerToPanel;
 use tandem_core::provider::{ProviderConfig, ProviderKind, ProviderSettings};
 use tandem_core::request::{RequestMessage, RequestOptions, UniversalRequest};
 use wasm_bindgen::closure::Closure;
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::{spawn_local, JsFuture};
 use web_sys::{AbortController, Response, ResponseType};
 
@@ -85,14 +85,7 @@ async fn models(
     if response.type_() == ResponseType::Opaqueredirect {
         return Err(redirected(&cfg));
     }
-    let body = match response.text() {
-        Ok(p) => JsFuture::from(p)
-            .await
-            .ok()
-            .and_then(|v: JsValue| v.as_string())
-            .unwrap_or_default(),
-        Err(_) => String::new(),
-    };
+    let body = crate::http::body_text(&response).await;
     if body.len() > MAX_BODY_CHARS {
         return Err(ProviderError::malformed(
             provider,

@@ -1,5 +1,14 @@
 //! The messages between a tool provider and Tandem, as plain data. Nothing here touches
 //! `chrome.*`, so every shape and every routing decision is tested natively.
+//!
+//! Tandem reads the same messages with its own types (`tandem-core`'s `tools::protocol`), and
+//! [`ToolDescriptor`] and [`Annotations`] look like copies of them. They stay copies on
+//! purpose: this crate is what a provider's author depends on or copies, so it must build
+//! without Tandem's core (its budget, sessions, adapters) and must not change when Tandem's
+//! internal types do (core's descriptor carries an `output` schema and the bounds it checks).
+//! What ties the two together is the wire format, fixed in the protocol's description and
+//! exercised end to end by the example provider (`examples/tabs`, built by `scripts/build`
+//! and registered with Tandem in the e2e tests).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};

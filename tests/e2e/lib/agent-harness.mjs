@@ -69,6 +69,28 @@ export function scriptedModel({ planner, navigator, turns }) {
   };
 }
 
+/** A planner that plans two steps and is complete once the navigator says it is done. */
+export const doAndCheckPlanner = (turn) => ({ plan: '1. do it 2. check', complete: /navigator says the task is done/.test(turn) });
+
+/**
+ * `llm` with its answer to the second navigator turn held back 3 s, and `reached`, which
+ * resolves when that turn arrives: the moment a test stops the worker in the middle of a task.
+ */
+export function holdSecondNavigatorTurn(llm) {
+  let arrived;
+  const reached = new Promise((r) => { arrived = r; });
+  let navigatorTurns = 0;
+  const held = async (rec) => {
+    const out = await llm(rec);
+    if (!lastUserText(rec.body).startsWith('ROLE: PLANNER') && ++navigatorTurns === 2) {
+      arrived();
+      return { ...out, latencyMs: 3000 };
+    }
+    return out;
+  };
+  return { held, reached };
+}
+
 /**
  * Saves an OpenAI-compatible provider at the mock in Settings, then closes Settings.
  * `onDevice`: the "On-device model" option to choose ('auto', 'nano' or 'cloud'), if any.

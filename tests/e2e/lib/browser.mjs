@@ -16,6 +16,10 @@ import { fileURLToPath } from 'node:url';
 
 /** Absolute path of the repository root (three levels above this file). */
 export const repoRoot = path.resolve(fileURLToPath(new URL('../../../', import.meta.url)));
+/** Tandem's extension id: the manifest's `key` pins it, so every install has it. */
+export const TANDEM_ID = 'bkkhgefimkkanagkjaoehnjcmpolnojf';
+/** The example tool provider built from the SDK (`crates/tool-provider/examples/tabs`) by scripts/build. */
+export const TABS_PROVIDER_DIR = path.join(repoRoot, 'dist-tools', 'tabs');
 /** Where screenshots go; git-ignored. */
 export const outputDir = path.join(repoRoot, 'test-output');
 

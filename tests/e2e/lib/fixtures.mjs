@@ -8,6 +8,11 @@
 
 import http from 'node:http';
 
+/** A route's HTML page: `title` and `body` in a minimal English document. */
+export const page = (title, body) => `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head><body>${body}</body></html>`;
+/** A route's plain-text answer. */
+export const text = (body) => ({ type: 'text/plain', body });
+
 /**
  * Serves `routes` at an https `origin` inside the browser `context` through
  * `context.route`: page loads, form posts, redirects and fetches from the page, the

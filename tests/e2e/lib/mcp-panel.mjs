@@ -1,5 +1,5 @@
 // What the MCP test files do in the panel, written once: fill Settings' "New MCP server"
-// form, add a server, ask which tools the model is offered, and have the model call one.
+// form, add a server (and wait for its tools), ask which tools the model is offered, and have the model call one.
 // Each takes the panel page (and the mock provider where the model is involved).
 import assert from 'node:assert/strict';
 import { openSettings, sendMessage, waitIdle } from './panel.mjs';
@@ -30,6 +30,19 @@ export async function addMcpServer(panel, options) {
   await form.getByRole('button', { name: 'Add server' }).click();
   await mcpStatus(panel).filter({ hasText: 'Added. Connected to' }).waitFor({ timeout: 15000 });
   return form;
+}
+
+/**
+ * Adds the server (the options of `fillMcpServer`) and waits until Settings lists its `tool`
+ * for a policy (`<tool> from <name>`). Settings stays open; resolves to its list of tool
+ * providers.
+ */
+export async function addMcpServerWithTool(panel, options, tool) {
+  const form = await fillMcpServer(panel, options);
+  await form.getByRole('button', { name: 'Add server' }).click();
+  const providers = panel.getByRole('list', { name: 'Tool providers' });
+  await providers.getByRole('combobox', { name: new RegExp(`^${tool} from ${options.name}`) }).waitFor({ timeout: 15_000 });
+  return providers;
 }
 
 /** The tool names the model is offered on the next chat turn. */

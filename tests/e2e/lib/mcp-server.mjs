@@ -7,6 +7,15 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
 /**
+ * `fetch_url` as MCP's fetch servers declare it, for `more`: it says it only reads and says
+ * nothing about the open world, so it may go to any address it is given.
+ */
+export const FETCH_URL_TOOL = {
+  name: 'fetch_url', description: 'Fetches a web page and returns its text.', annotations: { readOnlyHint: true },
+  inputSchema: { type: 'object', properties: { url: { type: 'string' } }, required: ['url'] },
+};
+
+/**
  * A real MCP server (the SDK's low-level Server + StreamableHTTPServerTransport, one pair per
  * session, as the SDK's examples do), behind a plain `http.createServer`. `json`: answers as
  * application/json instead of event streams. `token`: the Bearer token it demands.

@@ -58,6 +58,18 @@ export async function toolProviders(panel) {
 }
 
 /**
+ * Answers the "Tool provider" question with Allow, as a person would, and waits until
+ * Settings lists the provider's tool `policy` (the name of its policy box, `<tool> from
+ * <provider>`). Settings is left open.
+ */
+export async function allowToolProvider(panel, policy) {
+  const approval = panel.getByRole('group', { name: 'Tool provider' });
+  await approval.waitFor();
+  await approval.getByRole('button', { name: 'Allow' }).click();
+  await (await toolProviders(panel)).getByRole('combobox', { name: policy }).waitFor();
+}
+
+/**
  * Points Settings at a provider as a person does: the provider (by its label), Base URL,
  * model, API key and, when given, the on-device mode; then Save (which closes Settings once
  * they are usable). `keepOpen`: Settings is open again afterwards.

@@ -1,7 +1,10 @@
 // The small shop the agent tests act on (search, results, product page, cart, pay). The
 // arrays passed in record what the site received, for the tests to assert on.
 
-export const page = (title, body) => `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head><body>${body}</body></html>`;
+import { page } from './fixtures.mjs';
+
+// Many agent tests import `page` from here, with the shop.
+export { page };
 export const PRODUCTS = [
   ['red-tote', 'Red tote', 20],
   ['blue-backpack', 'Blue backpack', 35],

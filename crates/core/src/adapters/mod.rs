@@ -1018,24 +1018,39 @@ pub(crate) mod testkit {
     }
 
     /// Renders the translated request (keys sorted, so the snapshot does not depend on
-    /// serde_json's `preserve_order` feature) and checks it against `expect`.
+    /// serde_json's `preserve_order` feature) and checks it against `expect`. A declared
+    /// tool's schema sent exactly as declared shows as `"<name's parameters as declared>"`:
+    /// each adapter's snapshot then shows what it changes, and any change to a schema (a key
+    /// dropped, renamed or added) still shows in full.
     pub fn check_request(
         adapter: &dyn Adapter,
         req: &UniversalRequest,
         cfg: &ProviderConfig,
         expect: Expect,
     ) {
-        fn sorted(v: Value) -> Value {
+        fn sorted(v: Value, declared: &[(Value, String)]) -> Value {
+            if let Some((_, name)) = declared.iter().find(|(schema, _)| *schema == v) {
+                return Value::String(format!("<{name}'s parameters as declared>"));
+            }
             match v {
                 Value::Object(map) => {
-                    let map: std::collections::BTreeMap<_, _> =
-                        map.into_iter().map(|(k, v)| (k, sorted(v))).collect();
+                    let map: std::collections::BTreeMap<_, _> = map
+                        .into_iter()
+                        .map(|(k, v)| (k, sorted(v, declared)))
+                        .collect();
                     Value::Object(map.into_iter().collect())
                 }
-                Value::Array(items) => Value::Array(items.into_iter().map(sorted).collect()),
+                Value::Array(items) => {
+                    Value::Array(items.into_iter().map(|v| sorted(v, declared)).collect())
+                }
                 v => v,
             }
         }
+        let declared: Vec<(Value, String)> = req
+            .tools
+            .iter()
+            .map(|t| (t.parameters.clone(), t.name.clone()))
+            .collect();
         let r = adapter.translate(req, cfg);
         let body: Value = crate::json::from_str(&r.body).unwrap();
         let headers: String = r
@@ -1043,7 +1058,7 @@ pub(crate) mod testkit {
             .iter()
             .map(|(k, v)| format!("{k}: {v}\n"))
             .collect();
-        let body = serde_json::to_string_pretty(&sorted(body)).unwrap();
+        let body = serde_json::to_string_pretty(&sorted(body, &declared)).unwrap();
         expect.assert_eq(&format!("{} {}\n{headers}\n{body}\n", r.method, r.url));
     }
 }

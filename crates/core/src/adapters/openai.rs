@@ -591,30 +591,7 @@ mod tests {
                       "function": {
                         "description": "The current weather in a city.",
                         "name": "get_weather",
-                        "parameters": {
-                          "$schema": "http://json-schema.org/draft-07/schema#",
-                          "additionalProperties": false,
-                          "properties": {
-                            "city": {
-                              "description": "The city name.",
-                              "type": "string"
-                            },
-                            "unit": {
-                              "enum": [
-                                "celsius",
-                                "fahrenheit"
-                              ],
-                              "type": [
-                                "string",
-                                "null"
-                              ]
-                            }
-                          },
-                          "required": [
-                            "city"
-                          ],
-                          "type": "object"
-                        }
+                        "parameters": "<get_weather's parameters as declared>"
                       },
                       "type": "function"
                     },
@@ -622,10 +599,7 @@ mod tests {
                       "function": {
                         "description": "The open tabs.",
                         "name": "list_tabs",
-                        "parameters": {
-                          "properties": {},
-                          "type": "object"
-                        }
+                        "parameters": "<list_tabs's parameters as declared>"
                       },
                       "type": "function"
                     }

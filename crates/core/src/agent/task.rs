@@ -679,18 +679,24 @@ pub struct DeltaGap;
 
 impl TaskDelta {
     /// The whole view, for a panel without a copy: only a delta from the first step is one.
-    pub fn into_view(self) -> Result<TaskView, DeltaGap> {
+    pub fn into_view(mut self) -> Result<TaskView, DeltaGap> {
         if self.since != 0 {
             return Err(DeltaGap);
         }
-        Ok(TaskView {
+        let steps = std::mem::take(&mut self.steps);
+        Ok(self.with_steps(steps))
+    }
+
+    /// The view this delta gives with `steps` as its whole timeline.
+    fn with_steps(self, steps: Vec<StepRecord>) -> TaskView {
+        TaskView {
             id: self.id,
             task: self.task,
             status: self.status,
             reason: self.reason,
             said: self.said,
             plan: self.plan,
-            steps: self.steps,
+            steps,
             actions_taken: self.actions_taken,
             max_steps: self.max_steps,
             pending: self.pending,
@@ -698,7 +704,7 @@ impl TaskDelta {
             answer: self.answer,
             offer: self.offer,
             at_token_limit: self.at_token_limit,
-        })
+        }
     }
 }
 
@@ -736,25 +742,14 @@ impl TaskView {
     /// from step 0 replaces the copy whatever task it held (a new task, a restarted worker);
     /// one from a step the copy already holds overwrites from there (steps are only appended,
     /// so what comes before is the same).
-    pub fn apply(&mut self, delta: TaskDelta) -> Result<(), DeltaGap> {
+    pub fn apply(&mut self, mut delta: TaskDelta) -> Result<(), DeltaGap> {
         if delta.since > 0 && (delta.id != self.id || delta.since > self.steps.len()) {
             return Err(DeltaGap);
         }
-        self.id = delta.id;
-        self.task = delta.task;
-        self.steps.truncate(delta.since);
-        self.steps.extend(delta.steps);
-        self.status = delta.status;
-        self.reason = delta.reason;
-        self.said = delta.said;
-        self.plan = delta.plan;
-        self.actions_taken = delta.actions_taken;
-        self.max_steps = delta.max_steps;
-        self.pending = delta.pending;
-        self.question = delta.question;
-        self.answer = delta.answer;
-        self.offer = delta.offer;
-        self.at_token_limit = delta.at_token_limit;
+        let mut steps = std::mem::take(&mut self.steps);
+        steps.truncate(delta.since);
+        steps.append(&mut delta.steps);
+        *self = delta.with_steps(steps);
         Ok(())
     }
 }

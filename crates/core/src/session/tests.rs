@@ -1076,6 +1076,26 @@ fn cloud_session_on(window: u32, model: &str) -> TestCloud {
     (session, transport, sleeper, transcript)
 }
 
+/// A chat turn on a test session as the panel runs it with `chat_planner(pairs)`: no abort
+/// signal, the turn's tool rounds into `rounds`, its token records dropped.
+fn chat_turn<C: CloudTransport>(
+    session: &mut CloudSession<C, RecordingSleeper>,
+    transcript: &Transcript,
+    pairs: usize,
+    hooks: &mut Hooks,
+    rounds: &mut Vec<RequestMessage>,
+) -> Result<UniversalResponse, CloudFailure> {
+    block_on(session.run_turn(
+        transcript,
+        "",
+        &mut chat_planner(pairs),
+        hooks,
+        None,
+        rounds,
+        &mut Vec::new(),
+    ))
+}
+
 fn config_for_chat() -> SessionConfig {
     SessionConfig {
         system_prompt: "unused: the planner brings its own".into(),
@@ -1099,16 +1119,7 @@ fn a_tools_image_goes_to_a_seeing_model_and_is_said_to_a_text_only_one() {
             ..Hooks::default()
         };
         let mut rounds = Vec::new();
-        block_on(session.run_turn(
-            &transcript,
-            "",
-            &mut chat_planner(0),
-            &mut hooks,
-            None,
-            &mut rounds,
-            &mut Vec::new(),
-        ))
-        .unwrap();
+        chat_turn(&mut session, &transcript, 0, &mut hooks, &mut rounds).unwrap();
         let requests = cloud.requests.borrow();
         let result = &requests[1].messages.last().unwrap().tool_results[0];
         let said = "The tool returned an image (PNG, 70 bytes) that this model cannot see.";
@@ -1176,33 +1187,14 @@ fn tool_rounds_are_counted_by_the_budget() {
     let needed = {
         let (mut session, _, _, transcript) = cloud_session(128_000);
         let mut hooks = Hooks::default();
-        block_on(session.run_turn(
-            &transcript,
-            "",
-            &mut chat_planner(2),
-            &mut hooks,
-            None,
-            &mut Vec::new(),
-            &mut Vec::new(),
-        ))
-        .unwrap();
+        chat_turn(&mut session, &transcript, 2, &mut hooks, &mut Vec::new()).unwrap();
         hooks.attempts[0].breakdown.total_input + 500
     };
     let (mut session, cloud, _, transcript) = cloud_session(needed + 50);
     cloud.tools_at(0, vec![read_call("c1")]);
-    let mut planner = chat_planner(2);
     let mut hooks = Hooks::default();
     let mut rounds = Vec::new();
-    block_on(session.run_turn(
-        &transcript,
-        "",
-        &mut planner,
-        &mut hooks,
-        None,
-        &mut rounds,
-        &mut Vec::new(),
-    ))
-    .unwrap();
+    chat_turn(&mut session, &transcript, 2, &mut hooks, &mut rounds).unwrap();
     let requests = cloud.requests.borrow();
     let history = |r: &UniversalRequest| {
         r.messages
@@ -1250,16 +1242,7 @@ fn rounds_handed_over_are_sent_and_counted_from_the_first_attempt() {
     ];
     let handed = rounds.clone();
     let mut hooks = Hooks::default();
-    block_on(session.run_turn(
-        &transcript,
-        "",
-        &mut chat_planner(0),
-        &mut hooks,
-        None,
-        &mut rounds,
-        &mut Vec::new(),
-    ))
-    .unwrap();
+    chat_turn(&mut session, &transcript, 0, &mut hooks, &mut rounds).unwrap();
     let requests = cloud.requests.borrow();
     assert_eq!(requests.len(), 1, "no tool runs again");
     assert_eq!(&requests[0].messages[1..], &handed[..]);
@@ -1276,16 +1259,7 @@ fn a_busy_provider_is_retried_with_a_status_every_second() {
     };
     cloud.fault_at(0, Fault::Fail(busy));
     let mut hooks = Hooks::default();
-    block_on(session.run_turn(
-        &transcript,
-        "",
-        &mut chat_planner(1),
-        &mut hooks,
-        None,
-        &mut Vec::new(),
-        &mut Vec::new(),
-    ))
-    .unwrap();
+    chat_turn(&mut session, &transcript, 1, &mut hooks, &mut Vec::new()).unwrap();
     assert_eq!(cloud.requests.borrow().len(), 2);
     assert_eq!(
         hooks.statuses,
@@ -1310,15 +1284,7 @@ fn stop_during_the_wait_or_the_stream_ends_the_turn_as_stopped() {
         stop_in_wait: true,
         ..Hooks::default()
     };
-    let waited = block_on(session.run_turn(
-        &transcript,
-        "",
-        &mut chat_planner(1),
-        &mut hooks,
-        None,
-        &mut Vec::new(),
-        &mut Vec::new(),
-    ));
+    let waited = chat_turn(&mut session, &transcript, 1, &mut hooks, &mut Vec::new());
     assert_eq!(waited.unwrap_err(), CloudFailure::Stopped);
     assert_eq!(cloud.requests.borrow().len(), 1, "no retry after Stop");
 
@@ -1327,15 +1293,7 @@ fn stop_during_the_wait_or_the_stream_ends_the_turn_as_stopped() {
         read_until: Some(1),
         ..Hooks::default()
     };
-    let read = block_on(session.run_turn(
-        &transcript,
-        "",
-        &mut chat_planner(1),
-        &mut hooks,
-        None,
-        &mut Vec::new(),
-        &mut Vec::new(),
-    ));
+    let read = chat_turn(&mut session, &transcript, 1, &mut hooks, &mut Vec::new());
     assert_eq!(read.unwrap_err(), CloudFailure::Stopped);
     assert_eq!(cloud.requests.borrow().len(), 2);
     assert_eq!(
@@ -1401,15 +1359,7 @@ fn a_failure_after_streamed_text_is_final() {
         None,
     );
     let mut hooks = Hooks::default();
-    let result = block_on(session.run_turn(
-        &transcript,
-        "",
-        &mut chat_planner(1),
-        &mut hooks,
-        None,
-        &mut Vec::new(),
-        &mut Vec::new(),
-    ));
+    let result = chat_turn(&mut session, &transcript, 1, &mut hooks, &mut Vec::new());
     // Overloaded is retried when nothing was shown; here the reader saw half an answer.
     match result {
         Err(CloudFailure::Provider(e)) => assert_eq!(e.kind, ErrorKind::Overloaded),
@@ -1690,22 +1640,11 @@ fn a_model_that_keeps_calling_tools_gets_one_request_without_tools_then_the_turn
         } else {
             cloud.reply_with(|_| "Here is what I found.".into());
         }
-        let mut planner = chat_planner(1);
         let mut hooks = Hooks {
             max_rounds: Some(8),
             ..Hooks::default()
         };
-        let mut rounds = Vec::new();
-        let mut tokens = Vec::new();
-        let result = block_on(session.run_turn(
-            &transcript,
-            "",
-            &mut planner,
-            &mut hooks,
-            None,
-            &mut rounds,
-            &mut tokens,
-        ));
+        let result = chat_turn(&mut session, &transcript, 1, &mut hooks, &mut Vec::new());
         let requests = cloud.requests.borrow();
         assert_eq!(
             requests.len(),
@@ -1748,18 +1687,13 @@ fn a_turn_never_sends_more_than_the_request_ceiling() {
     for n in 0..100 {
         cloud.tools_at(n, vec![read_call(&format!("c{n}"))]);
     }
-    let mut planner = chat_planner(1);
-    let mut hooks = Hooks::default();
-    let mut tokens = Vec::new();
-    let err = block_on(session.run_turn(
+    let err = chat_turn(
+        &mut session,
         &transcript,
-        "",
-        &mut planner,
-        &mut hooks,
-        None,
+        1,
+        &mut Hooks::default(),
         &mut Vec::new(),
-        &mut tokens,
-    ))
+    )
     .unwrap_err();
     assert_eq!(
         cloud.requests.borrow().len(),
@@ -1776,6 +1710,27 @@ fn a_turn_never_sends_more_than_the_request_ceiling() {
     );
 }
 
+/// The structured-output rung each request asked for.
+fn output_modes(requests: &[UniversalRequest]) -> Vec<crate::structured::OutputMode> {
+    requests
+        .iter()
+        .map(|r| r.output.as_ref().unwrap().mode)
+        .collect()
+}
+
+/// How a 400 with `body` from the server at `base_url` is classified (model "m", no key).
+fn classify_400(kind: ProviderKind, base_url: &str, body: &str) -> ProviderError {
+    let cfg = crate::provider::ProviderConfig {
+        kind,
+        base_url: base_url.into(),
+        model: "m".into(),
+        api_key: String::new(),
+        project_id: String::new(),
+        app_id: String::new(),
+    };
+    crate::errors::classify_http(400, body, None, &cfg)
+}
+
 /// Issue 33: an OpenAI-compatible server that refuses `json_schema`, then `json_object`: the
 /// same step is asked again a rung down each time and answered once, the refusals cost no
 /// token record, and the session keeps the rung for its later steps.
@@ -1787,15 +1742,11 @@ fn a_server_refusing_structured_output_steps_the_ladder_down_once_per_rung() {
         let body = format!(
             r#"{{"error":{{"message":"'response_format.type' must be 'text', got '{what}'","type":"invalid_request_error","param":"response_format"}}}}"#
         );
-        let cfg = crate::provider::ProviderConfig {
-            kind: ProviderKind::OpenAiCompatible,
-            base_url: "http://localhost:1234/v1".into(),
-            model: "m".into(),
-            api_key: String::new(),
-            project_id: String::new(),
-            app_id: String::new(),
-        };
-        crate::errors::classify_http(400, &body, None, &cfg)
+        classify_400(
+            ProviderKind::OpenAiCompatible,
+            "http://localhost:1234/v1",
+            &body,
+        )
     };
     assert_eq!(refused("json_schema").kind, ErrorKind::OutputFormatRefused);
     cloud.fault_at(0, Fault::Fail(refused("json_schema")));
@@ -1817,14 +1768,8 @@ fn a_server_refusing_structured_output_steps_the_ladder_down_once_per_rung() {
         &mut tokens,
     ));
     assert!(answer.is_ok(), "{answer:?}");
-    let modes: Vec<OutputMode> = cloud
-        .requests
-        .borrow()
-        .iter()
-        .map(|r| r.output.as_ref().unwrap().mode)
-        .collect();
     assert_eq!(
-        modes,
+        output_modes(&cloud.requests.borrow()),
         [
             OutputMode::JsonSchema,
             OutputMode::JsonObject,
@@ -1877,15 +1822,8 @@ fn a_later_task_starts_at_the_rung_the_server_took() {
     first.destroy();
     let mut second = block_on(m.create(config(Preferred::Cloud))).unwrap();
     block_on(second.invoke_step("Step 1", None, "navigator_action", &schema)).unwrap();
-    let modes: Vec<OutputMode> = m
-        .transport()
-        .requests
-        .borrow()
-        .iter()
-        .map(|r| r.output.as_ref().unwrap().mode)
-        .collect();
     assert_eq!(
-        modes,
+        output_modes(&m.transport().requests.borrow()),
         [
             OutputMode::JsonSchema,
             OutputMode::JsonObject,
@@ -2010,17 +1948,7 @@ fn a_native_call_is_the_steps_answer_and_its_result_goes_back_as_a_tool_result()
 #[test]
 fn a_server_that_refuses_native_tools_gets_the_step_again_without_them() {
     use crate::structured::{OutputMode, ReplyForm, StepMode};
-    let refusal = |kind: ProviderKind, body: &str| {
-        let cfg = crate::provider::ProviderConfig {
-            kind,
-            base_url: "http://127.0.0.1:1".into(),
-            model: "m".into(),
-            api_key: String::new(),
-            project_id: String::new(),
-            app_id: String::new(),
-        };
-        crate::errors::classify_http(400, body, None, &cfg)
-    };
+    let refusal = |kind: ProviderKind, body: &str| classify_400(kind, "http://127.0.0.1:1", body);
     let ollama = refusal(
         ProviderKind::Ollama,
         r#"{"error":"registry.ollama.ai/library/gemma3:1b does not support tools"}"#,

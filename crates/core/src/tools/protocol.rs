@@ -15,6 +15,10 @@
 //! bounds it (count, name shape, text lengths, schema size and depth) and names the first
 //! problem in a sentence the provider's developer can act on. Results are read leniently
 //! ([`parse_tool_result`]): a provider's slightly-off answer is still worth showing the model.
+//!
+//! The provider SDK (`crates/tool-provider`) declares its own copies of the descriptor and its
+//! annotations rather than depending on this crate: see the reason at the top of its
+//! `protocol.rs`.
 
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{json, Map, Value};
