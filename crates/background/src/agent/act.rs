@@ -221,16 +221,7 @@ impl Loop {
             if leaving {
                 reason = reason.then(Msg::new("flowNotNamed", vec![text(target.clone())]));
             }
-            let mut question = PendingConfirmation {
-                action: "send data to another site".into(),
-                target: None,
-                reason: String::new(),
-                secret: false,
-                site: None,
-                tool: None,
-                said: None,
-            };
-            question.say(reason);
+            let question = PendingConfirmation::asking("send data to another site", None, reason);
             if self.confirm(ctx, session, question).await {
                 ctx.read.approve(&carried, &target);
                 ctx.hosts_opened.push(target);
@@ -246,16 +237,8 @@ impl Loop {
         if !leaving {
             return Ok(());
         }
-        let mut question = PendingConfirmation {
-            action: "open a site".into(),
-            target: None,
-            reason: String::new(),
-            secret: false,
-            site: None,
-            tool: None,
-            said: None,
-        };
-        question.say(leave_message(url, &target));
+        let question =
+            PendingConfirmation::asking("open a site", None, leave_message(url, &target));
         let approved = self.confirm(ctx, session, question).await;
         if approved {
             // The firewall lets the tab go there from now on.
@@ -285,16 +268,11 @@ impl Loop {
         if carried.is_empty() {
             return Ok(());
         }
-        let mut question = PendingConfirmation {
-            action: "send data to another site".into(),
-            target: None,
-            reason: String::new(),
-            secret: false,
-            site: None,
-            tool: None,
-            said: None,
-        };
-        question.say(flow_message(&carried, to, how));
+        let question = PendingConfirmation::asking(
+            "send data to another site",
+            None,
+            flow_message(&carried, to, how),
+        );
         if self.confirm(ctx, session, question).await {
             ctx.read.approve(&carried, to);
             Ok(())
@@ -426,16 +404,11 @@ impl Loop {
                     on_observed = false;
                     continue;
                 }
-                let mut question = PendingConfirmation {
-                    action: action.to_json().to_string(),
-                    target: target.clone(),
-                    reason: String::new(),
-                    secret: false,
-                    site: None,
-                    tool: None,
-                    said: None,
-                };
-                question.say(effect_message(&element, effect));
+                let question = PendingConfirmation::asking(
+                    action.to_json().to_string(),
+                    target.clone(),
+                    effect_message(&element, effect),
+                );
                 if !self.confirm(ctx, session, question).await {
                     return (
                         target,
@@ -461,16 +434,12 @@ impl Loop {
                     continue;
                 }
                 let secret = matches!(reason, ConfirmReason::EntersPassword);
-                let mut question = PendingConfirmation {
-                    action: action.to_json().to_string(),
-                    target: target.clone(),
-                    reason: String::new(),
-                    secret,
-                    site: None,
-                    tool: None,
-                    said: None,
-                };
-                question.say(approval_message(action, &element, &reason));
+                let mut question = PendingConfirmation::asking(
+                    action.to_json().to_string(),
+                    target.clone(),
+                    approval_message(action, &element, &reason),
+                );
+                question.secret = secret;
                 let approved = self.confirm(ctx, session, question).await;
                 let value = self.secret.borrow_mut().take();
                 if let (true, Some(value), DriverCommand::Type { text, .. }) =

@@ -30,16 +30,8 @@ impl Loop {
             if Approved::of(ctx).allows(&host) {
                 continue;
             }
-            let mut question = PendingConfirmation {
-                action: "send data to another site".into(),
-                target: None,
-                reason: String::new(),
-                secret: false,
-                site: None,
-                tool: None,
-                said: None,
-            };
-            question.say(held_message(&held));
+            let question =
+                PendingConfirmation::asking("send data to another site", None, held_message(&held));
             let approved = self.confirm(ctx, session, question).await;
             if self.stop.get() != Stop::No {
                 return Err("stopped before acting".into());

@@ -318,16 +318,11 @@ impl Loop {
                     return;
                 }
                 if first && self.approve_plan {
-                    let mut plan = PendingConfirmation {
-                        action: "the plan".into(),
-                        target: None,
-                        reason: String::new(),
-                        secret: false,
-                        site: None,
-                        tool: None,
-                        said: None,
-                    };
-                    plan.say(Msg::new("taskApprovePlan", vec![text(ctx.plan.clone())]));
+                    let plan = PendingConfirmation::asking(
+                        "the plan",
+                        None,
+                        Msg::new("taskApprovePlan", vec![text(ctx.plan.clone())]),
+                    );
                     let approved = self.confirm(ctx, session, plan).await;
                     if self.stopped(ctx) {
                         return;
@@ -386,12 +381,11 @@ impl Loop {
             }
             ctx.actions_taken += 1;
             if ctx.note_action(&state, &action) {
-                let json = action.to_json().to_string();
-                self.record(
+                self.record_action(
                     ctx,
                     session,
                     before,
-                    json,
+                    &action,
                     None,
                     Err("the same action on the same page again".into()),
                 );
@@ -399,12 +393,11 @@ impl Loop {
             }
             if let Action::Done { success, answer } = &action {
                 let answer = answer.clone().unwrap_or_default();
-                let json = action.to_json().to_string();
-                self.record(
+                self.record_action(
                     ctx,
                     session,
                     before,
-                    json,
+                    &action,
                     None,
                     Ok("the navigator reports the task done".into()),
                 );
@@ -477,8 +470,7 @@ impl Loop {
                     Err("look is not available: this model does not take images; use the element list".to_string())
                 };
                 let failed = outcome.is_err();
-                let json = action.to_json().to_string();
-                self.record(ctx, session, before, json, None, outcome);
+                self.record_action(ctx, session, before, &action, None, outcome);
                 if !failed {
                     ctx.consecutive_failures = 0;
                 } else if ctx.failed_step() {
@@ -500,8 +492,14 @@ impl Loop {
                     ) {
                         Ok(resolved) => resolved,
                         Err(e) => {
-                            let json = action.to_json().to_string();
-                            self.record(ctx, session, before, json, None, Err(e.to_string()));
+                            self.record_action(
+                                ctx,
+                                session,
+                                before,
+                                &action,
+                                None,
+                                Err(e.to_string()),
+                            );
                             if ctx.failed_step() {
                                 return self.too_many_failures(ctx);
                             }
@@ -517,12 +515,11 @@ impl Loop {
                     Grant::Given => {}
                     Grant::Stopped => continue, // `stopped` ends the loop with the right status.
                     Grant::Denied(host) => {
-                        let json = action.to_json().to_string();
-                        self.record(
+                        self.record_action(
                             ctx,
                             session,
                             before,
-                            json,
+                            &action,
                             None,
                             Err(format!("you did not let Tandem act on {host}")),
                         );
@@ -535,12 +532,11 @@ impl Loop {
                 .held_back(ctx, session, outcome, &observed.snapshot.url)
                 .await;
             if self.stop.get() != Stop::No {
-                let json = action.to_json().to_string();
-                self.record(
+                self.record_action(
                     ctx,
                     session,
                     before,
-                    json,
+                    &action,
                     target,
                     Err("stopped before acting".into()),
                 );
@@ -553,8 +549,7 @@ impl Loop {
                     ctx.read.note(&host, text);
                 }
             }
-            let json = action.to_json().to_string();
-            self.record(ctx, session, before, json, target, outcome);
+            self.record_action(ctx, session, before, &action, target, outcome);
             if !failed {
                 self.note_recorded(ctx, &observed, &action);
             }
@@ -762,6 +757,20 @@ impl Loop {
     }
 
     /// Appends the timeline line of the step that started at token-log entry `before`.
+    /// [`Loop::record`] of the model's action, as its JSON.
+    fn record_action(
+        &self,
+        ctx: &mut TaskContext,
+        session: &Session,
+        before: usize,
+        action: &Action,
+        target: Option<String>,
+        outcome: Result<String, String>,
+    ) {
+        let json = action.to_json().to_string();
+        self.record(ctx, session, before, json, target, outcome);
+    }
+
     fn record(
         &self,
         ctx: &mut TaskContext,
@@ -970,16 +979,9 @@ impl Loop {
         if ctx.sites_allowed.contains(&host) || load_grants().await.allows(&host) {
             return Grant::Given;
         }
-        let mut question = PendingConfirmation {
-            action: "act on this site".into(),
-            target: None,
-            reason: String::new(),
-            secret: false,
-            site: Some(host.clone()),
-            tool: None,
-            said: None,
-        };
-        question.say(site_question(&host));
+        let mut question =
+            PendingConfirmation::asking("act on this site", None, site_question(&host));
+        question.site = Some(host.clone());
         let allowed = self.confirm(ctx, session, question).await;
         if self.stop.get() != Stop::No {
             return Grant::Stopped;

@@ -178,6 +178,22 @@ pub struct PendingConfirmation {
 }
 
 impl PendingConfirmation {
+    /// A question about `action` (on `target`, when an element is named) asked with the
+    /// sentence `reason`: not a secret field, a site or a tool call (set those after).
+    pub fn asking(action: impl Into<String>, target: Option<String>, reason: Msg) -> Self {
+        let mut question = PendingConfirmation {
+            action: action.into(),
+            target,
+            reason: String::new(),
+            secret: false,
+            site: None,
+            tool: None,
+            said: None,
+        };
+        question.say(reason);
+        question
+    }
+
     /// The question as a message: `said` while it still is the sentence `reason` holds
     /// (code that sets `reason` alone is shown its English), else `reason` as it is.
     pub fn message(&self) -> Msg {
