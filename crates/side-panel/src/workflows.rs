@@ -440,8 +440,15 @@ fn last_run_line(flow: &Workflow) -> String {
             let when: String = js_sys::Date::new(&JsValue::from_f64(run.at as f64))
                 .to_locale_string("default", &JsValue::UNDEFINED)
                 .into();
-            // The outcome is stored as the worker wrote it, shown as it is.
-            say("workflowLastRun", vec![arg(when), arg(run.outcome.clone())])
+            // The outcome in the person's language while the English stored beside it is
+            // the worker's (an imported file's, or an older run's, read back or as it is).
+            say(
+                "workflowLastRun",
+                vec![
+                    arg(when),
+                    tandem_core::i18n::nested(tandem_core::i18n::Mark::Plain, run.message()),
+                ],
+            )
         }
         None => say("workflowNotRun", vec![]),
     }
