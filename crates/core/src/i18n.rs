@@ -590,6 +590,31 @@ pub const CATALOG: &[(&str, &str)] = &[
     ("errOllamaModelUnknown", "$1 does not know the model \"$2\" at $3$4. Check the model name and the base URL in Settings. To download it, run `ollama pull $2`."),
     ("errOllamaLocalUnreachable", "The server at $1 could not be reached. Check that it is running and was started with OLLAMA_ORIGINS=chrome-extension://* (for example `OLLAMA_ORIGINS=chrome-extension://* ollama serve`) so it accepts requests from the extension."),
     ("errOllamaUnreachable", "Could not reach $1 at $2. Check your internet connection and the base URL in Settings. An Ollama server must be started with OLLAMA_ORIGINS=chrome-extension://*."),
+    // The panel's own run-time sentences: Settings, tool cards, the Workflows view.
+    ("settingsSaved", "Saved."),
+    ("nanoDownloading", "Gemini Nano: downloading $1%"),
+    ("nanoAvailable", "Gemini Nano: available"),
+    ("nanoUnavailable", "Gemini Nano: unavailable ($1)"),
+    ("nanoDownloadable", "Gemini Nano: downloadable ($1)"),
+    ("nanoStatusOther", "Gemini Nano: $1 ($2)"),
+    ("keySaved", "A key is saved ($1). Leave the field empty to keep it."),
+    ("savedNotUsable", "Saved, but not usable yet: $1"),
+    ("savedNotGranted", "Saved, but Chrome did not allow Tandem to reach that base URL; requests to it will fail."),
+    ("settingsNotSaved", "Could not save settings: $1"),
+    ("testingProvider", "Testing $1…"),
+    ("workerUnreachable", "Tandem's background worker is not reachable ($1)."),
+    ("listingModels", "Listing the models of $1…"),
+    ("toolWaiting", "Waiting for your answer: run $1 from $2?"),
+    ("toolRunning", "Running $1…"),
+    ("toolCard", "Tool $1"),
+    ("toolCardFrom", "Tool $1 from $2"),
+    ("toolCardByPage", "Tool $1 provided by $2"),
+    ("toolImageNotShown", "An image the tool returned could not be shown."),
+    ("workflowNotExported", "Tandem could not export the workflow ($1)."),
+    ("workflowScheduledEvery", "Scheduled: runs $1."),
+    ("workflowUnscheduled", "No longer scheduled."),
+    ("workflowScheduleNotSet", "Tandem could not set the schedule ($1)."),
+    ("workflowStartsOn", "Starts on $1"),
 ];
 
 #[cfg(test)]
@@ -710,6 +735,7 @@ mod tests {
             "nTenthSeconds",
             "listMore",
             "nTokens",
+            "nanoStatusOther",
         ];
         let en = locale("en");
         let mut keys = BTreeSet::new();

@@ -4,6 +4,7 @@
 
 use tandem_core::chat::ToolCard;
 use tandem_core::decimal::decimal;
+use tandem_core::i18n::{text, Arg, Msg};
 use tandem_core::protocol::PanelToWorker;
 use tandem_core::tools::image::ToolImage;
 use tandem_core::tools::page;
@@ -28,13 +29,14 @@ pub fn show_use(
     dom::set_attr(&card, "aria-label", &format!("Tool call {tool}"));
     dom::set_attr(&card, "open", "");
     let summary = dom::create("summary", "")?;
+    let (tool_arg, by) = (text(tool), text(provider));
     summary.set_text_content(Some(&if provider.is_empty() {
-        format!("Tool {tool}")
+        say("toolCard", vec![tool_arg])
     } else if provider.starts_with(page::PROVIDER_NAME) {
         // A page's own tool (WebMCP): not an extension the user allowed.
-        format!("Tool {tool} provided by {provider}")
+        say("toolCardByPage", vec![tool_arg, by])
     } else {
-        format!("Tool {tool} from {provider}")
+        say("toolCardFrom", vec![tool_arg, by])
     }));
     let _ = card.append_child(&summary);
     // The arguments as a person reads them (`url: https://…`); the JSON as sent one click
@@ -154,7 +156,7 @@ pub fn show_images(bubble: &HtmlElement, call_id: &str, images: &[String]) -> Re
     for (i, url) in images.iter().enumerate() {
         let Some(image) = ToolImage::from_data_url(url) else {
             let said = dom::create("p", "tool-result error")?;
-            said.set_text_content(Some("An image the tool returned could not be shown."));
+            said.set_text_content(Some(&say("toolImageNotShown", vec![])));
             let _ = card.append_child(&said);
             continue;
         };
@@ -230,4 +232,9 @@ fn shorten(text: &str) -> String {
     } else {
         joined
     }
+}
+
+/// The catalog's sentence `key` with `args`, in the person's language.
+fn say(key: &str, args: Vec<Arg>) -> String {
+    tandem_chrome::i18n::plain(&Msg::new(key, args))
 }

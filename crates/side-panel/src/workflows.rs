@@ -304,7 +304,11 @@ fn item(flow: &Workflow) -> Result<HtmlElement, DomError> {
     append(&li, &text("h3", "", &flow.name)?)?;
     append(
         &li,
-        &text("p", "hint", &format!("Starts on {}", flow.start_site()))?,
+        &text(
+            "p",
+            "hint",
+            &say("workflowStartsOn", vec![arg(flow.start_site())]),
+        )?,
     )?;
     append(&li, &text("p", "hint", &last_run_line(flow))?)?;
 
@@ -408,7 +412,7 @@ fn item(flow: &Workflow) -> Result<HtmlElement, DomError> {
         &actions,
         &button("Export", &format!("Export {}", flow.name), move |_| {
             if let Err(e) = download(std::slice::from_ref(&one)) {
-                status(&format!("Tandem could not export the workflow ({e})."));
+                status(&say("workflowNotExported", vec![arg(e.to_string())]));
             }
         })?,
     )?;
@@ -444,10 +448,7 @@ fn last_run_line(flow: &Workflow) -> String {
             // the worker's (an imported file's, or an older run's, read back or as it is).
             say(
                 "workflowLastRun",
-                vec![
-                    arg(when),
-                    tandem_core::i18n::nested(tandem_core::i18n::Mark::Plain, run.message()),
-                ],
+                vec![arg(when), nested(Mark::Plain, run.message())],
             )
         }
         None => say("workflowNotRun", vec![]),
@@ -615,8 +616,11 @@ fn schedule_group(flow: &Workflow) -> Result<HtmlElement, DomError> {
                 let now = js_sys::Date::now() as u64;
                 let schedule = every.map(|e| Schedule::new(e, allow.checked(), now));
                 let said = match &schedule {
-                    Some(s) => format!("Scheduled: runs {}.", s.every.label()),
-                    None => "No longer scheduled.".into(),
+                    Some(s) => say(
+                        "workflowScheduledEvery",
+                        vec![nested(Mark::Plain, s.every.label_message())],
+                    ),
+                    None => say("workflowUnscheduled", vec![]),
                 };
                 let id = id.clone();
                 spawn_local(async move {
@@ -630,7 +634,7 @@ fn schedule_group(flow: &Workflow) -> Result<HtmlElement, DomError> {
                     }
                     match set_alarm(&id, schedule.as_ref()).await {
                         Ok(()) => status(&said),
-                        Err(e) => status(&format!("Tandem could not set the schedule ({e}).")),
+                        Err(e) => status(&say("workflowScheduleNotSet", vec![arg(e.to_string())])),
                     }
                     let _ = render();
                 });
