@@ -67,6 +67,9 @@ async function useMock(panel, m, mock) {
   await panel.getByLabel(m.apiKey).fill('sk-test-languages-12345678');
   await settings.getByRole('button', { name: m.save, exact: true }).click();
   await settings.waitFor({ state: 'hidden' });
+  // The toast that says so is the panel's own sentence, in that language too.
+  const toast = panel.getByRole('status', { name: m.settingsStatus, exact: true });
+  assert.equal((await toast.innerText()).trim(), m.settingsSaved);
 }
 
 /** The lines of the Steps list, each a step's sentence (its details closed). */
@@ -126,6 +129,13 @@ for (const lang of ['de', 'ja']) {
       assertNoEnglish(en, m, ['stepNotClick', 'whyDisabled', 'stepNotType', 'whyReadOnly'], `${click}\n${type}`, lang);
       // Nothing of the driver's own words is left in those lines either.
       for (const line of [click, type]) assert.doesNotMatch(line, /disabled|read-only|element|field/, line);
+
+      // A step's details say what it cost in the person's words (the tokens).
+      const failed = panel.getByRole('list', { name: m.steps, exact: true }).getByRole('listitem').filter({ hasText: click });
+      await failed.locator('summary').click();
+      const details = await failed.locator('details').innerText();
+      assert.match(details, new RegExp(fill(m.nTokens, '\\d[\\d,.]*')), details);
+      if (lang === 'ja') assert.doesNotMatch(details, /\d tokens/, details);
 
       // The page was not changed, and the model read why in English.
       assert.equal(await tab.locator('input').inputValue(), 'Ada');
@@ -187,6 +197,7 @@ for (const lang of ['de', 'ja']) {
       const outcome = `${m.taskDone}; ${fill(m.divergedTookOver, '1', why)}`;
       await entry.filter({ hasText: outcome }).waitFor({ timeout: 10_000 });
       const said = await entry.innerText();
+      assert.ok(said.includes(fill(m.workflowStartsOn, HOST)), said);
       assertNoEnglish(en, m, ['divergedTookOver', 'divergeNotFound', 'theButton', 'taskDone'], said.split('\n').find((l) => l.includes(outcome)), lang);
       const stored = await panel.evaluate(() => chrome.storage.local.get('workflows').then((x) => x.workflows));
       assert.match(stored[0].lastRun.outcome, /^Done; step 1: the button “.+” was not found; the model took over from there$/, 'the English is stored beside it');
