@@ -61,6 +61,8 @@ const page = (w, lang) => `<!doctype html><html lang="${lang}"><title>${w.pay}</
 async function useMock(panel, m, mock) {
   const settings = panel.getByRole('region', { name: m.settings });
   await settings.waitFor();
+  // The Tools part says there are no tool providers yet, in that language.
+  await settings.locator('#tools-hint').filter({ hasText: m.noToolProvidersYetExtensionsThat }).waitFor({ timeout: 5_000 });
   await panel.getByLabel(m.provider, { exact: true }).selectOption({ label: 'OpenAI-compatible' });
   await panel.getByLabel(m.baseUrl).fill(`${mock.url}/v1`);
   await panel.getByLabel(m.model, { exact: true }).fill('gpt-test');

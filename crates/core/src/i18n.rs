@@ -615,6 +615,36 @@ pub const CATALOG: &[(&str, &str)] = &[
     ("workflowUnscheduled", "No longer scheduled."),
     ("workflowScheduleNotSet", "Tandem could not set the schedule ($1)."),
     ("workflowStartsOn", "Starts on $1"),
+    ("startPageNotOpened", "Tandem could not open the workflow's start page: $1"),
+    ("startNotAllowed", "Tandem does not act on this workflow's site ($1); change the site lists in Settings to allow it"),
+    ("startNoTab", "Tandem could not open a tab for it"),
+    ("startFailed", "Tandem could not start it"),
+    // Settings → Tools: each provider's row and its controls (the panel's `tools`).
+    ("toolsTurnOff", "Turn off"),
+    ("toolsTurnOn", "Turn on"),
+    ("toolsTurnOffNamed", "Turn off $1"),
+    ("toolsTurnOnNamed", "Turn on $1"),
+    ("toolsSignIn", "Sign in"),
+    ("toolsSignInAgain", "Sign in again"),
+    ("toolsSignOut", "Sign out"),
+    ("toolsSignInTo", "Sign in to $1"),
+    ("toolsSignInAgainTo", "Sign in again to $1"),
+    ("toolsSignOutOf", "Sign out of $1"),
+    ("toolsAllowProvider", "Allow provider $1"),
+    ("toolsDenyProvider", "Deny provider $1"),
+    ("toolsRemoveServer", "Remove server"),
+    ("toolsRemoveProvider", "Remove provider"),
+    ("toolsRemoveServerNamed", "Remove server $1"),
+    ("toolsRemoveProviderNamed", "Remove provider $1"),
+    ("toolsPolicyOf", "$1 from $2"),
+    ("toolsAsk", "Ask"),
+    ("toolsProblemWith", "Problem with $1"),
+    ("toolsNotRead", "The tool providers could not be read ($1)."),
+    ("toolsDenied", "denied"),
+    ("toolsTurnedOff", "turned off"),
+    ("toolsExtension", "extension $1"),
+    ("toolsNamedExtension", "«$1» (extension $2)"),
+    ("toolsClientIdFor", "Client ID for $1"),
 ];
 
 #[cfg(test)]
@@ -736,6 +766,8 @@ mod tests {
             "listMore",
             "nTokens",
             "nanoStatusOther",
+            "toolsExtension",
+            "toolsPolicyOf",
         ];
         let en = locale("en");
         let mut keys = BTreeSet::new();

@@ -175,6 +175,16 @@ const READINGS: &[(&str, &str)] = &[
         "pageNotLoaded",
     ),
     ("Not run: {why}.", "workflowNotRunBecause"),
+    (
+        "Tandem could not open the workflow's start page: {why}",
+        "startPageNotOpened",
+    ),
+    (
+        "Tandem does not act on this workflow's site ({}); change the site lists in Settings to allow it",
+        "startNotAllowed",
+    ),
+    ("Tandem could not open a tab for it ({_})", "startNoTab"),
+    ("Tandem could not start it ({_})", "startFailed"),
     ("Done without the model", "workflowDoneNoModel"),
     // A workflow's replay leaving its saved steps (the worker's `agent/replay.rs`, core's
     // `workflow::Divergence`), on the timeline and in the run's stored outcome.
@@ -345,6 +355,17 @@ mod tests {
             "the drop target: element [4] is no longer on the page (best look-alike scored 0.41)",
             "whyDropTarget",
             "the drop target: it is no longer on the page",
+        );
+        // A scheduled run that could not start, as its last run says it.
+        check(
+            "Not run: Tandem could not open the workflow's start page: https://shop.test/ did not load within 20 seconds (the tab showed nothing, still loading).",
+            "workflowNotRunBecause",
+            "Not run: Tandem could not open the workflow's start page: https://shop.test/ did not load within 20 seconds.",
+        );
+        check(
+            "https://shop.test/ did not load within 20 seconds (the tab showed https://shop.test/login, loaded)",
+            "pageNotLoaded",
+            "https://shop.test/ did not load within 20 seconds (the tab showed https://shop.test/login)",
         );
         // Page words are arguments, never read as a template's words.
         let m = reason("not-found: “the field does not contain \"it is disabled\"”");
