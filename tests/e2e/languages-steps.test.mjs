@@ -200,6 +200,12 @@ for (const lang of ['de', 'ja']) {
       await entry.filter({ hasText: outcome }).waitFor({ timeout: 10_000 });
       const said = await entry.innerText();
       assert.ok(said.includes(fill(m.workflowStartsOn, HOST)), said);
+      // Its controls are named in that language too, each with the workflow's name.
+      for (const [word, name] of [['wfRun', 'wfRunNamed'], ['wfExport', 'wfExportNamed'], ['wfDelete', 'wfDeleteNamed'], ['wfSaveSchedule', 'wfSaveScheduleOf']]) {
+        const control = entry.getByRole('button', { name: fill(m[name], w.flow), exact: true });
+        assert.equal((await control.innerText()).trim(), m[word]);
+      }
+      assert.equal(await entry.getByRole('combobox', { name: fill(m.wfHowOften, w.flow), exact: true }).count(), 1);
       assertNoEnglish(en, m, ['divergedTookOver', 'divergeNotFound', 'theButton', 'taskDone'], said.split('\n').find((l) => l.includes(outcome)), lang);
       const stored = await panel.evaluate(() => chrome.storage.local.get('workflows').then((x) => x.workflows));
       assert.match(stored[0].lastRun.outcome, /^Done; step 1: the button “.+” was not found; the model took over from there$/, 'the English is stored beside it');
