@@ -674,6 +674,16 @@ pub const CATALOG: &[(&str, &str)] = &[
     ("wfSaveSchedule", "Save schedule"),
     ("wfSaveScheduleOf", "Save schedule of $1"),
     ("wfScheduleOf", "Schedule of $1"),
+    // A tool card's names and outcome (the panel's `cards`).
+    ("cardToolCall", "Tool call $1"),
+    ("cardRunAsk", "Run $1?"),
+    ("cardResult", "Tool result"),
+    ("cardArguments", "Arguments"),
+    ("cardAsSent", "As sent (JSON)"),
+    ("cardDone", "Done$1: $2"),
+    ("cardFailed", "Failed$1: $2"),
+    ("cardStopped", "Stopped"),
+    ("cardImage", "Image$1 returned by $2 ($3)"),
 ];
 
 #[cfg(test)]
@@ -797,6 +807,7 @@ mod tests {
             "nanoStatusOther",
             "toolsExtension",
             "toolsPolicyOf",
+            "cardArguments",
         ];
         let en = locale("en");
         let mut keys = BTreeSet::new();

@@ -26,7 +26,7 @@ pub fn show_use(
     let card = dom::create("details", "tool-card")?;
     dom::set_attr(&card, "data-call", call_id);
     dom::set_attr(&card, "data-tool", tool);
-    dom::set_attr(&card, "aria-label", &format!("Tool call {tool}"));
+    dom::set_attr(&card, "aria-label", &say("cardToolCall", vec![text(tool)]));
     dom::set_attr(&card, "open", "");
     let summary = dom::create("summary", "")?;
     let (tool_arg, by) = (text(tool), text(provider));
@@ -43,13 +43,13 @@ pub fn show_use(
     // further, for whoever wants the exact call.
     let readable = tandem_core::tools::prompt::argument_lines(arguments);
     let args = dom::create("pre", "tool-args")?;
-    dom::set_attr(&args, "aria-label", "Arguments");
+    dom::set_attr(&args, "aria-label", &say("cardArguments", vec![]));
     args.set_text_content(Some(readable.as_deref().unwrap_or(arguments)));
     let _ = card.append_child(&args);
     if readable.is_some() {
         let raw = dom::create("details", "tool-raw")?;
         let summary = dom::create("summary", "")?;
-        summary.set_text_content(Some("As sent (JSON)"));
+        summary.set_text_content(Some(&say("cardAsSent", vec![])));
         let json = dom::create("pre", "")?;
         json.set_text_content(Some(arguments));
         let _ = raw.append_child(&summary);
@@ -59,7 +59,7 @@ pub fn show_use(
     if let Some(question) = question {
         let ask = dom::create("div", "tool-ask")?;
         dom::set_attr(&ask, "role", "group");
-        dom::set_attr(&ask, "aria-label", &format!("Run {tool}?"));
+        dom::set_attr(&ask, "aria-label", &say("cardRunAsk", vec![text(tool)]));
         let text = dom::create("p", "")?;
         // A long question (every argument, never cut) scrolls; the keyboard can scroll it too.
         dom::set_attr(&text, "tabindex", "0");
@@ -132,14 +132,16 @@ pub fn show_result(
             "tool-result error"
         },
     )?;
-    dom::set_attr(&result, "aria-label", "Tool result");
+    dom::set_attr(&result, "aria-label", &say("cardResult", vec![]));
     let took = duration_ms
         .map(|ms| format!(" ({} s)", decimal(ms as f64 / 1000.0, 1)))
         .unwrap_or_default();
-    result.set_text_content(Some(&format!(
-        "{}{took}: {}",
-        if ok { "Done" } else { "Failed" },
-        shorten(text)
+    result.set_text_content(Some(&say(
+        if ok { "cardDone" } else { "cardFailed" },
+        vec![
+            tandem_core::i18n::text(took),
+            tandem_core::i18n::text(shorten(text)),
+        ],
     )));
     let _ = card.append_child(&result);
     Ok(())
@@ -169,7 +171,10 @@ pub fn show_images(bubble: &HtmlElement, call_id: &str, images: &[String]) -> Re
         dom::set_attr(
             &img,
             "alt",
-            &format!("Image{nth} returned by {tool} ({})", image.describe()),
+            &say(
+                "cardImage",
+                vec![text(nth), text(tool.clone()), text(image.describe())],
+            ),
         );
         dom::set_attr(&img, "src", &image.data_url());
         let _ = card.append_child(&img);
@@ -204,8 +209,8 @@ pub fn show_stopped(bubble: &HtmlElement, call_id: &str) -> Result<(), DomError>
         ask.remove();
     }
     let result = dom::create("p", "tool-result stopped")?;
-    dom::set_attr(&result, "aria-label", "Tool result");
-    result.set_text_content(Some("Stopped"));
+    dom::set_attr(&result, "aria-label", &say("cardResult", vec![]));
+    result.set_text_content(Some(&say("cardStopped", vec![])));
     let _ = card.append_child(&result);
     Ok(())
 }
