@@ -684,6 +684,9 @@ pub const CATALOG: &[(&str, &str)] = &[
     ("cardFailed", "Failed$1: $2"),
     ("cardStopped", "Stopped"),
     ("cardImage", "Image$1 returned by $2 ($3)"),
+    ("mcpRowTitle", "MCP server «$1» ($2)"),
+    ("mcpToken", "token $1"),
+    ("mcpHeaders", "headers $1"),
 ];
 
 #[cfg(test)]
@@ -808,6 +811,7 @@ mod tests {
             "toolsExtension",
             "toolsPolicyOf",
             "cardArguments",
+            "mcpToken",
         ];
         let en = locale("en");
         let mut keys = BTreeSet::new();

@@ -556,26 +556,25 @@ fn show_settings(registry: &Registry) -> Result<(), DomError> {
         };
         match provider.mcp() {
             Some(server) => {
-                let token = server
-                    .token_hint
-                    .as_deref()
-                    .map(|h| format!(", token {h}"))
-                    .unwrap_or_default();
-                // Names only: the values are secrets.
-                let headers = match server.header_names.as_slice() {
-                    [] => String::new(),
-                    names => format!(", headers {}", names.join(", ")),
-                };
+                // The address, the token's last letters, the headers' names (only: the
+                // values are secrets), one after the other.
+                let mut about = vec![server.url.clone()];
+                if let Some(h) = server.token_hint.as_deref() {
+                    about.push(say("mcpToken", vec![text(h)]));
+                }
+                if !server.header_names.is_empty() {
+                    about.push(say(
+                        "mcpHeaders",
+                        vec![text(server.header_names.join(", "))],
+                    ));
+                }
                 let off = if server.enabled {
                     String::new()
                 } else {
                     format!(" — {}", say("toolsTurnedOff", vec![]))
                 };
-                title.set_text_content(Some(&format!(
-                    "MCP server «{}» ({}{token}{headers}){off}",
-                    provider.name(),
-                    server.url
-                )));
+                let about = vec![text(provider.name()), text(about.join(", "))];
+                title.set_text_content(Some(&format!("{}{off}", say("mcpRowTitle", about))));
             }
             None => title.set_text_content(Some(&format!("{}{state}", who(provider.name(), &id)))),
         }
