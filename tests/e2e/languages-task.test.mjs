@@ -249,7 +249,7 @@ test('--lang=de: the question before a form posts to another site is German, wit
     assert.ok(said.includes(m.workflowNotRun), said);
     assert.ok(said.includes(m.workflowRunsByHand), said);
     assert.ok(!said.includes('Not run yet') && !said.includes('Runs only when'), said);
-    await entry.locator('button').filter({ hasText: /^Delete$/ }).click();
+    await entry.getByRole('button', { name: fill(m.wfDeleteNamed, flow.name), exact: true }).click();
     await line.filter({ hasText: fill(m.workflowDeleted, flow.name) }).waitFor({ timeout: 10_000 });
   } finally {
     await browser.close();

@@ -9,6 +9,7 @@ use js_sys::{Object, Promise, Reflect, JSON};
 use tandem_chrome::i18n::plain;
 use tandem_chrome::js_text;
 use tandem_core::agent::task::{TaskContext, TaskStatus};
+use tandem_core::agent::why::reason;
 use tandem_core::agent::workflow::{
     self, alarm_name, read_stored, LastRun, Replay, Shown, Workflow, MAX_WORKFLOWS, SHOWN_KEY,
     WORKFLOWS_KEY,
@@ -142,15 +143,12 @@ pub(crate) async fn show_in_panels(id: &str, waiting: bool) {
     }
 }
 
-pub(crate) async fn set_last_run(id: &str, outcome: String) {
+pub(crate) async fn set_last_run(id: &str, outcome: Msg) {
     let Ok(mut list) = load().await else {
         return;
     };
     if let Some(flow) = list.iter_mut().find(|w| w.id == id) {
-        flow.last_run = Some(LastRun {
-            at: js_sys::Date::now() as u64,
-            outcome,
-        });
+        flow.last_run = Some(LastRun::new(js_sys::Date::now() as u64, outcome));
         let _ = store(&list).await;
     }
 }
@@ -277,33 +275,42 @@ pub async fn note_outcome(ctx: &TaskContext) {
     let Some(flow) = list.iter_mut().find(|w| w.id == replay.workflow_id) else {
         return;
     };
-    let status = match ctx.status {
-        TaskStatus::Done => "Done",
-        TaskStatus::Failed => "Failed",
-        TaskStatus::Cancelled => "Cancelled",
-        _ => "Stopped",
-    };
-    let mut outcome = match &replay.diverged {
-        Some(why) => format!("{status}; {why}"),
-        None if ctx.status == TaskStatus::Done => "Done without the model".into(),
-        None => status.into(),
-    };
-    if let Some(reason) = ctx
-        .reason
-        .as_deref()
-        .filter(|_| ctx.status != TaskStatus::Done)
-    {
-        outcome = format!("{outcome}: {reason}");
-    }
-    flow.last_run = Some(LastRun {
-        at: js_sys::Date::now() as u64,
-        outcome: outcome.clone(),
+    let status = Msg::key(match ctx.status {
+        TaskStatus::Done => "taskDone",
+        TaskStatus::Failed => "taskFailed",
+        TaskStatus::Cancelled => "taskCancelled",
+        _ => "taskStopped",
     });
-    let title = format!("Scheduled workflow \u{201c}{}\u{201d}", flow.name);
+    // "Failed; step 2: …; the model took over from there: <why the task ended>", each part
+    // a message of its own; the English is what is stored beside it.
+    let mut parts = vec![nested(Mark::Plain, status)];
+    match &replay.diverged {
+        Some(why) => parts.extend([text("; "), nested(Mark::Plain, reason(why))]),
+        None if ctx.status == TaskStatus::Done => {
+            parts = vec![nested(Mark::Plain, Msg::key("workflowDoneNoModel"))]
+        }
+        None => {}
+    }
+    if ctx.status != TaskStatus::Done {
+        if let Some(said) = ctx.reason_message() {
+            parts.extend([text(": "), nested(Mark::Plain, said)]);
+        }
+    }
+    let outcome = Msg {
+        key: String::new(),
+        args: parts,
+    };
+    let run = LastRun::new(js_sys::Date::now() as u64, outcome);
+    let shown = plain(&run.message());
+    flow.last_run = Some(run);
+    let title = plain(&Msg::new(
+        "workflowScheduled",
+        vec![text(flow.name.clone())],
+    ));
     if let Err(e) = store(&list).await {
         crate::log_error("a workflow's last run could not be saved", &e.into());
     }
     if replay.scheduled {
-        notify(&replay.workflow_id, &title, &outcome);
+        notify(&replay.workflow_id, &title, &shown);
     }
 }

@@ -282,7 +282,9 @@ fn classify(
     // The commonest sentences are catalog messages, so the panel shows them in the person's
     // language; the rest stay English words.
     let keyed = match (kind, cfg) {
-        _ if provider == ProviderKind::Ollama && kind == ErrorKind::BadKey => None,
+        _ if provider == ProviderKind::Ollama && kind == ErrorKind::BadKey => {
+            Some(Msg::new("errOllamaRefused", vec![text(code.clone())]))
+        }
         (ErrorKind::BadKey, Some(c)) if c.api_key.is_empty() => Some(Msg::new(
             "errKeyNeeded",
             vec![text(label), text(code.clone())],
@@ -291,8 +293,12 @@ fn classify(
             "errKeyRefused",
             vec![text(label), text(code.clone())],
         )),
-        (ErrorKind::UnknownModel, Some(c)) if c.kind != ProviderKind::Ollama => Some(Msg::new(
-            "errModelUnknownAt",
+        (ErrorKind::UnknownModel, Some(c)) => Some(Msg::new(
+            if c.kind == ProviderKind::Ollama {
+                "errOllamaModelUnknown"
+            } else {
+                "errModelUnknownAt"
+            },
             vec![
                 text(label),
                 text(c.model.clone()),
@@ -436,15 +442,20 @@ pub fn stream_error(provider: ProviderKind, payload: &str) -> ProviderError {
 pub fn network_error(cfg: &ProviderConfig, detail: &str) -> ProviderError {
     let url = &cfg.base_url;
     let ollama = cfg.kind == ProviderKind::Ollama;
-    // Not for Ollama, whose sentence adds how to start it.
+    // Ollama's sentences add how to start it.
     let keyed = match (ollama, cfg.is_local()) {
-        (true, _) => None,
-        (false, true) => Some(Msg::new("errLocalUnreachable", vec![text(url.clone())])),
-        (false, false) => Some(Msg::new(
+        (true, true) => Msg::new("errOllamaLocalUnreachable", vec![text(url.clone())]),
+        (false, true) => Msg::new("errLocalUnreachable", vec![text(url.clone())]),
+        (true, false) => Msg::new(
+            "errOllamaUnreachable",
+            vec![text(cfg.kind.label()), text(url.clone())],
+        ),
+        (false, false) => Msg::new(
             "errUnreachable",
             vec![text(cfg.kind.label()), text(url.clone())],
-        )),
+        ),
     };
+    let keyed = Some(keyed);
     let mut message = if cfg.is_local() {
         // Ollama is also reached through its OpenAI-compatible /v1 endpoint, so the hint
         // matters for any local server, and it is the usual cause when one is running.
@@ -930,9 +941,24 @@ mod tests {
             local.said.as_ref().map(|m| m.key.as_str()),
             Some("errLocalUnreachable")
         );
-        // Ollama's sentences say how to start it: not in the catalog, shown as they are.
+        // Ollama's own sentences (how to start it, how to pull a model) are catalog ones too.
         let ollama = cfg(ProviderKind::Ollama, "http://127.0.0.1:11434", "");
-        assert!(classify_http(403, "", None, &ollama).said.is_none());
+        for (e, key) in [
+            (classify_http(403, "", None, &ollama), "errOllamaRefused"),
+            (
+                classify_http(404, "", None, &ollama),
+                "errOllamaModelUnknown",
+            ),
+            (network_error(&ollama, ""), "errOllamaLocalUnreachable"),
+            (
+                network_error(&cfg(ProviderKind::Ollama, "https://ollama.example", ""), ""),
+                "errOllamaUnreachable",
+            ),
+        ] {
+            let said = e.message_said();
+            assert_eq!(said.key, key, "{}", e.message);
+            assert_eq!(said.english(), e.message);
+        }
         // A message rewritten after it was classified is shown as its words.
         let mut rewritten = refused.clone();
         rewritten.message.push_str(" (again)");

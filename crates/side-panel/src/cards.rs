@@ -4,6 +4,7 @@
 
 use tandem_core::chat::ToolCard;
 use tandem_core::decimal::decimal;
+use tandem_core::i18n::{text, Arg, Msg};
 use tandem_core::protocol::PanelToWorker;
 use tandem_core::tools::image::ToolImage;
 use tandem_core::tools::page;
@@ -25,29 +26,30 @@ pub fn show_use(
     let card = dom::create("details", "tool-card")?;
     dom::set_attr(&card, "data-call", call_id);
     dom::set_attr(&card, "data-tool", tool);
-    dom::set_attr(&card, "aria-label", &format!("Tool call {tool}"));
+    dom::set_attr(&card, "aria-label", &say("cardToolCall", vec![text(tool)]));
     dom::set_attr(&card, "open", "");
     let summary = dom::create("summary", "")?;
+    let (tool_arg, by) = (text(tool), text(provider));
     summary.set_text_content(Some(&if provider.is_empty() {
-        format!("Tool {tool}")
+        say("toolCard", vec![tool_arg])
     } else if provider.starts_with(page::PROVIDER_NAME) {
         // A page's own tool (WebMCP): not an extension the user allowed.
-        format!("Tool {tool} provided by {provider}")
+        say("toolCardByPage", vec![tool_arg, by])
     } else {
-        format!("Tool {tool} from {provider}")
+        say("toolCardFrom", vec![tool_arg, by])
     }));
     let _ = card.append_child(&summary);
     // The arguments as a person reads them (`url: https://…`); the JSON as sent one click
     // further, for whoever wants the exact call.
     let readable = tandem_core::tools::prompt::argument_lines(arguments);
     let args = dom::create("pre", "tool-args")?;
-    dom::set_attr(&args, "aria-label", "Arguments");
+    dom::set_attr(&args, "aria-label", &say("cardArguments", vec![]));
     args.set_text_content(Some(readable.as_deref().unwrap_or(arguments)));
     let _ = card.append_child(&args);
     if readable.is_some() {
         let raw = dom::create("details", "tool-raw")?;
         let summary = dom::create("summary", "")?;
-        summary.set_text_content(Some("As sent (JSON)"));
+        summary.set_text_content(Some(&say("cardAsSent", vec![])));
         let json = dom::create("pre", "")?;
         json.set_text_content(Some(arguments));
         let _ = raw.append_child(&summary);
@@ -57,7 +59,7 @@ pub fn show_use(
     if let Some(question) = question {
         let ask = dom::create("div", "tool-ask")?;
         dom::set_attr(&ask, "role", "group");
-        dom::set_attr(&ask, "aria-label", &format!("Run {tool}?"));
+        dom::set_attr(&ask, "aria-label", &say("cardRunAsk", vec![text(tool)]));
         let text = dom::create("p", "")?;
         // A long question (every argument, never cut) scrolls; the keyboard can scroll it too.
         dom::set_attr(&text, "tabindex", "0");
@@ -130,14 +132,16 @@ pub fn show_result(
             "tool-result error"
         },
     )?;
-    dom::set_attr(&result, "aria-label", "Tool result");
+    dom::set_attr(&result, "aria-label", &say("cardResult", vec![]));
     let took = duration_ms
         .map(|ms| format!(" ({} s)", decimal(ms as f64 / 1000.0, 1)))
         .unwrap_or_default();
-    result.set_text_content(Some(&format!(
-        "{}{took}: {}",
-        if ok { "Done" } else { "Failed" },
-        shorten(text)
+    result.set_text_content(Some(&say(
+        if ok { "cardDone" } else { "cardFailed" },
+        vec![
+            tandem_core::i18n::text(took),
+            tandem_core::i18n::text(shorten(text)),
+        ],
     )));
     let _ = card.append_child(&result);
     Ok(())
@@ -154,7 +158,7 @@ pub fn show_images(bubble: &HtmlElement, call_id: &str, images: &[String]) -> Re
     for (i, url) in images.iter().enumerate() {
         let Some(image) = ToolImage::from_data_url(url) else {
             let said = dom::create("p", "tool-result error")?;
-            said.set_text_content(Some("An image the tool returned could not be shown."));
+            said.set_text_content(Some(&say("toolImageNotShown", vec![])));
             let _ = card.append_child(&said);
             continue;
         };
@@ -167,7 +171,10 @@ pub fn show_images(bubble: &HtmlElement, call_id: &str, images: &[String]) -> Re
         dom::set_attr(
             &img,
             "alt",
-            &format!("Image{nth} returned by {tool} ({})", image.describe()),
+            &say(
+                "cardImage",
+                vec![text(nth), text(tool.clone()), text(image.describe())],
+            ),
         );
         dom::set_attr(&img, "src", &image.data_url());
         let _ = card.append_child(&img);
@@ -202,8 +209,8 @@ pub fn show_stopped(bubble: &HtmlElement, call_id: &str) -> Result<(), DomError>
         ask.remove();
     }
     let result = dom::create("p", "tool-result stopped")?;
-    dom::set_attr(&result, "aria-label", "Tool result");
-    result.set_text_content(Some("Stopped"));
+    dom::set_attr(&result, "aria-label", &say("cardResult", vec![]));
+    result.set_text_content(Some(&say("cardStopped", vec![])));
     let _ = card.append_child(&result);
     Ok(())
 }
@@ -230,4 +237,9 @@ fn shorten(text: &str) -> String {
     } else {
         joined
     }
+}
+
+/// The catalog's sentence `key` with `args`, in the person's language.
+fn say(key: &str, args: Vec<Arg>) -> String {
+    tandem_chrome::i18n::plain(&Msg::new(key, args))
 }

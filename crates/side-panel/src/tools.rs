@@ -16,6 +16,15 @@ use web_sys::{HtmlButtonElement, HtmlElement, HtmlSelectElement};
 use crate::chrome;
 use crate::dom::{self, DomError};
 
+/// A sentence or label of this view in the UI language (core's catalog key).
+fn say(key: &str, args: Vec<tandem_core::i18n::Arg>) -> String {
+    tandem_chrome::i18n::plain(&tandem_core::i18n::Msg::new(key, args))
+}
+
+fn text(t: impl Into<String>) -> tandem_core::i18n::Arg {
+    tandem_core::i18n::text(t)
+}
+
 pub fn wire() -> Result<(), DomError> {
     spawn_local(show());
     chrome::on_local_change(STORAGE_KEY, || spawn_local(show()));
@@ -88,7 +97,7 @@ fn show_client_id(shown: bool) {
         .find(|s| !s.is_empty())
         .unwrap_or_default();
     if let Ok(label) = dom::by_id::<HtmlElement>("mcp-client-id-label") {
-        label.set_text_content(Some(&format!("Client ID for {server}")));
+        label.set_text_content(Some(&say("toolsClientIdFor", vec![text(server)])));
         label.set_hidden(!shown);
     }
     if let Some(f) = field("mcp-client-id") {
@@ -372,7 +381,7 @@ async fn show() {
     let registry = match read().await {
         Ok(r) => r,
         Err(e) => {
-            hint(&format!("The tool providers could not be read ({e})."));
+            hint(&say("toolsNotRead", vec![text(e.to_string())]));
             return;
         }
     };
@@ -385,9 +394,9 @@ async fn show() {
 /// its id (which no other extension can have).
 fn who(name: &str, id: &str) -> String {
     if name.is_empty() || name == id {
-        format!("extension {id}")
+        say("toolsExtension", vec![text(id)])
     } else {
-        format!("«{name}» (extension {id})")
+        say("toolsNamedExtension", vec![text(name), text(id)])
     }
 }
 
@@ -542,38 +551,41 @@ fn show_settings(registry: &Registry) -> Result<(), DomError> {
         let item = dom::create("li", "tool-provider")?;
         let title = dom::create("p", "label")?;
         let state = match provider.decision() {
-            Decision::Denied => " — denied",
-            _ => "",
+            Decision::Denied => format!(" — {}", say("toolsDenied", vec![])),
+            _ => String::new(),
         };
         match provider.mcp() {
             Some(server) => {
-                let token = server
-                    .token_hint
-                    .as_deref()
-                    .map(|h| format!(", token {h}"))
-                    .unwrap_or_default();
-                // Names only: the values are secrets.
-                let headers = match server.header_names.as_slice() {
-                    [] => String::new(),
-                    names => format!(", headers {}", names.join(", ")),
-                };
+                // The address, the token's last letters, the headers' names (only: the
+                // values are secrets), one after the other.
+                let mut about = vec![server.url.clone()];
+                if let Some(h) = server.token_hint.as_deref() {
+                    about.push(say("mcpToken", vec![text(h)]));
+                }
+                if !server.header_names.is_empty() {
+                    about.push(say(
+                        "mcpHeaders",
+                        vec![text(server.header_names.join(", "))],
+                    ));
+                }
                 let off = if server.enabled {
-                    ""
+                    String::new()
                 } else {
-                    " — turned off"
+                    format!(" — {}", say("toolsTurnedOff", vec![]))
                 };
-                title.set_text_content(Some(&format!(
-                    "MCP server «{}» ({}{token}{headers}){off}",
-                    provider.name(),
-                    server.url
-                )));
+                let about = vec![text(provider.name()), text(about.join(", "))];
+                title.set_text_content(Some(&format!("{}{off}", say("mcpRowTitle", about))));
             }
             None => title.set_text_content(Some(&format!("{}{state}", who(provider.name(), &id)))),
         }
         let _ = item.append_child(&title);
         if let Some(problem) = provider.mcp().and_then(|m| m.problem.as_deref()) {
             let p = dom::create("p", "hint error")?;
-            dom::set_attr(&p, "aria-label", &format!("Problem with {name}"));
+            dom::set_attr(
+                &p,
+                "aria-label",
+                &say("toolsProblemWith", vec![text(&name)]),
+            );
             p.set_text_content(Some(problem));
             let _ = item.append_child(&p);
         }
@@ -589,11 +601,16 @@ fn show_settings(registry: &Registry) -> Result<(), DomError> {
                 label.set_text_content(Some(&format!("{} — {}", tool.name, tool.label)));
                 dom::set_attr(&label, "title", &tool.description);
                 let select: HtmlSelectElement = dom::create("select", "")?.unchecked_into();
-                dom::set_attr(&select, "aria-label", &format!("{} from {name}", tool.name));
-                for (value, text) in [("allow", "Allow"), ("ask", "Ask"), ("deny", "Deny")] {
+                dom::set_attr(
+                    &select,
+                    "aria-label",
+                    &say("toolsPolicyOf", vec![text(&tool.name), text(&name)]),
+                );
+                for (value, key) in [("allow", "allow"), ("ask", "toolsAsk"), ("deny", "deny")] {
                     let option = dom::create("option", "")?;
                     dom::set_attr(&option, "value", value);
-                    option.set_text_content(Some(text));
+                    // `allow` and `deny` are the panel's static labels, `toolsAsk` core's.
+                    option.set_text_content(Some(&tandem_chrome::i18n::label(key)));
                     let _ = select.append_child(&option);
                 }
                 select.set_value(match provider.policy(tool) {
@@ -623,9 +640,13 @@ fn show_settings(registry: &Registry) -> Result<(), DomError> {
             let enabled = server.enabled;
             let turn = dom::create("button", "")?;
             dom::set_attr(&turn, "type", "button");
-            let what = if enabled { "Turn off" } else { "Turn on" };
-            dom::set_attr(&turn, "aria-label", &format!("{what} {name}"));
-            turn.set_text_content(Some(what));
+            let (what, named) = if enabled {
+                ("toolsTurnOff", "toolsTurnOffNamed")
+            } else {
+                ("toolsTurnOn", "toolsTurnOnNamed")
+            };
+            dom::set_attr(&turn, "aria-label", &say(named, vec![text(&name)]));
+            turn.set_text_content(Some(&say(what, vec![])));
             let pid = id.clone();
             dom::on(&turn, "click", move |_: web_sys::Event| {
                 send(ToolsCommand::SetMcpEnabled {
@@ -636,30 +657,23 @@ fn show_settings(registry: &Registry) -> Result<(), DomError> {
             let _ = item.append_child(&turn);
             // A server that signs people in: Sign out while signed in; Sign in (again) when
             // signed out or when the sign-in could not be renewed.
-            let mut actions: Vec<(&str, bool)> = Vec::new();
+            // (the button's word, its accessible name with the server's, whether it signs in)
+            let mut actions: Vec<(&str, &str, bool)> = Vec::new();
             if server.needs_sign_in() {
-                actions.push((
-                    if server.signed_in {
-                        "Sign in again"
-                    } else {
-                        "Sign in"
-                    },
-                    true,
-                ));
+                actions.push(if server.signed_in {
+                    ("toolsSignInAgain", "toolsSignInAgainTo", true)
+                } else {
+                    ("toolsSignIn", "toolsSignInTo", true)
+                });
             }
             if server.signs_in && server.signed_in {
-                actions.push(("Sign out", false));
+                actions.push(("toolsSignOut", "toolsSignOutOf", false));
             }
-            for (what, sign_in) in actions {
+            for (what, named, sign_in) in actions {
                 let button = dom::create("button", "")?;
                 dom::set_attr(&button, "type", "button");
-                let label = if sign_in {
-                    format!("{what} to {name}")
-                } else {
-                    format!("{what} of {name}")
-                };
-                dom::set_attr(&button, "aria-label", &label);
-                button.set_text_content(Some(what));
+                dom::set_attr(&button, "aria-label", &say(named, vec![text(&name)]));
+                button.set_text_content(Some(&say(what, vec![])));
                 let pid = id.clone();
                 dom::on(&button, "click", move |_: web_sys::Event| {
                     let provider_id = pid.clone();
@@ -678,9 +692,13 @@ fn show_settings(registry: &Registry) -> Result<(), DomError> {
             let allow = provider.decision() != Decision::Allowed;
             let decide = dom::create("button", "")?;
             dom::set_attr(&decide, "type", "button");
-            let what = if allow { "Allow" } else { "Deny" };
-            dom::set_attr(&decide, "aria-label", &format!("{what} provider {name}"));
-            decide.set_text_content(Some(what));
+            let (what, named) = if allow {
+                ("allow", "toolsAllowProvider")
+            } else {
+                ("deny", "toolsDenyProvider")
+            };
+            dom::set_attr(&decide, "aria-label", &say(named, vec![text(&name)]));
+            decide.set_text_content(Some(&tandem_chrome::i18n::label(what)));
             let pid = id.clone();
             dom::on(&decide, "click", move |_: web_sys::Event| {
                 send(ToolsCommand::Decide {
@@ -692,13 +710,13 @@ fn show_settings(registry: &Registry) -> Result<(), DomError> {
         }
         let remove = dom::create("button", "")?;
         dom::set_attr(&remove, "type", "button");
-        let what = if provider.mcp().is_some() {
-            "Remove server"
+        let (what, named) = if provider.mcp().is_some() {
+            ("toolsRemoveServer", "toolsRemoveServerNamed")
         } else {
-            "Remove provider"
+            ("toolsRemoveProvider", "toolsRemoveProviderNamed")
         };
-        dom::set_attr(&remove, "aria-label", &format!("{what} {name}"));
-        remove.set_text_content(Some(what));
+        dom::set_attr(&remove, "aria-label", &say(named, vec![text(&name)]));
+        remove.set_text_content(Some(&say(what, vec![])));
         let pid = id.clone();
         dom::on(&remove, "click", move |_: web_sys::Event| {
             send(ToolsCommand::Remove {
@@ -709,10 +727,11 @@ fn show_settings(registry: &Registry) -> Result<(), DomError> {
         let _ = list.append_child(&item);
     }
     list.set_hidden(shown == 0);
-    hint(if shown == 0 {
-        "No tool providers yet. Extensions that give Tandem tools ask here first."
+    hint(&if shown == 0 {
+        // The same words `sidepanel.html` starts with (a static label).
+        tandem_chrome::i18n::label("noToolProvidersYetExtensionsThat")
     } else {
-        ""
+        String::new()
     });
     Ok(())
 }

@@ -293,6 +293,8 @@ fn field(label: &str, value: &str) -> Result<HtmlInputElement, DomError> {
 
 /// One workflow's entry: what it does and its controls.
 fn item(flow: &Workflow) -> Result<HtmlElement, DomError> {
+    // A control's accessible name: its word with the workflow's name.
+    let named = |key: &str| say(key, vec![arg(flow.name.clone())]);
     let li = dom::create("li", "workflow")?;
     dom::set_attr(&li, "aria-label", &flow.name);
     dom::set_attr(&li, "data-workflow", &flow.id);
@@ -304,12 +306,20 @@ fn item(flow: &Workflow) -> Result<HtmlElement, DomError> {
     append(&li, &text("h3", "", &flow.name)?)?;
     append(
         &li,
-        &text("p", "hint", &format!("Starts on {}", flow.start_site()))?,
+        &text(
+            "p",
+            "hint",
+            &say("workflowStartsOn", vec![arg(flow.start_site())]),
+        )?,
     )?;
     append(&li, &text("p", "hint", &last_run_line(flow))?)?;
 
     let steps = dom::create("ol", "")?;
-    dom::set_attr(&steps, "aria-label", &format!("Steps of {}", flow.name));
+    dom::set_attr(
+        &steps,
+        "aria-label",
+        &say("wfStepsOf", vec![arg(flow.name.clone())]),
+    );
     for line in flow.step_lines() {
         append(&steps, &text("li", "", &line)?)?;
     }
@@ -321,27 +331,32 @@ fn item(flow: &Workflow) -> Result<HtmlElement, DomError> {
         dom::set_attr(
             &group,
             "aria-label",
-            &format!("Parameters of {}", flow.name),
+            &say("wfParamsOf", vec![arg(flow.name.clone())]),
         );
         for p in &flow.params {
             let row = dom::create("div", "row")?;
-            let name = field(&format!("Name of parameter {}", p.name), &p.name)?;
-            let value = field(&format!("Value of {}", p.name), &p.value)?;
+            let name = field(&say("wfParamName", vec![arg(p.name.clone())]), &p.name)?;
+            let value = field(&say("wfParamValue", vec![arg(p.name.clone())]), &p.value)?;
             append(&row, &name)?;
             append(&row, &value)?;
             let (id, old) = (flow.id.clone(), p.name.clone());
-            let save = button("Save", &format!("Save parameter {}", p.name), move |_| {
-                let (new, value) = (name.value(), value.value());
-                let old = old.clone();
-                change(id.clone(), say("workflowParamSaved", vec![]), move |w| {
-                    w.rename_param(&old, &new)?;
-                    w.set_param_value(new.trim(), &value)
-                });
-            })?;
+            let save_label = say("wfSaveParam", vec![arg(p.name.clone())]);
+            let save = button(
+                &tandem_chrome::i18n::label("save"),
+                &save_label,
+                move |_| {
+                    let (new, value) = (name.value(), value.value());
+                    let old = old.clone();
+                    change(id.clone(), say("workflowParamSaved", vec![]), move |w| {
+                        w.rename_param(&old, &new)?;
+                        w.set_param_value(new.trim(), &value)
+                    });
+                },
+            )?;
             let (id, old) = (flow.id.clone(), p.name.clone());
             let remove = button(
-                "Remove",
-                &format!("Remove parameter {}", p.name),
+                &say("wfRemove", vec![]),
+                &say("wfRemoveParam", vec![arg(p.name.clone())]),
                 move |_| {
                     let old = old.clone();
                     change(
@@ -362,25 +377,29 @@ fn item(flow: &Workflow) -> Result<HtmlElement, DomError> {
     }
 
     let rename_row = dom::create("div", "row")?;
-    let new_name = field(&format!("New name for {}", flow.name), &flow.name)?;
+    let new_name = field(&say("wfNewName", vec![arg(flow.name.clone())]), &flow.name)?;
     append(&rename_row, &new_name)?;
     let id = flow.id.clone();
     append(
         &rename_row,
-        &button("Rename", &format!("Rename {}", flow.name), move |_| {
-            let name = new_name.value().trim().to_string();
-            change(
-                id.clone(),
-                say("workflowRenamed", vec![arg(name.clone())]),
-                move |w| {
-                    if name.is_empty() || name.chars().count() > 100 {
-                        return Err("A workflow's name is 1 to 100 characters.".into());
-                    }
-                    w.name = name;
-                    Ok(())
-                },
-            );
-        })?,
+        &button(
+            &say("wfRename", vec![]),
+            &named("wfRenameNamed"),
+            move |_| {
+                let name = new_name.value().trim().to_string();
+                change(
+                    id.clone(),
+                    say("workflowRenamed", vec![arg(name.clone())]),
+                    move |w| {
+                        if name.is_empty() || name.chars().count() > 100 {
+                            return Err(say("wfNameLength", vec![]));
+                        }
+                        w.name = name;
+                        Ok(())
+                    },
+                );
+            },
+        )?,
     )?;
     append(&li, &rename_row)?;
     append(&li, &schedule_group(flow)?)?;
@@ -389,7 +408,7 @@ fn item(flow: &Workflow) -> Result<HtmlElement, DomError> {
     let id = flow.id.clone();
     append(
         &actions,
-        &button("Run", &format!("Run {}", flow.name), move |_| {
+        &button(&say("wfRun", vec![]), &named("wfRunNamed"), move |_| {
             set_open(false);
             let command = TaskCommand::RunWorkflow {
                 name: id.clone(),
@@ -397,37 +416,43 @@ fn item(flow: &Workflow) -> Result<HtmlElement, DomError> {
                 tab_id: crate::tab::current(),
             };
             if let Err(e) = crate::port::post(&PanelToWorker::Task { command }) {
-                status(&format!(
-                    "Tandem's background worker is not reachable ({e})."
-                ));
+                status(&say("workerUnreachable", vec![arg(e.to_string())]));
             }
         })?,
     )?;
     let one = flow.clone();
     append(
         &actions,
-        &button("Export", &format!("Export {}", flow.name), move |_| {
-            if let Err(e) = download(std::slice::from_ref(&one)) {
-                status(&format!("Tandem could not export the workflow ({e})."));
-            }
-        })?,
+        &button(
+            &say("wfExport", vec![]),
+            &named("wfExportNamed"),
+            move |_| {
+                if let Err(e) = download(std::slice::from_ref(&one)) {
+                    status(&say("workflowNotExported", vec![arg(e.to_string())]));
+                }
+            },
+        )?,
     )?;
     let (id, name) = (flow.id.clone(), flow.name.clone());
     append(
         &actions,
-        &button("Delete", &format!("Delete {}", flow.name), move |_| {
-            let (id, name) = (id.clone(), name.clone());
-            spawn_local(async move {
-                let mut list = LIST.with(|l| l.borrow().clone());
-                list.retain(|w| w.id != id);
-                let _ = set_alarm(&id, None).await;
-                match store(list).await {
-                    Ok(()) => status(&say("workflowDeleted", vec![arg(name)])),
-                    Err(e) => status(&say("workflowsNotSaved", vec![arg(e.to_string())])),
-                }
-                let _ = render();
-            });
-        })?,
+        &button(
+            &say("wfDelete", vec![]),
+            &named("wfDeleteNamed"),
+            move |_| {
+                let (id, name) = (id.clone(), name.clone());
+                spawn_local(async move {
+                    let mut list = LIST.with(|l| l.borrow().clone());
+                    list.retain(|w| w.id != id);
+                    let _ = set_alarm(&id, None).await;
+                    match store(list).await {
+                        Ok(()) => status(&say("workflowDeleted", vec![arg(name)])),
+                        Err(e) => status(&say("workflowsNotSaved", vec![arg(e.to_string())])),
+                    }
+                    let _ = render();
+                });
+            },
+        )?,
     )?;
     append(&li, &actions)?;
     Ok(li)
@@ -440,8 +465,12 @@ fn last_run_line(flow: &Workflow) -> String {
             let when: String = js_sys::Date::new(&JsValue::from_f64(run.at as f64))
                 .to_locale_string("default", &JsValue::UNDEFINED)
                 .into();
-            // The outcome is stored as the worker wrote it, shown as it is.
-            say("workflowLastRun", vec![arg(when), arg(run.outcome.clone())])
+            // The outcome in the person's language while the English stored beside it is
+            // the worker's (an imported file's, or an older run's, read back or as it is).
+            say(
+                "workflowLastRun",
+                vec![arg(when), nested(Mark::Plain, run.message())],
+            )
         }
         None => say("workflowNotRun", vec![]),
     }
@@ -522,7 +551,11 @@ async fn import_file(file: web_sys::File) {
 fn schedule_group(flow: &Workflow) -> Result<HtmlElement, DomError> {
     let group = dom::create("div", "stack")?;
     dom::set_attr(&group, "role", "group");
-    dom::set_attr(&group, "aria-label", &format!("Schedule of {}", flow.name));
+    dom::set_attr(
+        &group,
+        "aria-label",
+        &say("wfScheduleOf", vec![arg(flow.name.clone())]),
+    );
     let current = match &flow.schedule {
         Some(s) => {
             let when: String = js_sys::Date::new(&JsValue::from_f64(s.next_at as f64))
@@ -543,7 +576,7 @@ fn schedule_group(flow: &Workflow) -> Result<HtmlElement, DomError> {
     dom::set_attr(
         &select,
         "aria-label",
-        &format!("How often {} runs", flow.name),
+        &say("wfHowOften", vec![arg(flow.name.clone())]),
     );
     let chosen = match flow.schedule.as_ref().map(|s| s.every) {
         None => "off",
@@ -551,13 +584,13 @@ fn schedule_group(flow: &Workflow) -> Result<HtmlElement, DomError> {
         Some(Every::Weekly) => "weekly",
         Some(Every::Hours(_)) => "hours",
     };
-    for (value, label) in [
-        ("off", "Only when I run it"),
-        ("daily", "Every day"),
-        ("weekly", "Every week"),
-        ("hours", "Every N hours"),
+    for (value, key) in [
+        ("off", "wfOnlyByHand"),
+        ("daily", "wfEveryDay"),
+        ("weekly", "wfEveryWeek"),
+        ("hours", "wfEveryNHours"),
     ] {
-        let option = web_sys::HtmlOptionElement::new_with_text_and_value(label, value)
+        let option = web_sys::HtmlOptionElement::new_with_text_and_value(&say(key, vec![]), value)
             .map_err(|_| DomError::NoDocument)?;
         option.set_selected(value == chosen);
         select
@@ -565,7 +598,7 @@ fn schedule_group(flow: &Workflow) -> Result<HtmlElement, DomError> {
             .map_err(|_| DomError::NoDocument)?;
     }
     let hours = field(
-        &format!("Hours between runs of {}", flow.name),
+        &say("wfHoursBetween", vec![arg(flow.name.clone())]),
         &match flow.schedule.as_ref().map(|s| s.every) {
             Some(Every::Hours(n)) => n.to_string(),
             _ => String::new(),
@@ -583,23 +616,16 @@ fn schedule_group(flow: &Workflow) -> Result<HtmlElement, DomError> {
     allow.set_checked(flow.schedule.as_ref().is_some_and(|s| s.allow_model));
     append(&label, &allow)?;
     label
-        .append_with_str_1(" Let scheduled runs use the model when the page changed")
+        .append_with_str_1(&format!(" {}", say("wfAllowModel", vec![])))
         .map_err(|_| DomError::NoDocument)?;
     append(&group, &label)?;
-    append(
-        &group,
-        &text(
-            "p",
-            "hint",
-            "A scheduled run opens a background tab while Chrome is running; anything that needs you (an approval, a password) pauses it and notifies you.",
-        )?,
-    )?;
+    append(&group, &text("p", "hint", &say("wfScheduledHint", vec![]))?)?;
     let id = flow.id.clone();
     append(
         &group,
         &button(
-            "Save schedule",
-            &format!("Save schedule of {}", flow.name),
+            &say("wfSaveSchedule", vec![]),
+            &say("wfSaveScheduleOf", vec![arg(flow.name.clone())]),
             move |_| {
                 let every = match Every::parse(&select.value(), &hours.value()) {
                     Ok(e) => e,
@@ -608,8 +634,11 @@ fn schedule_group(flow: &Workflow) -> Result<HtmlElement, DomError> {
                 let now = js_sys::Date::now() as u64;
                 let schedule = every.map(|e| Schedule::new(e, allow.checked(), now));
                 let said = match &schedule {
-                    Some(s) => format!("Scheduled: runs {}.", s.every.label()),
-                    None => "No longer scheduled.".into(),
+                    Some(s) => say(
+                        "workflowScheduledEvery",
+                        vec![nested(Mark::Plain, s.every.label_message())],
+                    ),
+                    None => say("workflowUnscheduled", vec![]),
                 };
                 let id = id.clone();
                 spawn_local(async move {
@@ -623,7 +652,7 @@ fn schedule_group(flow: &Workflow) -> Result<HtmlElement, DomError> {
                     }
                     match set_alarm(&id, schedule.as_ref()).await {
                         Ok(()) => status(&said),
-                        Err(e) => status(&format!("Tandem could not set the schedule ({e}).")),
+                        Err(e) => status(&say("workflowScheduleNotSet", vec![arg(e.to_string())])),
                     }
                     let _ = render();
                 });

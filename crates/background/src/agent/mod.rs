@@ -23,8 +23,10 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use js_sys::{Function, Promise, Reflect};
+use tandem_chrome::i18n::plain;
 use tandem_core::agent::task::{self, TaskCommand, TaskContext, TaskStatus, TaskView, UserUpdate};
 use tandem_core::agent::UrlPolicy;
+use tandem_core::i18n::{nested, text, Mark, Msg};
 use tandem_core::protocol::WorkerToPanel;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{spawn_local, JsFuture};
@@ -569,13 +571,11 @@ pub fn on_workflow_alarm(name: &str) {
         let name = flow.name.clone();
         let _ = crate::workflows::store(&list).await;
         if let Err(why) = run_scheduled(&id, allow_model).await {
-            let outcome = format!("Not run: {}.", why.trim_end_matches('.'));
-            crate::workflows::set_last_run(&id, outcome.clone()).await;
-            crate::workflows::notify(
-                &id,
-                &format!("Scheduled workflow \u{201c}{name}\u{201d}"),
-                &outcome,
-            );
+            let why = tandem_core::agent::why::reason(why.trim_end_matches('.'));
+            let outcome = Msg::new("workflowNotRunBecause", vec![nested(Mark::Plain, why)]);
+            let title = Msg::new("workflowScheduled", vec![text(name)]);
+            crate::workflows::notify(&id, &plain(&title), &plain(&outcome));
+            crate::workflows::set_last_run(&id, outcome).await;
         }
     });
 }

@@ -8,17 +8,16 @@
 //! not found unambiguously, or acting fails, the replay diverges: the model takes over in
 //! the same task-scoped session with the workflow's remaining steps as a fenced hint.
 
+use tandem_core::agent::step_line::REPLAYED;
 use tandem_core::agent::task::{StepKind, StepRecord, TaskContext, TaskStatus};
+use tandem_core::agent::why::reason;
 use tandem_core::agent::workflow::{self, Divergence};
 use tandem_core::agent::{fence, needs_site_grant, site_denied, Action};
-use tandem_core::i18n::{text, Msg};
+use tandem_core::i18n::{nested, text, Mark, Msg};
 
 use super::page::{lap, take_timings, Phase};
 use super::run::{Grant, Loop, Observed, Replayed, Stop};
 use crate::sessions::Session;
-
-/// The label of a replayed step's provider column on the timeline.
-const REPLAYED: &str = "replayed";
 
 impl Loop {
     /// Takes the workflow's next step on the page the loop just looked at.
@@ -107,7 +106,7 @@ impl Loop {
                 let step = replay.next + 1;
                 ctx.finish(
                     TaskStatus::Cancelled,
-                    format!("You denied step {step} of the workflow; nothing after it was done."),
+                    Msg::new("workflowDeniedStep", vec![text(step.to_string())]),
                 );
                 Replayed::End
             }
@@ -155,7 +154,7 @@ impl Loop {
             // `why` is the divergence's own words (the page's pattern, the step's target).
             ctx.set_reason(Msg::new(
                 "workflowPausedAt",
-                vec![text(at.to_string()), text(why)],
+                vec![text(at.to_string()), nested(Mark::Plain, reason(why))],
             ));
             crate::workflows::notify_paused(ctx);
             return Replayed::End;

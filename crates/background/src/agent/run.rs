@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use js_sys::{Function, Promise};
 use tandem_core::agent::cost::TokenAllowance;
-use tandem_core::agent::flow::flow_question;
+use tandem_core::agent::flow::flow_message;
 use tandem_core::agent::look::{self, needs_auto_look, resolve_point, shot_note, Shot};
 use tandem_core::agent::task::{
     self, parse_planner, PageSeen, PendingConfirmation, StepKind, StepRecord, TaskContext,
@@ -589,8 +589,8 @@ impl Loop {
                 let user = ctx.user_texts();
                 let found = ctx.read.carried(&to, &run.params.to_string(), &user);
                 (!found.is_empty()).then(|| {
-                    let how = format!("in the arguments of {}", run.label);
-                    (flow_question(&found, &to, &how), found, to)
+                    let how = Msg::new("flowToolArgs", vec![text(run.label.clone())]);
+                    (flow_message(&found, &to, how), found, to)
                 })
             }
             CallPlan::Reject(_) => None,
@@ -598,11 +598,11 @@ impl Loop {
         if let Some((sentence, _, _)) = &carried {
             plan = match plan {
                 CallPlan::Run(run) => CallPlan::Ask {
-                    question: sentence.clone(),
+                    question: sentence.english(),
                     run,
                 },
                 CallPlan::Ask { question, run } => CallPlan::Ask {
-                    question: format!("{question} {sentence}"),
+                    question: format!("{question} {}", sentence.english()),
                     run,
                 },
                 reject => reject,
@@ -616,8 +616,17 @@ impl Loop {
             ),
             CallPlan::Ask { question, run } => {
                 let used = tool_step::tool_use_of(&call, &run);
-                let said = Some(tandem_core::tools::turn::question_message(&run))
-                    .filter(|m| m.english() == question);
+                // The question as a message: the tool's, the data-flow one, or both.
+                let asked = tandem_core::tools::turn::question_message(&run);
+                let flow = carried.as_ref().map(|(m, _, _)| m.clone());
+                let said = [
+                    Some(asked.clone()),
+                    flow.clone(),
+                    flow.map(|f| asked.then(f)),
+                ]
+                .into_iter()
+                .flatten()
+                .find(|m| m.english() == question);
                 ctx.pending = Some(PendingConfirmation {
                     action: action.to_json().to_string(),
                     target: None,

@@ -37,6 +37,7 @@ mod tests;
 pub mod tool_step;
 pub mod trusted;
 pub mod waiting;
+pub mod why;
 pub mod workflow;
 
 pub use actions::{

@@ -13,9 +13,13 @@
 
 use super::actions::{Action, DragTarget, ScrollDirection, ScrollTarget, SelectMode};
 use super::task::{StepKind, StepRecord};
+use super::why::{reason, role_word};
 use crate::fence::{FENCE_CLOSE, FENCE_OPEN};
 pub use crate::i18n::Piece;
 use crate::i18n::{em, nested, strong, text, Arg, Mark, Msg};
+
+/// The provider column of a step a workflow's replay took (`agent/replay.rs`).
+pub const REPLAYED: &str = "replayed";
 
 /// Longest piece of page or model text put in a step's sentence; the whole is in the details.
 const MAX_SHOWN: usize = 140;
@@ -104,13 +108,19 @@ fn quoted(t: &str) -> Arg {
 pub fn step_line(step: &StepRecord) -> StepLine {
     let cost = cost(step);
     match step.kind {
+        // A replay that left its saved steps says so as a line of its own (`agent/replay.rs`);
+        // any other is a note the person wrote, shown as they wrote it.
+        StepKind::User if step.provider.as_deref() == Some(REPLAYED) => StepLine {
+            message: reason(&readable(&step.action)),
+            details: Vec::new(),
+        },
         StepKind::User => StepLine {
             message: Msg::literal(step.action.clone()),
             details: Vec::new(),
         },
         StepKind::Switch => StepLine {
             message: Msg::literal(format!("{}: {}", step.action, step.result)),
-            details: cost.into_iter().map(Msg::from).collect(),
+            details: cost.into_iter().collect(),
         },
         StepKind::Plan => {
             let plan = step.action.trim();
@@ -131,7 +141,7 @@ pub fn step_line(step: &StepRecord) -> StepLine {
             if checked && !plan.is_empty() {
                 details.push(say("stepPlan", vec![text(plan)]));
             }
-            details.push(join_cost(&step.result, cost).into());
+            details.push(join_cost(&step.result, cost));
             details.extend(output_detail(step));
             StepLine { message, details }
         }
@@ -139,16 +149,24 @@ pub fn step_line(step: &StepRecord) -> StepLine {
     }
 }
 
-/// "· Gemini Nano · 120 tokens", when known.
-fn cost(step: &StepRecord) -> Option<String> {
-    let mut out = String::new();
+/// " · Gemini Nano · 120 tokens", when known (the provider's name as it is, the tokens in the
+/// person's words).
+fn cost(step: &StepRecord) -> Option<Msg> {
+    let mut args = Vec::new();
     if let Some(p) = &step.provider {
-        out.push_str(&format!(" · {p}"));
+        args.push(text(format!(" · {p}")));
     }
     if let Some(t) = step.tokens {
-        out.push_str(&format!(" · {t} tokens"));
+        args.push(text(" · "));
+        args.push(nested(
+            Mark::Plain,
+            Msg::new("nTokens", vec![text(t.to_string())]),
+        ));
     }
-    (!out.is_empty()).then_some(out)
+    (!args.is_empty()).then_some(Msg {
+        key: String::new(),
+        args,
+    })
 }
 
 /// How the cloud was asked for the step and how it answered (json_schema, a forced tool, a
@@ -157,11 +175,17 @@ pub fn output_detail(step: &StepRecord) -> Option<Msg> {
     step.output.as_deref().map(crate::structured::mode_message)
 }
 
-fn join_cost(first: &str, cost: Option<String>) -> String {
-    format!("{first}{}", cost.unwrap_or_default())
+/// `first` (words as recorded) followed by the step's cost.
+fn join_cost(first: &str, cost: Option<Msg>) -> Msg {
+    let mut args = vec![text(first)];
+    args.extend(cost.map(|c| nested(Mark::Plain, c)));
+    Msg {
+        key: String::new(),
+        args,
+    }
 }
 
-fn action_line(step: &StepRecord, cost: Option<String>) -> StepLine {
+fn action_line(step: &StepRecord, cost: Option<Msg>) -> StepLine {
     let target = step.target.as_deref().map(Target::read);
     let result = readable(&step.result);
     let mark = if step.ok { "✓" } else { "✗" };
@@ -177,8 +201,7 @@ fn action_line(step: &StepRecord, cost: Option<String>) -> StepLine {
         join_cost(
             &format!("{mark} {}", crate::fence::for_person(&step.result)),
             cost,
-        )
-        .into(),
+        ),
     ];
     details.extend(output_detail(step));
     let Ok(action) = crate::json::from_str::<serde_json::Value>(&step.action)
@@ -231,24 +254,6 @@ impl Target {
             Msg::literal(clip(&self.name))
         }
     }
-}
-
-/// A role or tag as a person calls the control, with "the".
-fn role_word(role: &str) -> Msg {
-    Msg::key(match role {
-        "textbox" | "input" => "theTextField",
-        "searchbox" => "theSearchBox",
-        "textarea" => "theTextBox",
-        "combobox" | "select" | "listbox" => "theList",
-        "radio" => "theOption",
-        "menuitem" | "menuitemcheckbox" | "menuitemradio" => "theMenuItem",
-        "a" | "link" => "theLink",
-        "img" | "image" => "theImage",
-        "button" => "theButton",
-        "checkbox" | "switch" => "theCheckbox",
-        "" => "theElement",
-        other => return Msg::new("theRole", vec![text(other)]),
-    })
 }
 
 /// The control acted on, emphasised: its name, else what kind of control it is, else
@@ -361,7 +366,14 @@ fn done_sentence(action: &Action, target: Option<&Target>, raw: &str, result: &s
 }
 
 fn failed_sentence(action: &Action, target: Option<&Target>, why: &str) -> Msg {
-    let why = text(clip(why));
+    // The result is the English the model read; a person reads it in their language when it
+    // is one of the sentences core and the driver write.
+    let said = reason(why);
+    let why = if said.is_literal() {
+        text(clip(why))
+    } else {
+        nested(Mark::Plain, said)
+    };
     match action {
         Action::Click { .. } => say("stepNotClick", vec![named(target, "theElement"), why]),
         Action::Type { text: typed, .. } => say(
@@ -667,6 +679,74 @@ mod tests {
             ),
             "The model's answer was not a step Tandem can take: The reply contains no JSON object.",
         );
+    }
+
+    #[test]
+    fn a_failed_steps_reason_is_a_catalog_sentence_when_core_or_the_driver_wrote_it() {
+        let failed = |result: &str| {
+            step_line(&step(
+                r#"{"action":"click","element":3}"#,
+                Some(r#"[3] button "Pay""#),
+                false,
+                result,
+            ))
+            .message
+        };
+        let line = failed("disabled: the element is disabled");
+        assert_eq!(line.english(), "Could not click Pay: it is disabled");
+        let german = |key: &str| match key {
+            "stepNotClick" => Some("$1 konnte nicht angeklickt werden: $2".to_string()),
+            "whyDisabled" => Some("es ist deaktiviert".to_string()),
+            _ => None,
+        };
+        assert_eq!(
+            line.plain(&german),
+            "Pay konnte nicht angeklickt werden: es ist deaktiviert"
+        );
+        // What `report` writes for a covered element, fence and all.
+        let covered: super::super::ActResult = crate::json::from_str(
+            r#"{"ok":false,"error":"covered","message":"m","by":{"tag":"div","role":"dialog","name":"Cookies"}}"#,
+        )
+        .unwrap();
+        let result = covered
+            .sentence(&super::super::DriverCommand::Click)
+            .unwrap_err();
+        let line = failed(&result);
+        assert_eq!(
+            line.english(),
+            "Could not click Pay: Cookies (dialog) lies on top of it, where a person would click, so nothing was done"
+        );
+        // A sentence from elsewhere stays as it was.
+        assert_eq!(
+            failed("the site refused: 403").english(),
+            "Could not click Pay: the site refused: 403"
+        );
+    }
+
+    #[test]
+    fn a_replays_divergence_is_a_catalog_sentence_and_a_persons_note_stays_theirs() {
+        let note = |action: &str, provider: Option<&str>| {
+            let mut s = step(action, None, false, "");
+            s.kind = StepKind::User;
+            s.provider = provider.map(Into::into);
+            step_line(&s).message
+        };
+        let diverged = note(
+            "Replay diverged at step 2: acting on the button “Pay” failed (disabled: the element is disabled); the model took over from there.",
+            Some(REPLAYED),
+        );
+        assert_eq!(diverged.key, "replayTookOver");
+        assert_eq!(
+            diverged.english(),
+            "Replay diverged at step 2: acting on the button “Pay” failed (it is disabled); the model took over from there."
+        );
+        let waits = note(
+            "Replay diverged at step 1: the page is shop.test/cart, not the page the step was recorded on (shop.test/basket).",
+            Some(REPLAYED),
+        );
+        assert_eq!(waits.key, "replayDiverged");
+        let theirs = "Replay diverged at step 2: a note I wrote.";
+        assert!(note(theirs, None).is_literal());
     }
 
     #[test]

@@ -16,6 +16,7 @@ use std::cell::{Cell, RefCell};
 
 use tandem_core::chat::{answer_note, incomplete_badge, ChatMessage, Role};
 use tandem_core::errors::ErrorKind;
+use tandem_core::i18n::{self, Msg};
 use tandem_core::protocol::{PanelToWorker, WorkerToPanel};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsCast;
@@ -683,11 +684,15 @@ fn receive(message: WorkerToPanel) {
                     result: String::new(),
                 });
             });
-            progress(&if question.is_some() {
-                format!("Waiting for your answer: run {tool} from {provider_shown}?")
+            let said = if question.is_some() {
+                Msg::new(
+                    "toolWaiting",
+                    vec![i18n::text(tool.clone()), i18n::text(provider_shown)],
+                )
             } else {
-                format!("Running {tool}…")
-            });
+                Msg::new("toolRunning", vec![i18n::text(tool.clone())])
+            };
+            progress(&tandem_chrome::i18n::plain(&said));
         }
         WorkerToPanel::ToolResult {
             call_id,

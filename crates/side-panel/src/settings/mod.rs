@@ -160,12 +160,14 @@ pub(crate) fn receive(message: WorkerToPanel) {
 fn nano_status(availability: &str, progress: Option<f64>, detail: &str) {
     if let Ok(line) = dom::by_id::<HtmlElement>("nano-status") {
         let text = match availability {
-            "downloading" => format!(
-                "Gemini Nano: downloading {}%",
-                decimal(progress.unwrap_or(0.0) * 100.0, 0)
+            "downloading" => say(
+                "nanoDownloading",
+                vec![text(decimal(progress.unwrap_or(0.0) * 100.0, 0))],
             ),
-            "available" => "Gemini Nano: available".to_string(),
-            other => format!("Gemini Nano: {other} ({detail})"),
+            "available" => say("nanoAvailable", vec![]),
+            "unavailable" => say("nanoUnavailable", vec![text(detail)]),
+            "downloadable" => say("nanoDownloadable", vec![text(detail)]),
+            other => say("nanoStatusOther", vec![text(other), text(detail)]),
         };
         line.set_text_content(Some(&text));
     }
@@ -282,10 +284,7 @@ fn fill(kind: ProviderKind) {
         let text = if stored.api_key.is_empty() {
             String::new()
         } else {
-            format!(
-                "A key is saved ({}). Leave the field empty to keep it.",
-                mask_key(&stored.api_key)
-            )
+            say("keySaved", vec![text(mask_key(&stored.api_key))])
         };
         hint.set_text_content(Some(&text));
     }
@@ -350,7 +349,7 @@ fn status(text: &str) {
     if let Ok(line) = dom::by_id::<HtmlElement>("settings-status") {
         line.set_text_content(Some(text));
     }
-    if text == SAVED_TEXT {
+    if text == saved_text() {
         let clear = wasm_bindgen::closure::Closure::once_into_js(move || {
             if STATUS_SEQ.with(|s| s.get()) == seq {
                 status("");
@@ -366,7 +365,19 @@ fn status(text: &str) {
     }
 }
 
-const SAVED_TEXT: &str = "Saved.";
+/// "Saved.", the toast that clears itself.
+fn saved_text() -> String {
+    say("settingsSaved", vec![])
+}
+
+/// The catalog's sentence `key` with `args`, in the person's language.
+fn say(key: &str, args: Vec<tandem_core::i18n::Arg>) -> String {
+    tandem_chrome::i18n::plain(&tandem_core::i18n::Msg::new(key, args))
+}
+
+fn text(t: impl Into<String>) -> tandem_core::i18n::Arg {
+    tandem_core::i18n::text(t)
+}
 
 fn save() {
     let Some(kind) = selected_kind() else { return };
@@ -416,9 +427,9 @@ fn save() {
                 show_stall_limit();
                 let usable = problem.is_none() && granted;
                 status(&match (problem, granted) {
-                    (Some(p), _) => format!("Saved, but not usable yet: {p}"),
-                    (None, false) => "Saved, but Chrome did not allow Tandem to reach that base URL; requests to it will fail.".into(),
-                    (None, true) => SAVED_TEXT.into(),
+                    (Some(p), _) => say("savedNotUsable", vec![text(p)]),
+                    (None, false) => say("savedNotGranted", vec![]),
+                    (None, true) => saved_text(),
                 });
                 // Save ends the visit to Settings; "Saved." stays on screen as a toast. When
                 // the settings cannot be used yet the form stays open on what to fix.
@@ -468,7 +479,7 @@ async fn store(settings: &Settings) -> Result<(), String> {
         chrome::storage_local_set(&dom::items(KEY, &value)).map_err(tandem_chrome::js_text)?;
     JsFuture::from(promise)
         .await
-        .map_err(|e| format!("Could not save settings: {}", tandem_chrome::js_text(&e)))?;
+        .map_err(|e| say("settingsNotSaved", vec![text(tandem_chrome::js_text(&e))]))?;
     Ok(())
 }
 
@@ -503,17 +514,14 @@ fn test_connection() {
     };
     let request_id = dom::fresh_id("t");
     PENDING_TEST.with(|p| *p.borrow_mut() = Some(request_id.clone()));
-    connection_status(&format!("Testing {}…", provider.label()), true);
+    connection_status(&say("testingProvider", vec![text(provider.label())]), true);
     let message = PanelToWorker::TestConnection {
         request_id,
         provider,
         settings: form_values(),
     };
     if let Err(e) = crate::port::post(&message) {
-        connection_status(
-            &format!("Tandem's background worker is not reachable ({e})."),
-            false,
-        );
+        connection_status(&say("workerUnreachable", vec![text(e.to_string())]), false);
     }
 }
 
@@ -537,16 +545,14 @@ fn list_models() {
     let form = form_values();
     let request_id = dom::fresh_id("m");
     PENDING_LIST.with(|p| *p.borrow_mut() = Some(request_id.clone()));
-    models_status(&format!("Listing the models of {}…", provider.label()));
+    models_status(&say("listingModels", vec![text(provider.label())]));
     let message = PanelToWorker::ListModels {
         request_id,
         provider,
         settings: form,
     };
     if let Err(e) = crate::port::post(&message) {
-        models_status(&format!(
-            "Tandem's background worker is not reachable ({e})."
-        ));
+        models_status(&say("workerUnreachable", vec![text(e.to_string())]));
     }
 }
 
@@ -577,9 +583,12 @@ fn models_listed(
                 &option,
                 "label",
                 &format!(
-                    "{} · {} tokens",
+                    "{} · {}",
                     model.id,
-                    tandem_core::chat::group_thousands(u64::from(window))
+                    say(
+                        "nTokens",
+                        vec![text(tandem_core::chat::group_thousands(u64::from(window)))]
+                    )
                 ),
             );
         }

@@ -19,6 +19,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::i18n::Msg;
+
 use super::actions::{Action, SelectMode};
 use super::element_map::Entry;
 use super::signature::{self, Match, Place, Signature, Text};
@@ -130,7 +132,32 @@ pub struct Param {
 pub struct LastRun {
     /// Milliseconds since the epoch.
     pub at: u64,
+    /// How it ended, in English (what an export carries, and all a run stored before
+    /// `said` has).
     pub outcome: String,
+    /// `outcome` as a catalog message, for the panel and the notification.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub said: Option<Msg>,
+}
+
+impl LastRun {
+    /// A run that ended at `at` as `outcome` says.
+    pub fn new(at: u64, outcome: Msg) -> LastRun {
+        LastRun {
+            at,
+            outcome: outcome.english(),
+            said: outcome.has_key().then_some(outcome),
+        }
+    }
+
+    /// How it ended, as a message: `said` while it still is the sentence `outcome` holds
+    /// (an imported file may carry any pair), else `outcome` read back when core wrote it.
+    pub fn message(&self) -> Msg {
+        match &self.said {
+            Some(m) if m.english() == self.outcome => m.clone(),
+            _ => super::why::reason(&self.outcome),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -363,6 +363,7 @@ fn exported_workflows_import_again_with_new_ids() {
     w.last_run = Some(LastRun {
         at: 5,
         outcome: "Done".into(),
+        said: None,
     });
     let file = export(std::slice::from_ref(&w));
     let back = import(file.as_bytes(), |i| format!("new{i}")).unwrap();
