@@ -6,9 +6,8 @@
 // of those sentences is left. The model still reads the English results.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
-import { launchExtension, repoRoot } from './lib/browser.mjs';
+import { launchExtension } from './lib/browser.mjs';
+import { assertNoEnglish, catalog, fill, useMock } from './lib/languages.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
 import { routeSite } from './lib/fixtures.mjs';
 import { elements, find } from './lib/scripted-shopper.mjs';
@@ -16,36 +15,6 @@ import { scriptedModel } from './lib/agent-harness.mjs';
 
 const ORIGIN = 'https://kasse.tandem.test';
 const HOST = new URL(ORIGIN).host;
-
-/** A catalog with Chrome's named placeholders (`$arg1$`) put back as `$1`, as getMessage gives them. */
-async function catalog(lang) {
-  const raw = JSON.parse(await readFile(path.join(repoRoot, 'extension', '_locales', lang, 'messages.json'), 'utf8'));
-  const out = {};
-  for (const [key, { message, placeholders = {} }] of Object.entries(raw)) {
-    out[key] = message.replace(/\$(\w+)\$/g, (all, name) => placeholders[name.toLowerCase()]?.content ?? all);
-  }
-  return out;
-}
-
-/** `template` with `$1`… filled in. */
-const fill = (template, ...args) => template.replace(/\$(\d)/g, (_, n) => args[Number(n) - 1]);
-
-/** The English words of `keys`' sentences that their translations do not also use. */
-function englishWords(en, m, keys) {
-  const words = (t) => t.replace(/\$\d/g, ' ').match(/[A-Za-z]{3,}/g) ?? [];
-  const out = new Set();
-  for (const key of keys) {
-    const own = new Set(words(m[key]));
-    for (const w of words(en[key])) if (w !== 'Tandem' && !own.has(w)) out.add(w);
-  }
-  return [...out];
-}
-
-function assertNoEnglish(en, m, keys, text, lang) {
-  for (const word of englishWords(en, m, keys)) {
-    assert.ok(!new RegExp(`\\b${word}\\b`).test(text), `"${word}" is still shown in ${lang}:\n${text}`);
-  }
-}
 
 const WORLD = {
   de: { pay: 'Prüfen', name: 'Name', buy: 'Kaufen', next: 'Weiter', task: 'Prüfe die Bestellung.', flow: 'Hut kaufen' },
@@ -56,23 +25,6 @@ const page = (w, lang) => `<!doctype html><html lang="${lang}"><title>${w.pay}</
 <button type="button" disabled>${w.pay}</button>
 <label>${w.name} <input type="text" readonly value="Ada"></label>
 <button type="button">${w.next}</button></html>`;
-
-/** Settings as a person in that language fills them (the first run opens them). */
-async function useMock(panel, m, mock) {
-  const settings = panel.getByRole('region', { name: m.settings });
-  await settings.waitFor();
-  // The Tools part says there are no tool providers yet, in that language.
-  await settings.locator('#tools-hint').filter({ hasText: m.noToolProvidersYetExtensionsThat }).waitFor({ timeout: 5_000 });
-  await panel.getByLabel(m.provider, { exact: true }).selectOption({ label: 'OpenAI-compatible' });
-  await panel.getByLabel(m.baseUrl).fill(`${mock.url}/v1`);
-  await panel.getByLabel(m.model, { exact: true }).fill('gpt-test');
-  await panel.getByLabel(m.apiKey).fill('sk-test-languages-12345678');
-  await settings.getByRole('button', { name: m.save, exact: true }).click();
-  await settings.waitFor({ state: 'hidden' });
-  // The toast that says so is the panel's own sentence, in that language too.
-  const toast = panel.getByRole('status', { name: m.settingsStatus, exact: true });
-  assert.equal((await toast.innerText()).trim(), m.settingsSaved);
-}
 
 /** The lines of the Steps list, each a step's sentence (its details closed). */
 async function stepLines(panel, m) {

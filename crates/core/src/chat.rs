@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::errors::ErrorKind;
+use crate::i18n::{nested, text, Mark, Msg};
 use crate::stream::Usage;
 
 // Who speaks is the request's notion; a conversation message carries one too, so every
@@ -82,6 +83,17 @@ pub fn incomplete_badge(error: Option<ErrorKind>) -> &'static str {
     }
 }
 
+/// A badge as the person reads it: the catalog's word for one [`incomplete_badge`] gives
+/// (stored in English with the answer), any other label as it is.
+pub fn badge_message(label: &str) -> Msg {
+    match label {
+        "Stopped" => Msg::key("badgeStopped"),
+        "Interrupted" => Msg::key("badgeInterrupted"),
+        "Incomplete" => Msg::key("badgeIncomplete"),
+        other => Msg::literal(other),
+    }
+}
+
 impl ChatMessage {
     pub fn new(role: Role, content: impl Into<String>) -> Self {
         Self {
@@ -116,6 +128,29 @@ pub fn tokens_used(usage: Option<Usage>) -> Option<String> {
     ))
 }
 
+/// [`answer_note`] as a catalog message: "via OpenAI · 1,234 tokens" in the person's words
+/// (the provider's name as it is).
+pub fn answer_message(provider: &str, usage: Option<Usage>) -> Msg {
+    let total = usage.map_or(0, |u| u64::from(u.input) + u64::from(u.output));
+    match total {
+        0 => Msg::new("chatAnsweredVia", vec![text(provider)]),
+        1 => Msg::new(
+            "chatAnsweredViaTokens",
+            vec![text(provider), nested(Mark::Plain, Msg::key("oneToken"))],
+        ),
+        n => Msg::new(
+            "chatAnsweredViaTokens",
+            vec![
+                text(provider),
+                nested(
+                    Mark::Plain,
+                    Msg::new("nTokens", vec![text(group_thousands(n))]),
+                ),
+            ],
+        ),
+    }
+}
+
 /// `1048576` → `1,048,576`.
 pub fn group_thousands(n: u64) -> String {
     let digits = n.to_string();
@@ -141,6 +176,26 @@ pub fn answer_note(provider: &str, usage: Option<Usage>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_note_as_a_message_says_the_same_in_english() {
+        let usage = |input, output| Some(Usage { input, output });
+        for (u, provider) in [
+            (None, "OpenAI"),
+            (usage(0, 0), "Ollama"),
+            (usage(1, 0), "Anthropic"),
+            (usage(700_000, 348_576), "Gemini"),
+        ] {
+            assert_eq!(
+                answer_message(provider, u).english(),
+                answer_note(provider, u)
+            );
+        }
+        for label in ["Stopped", "Interrupted", "Incomplete", "whatever"] {
+            assert_eq!(badge_message(label).english(), label);
+        }
+        assert!(badge_message(incomplete_badge(None)).has_key());
+    }
 
     #[test]
     fn the_note_says_who_answered_and_the_tokens_used() {

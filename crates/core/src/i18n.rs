@@ -687,6 +687,42 @@ pub const CATALOG: &[(&str, &str)] = &[
     ("mcpRowTitle", "MCP server «$1» ($2)"),
     ("mcpToken", "token $1"),
     ("mcpHeaders", "headers $1"),
+    // The chat's own sentences and names (attachments, the tab memory line, the turn's
+    // actions, copy, the answer's note and badge).
+    ("chatAttachNotImage", "\"$1\" is not an image, so it was not attached."),
+    ("chatAttachTooLarge", "\"$1\" is larger than 5 MB, so it was not attached."),
+    ("chatAttachTooMany", "At most $1 images go with one message."),
+    ("chatAttachUnreadable", "\"$1\" could not be read ($2)."),
+    ("chatAttachedImage", "Attached image $1"),
+    ("chatRemoveImage", "Remove image $1"),
+    ("chatSentImage", "Image $1 you sent"),
+    ("chatWorkerUnreachable", "Tandem's background worker is not reachable ($1). Reload the extension and try again."),
+    ("chatWorkerStopped", "Tandem's background worker stopped before the answer finished. The partial answer is kept; send again to retry."),
+    ("chatRemembered", "Remembered for $1 in this tab, in memory only, until the tab closes or leaves the site."),
+    ("chatNotRemembered", "Not remembered: this page is not a website."),
+    ("chatEditing", "Editing your last message: Send replaces it and its answer (Esc to cancel)."),
+    ("chatEdit", "Edit"),
+    ("chatEditTitle", "Edit & resend your last message (↑ in the empty Message box)"),
+    ("chatRegenerate", "Regenerate"),
+    ("chatRegenerateTitle", "Ask the same question again for a fresh answer, replacing this one"),
+    ("chatYou", "You"),
+    ("chatCopy", "Copy"),
+    ("chatCopyAnswer", "Copy answer"),
+    ("chatCopyCode", "Copy code"),
+    ("chatCopied", "Copied"),
+    ("chatCopyFailed", "Could not copy to the clipboard: $1"),
+    ("chatSelectedText", "Selected text"),
+    ("chatHide", "Hide from context"),
+    ("chatHideTitle", "Hide from context: keep this message on screen but stop sending it to the model"),
+    ("chatAboutPage", "About this page"),
+    ("chatAboutPageNamed", "About this page: $1"),
+    ("chatNothingToSave", "There is nothing to save yet: the conversation is empty."),
+    ("chatAnsweredVia", "via $1"),
+    ("chatAnsweredViaTokens", "via $1 · $2"),
+    ("oneToken", "1 token"),
+    ("badgeStopped", "Stopped"),
+    ("badgeInterrupted", "Interrupted"),
+    ("badgeIncomplete", "Incomplete"),
 ];
 
 #[cfg(test)]
@@ -812,6 +848,9 @@ mod tests {
             "toolsPolicyOf",
             "cardArguments",
             "mcpToken",
+            "oneToken",
+            "chatAnsweredVia",
+            "chatAnsweredViaTokens",
         ];
         let en = locale("en");
         let mut keys = BTreeSet::new();

@@ -4,7 +4,7 @@
 
 use tandem_core::chat::ToolCard;
 use tandem_core::decimal::decimal;
-use tandem_core::i18n::{text, Arg, Msg};
+use tandem_core::i18n::text;
 use tandem_core::protocol::PanelToWorker;
 use tandem_core::tools::image::ToolImage;
 use tandem_core::tools::page;
@@ -12,6 +12,7 @@ use wasm_bindgen::JsCast;
 use web_sys::HtmlElement;
 
 use crate::dom::{self, DomError};
+use crate::i18n::say;
 
 /// A call the model made, as a card in the answer (above its text). With `question`, the
 /// card asks Approve / Deny and sends the answer to the worker.
@@ -237,9 +238,4 @@ fn shorten(text: &str) -> String {
     } else {
         joined
     }
-}
-
-/// The catalog's sentence `key` with `args`, in the person's language.
-fn say(key: &str, args: Vec<Arg>) -> String {
-    tandem_chrome::i18n::plain(&Msg::new(key, args))
 }

@@ -18,6 +18,12 @@ extern "C" {
     fn ui_language() -> Result<JsValue, JsValue>;
 }
 
+/// The catalog's sentence `key` with `args`, in the person's language (English for a key
+/// the language's catalog lacks).
+pub fn say(key: &str, args: Vec<tandem_core::i18n::Arg>) -> String {
+    tandem_chrome::i18n::plain(&tandem_core::i18n::Msg::new(key, args))
+}
+
 /// Where a message goes on its element.
 enum Put {
     Text,

@@ -16,6 +16,7 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{Element, HtmlElement};
 
 use crate::dom::{self, DomError};
+use crate::i18n::say;
 
 /// How many finished blocks one `div.md-part` holds. Finished blocks go into parts rather
 /// than straight into the answer's element: appending a block then changes one part of at most
@@ -259,8 +260,8 @@ fn build(node: &Node) -> Result<web_sys::Node, DomError> {
             label.set_text_content(Some(lang.as_deref().unwrap_or("code")));
             let copy = dom::create("button", "copy-code")?;
             dom::set_attr(&copy, "type", "button");
-            dom::set_attr(&copy, "aria-label", "Copy code");
-            copy.set_text_content(Some("Copy"));
+            dom::set_attr(&copy, "aria-label", &say("chatCopyCode", vec![]));
+            copy.set_text_content(Some(&say("chatCopy", vec![])));
             let pre = dom::create("pre", "")?;
             let code_el = dom::create("code", "")?;
             code_el.set_text_content(Some(code));
@@ -307,10 +308,10 @@ pub fn copy_text(button: Element, text: String) {
     let promise = window.navigator().clipboard().write_text(&text);
     wasm_bindgen_futures::spawn_local(async move {
         match JsFuture::from(promise).await {
-            Ok(_) => flash(&button, "Copied"),
-            Err(e) => crate::alert::show_error(&format!(
-                "Could not copy to the clipboard: {}",
-                tandem_chrome::js_text(&e)
+            Ok(_) => flash(&button, &say("chatCopied", vec![])),
+            Err(e) => crate::alert::show_error(&say(
+                "chatCopyFailed",
+                vec![tandem_core::i18n::text(tandem_chrome::js_text(&e))],
             )),
         }
     });

@@ -15,11 +15,7 @@ use web_sys::{HtmlButtonElement, HtmlElement, HtmlSelectElement};
 
 use crate::chrome;
 use crate::dom::{self, DomError};
-
-/// A sentence or label of this view in the UI language (core's catalog key).
-fn say(key: &str, args: Vec<tandem_core::i18n::Arg>) -> String {
-    tandem_chrome::i18n::plain(&tandem_core::i18n::Msg::new(key, args))
-}
+use crate::i18n::say;
 
 fn text(t: impl Into<String>) -> tandem_core::i18n::Arg {
     tandem_core::i18n::text(t)

@@ -22,12 +22,8 @@ use wasm_bindgen_futures::{spawn_local, JsFuture};
 use web_sys::{HtmlButtonElement, HtmlElement, HtmlInputElement, HtmlSelectElement};
 
 use crate::dom::{self, DomError};
-use tandem_core::i18n::{nested, text as arg, Mark, Msg};
-
-/// A sentence of this view in the UI language (core's catalog key, Chrome's template).
-fn say(key: &str, args: Vec<tandem_core::i18n::Arg>) -> String {
-    tandem_chrome::i18n::plain(&Msg::new(key, args))
-}
+use crate::i18n::say;
+use tandem_core::i18n::{nested, text as arg, Mark};
 
 #[wasm_bindgen]
 extern "C" {

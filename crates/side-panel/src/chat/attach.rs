@@ -4,12 +4,14 @@
 use std::cell::RefCell;
 
 use js_sys::Promise;
+use tandem_core::i18n::text;
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::{spawn_local, JsFuture};
 use web_sys::{File, FileReader, HtmlElement, HtmlInputElement};
 
 use crate::dom::{self, DomError};
+use crate::i18n::say;
 
 /// Providers cap image size around 5 MB (Anthropic) to 20 MB; the smallest cap is kept.
 const MAX_BYTES: f64 = 5.0 * 1024.0 * 1024.0;
@@ -44,21 +46,17 @@ pub fn wire() -> Result<(), DomError> {
 async fn add(file: &File) -> Result<(), String> {
     let name = file.name();
     if !file.type_().starts_with("image/") {
-        return Err(format!(
-            "\"{name}\" is not an image, so it was not attached."
-        ));
+        return Err(say("chatAttachNotImage", vec![text(&name)]));
     }
     if file.size() > MAX_BYTES {
-        return Err(format!(
-            "\"{name}\" is larger than 5 MB, so it was not attached."
-        ));
+        return Err(say("chatAttachTooLarge", vec![text(&name)]));
     }
     if PENDING.with(|p| p.borrow().len()) >= MAX_IMAGES {
-        return Err(format!("At most {MAX_IMAGES} images go with one message."));
+        return Err(say("chatAttachTooMany", vec![text(MAX_IMAGES.to_string())]));
     }
     let url = read_data_url(file)
         .await
-        .map_err(|e| format!("\"{name}\" could not be read ({e})."))?;
+        .map_err(|e| say("chatAttachUnreadable", vec![text(&name), text(e)]))?;
     PENDING.with(|p| p.borrow_mut().push(url));
     Ok(())
 }
@@ -121,9 +119,17 @@ fn render() {
         };
         dom::set_attr(&item, "role", "listitem");
         dom::set_attr(&img, "src", url);
-        dom::set_attr(&img, "alt", &format!("Attached image {}", i + 1));
+        dom::set_attr(
+            &img,
+            "alt",
+            &say("chatAttachedImage", vec![text((i + 1).to_string())]),
+        );
         dom::set_attr(&remove, "type", "button");
-        dom::set_attr(&remove, "aria-label", &format!("Remove image {}", i + 1));
+        dom::set_attr(
+            &remove,
+            "aria-label",
+            &say("chatRemoveImage", vec![text((i + 1).to_string())]),
+        );
         remove.set_text_content(Some("×"));
         dom::on(&remove, "click", move |_: web_sys::Event| {
             PENDING.with(|p| {
@@ -145,7 +151,11 @@ pub fn show_in(bubble: &HtmlElement, images: &[String]) {
     for (i, url) in images.iter().enumerate() {
         if let Ok(img) = dom::create("img", "sent-image") {
             dom::set_attr(&img, "src", url);
-            dom::set_attr(&img, "alt", &format!("Image {} you sent", i + 1));
+            dom::set_attr(
+                &img,
+                "alt",
+                &say("chatSentImage", vec![text((i + 1).to_string())]),
+            );
             let _ = bubble.append_child(&img);
         }
     }

@@ -18,6 +18,16 @@ enum ExportError {
     Dom(#[from] DomError),
 }
 
+impl ExportError {
+    /// The sentence in the person's language (the English above is for logs and tests).
+    fn said(&self) -> String {
+        match self {
+            ExportError::Empty => crate::i18n::say("chatNothingToSave", vec![]),
+            other => other.to_string(),
+        }
+    }
+}
+
 pub fn wire() -> Result<(), DomError> {
     let button: HtmlButtonElement = dom::by_id("export")?;
     dom::on(&button, "click", |_: web_sys::Event| {
@@ -26,7 +36,7 @@ pub fn wire() -> Result<(), DomError> {
                 .await
                 .and_then(|u| tandem_core::memory::domain_of(&u));
             if let Err(e) = save(site.as_deref()) {
-                crate::alert::show_error(&e.to_string());
+                crate::alert::show_error(&e.said());
             }
         });
     });

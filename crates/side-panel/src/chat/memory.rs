@@ -11,6 +11,7 @@ use std::collections::VecDeque;
 
 use js_sys::Reflect;
 use tandem_core::chat::ChatMessage;
+use tandem_core::i18n::text;
 use tandem_core::protocol::{PanelToWorker, WorkerToPanel};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::prelude::*;
@@ -20,6 +21,7 @@ use web_sys::HtmlButtonElement;
 use super as chat;
 use crate::chrome::Event;
 use crate::dom::{self, DomError};
+use crate::i18n::say;
 
 /// How many answers that ended in this panel are remembered, to skip the worker's notice
 /// about them.
@@ -153,9 +155,7 @@ fn open() {
         crate::tab::current()
     });
     if let Err(e) = crate::port::post(&PanelToWorker::Open { request_id, tab_id }) {
-        crate::alert::show_error(&format!(
-            "Tandem's background worker is not reachable ({e}). Reload the extension and try again."
-        ));
+        crate::alert::show_error(&say("chatWorkerUnreachable", vec![text(e.to_string())]));
     }
 }
 
@@ -257,8 +257,8 @@ fn on_conversation(
 /// The line that says where this conversation is remembered.
 fn show_memory(domain: Option<&str>) {
     let text = match domain {
-        Some(d) => format!("Remembered for {d} in this tab, in memory only, until the tab closes or leaves the site."),
-        None => "Not remembered: this page is not a website.".to_string(),
+        Some(d) => say("chatRemembered", vec![text(d)]),
+        None => say("chatNotRemembered", vec![]),
     };
     if let Ok(line) = dom::by_id::<web_sys::HtmlElement>("memory-status") {
         line.set_text_content(Some(&text));

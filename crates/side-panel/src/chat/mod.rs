@@ -14,7 +14,7 @@ mod page_ask;
 
 use std::cell::{Cell, RefCell};
 
-use tandem_core::chat::{answer_note, incomplete_badge, ChatMessage, Role};
+use tandem_core::chat::{answer_message, badge_message, incomplete_badge, ChatMessage, Role};
 use tandem_core::errors::ErrorKind;
 use tandem_core::i18n::{self, Msg};
 use tandem_core::protocol::{PanelToWorker, WorkerToPanel};
@@ -25,6 +25,7 @@ use web_sys::{HtmlButtonElement, HtmlElement, HtmlTextAreaElement, KeyboardEvent
 use crate::alert::show_error;
 use crate::dom::{self, DomError};
 use crate::hub;
+use crate::i18n::say;
 use crate::markdown::{self, Live};
 use crate::port::post;
 
@@ -255,7 +256,7 @@ fn edit_last() -> bool {
     let _ = input.set_selection_range(end, end);
     attach::restore(question.images);
     STATE.with(|s| s.borrow_mut().editing = Some(question.id));
-    progress("Editing your last message: Send replaces it and its answer (Esc to cancel).");
+    progress(&say("chatEditing", vec![]));
     true
 }
 
@@ -308,8 +309,8 @@ fn place_turn_actions() {
     if editable {
         add_action(
             &shown[at],
-            "Edit",
-            "Edit & resend your last message (↑ in the empty Message box)",
+            &say("chatEdit", vec![]),
+            &say("chatEditTitle", vec![]),
             || {
                 edit_last();
             },
@@ -318,8 +319,8 @@ fn place_turn_actions() {
     if let (true, Some(answer)) = (answered, shown.last()) {
         add_action(
             answer,
-            "Regenerate",
-            "Ask the same question again for a fresh answer, replacing this one",
+            &say("chatRegenerate", vec![]),
+            &say("chatRegenerateTitle", vec![]),
             || report(regenerate()),
         );
     }
@@ -459,7 +460,11 @@ fn send_turn(
         replaces,
         page,
     }) {
-        finish_with_error(&request_id, ErrorKind::Network, &format!("Tandem's background worker is not reachable ({e}). Reload the extension and try again."));
+        finish_with_error(
+            &request_id,
+            ErrorKind::Network,
+            &say("chatWorkerUnreachable", vec![i18n::text(e.to_string())]),
+        );
     }
     Ok(user.id)
 }
@@ -553,7 +558,11 @@ pub(crate) fn show_conversation(messages: Vec<ChatMessage>) -> Result<(), DomErr
             add_copy(&bubble, &m.id);
         }
         if let Some(p) = &m.answered_by {
-            add_note(&bubble, "provider", &answer_note(p, m.usage));
+            add_note(
+                &bubble,
+                "provider",
+                &tandem_chrome::i18n::plain(&answer_message(p, m.usage)),
+            );
         }
         if let Some(label) = &m.badge {
             add_badge(&bubble, label);
@@ -589,7 +598,7 @@ fn stop_streaming() {
 fn worker_gone() {
     let in_flight = streaming_id();
     if let Some(id) = in_flight {
-        finish_with_error(&id, ErrorKind::StreamCut, "Tandem's background worker stopped before the answer finished. The partial answer is kept; send again to retry.");
+        finish_with_error(&id, ErrorKind::StreamCut, &say("chatWorkerStopped", vec![]));
     }
 }
 
@@ -772,7 +781,11 @@ fn finish(request_id: &str, ended: Ended) {
         Ended::Early(error) => (None, Some(incomplete_badge(error)), None),
     };
     if let Some(p) = &answered_by {
-        add_note(&st.bubble, "provider", &answer_note(p, usage));
+        add_note(
+            &st.bubble,
+            "provider",
+            &tandem_chrome::i18n::plain(&answer_message(p, usage)),
+        );
     }
     if badge.is_some() {
         // A call still running when the answer ended was stopped with it: its card says so.
@@ -890,11 +903,11 @@ fn set_streaming_controls(streaming: bool) {
 fn add_bubble(role: Role, text: &str) -> Result<HtmlElement, DomError> {
     let list: HtmlElement = dom::by_id("messages")?;
     let (class, label) = match role {
-        Role::User => ("msg user", "You"),
-        _ => ("msg assistant", "Tandem"),
+        Role::User => ("msg user", say("chatYou", vec![])),
+        _ => ("msg assistant", "Tandem".to_owned()),
     };
     let bubble = dom::create("article", class)?;
-    dom::set_attr(&bubble, "aria-label", label);
+    dom::set_attr(&bubble, "aria-label", &label);
     let body = dom::create("div", "text")?;
     if role == Role::User {
         // What the user typed is shown as typed.
@@ -1027,8 +1040,8 @@ fn add_copy(bubble: &HtmlElement, message_id: &str) {
         return;
     };
     dom::set_attr(&button, "type", "button");
-    dom::set_attr(&button, "aria-label", "Copy answer");
-    button.set_text_content(Some("Copy"));
+    dom::set_attr(&button, "aria-label", &say("chatCopyAnswer", vec![]));
+    button.set_text_content(Some(&say("chatCopy", vec![])));
     let id = message_id.to_string();
     let b: web_sys::Element = button.clone().into();
     dom::on(&button, "click", move |_: web_sys::Event| {
@@ -1058,7 +1071,7 @@ fn add_copy(bubble: &HtmlElement, message_id: &str) {
 /// The page text a question is about, quoted above the question.
 fn add_quote(bubble: &HtmlElement, quote: &str) {
     if let Ok(block) = dom::create("blockquote", "quote") {
-        dom::set_attr(&block, "aria-label", "Selected text");
+        dom::set_attr(&block, "aria-label", &say("chatSelectedText", vec![]));
         block.set_text_content(Some(quote));
         let _ = bubble.insert_before(&block, bubble.first_child().as_ref());
     }
@@ -1066,7 +1079,7 @@ fn add_quote(bubble: &HtmlElement, quote: &str) {
 
 fn add_badge(bubble: &HtmlElement, label: &str) {
     if let Ok(b) = dom::create("span", "badge") {
-        b.set_text_content(Some(label));
+        b.set_text_content(Some(&tandem_chrome::i18n::plain(&badge_message(label))));
         let _ = bubble.append_child(&b);
     }
 }
@@ -1078,13 +1091,9 @@ fn add_hide_toggle(bubble: &HtmlElement, message_id: &str) {
         return;
     };
     dom::set_attr(&button, "type", "button");
-    dom::set_attr(&button, "aria-label", "Hide from context");
+    dom::set_attr(&button, "aria-label", &say("chatHide", vec![]));
     dom::set_attr(&button, "aria-pressed", "false");
-    dom::set_attr(
-        &button,
-        "title",
-        "Hide from context: keep this message on screen but stop sending it to the model",
-    );
+    dom::set_attr(&button, "title", &say("chatHideTitle", vec![]));
     let id = message_id.to_string();
     let (b, target) = (button.clone(), bubble.clone());
     dom::on(&button, "click", move |_: web_sys::Event| {

@@ -6,10 +6,12 @@
 
 use std::cell::RefCell;
 
+use tandem_core::i18n::text;
 use tandem_core::page_text::{page_command, PAGE_QUESTION};
 use web_sys::HtmlElement;
 
 use crate::dom;
+use crate::i18n::say;
 
 /// The latest page question's message id, and what goes back into the Message box if it gets
 /// no answer: `None` for "Summarize this page", which did not take the box's text. One is
@@ -51,8 +53,8 @@ pub(crate) fn mark(bubble: &HtmlElement, name: Option<&str>) {
         return;
     };
     let text = match name.filter(|n| !n.trim().is_empty()) {
-        Some(name) => format!("About this page: {name}"),
-        None => "About this page".to_owned(),
+        Some(name) => say("chatAboutPageNamed", vec![text(name)]),
+        None => say("chatAboutPage", vec![]),
     };
     note.set_text_content(Some(&text));
     let _ = bubble.insert_before(&note, bubble.first_child().as_ref());

@@ -20,6 +20,7 @@ use web_sys::{
 
 use crate::chrome;
 use crate::dom::{self, DomError};
+use crate::i18n::say;
 
 const KEY: &str = "settings";
 
@@ -368,11 +369,6 @@ fn status(text: &str) {
 /// "Saved.", the toast that clears itself.
 fn saved_text() -> String {
     say("settingsSaved", vec![])
-}
-
-/// The catalog's sentence `key` with `args`, in the person's language.
-fn say(key: &str, args: Vec<tandem_core::i18n::Arg>) -> String {
-    tandem_chrome::i18n::plain(&tandem_core::i18n::Msg::new(key, args))
 }
 
 fn text(t: impl Into<String>) -> tandem_core::i18n::Arg {
