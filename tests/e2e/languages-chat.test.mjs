@@ -48,7 +48,7 @@ for (const lang of ['de', 'ja']) {
       assert.equal(note, fill(m.chatAnsweredViaTokens, 'OpenAI-compatible', fill(m.nTokens, '1,234')));
 
       // A second answer stopped halfway carries the Stopped badge in that language.
-      mock.setDefault({ reply: REPLY[lang].repeat(40), delayMs: 40 });
+      mock.setDefault({ reply: `${REPLY[lang]} `.repeat(40), delayMs: 40 });
       await box.fill(QUESTION[lang]);
       await box.press('Enter');
       const second = panel.getByRole('article', { name: 'Tandem' }).nth(1);
