@@ -723,6 +723,10 @@ pub const CATALOG: &[(&str, &str)] = &[
     ("badgeStopped", "Stopped"),
     ("badgeInterrupted", "Interrupted"),
     ("badgeIncomplete", "Incomplete"),
+    // A planner step's result in its details.
+    ("stepPlanMade", "plan made"),
+    ("stepResultComplete", "the task is complete"),
+    ("stepResultNotYet", "the task is not complete yet"),
 ];
 
 #[cfg(test)]

@@ -141,7 +141,10 @@ pub fn step_line(step: &StepRecord) -> StepLine {
             if checked && !plan.is_empty() {
                 details.push(say("stepPlan", vec![text(plan)]));
             }
-            details.push(join_cost(&step.result, cost));
+            details.push(join_cost(
+                nested(Mark::Plain, plan_result(&step.result)),
+                cost,
+            ));
             details.extend(output_detail(step));
             StepLine { message, details }
         }
@@ -176,8 +179,18 @@ pub fn output_detail(step: &StepRecord) -> Option<Msg> {
 }
 
 /// `first` (words as recorded) followed by the step's cost.
-fn join_cost(first: &str, cost: Option<Msg>) -> Msg {
-    let mut args = vec![text(first)];
+/// A planner step's result as the worker records it (`agent/run.rs`), in the person's words.
+fn plan_result(result: &str) -> Msg {
+    match result {
+        "plan made" => Msg::key("stepPlanMade"),
+        "the task is complete" => Msg::key("stepResultComplete"),
+        "the task is not complete yet" => Msg::key("stepResultNotYet"),
+        other => Msg::literal(other),
+    }
+}
+
+fn join_cost(first: Arg, cost: Option<Msg>) -> Msg {
+    let mut args = vec![first];
     args.extend(cost.map(|c| nested(Mark::Plain, c)));
     Msg {
         key: String::new(),
@@ -199,7 +212,7 @@ fn action_line(step: &StepRecord, cost: Option<Msg>) -> StepLine {
         format!("{}{on}", step.action).into(),
         // Page words in a result are fenced for the model; a person reads them plain.
         join_cost(
-            &format!("{mark} {}", crate::fence::for_person(&step.result)),
+            text(format!("{mark} {}", crate::fence::for_person(&step.result))),
             cost,
         ),
     ];
@@ -794,6 +807,12 @@ mod tests {
         assert_eq!(
             line.details_english(),
             ["plan made · OpenAI-compatible · 1072 tokens"]
+        );
+        // Said in the person's words: the result is the catalog's, not the recorded English.
+        let first = line.details[0].args.first();
+        assert!(
+            matches!(first, Some(Arg::Msg(_, m)) if m.key == "stepPlanMade"),
+            "{first:?}"
         );
         let mut note = step("Your note: size M", None, true, "the agent reads it");
         note.kind = StepKind::User;
