@@ -7,9 +7,8 @@
 // language of the task; Tandem's prompts stay English.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
-import { launchExtension, repoRoot } from './lib/browser.mjs';
+import { launchExtension } from './lib/browser.mjs';
+import { catalog, englishWords, fill } from './lib/languages.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
 import { routeSite } from './lib/fixtures.mjs';
 import { elements, find } from './lib/scripted-shopper.mjs';
@@ -17,30 +16,6 @@ import { scriptedModel } from './lib/agent-harness.mjs';
 
 const ORIGIN = 'https://laden.tandem.test';
 const HOST = new URL(ORIGIN).host;
-
-/** A catalog with Chrome's named placeholders (`$arg1$`) put back as `$1`, as getMessage gives them. */
-async function catalog(lang) {
-  const raw = JSON.parse(await readFile(path.join(repoRoot, 'extension', '_locales', lang, 'messages.json'), 'utf8'));
-  const out = {};
-  for (const [key, { message, placeholders = {} }] of Object.entries(raw)) {
-    out[key] = message.replace(/\$(\w+)\$/g, (all, name) => placeholders[name.toLowerCase()]?.content ?? all);
-  }
-  return out;
-}
-
-/** `template` with `$1`… filled in. */
-const fill = (template, ...args) => template.replace(/\$(\d)/g, (_, n) => args[Number(n) - 1]);
-
-/** The English words of `keys`' sentences that their translations do not also use. */
-function englishWords(en, m, keys) {
-  const words = (t) => t.replace(/\$\d/g, ' ').match(/[A-Za-z]{3,}/g) ?? [];
-  const out = new Set();
-  for (const key of keys) {
-    const own = new Set(words(m[key]));
-    for (const w of words(en[key])) if (w !== 'Tandem' && !own.has(w)) out.add(w);
-  }
-  return [...out];
-}
 
 const WORLD = {
   de: {
@@ -240,8 +215,18 @@ test('--lang=de: the question before a form posts to another site is German, wit
     await panel.locator('#workflows-toggle').click();
     const view = panel.locator('#workflows');
     await view.waitFor();
-    await panel.locator('#workflows-import').setInputFiles({ name: 'hut.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify([flow])) });
     const line = panel.locator('#workflows-status');
+    // Files refused, each with the reason in German: not text, then a workflow whose start
+    // address is not a web address (the check names the workflow and what is wrong).
+    const refused = async (name, buffer, sentence) => {
+      await panel.locator('#workflows-import').setInputFiles({ name, mimeType: 'application/json', buffer });
+      await line.filter({ hasText: sentence }).waitFor({ timeout: 10_000 });
+      assert.equal((await line.innerText()).trim(), sentence);
+    };
+    await refused('kaputt.json', Buffer.from([0xff, 0xfe, 0x00]), fill(m.wfImportRefused, m.wfImportNotText));
+    await refused('js.json', Buffer.from(JSON.stringify([{ ...flow, startUrl: 'javascript:alert(1)' }])),
+      fill(m.wfImportRefusedCheck, fill(m.wfCheckNamed, flow.name, fill(m.wfCheckStartUrl, m.wfNotWebUrl))));
+    await panel.locator('#workflows-import').setInputFiles({ name: 'hut.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify([flow])) });
     await line.filter({ hasText: m.workflowImportedOne }).waitFor({ timeout: 10_000 });
     assert.equal((await line.innerText()).trim(), m.workflowImportedOne);
     const entry = view.getByRole('listitem').filter({ hasText: flow.name });

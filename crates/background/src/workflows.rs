@@ -175,30 +175,41 @@ pub(crate) async fn store(list: &[Workflow]) -> Result<(), String> {
     Ok(())
 }
 
+/// A sentence for the person, in the UI language (the worker's `chrome.i18n`).
+fn say(msg: impl std::borrow::Borrow<Msg>) -> String {
+    plain(msg.borrow())
+}
+
+/// "Tandem could not read the saved workflows (…)."
+fn not_read(detail: &str) -> Msg {
+    Msg::new("wfNotRead", vec![text(detail)])
+}
+
 /// "Save as workflow" for the ended task; the sentence the panel shows either way.
 pub async fn save_task(ctx: Option<TaskContext>) -> String {
     let Some(ctx) = ctx.filter(|c| c.status == TaskStatus::Done && c.replay.is_none()) else {
-        return "Only a task that ended Done can be saved as a workflow.".into();
+        return say(Msg::key("wfOnlyDone"));
     };
     let id = format!("wf-{}", js_sys::Date::now() as u64);
     let flow = match Workflow::from_task(&id, &ctx.task, &ctx.recorded) {
         Ok(w) => w,
-        Err(e) => return e,
+        Err(e) => return say(e),
     };
     let mut list = match load().await {
         Ok(l) => l,
-        Err(e) => return format!("Tandem could not read the saved workflows ({e})."),
+        Err(e) => return say(not_read(&e.to_string())),
     };
     if list.len() >= MAX_WORKFLOWS {
-        return format!("Tandem keeps at most {MAX_WORKFLOWS} workflows; delete one first.");
+        return say(Msg::new(
+            "wfKeepsAtMostDelete",
+            vec![text(MAX_WORKFLOWS.to_string())],
+        ));
     }
     let name = flow.name.clone();
     list.push(flow);
     match store(&list).await {
-        Ok(()) => format!(
-            "Saved as the workflow \u{201c}{name}\u{201d}. Rename it or its parameters under Workflows."
-        ),
-        Err(e) => format!("Tandem could not save the workflow ({e})."),
+        Ok(()) => say(Msg::new("wfSaved", vec![text(name)])),
+        Err(e) => say(Msg::new("wfNotSaved", vec![text(e.to_string())])),
     }
 }
 
@@ -208,25 +219,23 @@ pub async fn update_from_run(ctx: Option<TaskContext>) -> String {
         .filter(|c| c.status == TaskStatus::Done)
         .and_then(|c| c.replay.clone().map(|r| (c, r)))
     else {
-        return "Only a workflow run that ended Done can update its workflow.".into();
+        return say(Msg::key("wfOnlyDoneRun"));
     };
     let mut list = match load().await {
         Ok(l) => l,
-        Err(e) => return format!("Tandem could not read the saved workflows ({e})."),
+        Err(e) => return say(not_read(&e.to_string())),
     };
     let Some(flow) = list.iter_mut().find(|w| w.id == replay.workflow_id) else {
-        return "That workflow was deleted meanwhile.".into();
+        return say(Msg::key("wfDeletedMeanwhile"));
     };
     match flow.updated(&ctx.recorded, &replay.params) {
         Ok(next) => *flow = next,
-        Err(e) => return e,
+        Err(e) => return say(e),
     }
     let name = flow.name.clone();
     match store(&list).await {
-        Ok(()) => format!(
-            "Updated the workflow \u{201c}{name}\u{201d} with what this run did; its next run replays that."
-        ),
-        Err(e) => format!("Tandem could not save the workflow ({e})."),
+        Ok(()) => say(Msg::new("wfUpdated", vec![text(name)])),
+        Err(e) => say(Msg::new("wfNotSaved", vec![text(e.to_string())])),
     }
 }
 
@@ -239,17 +248,15 @@ pub async fn run_task(
 ) -> Result<TaskContext, String> {
     let name = name.trim();
     if name.is_empty() {
-        return Err("Name the workflow to run: /run <name> key=value …".into());
+        return Err(say(Msg::key("wfRunName")));
     }
-    let list = load()
-        .await
-        .map_err(|e| format!("Tandem could not read the saved workflows ({e})."))?;
+    let list = load().await.map_err(|e| say(not_read(&e.to_string())))?;
     let flow = list
         .iter()
         .find(|w| w.id == name)
         .or_else(|| list.iter().find(|w| w.name.eq_ignore_ascii_case(name)))
-        .ok_or_else(|| format!("There is no workflow called \u{201c}{name}\u{201d}."))?;
-    let values = flow.values(given)?;
+        .ok_or_else(|| say(Msg::new("wfNoSuchWorkflow", vec![text(name)])))?;
+    let values = flow.values(given).map_err(|e| say(&e))?;
     let id = format!("task-{}", js_sys::Date::now() as u64);
     // The start page is named in the task: it is where the user chose to go, so the agent
     // (after a divergence) may return there without asking.

@@ -223,6 +223,13 @@ impl Msg {
     }
 }
 
+/// The English: what a log, a native test or an error chain reads.
+impl std::fmt::Display for Msg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.english())
+    }
+}
+
 impl From<String> for Msg {
     fn from(words: String) -> Msg {
         Msg::literal(words)
@@ -727,6 +734,52 @@ pub const CATALOG: &[(&str, &str)] = &[
     ("stepPlanMade", "plan made"),
     ("stepResultComplete", "the task is complete"),
     ("stepResultNotYet", "the task is not complete yet"),
+    // A workflow's refusals: saving, running, parameters, schedules, checked and imported files.
+    ("wfNothingToRepeat", "This task did nothing on a page that a workflow could repeat."),
+    ("wfTooManyStepsTask", "This task took $1 steps; a workflow keeps at most $2."),
+    ("wfRunNothing", "The run did nothing a workflow could repeat."),
+    ("wfAtMostSteps", "A workflow keeps at most $1 steps."),
+    ("wfNoParams", "The workflow “$1” has no parameters; “$2” is not one."),
+    ("wfNoSuchParamKnown", "The workflow “$1” has no parameter “$2”; its parameters are: $3."),
+    ("wfParamNameChars", "A parameter's name is letters, digits or _."),
+    ("wfParamTaken", "There is already a parameter called “$1”."),
+    ("wfNoSuchParam", "There is no parameter “$1”."),
+    ("wfCheckNoName", "a workflow has no name, or a name longer than 100 characters"),
+    ("wfCheckNamed", "the workflow “$1”: $2"),
+    ("wfCheckId", "its id is missing or too long"),
+    ("wfCheckSteps", "it must have 1 to $1 steps"),
+    ("wfCheckParams", "it has more than $1 parameters"),
+    ("wfCheckStartUrl", "its start address $1"),
+    ("wfCheckParamName", "a parameter's name must be letters, digits or _"),
+    ("wfCheckStepUrl", "step $1's address $2"),
+    ("wfCheckNoTarget", "step $1 has no element to act on"),
+    ("wfCheckAttrs", "step $1 has too many attributes"),
+    ("wfCheckLink", "step $1 names a link that is not a web address"),
+    ("wfCheckParamMissing", "step $1 uses a parameter it does not have"),
+    ("wfTextTooLong", "a text is longer than $1 characters"),
+    ("wfTextControl", "a text holds control characters"),
+    ("wfNotWebUrl", "is not an http or https address"),
+    ("wfImportRefused", "This file cannot be imported: $1"),
+    ("wfImportRefusedCheck", "This file cannot be imported: $1."),
+    ("wfImportTooBig", "it is larger than $1 KB, more than any workflow needs."),
+    ("wfImportNotText", "it is not a text file."),
+    ("wfImportNotJson", "it is not a workflow file (not valid JSON)."),
+    ("wfImportNoWorkflows", "it holds no workflows."),
+    ("wfImportCount", "it must hold 1 to $1 workflows."),
+    ("wfImportForm", "workflow $1 is not in the expected form ($2)."),
+    ("wfImportKeepsAtMost", "Tandem keeps at most $1 workflows."),
+    ("wfEveryHours", "Every how many hours? A whole number from 1 to $1."),
+    ("wfChooseEvery", "Choose daily, weekly or every N hours."),
+    ("wfOnlyDone", "Only a task that ended Done can be saved as a workflow."),
+    ("wfNotRead", "Tandem could not read the saved workflows ($1)."),
+    ("wfKeepsAtMostDelete", "Tandem keeps at most $1 workflows; delete one first."),
+    ("wfNoSuchWorkflow", "There is no workflow called “$1”."),
+    ("wfSaved", "Saved as the workflow “$1”. Rename it or its parameters under Workflows."),
+    ("wfNotSaved", "Tandem could not save the workflow ($1)."),
+    ("wfOnlyDoneRun", "Only a workflow run that ended Done can update its workflow."),
+    ("wfDeletedMeanwhile", "That workflow was deleted meanwhile."),
+    ("wfUpdated", "Updated the workflow “$1” with what this run did; its next run replays that."),
+    ("wfRunName", "Name the workflow to run: /run <name> key=value …"),
 ];
 
 #[cfg(test)]

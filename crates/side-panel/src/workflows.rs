@@ -23,7 +23,7 @@ use web_sys::{HtmlButtonElement, HtmlElement, HtmlInputElement, HtmlSelectElemen
 
 use crate::dom::{self, DomError};
 use crate::i18n::say;
-use tandem_core::i18n::{nested, text as arg, Mark};
+use tandem_core::i18n::{nested, text as arg, Mark, Msg};
 
 #[wasm_bindgen]
 extern "C" {
@@ -221,7 +221,7 @@ async fn store(list: Vec<Workflow>) -> Result<(), String> {
 fn change(
     id: String,
     done: String,
-    change: impl FnOnce(&mut Workflow) -> Result<(), String> + 'static,
+    change: impl FnOnce(&mut Workflow) -> Result<(), Msg> + 'static,
 ) {
     spawn_local(async move {
         let mut list = LIST.with(|l| l.borrow().clone());
@@ -229,7 +229,7 @@ fn change(
             return status(&say("workflowGone", vec![]));
         };
         if let Err(e) = change(flow) {
-            return status(&e);
+            return status(&tandem_chrome::i18n::plain(&e));
         }
         match store(list).await {
             Ok(()) => status(&done),
@@ -388,7 +388,7 @@ fn item(flow: &Workflow) -> Result<HtmlElement, DomError> {
                     say("workflowRenamed", vec![arg(name.clone())]),
                     move |w| {
                         if name.is_empty() || name.chars().count() > 100 {
-                            return Err(say("wfNameLength", vec![]));
+                            return Err(Msg::key("wfNameLength"));
                         }
                         w.name = name;
                         Ok(())
@@ -520,14 +520,16 @@ async fn import_file(file: web_sys::File) {
     let stamp = js_sys::Date::now() as u64;
     let imported = match workflow::import(&bytes, |i| format!("wf-{stamp}-{i}")) {
         Ok(w) => w,
-        Err(sentence) => return status(&sentence),
+        Err(sentence) => return status(&tandem_chrome::i18n::plain(&sentence)),
     };
     let mut list = LIST.with(|l| l.borrow().clone());
     if list.len() + imported.len() > workflow::MAX_WORKFLOWS {
-        return status(&format!(
-            "This file cannot be imported: Tandem keeps at most {} workflows.",
-            workflow::MAX_WORKFLOWS
-        ));
+        return status(&tandem_chrome::i18n::plain(&workflow::import_refused(
+            Msg::new(
+                "wfImportKeepsAtMost",
+                vec![arg(workflow::MAX_WORKFLOWS.to_string())],
+            ),
+        )));
     }
     let count = imported.len();
     list.extend(imported);
@@ -625,7 +627,7 @@ fn schedule_group(flow: &Workflow) -> Result<HtmlElement, DomError> {
             move |_| {
                 let every = match Every::parse(&select.value(), &hours.value()) {
                     Ok(e) => e,
-                    Err(e) => return status(&e),
+                    Err(e) => return status(&tandem_chrome::i18n::plain(&e)),
                 };
                 let now = js_sys::Date::now() as u64;
                 let schedule = every.map(|e| Schedule::new(e, allow.checked(), now));

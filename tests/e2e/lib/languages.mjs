@@ -20,7 +20,7 @@ export async function catalog(lang) {
 export const fill = (template, ...args) => template.replace(/\$(\d)/g, (_, n) => args[Number(n) - 1]);
 
 /** The English words of `keys`' sentences that their translations do not also use. */
-function englishWords(en, m, keys) {
+export function englishWords(en, m, keys) {
   const words = (t) => t.replace(/\$\d/g, ' ').match(/[A-Za-z]{3,}/g) ?? [];
   const out = new Set();
   for (const key of keys) {

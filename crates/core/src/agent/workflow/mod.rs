@@ -19,7 +19,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::i18n::Msg;
+use crate::i18n::{nested, text, Mark, Msg};
 
 use super::actions::{Action, SelectMode};
 use super::element_map::Entry;
@@ -364,14 +364,17 @@ impl Workflow {
     /// The workflow of a task that ended Done: its text, the page it started on and the steps
     /// it recorded. Values typed or chosen that the task's text contains (as whole words)
     /// become parameters, named after the field (`query` for a search box).
-    pub fn from_task(id: &str, task: &str, recorded: &[RecordedStep]) -> Result<Workflow, String> {
+    pub fn from_task(id: &str, task: &str, recorded: &[RecordedStep]) -> Result<Workflow, Msg> {
         let Some(first) = recorded.first() else {
-            return Err("This task did nothing on a page that a workflow could repeat.".into());
+            return Err(Msg::key("wfNothingToRepeat"));
         };
         if recorded.len() > MAX_STEPS {
-            return Err(format!(
-                "This task took {} steps; a workflow keeps at most {MAX_STEPS}.",
-                recorded.len()
+            return Err(Msg::new(
+                "wfTooManyStepsTask",
+                vec![
+                    text(recorded.len().to_string()),
+                    text(MAX_STEPS.to_string()),
+                ],
             ));
         }
         let mut params: Vec<Param> = Vec::new();
@@ -418,12 +421,12 @@ impl Workflow {
     /// This workflow with its steps replaced by what a run did (the replayed steps and the
     /// model's after a divergence): "Update workflow". The run's values that equal a
     /// parameter's become that parameter again.
-    pub fn updated(&self, recorded: &[RecordedStep], values: &[Param]) -> Result<Workflow, String> {
+    pub fn updated(&self, recorded: &[RecordedStep], values: &[Param]) -> Result<Workflow, Msg> {
         if recorded.is_empty() {
-            return Err("The run did nothing a workflow could repeat.".into());
+            return Err(Msg::key("wfRunNothing"));
         }
         if recorded.len() > MAX_STEPS {
-            return Err(format!("A workflow keeps at most {MAX_STEPS} steps."));
+            return Err(Msg::new("wfAtMostSteps", vec![text(MAX_STEPS.to_string())]));
         }
         let mut next = self.clone();
         next.steps = steps_of(recorded, values);
@@ -433,7 +436,7 @@ impl Workflow {
 
     /// The parameters a run uses: the stored ones, with `given` (name, value) in their place.
     /// A name the workflow has no parameter of is refused with a sentence.
-    pub fn values(&self, given: &[(String, String)]) -> Result<Vec<Param>, String> {
+    pub fn values(&self, given: &[(String, String)]) -> Result<Vec<Param>, Msg> {
         let mut values = self.params.clone();
         for (name, value) in given {
             let Some(p) = values
@@ -442,15 +445,11 @@ impl Workflow {
             else {
                 let known: Vec<&str> = self.params.iter().map(|p| p.name.as_str()).collect();
                 return Err(if known.is_empty() {
-                    format!(
-                        "The workflow \u{201c}{}\u{201d} has no parameters; \u{201c}{name}\u{201d} is not one.",
-                        self.name
-                    )
+                    Msg::new("wfNoParams", vec![text(&self.name), text(name)])
                 } else {
-                    format!(
-                        "The workflow \u{201c}{}\u{201d} has no parameter \u{201c}{name}\u{201d}; its parameters are: {}.",
-                        self.name,
-                        known.join(", ")
+                    Msg::new(
+                        "wfNoSuchParamKnown",
+                        vec![text(&self.name), text(name), text(known.join(", "))],
                     )
                 });
             };
@@ -461,18 +460,16 @@ impl Workflow {
 
     /// Renames the parameter `old` (its uses in the goal, the steps and the targets' names
     /// follow); a name already taken or not made of letters, digits and _ is refused.
-    pub fn rename_param(&mut self, old: &str, new: &str) -> Result<(), String> {
+    pub fn rename_param(&mut self, old: &str, new: &str) -> Result<(), Msg> {
         let new = new.trim();
         if new.is_empty() || !new.chars().all(|c| c.is_alphanumeric() || c == '_') {
-            return Err("A parameter's name is letters, digits or _.".into());
+            return Err(Msg::key("wfParamNameChars"));
         }
         if new != old && self.params.iter().any(|p| p.name == new) {
-            return Err(format!(
-                "There is already a parameter called \u{201c}{new}\u{201d}."
-            ));
+            return Err(Msg::new("wfParamTaken", vec![text(new)]));
         }
         let Some(p) = self.params.iter_mut().find(|p| p.name == old) else {
-            return Err(format!("There is no parameter \u{201c}{old}\u{201d}."));
+            return Err(Msg::new("wfNoSuchParam", vec![text(old)]));
         };
         p.name = new.to_string();
         let (from, to) = (format!("{{{old}}}"), format!("{{{new}}}"));
@@ -518,14 +515,14 @@ impl Workflow {
     }
 
     /// Sets the value the parameter `name` has when a run gives none.
-    pub fn set_param_value(&mut self, name: &str, value: &str) -> Result<(), String> {
+    pub fn set_param_value(&mut self, name: &str, value: &str) -> Result<(), Msg> {
         plain(value)?;
         match self.params.iter_mut().find(|p| p.name == name) {
             Some(p) => {
                 p.value = value.to_string();
                 Ok(())
             }
-            None => Err(format!("There is no parameter \u{201c}{name}\u{201d}.")),
+            None => Err(Msg::new("wfNoSuchParam", vec![text(name)])),
         }
     }
 
@@ -967,66 +964,72 @@ pub fn read_stored(json: &str) -> Vec<Workflow> {
 
 /// Checks a workflow from outside (an imported file, storage): every field within bounds,
 /// every URL http or https, names and values plain text. The error is the sentence shown.
-pub fn check(w: &Workflow) -> Result<(), String> {
-    let named = |what: &str| format!("the workflow \u{201c}{}\u{201d}: {what}", cut(&w.name, 60));
+pub fn check(w: &Workflow) -> Result<(), Msg> {
+    let named = |what: Msg| {
+        Msg::new(
+            "wfCheckNamed",
+            vec![text(cut(&w.name, 60)), nested(Mark::Plain, what)],
+        )
+    };
+    let at = |key: &str, n: usize| named(Msg::new(key, vec![text(n.to_string())]));
     if w.name.trim().is_empty() || w.name.chars().count() > 100 {
-        return Err("a workflow has no name, or a name longer than 100 characters".into());
+        return Err(Msg::key("wfCheckNoName"));
     }
     if w.id.is_empty() || w.id.len() > 100 {
-        return Err(named("its id is missing or too long"));
+        return Err(named(Msg::key("wfCheckId")));
     }
     if w.steps.is_empty() || w.steps.len() > MAX_STEPS {
-        return Err(named(&format!("it must have 1 to {MAX_STEPS} steps")));
+        return Err(at("wfCheckSteps", MAX_STEPS));
     }
     if w.params.len() > MAX_PARAMS {
-        return Err(named(&format!("it has more than {MAX_PARAMS} parameters")));
+        return Err(at("wfCheckParams", MAX_PARAMS));
     }
-    web_url(&w.start_url).map_err(|e| named(&format!("its start address {e}")))?;
+    web_url(&w.start_url)
+        .map_err(|e| named(Msg::new("wfCheckStartUrl", vec![nested(Mark::Plain, e)])))?;
     let texts = std::iter::once(&w.goal)
         .chain(w.params.iter().flat_map(|p| [&p.name, &p.value]))
         .chain(w.steps.iter().map(|s| &s.page));
     for t in texts {
-        plain(t).map_err(|e| named(&e))?;
+        plain(t).map_err(named)?;
     }
     for p in &w.params {
         if p.name.is_empty() || !p.name.chars().all(|c| c.is_alphanumeric() || c == '_') {
-            return Err(named("a parameter's name must be letters, digits or _"));
+            return Err(named(Msg::key("wfCheckParamName")));
         }
     }
     for (i, s) in w.steps.iter().enumerate() {
         let n = i + 1;
         match &s.action {
-            StepAction::Navigate { url } => {
-                web_url(url).map_err(|e| named(&format!("step {n}'s address {e}")))?
-            }
+            StepAction::Navigate { url } => web_url(url).map_err(|e| {
+                named(Msg::new(
+                    "wfCheckStepUrl",
+                    vec![text(n.to_string()), nested(Mark::Plain, e)],
+                ))
+            })?,
             StepAction::Click | StepAction::Type { .. } | StepAction::Select { .. } => {
                 let Some(t) = &s.target else {
-                    return Err(named(&format!("step {n} has no element to act on")));
+                    return Err(at("wfCheckNoTarget", n));
                 };
                 for text in [&t.role, &t.tag, &t.name, &t.text, &t.context] {
-                    plain(text).map_err(|e| named(&e))?;
+                    plain(text).map_err(named)?;
                 }
                 if t.attrs.len() > 8 {
-                    return Err(named(&format!("step {n} has too many attributes")));
+                    return Err(at("wfCheckAttrs", n));
                 }
                 for (k, v) in &t.attrs {
-                    plain(k).map_err(|e| named(&e))?;
-                    plain(v).map_err(|e| named(&e))?;
+                    plain(k).map_err(named)?;
+                    plain(v).map_err(named)?;
                     if k == "href" && !v.is_empty() && !v.starts_with('/') && web_url(v).is_err() {
-                        return Err(named(&format!(
-                            "step {n} names a link that is not a web address"
-                        )));
+                        return Err(at("wfCheckLink", n));
                     }
                 }
             }
         }
         if let StepAction::Type { value, .. } | StepAction::Select { value, .. } = &s.action {
             match value {
-                Value::Fixed(v) => plain(v).map_err(|e| named(&e))?,
+                Value::Fixed(v) => plain(v).map_err(named)?,
                 Value::Param(p) if !w.params.iter().any(|x| &x.name == p) => {
-                    return Err(named(&format!(
-                        "step {n} uses a parameter it does not have"
-                    )))
+                    return Err(at("wfCheckParamMissing", n))
                 }
                 _ => {}
             }
@@ -1035,21 +1038,21 @@ pub fn check(w: &Workflow) -> Result<(), String> {
     Ok(())
 }
 
-fn plain(text: &str) -> Result<(), String> {
-    if text.chars().count() > MAX_TEXT {
-        return Err(format!("a text is longer than {MAX_TEXT} characters"));
+fn plain(words: &str) -> Result<(), Msg> {
+    if words.chars().count() > MAX_TEXT {
+        return Err(Msg::new("wfTextTooLong", vec![text(MAX_TEXT.to_string())]));
     }
-    if text
+    if words
         .chars()
         .any(|c| c.is_control() && c != '\n' && c != '\t')
     {
-        return Err("a text holds control characters".into());
+        return Err(Msg::key("wfTextControl"));
     }
     Ok(())
 }
 
 /// Only http and https: a `javascript:`, `data:` or `file:` address is refused.
-fn web_url(url: &str) -> Result<(), String> {
+fn web_url(url: &str) -> Result<(), Msg> {
     plain(url)?;
     let lower = url.trim().to_ascii_lowercase();
     let host = lower
@@ -1057,7 +1060,7 @@ fn web_url(url: &str) -> Result<(), String> {
         .or_else(|| lower.strip_prefix("http://"));
     match host {
         Some(h) if !h.is_empty() && !h.starts_with('/') && url.trim() == url => Ok(()),
-        _ => Err("is not an http or https address".into()),
+        _ => Err(Msg::key("wfNotWebUrl")),
     }
 }
 
@@ -1078,45 +1081,49 @@ pub fn export(workflows: &[Workflow]) -> String {
 /// Reads an imported file (`bytes`, as the file input read it): a JSON array of workflows
 /// (or one workflow), each checked. All or nothing: any problem refuses the whole file with
 /// a sentence. Imported workflows get new ids (`new_id(i)`), so they never replace one.
-pub fn import(bytes: &[u8], new_id: impl Fn(usize) -> String) -> Result<Vec<Workflow>, String> {
-    const REFUSED: &str = "This file cannot be imported";
+pub fn import(bytes: &[u8], new_id: impl Fn(usize) -> String) -> Result<Vec<Workflow>, Msg> {
+    let refused = import_refused;
     if bytes.len() > MAX_IMPORT_BYTES {
-        return Err(format!(
-            "{REFUSED}: it is larger than {} KB, more than any workflow needs.",
-            MAX_IMPORT_BYTES / 1024
-        ));
+        return Err(refused(Msg::new(
+            "wfImportTooBig",
+            vec![text((MAX_IMPORT_BYTES / 1024).to_string())],
+        )));
     }
-    let text =
-        std::str::from_utf8(bytes).map_err(|_| format!("{REFUSED}: it is not a text file."))?;
-    let value: serde_json::Value = crate::json::from_str(text)
-        .map_err(|_| format!("{REFUSED}: it is not a workflow file (not valid JSON)."))?;
+    let words = std::str::from_utf8(bytes).map_err(|_| refused(Msg::key("wfImportNotText")))?;
+    let value: serde_json::Value =
+        crate::json::from_str(words).map_err(|_| refused(Msg::key("wfImportNotJson")))?;
     let items = match value {
         serde_json::Value::Array(items) => items,
         one @ serde_json::Value::Object(_) => vec![one],
-        _ => return Err(format!("{REFUSED}: it holds no workflows.")),
+        _ => return Err(refused(Msg::key("wfImportNoWorkflows"))),
     };
     if items.is_empty() || items.len() > MAX_WORKFLOWS {
-        return Err(format!(
-            "{REFUSED}: it must hold 1 to {MAX_WORKFLOWS} workflows."
-        ));
+        return Err(refused(Msg::new(
+            "wfImportCount",
+            vec![text(MAX_WORKFLOWS.to_string())],
+        )));
     }
     let mut out = Vec::new();
     for (i, item) in items.into_iter().enumerate() {
         let mut w: Workflow = crate::json::from_value(item).map_err(|e| {
-            format!(
-                "{REFUSED}: workflow {} is not in the expected form ({}).",
-                i + 1,
-                first_line(&e.to_string())
-            )
+            refused(Msg::new(
+                "wfImportForm",
+                vec![text((i + 1).to_string()), text(first_line(&e.to_string()))],
+            ))
         })?;
         w.id = new_id(i);
         w.last_run = None;
         // An imported workflow never runs by itself until the user schedules it here.
         w.schedule = None;
-        check(&w).map_err(|e| format!("{REFUSED}: {e}."))?;
+        check(&w).map_err(|e| Msg::new("wfImportRefusedCheck", vec![nested(Mark::Plain, e)]))?;
         out.push(w);
     }
     Ok(out)
+}
+
+/// "This file cannot be imported: `why`" (each reason ends with its own full stop).
+pub fn import_refused(why: Msg) -> Msg {
+    Msg::new("wfImportRefused", vec![nested(Mark::Plain, why)])
 }
 
 fn first_line(s: &str) -> String {

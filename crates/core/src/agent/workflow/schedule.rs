@@ -37,18 +37,16 @@ pub struct Schedule {
 
 impl Every {
     /// Reads the view's choice (`daily`, `weekly`, `hours`) and its hours field.
-    pub fn parse(kind: &str, hours: &str) -> Result<Option<Every>, String> {
+    pub fn parse(kind: &str, hours: &str) -> Result<Option<Every>, Msg> {
         match kind {
             "" | "off" => Ok(None),
             "daily" => Ok(Some(Every::Daily)),
             "weekly" => Ok(Some(Every::Weekly)),
             "hours" => match hours.trim().parse::<u32>() {
                 Ok(n) if (1..=MAX_HOURS).contains(&n) => Ok(Some(Every::Hours(n))),
-                _ => Err(format!(
-                    "Every how many hours? A whole number from 1 to {MAX_HOURS}."
-                )),
+                _ => Err(Msg::new("wfEveryHours", vec![text(MAX_HOURS.to_string())])),
             },
-            _ => Err("Choose daily, weekly or every N hours.".into()),
+            _ => Err(Msg::key("wfChooseEvery")),
         }
     }
 
@@ -201,7 +199,10 @@ mod tests {
         assert_eq!(Every::parse("daily", ""), Ok(Some(Every::Daily)));
         assert_eq!(Every::parse("hours", " 3 "), Ok(Some(Every::Hours(3))));
         assert_eq!(Every::parse("off", "9"), Ok(None));
-        assert!(Every::parse("hours", "0").unwrap_err().contains("1 to 720"));
+        assert!(Every::parse("hours", "0")
+            .unwrap_err()
+            .english()
+            .contains("1 to 720"));
         assert!(Every::parse("hours", "-1").is_err());
         assert!(Every::parse("yearly", "").is_err());
         assert_eq!(workflow_of_alarm("workflow:wf-1"), Some("wf-1"));

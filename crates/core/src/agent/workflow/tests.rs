@@ -243,6 +243,7 @@ fn a_parameter_picks_the_other_product() {
     assert!(w
         .values(&[("colour".into(), "x".into())])
         .unwrap_err()
+        .english()
         .contains("its parameters are: query, size"));
 }
 
@@ -441,7 +442,7 @@ fn hostile_or_malformed_imports_are_refused_with_a_sentence() {
         ),
     ];
     for (what, bytes, says) in cases {
-        let err = import(&bytes, id).expect_err(what);
+        let err = import(&bytes, id).expect_err(what).english();
         assert!(
             err.starts_with("This file cannot be imported"),
             "{what}: {err}"
