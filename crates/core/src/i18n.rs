@@ -780,6 +780,25 @@ pub const CATALOG: &[(&str, &str)] = &[
     ("wfDeletedMeanwhile", "That workflow was deleted meanwhile."),
     ("wfUpdated", "Updated the workflow “$1” with what this run did; its next run replays that."),
     ("wfRunName", "Name the workflow to run: /run <name> key=value …"),
+    // A tool provider's approval question, its warnings and notes, its empty row.
+    ("provAsks", "$1 wants to give Tandem $2: $3. Allowed tools can be called by the model in your chats; you choose per tool in Settings → Tools."),
+    ("provOneTool", "1 tool"),
+    ("provNTools", "$1 tools"),
+    ("provCarefulOne", "Careful: $1 says it can delete or change things for good."),
+    ("provCarefulMany", "Careful: $1 say they can delete or change things for good."),
+    ("provNameUsed", "The name «$1» is already used by another extension ($2, $3): this request comes from a different extension ($4)."),
+    ("provStandingAllowed", "one you allowed"),
+    ("provStandingDenied", "one you denied"),
+    ("provStandingPending", "one that also asks now"),
+    ("provNoManagement", "Chrome does not let Tandem see this extension's icon or where it was installed from, so only its id tells the two apart."),
+    ("provIconAlt", "Icon of the extension asking, as Chrome shows it"),
+    ("provFromStore", "Chrome reports it as installed from the Chrome Web Store."),
+    ("provUnpacked", "Chrome reports it as an unpacked extension (loaded by hand, not from the Chrome Web Store)."),
+    ("provSideloaded", "Chrome reports it as installed by another program on this computer."),
+    ("provByAdmin", "Chrome reports it as installed by your administrator."),
+    ("provDenied", "Denied: it cannot give Tandem tools. Allow lets it offer them again; Remove forgets your choice, so it will ask again."),
+    ("provWithdrawn", "It offers no tools right now (it withdrew them); they come back when it registers them again."),
+    ("provNoArguments", "no arguments"),
 ];
 
 #[cfg(test)]

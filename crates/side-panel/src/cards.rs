@@ -42,7 +42,8 @@ pub fn show_use(
     let _ = card.append_child(&summary);
     // The arguments as a person reads them (`url: https://…`); the JSON as sent one click
     // further, for whoever wants the exact call.
-    let readable = tandem_core::tools::prompt::argument_lines(arguments);
+    let readable = tandem_core::tools::prompt::argument_lines(arguments)
+        .map(|m| tandem_chrome::i18n::plain(&m));
     let args = dom::create("pre", "tool-args")?;
     dom::set_attr(&args, "aria-label", &say("cardArguments", vec![]));
     args.set_text_content(Some(readable.as_deref().unwrap_or(arguments)));
@@ -67,10 +68,10 @@ pub fn show_use(
         text.set_text_content(Some(question));
         let _ = ask.append_child(&text);
         let row = dom::create("div", "row")?;
-        for (label, approve) in [("Approve", true), ("Deny", false)] {
+        for (key, approve) in [("approve", true), ("deny", false)] {
             let button = dom::create("button", "")?;
             dom::set_attr(&button, "type", "button");
-            button.set_text_content(Some(label));
+            button.set_text_content(Some(&tandem_chrome::i18n::label(key)));
             let (id, group) = (call_id.to_string(), ask.clone());
             dom::on(&button, "click", move |_: web_sys::Event| {
                 let decided = PanelToWorker::ToolDecision {
@@ -78,8 +79,9 @@ pub fn show_use(
                     approve,
                 };
                 if let Err(e) = crate::port::post(&decided) {
-                    crate::alert::show_error(&format!(
-                        "Tandem's background worker is not reachable ({e})."
+                    crate::alert::show_error(&say(
+                        "workerUnreachable",
+                        vec![tandem_core::i18n::text(e.to_string())],
                     ));
                     return;
                 }

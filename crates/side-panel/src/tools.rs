@@ -16,6 +16,7 @@ use web_sys::{HtmlButtonElement, HtmlElement, HtmlSelectElement};
 use crate::chrome;
 use crate::dom::{self, DomError};
 use crate::i18n::say;
+use tandem_chrome::i18n::plain;
 
 fn text(t: impl Into<String>) -> tandem_core::i18n::Arg {
     tandem_core::i18n::text(t)
@@ -408,17 +409,14 @@ fn show_approval(registry: &Registry) -> Result<(), DomError> {
     };
     let id = provider.id().to_string();
     let tools: Vec<&str> = provider.tools().iter().map(|t| t.name.as_str()).collect();
-    let text = format!(
-        "{} wants to give Tandem {} tool{}: {}. Allowed tools can be called by the model in your chats; you choose per tool in Settings → Tools.",
-        who(provider.name(), &id),
-        tools.len(),
-        if tools.len() == 1 { "" } else { "s" },
-        tools.join(", ")
-    );
+    let text = plain(&prompt::approval_question(
+        &who(provider.name(), &id),
+        &tools,
+    ));
     dom::by_id::<HtmlElement>("tool-approval-text")?.set_text_content(Some(&text));
     // What could mislead: a tool that destroys, a name another extension already uses. And
     // what Chrome says of where the extension came from, where Tandem may ask.
-    let notes = prompt::approval_notes(registry, provider).join(" ");
+    let notes = tandem_chrome::i18n::plain_all(&prompt::approval_notes(registry, provider));
     let line: HtmlElement = dom::by_id("tool-approval-notes")?;
     line.set_text_content(Some(&notes));
     line.set_hidden(notes.is_empty());
@@ -483,18 +481,18 @@ async fn install_note(id: String, lookalike: bool) {
         }
         prompt::install_note(&field("installType"))
     } else if lookalike {
-        Some(prompt::NO_MANAGEMENT_NOTE)
+        Some(prompt::no_management_note())
     } else {
         None
     };
-    let Some(note) = note else {
+    let Some(note) = note.map(|n| plain(&n)) else {
         return;
     };
     let Ok(line) = dom::by_id::<HtmlElement>("tool-approval-notes") else {
         return;
     };
     let text = line.text_content().unwrap_or_default();
-    if !text.contains(note) {
+    if !text.contains(&note) {
         line.set_text_content(Some(format!("{text} {note}").trim()));
         line.set_hidden(false);
     }
@@ -518,7 +516,7 @@ fn show_icon(url: Option<&str>) {
     };
     img.set_id("tool-approval-icon");
     dom::set_attr(&img, "src", url);
-    dom::set_attr(&img, "alt", prompt::ICON_ALT);
+    dom::set_attr(&img, "alt", &plain(&prompt::icon_alt()));
     dom::set_attr(&img, "width", "32");
     dom::set_attr(&img, "height", "32");
     if let Ok(notes) = dom::by_id::<HtmlElement>("tool-approval-notes") {
@@ -587,7 +585,7 @@ fn show_settings(registry: &Registry) -> Result<(), DomError> {
         }
         if let Some(line) = prompt::empty_line(provider) {
             let p = dom::create("p", "hint")?;
-            p.set_text_content(Some(line));
+            p.set_text_content(Some(&plain(&line)));
             let _ = item.append_child(&p);
         }
         if provider.decision() == Decision::Allowed {

@@ -16,6 +16,9 @@ export async function catalog(lang) {
   return out;
 }
 
+/** A pattern matching `template` with any words in place of `$1`… (anchored). */
+export const pattern = (template) => new RegExp(`^${template.replace(/[.*+?^{}()|[\]\\]/g, '\\$&').replace(/\$\d/g, '[\\s\\S]+')}$`);
+
 /** `template` with `$1`… filled in. */
 export const fill = (template, ...args) => template.replace(/\$(\d)/g, (_, n) => args[Number(n) - 1]);
 
@@ -36,12 +39,15 @@ export function assertNoEnglish(en, m, keys, text, lang) {
   }
 }
 
-/** Settings as a person in that language fills them (the first run opens them). */
-export async function useMock(panel, m, mock) {
+/**
+ * Settings as a person in that language fills them (the first run opens them). `noTools`:
+ * there is no tool provider, and the Tools part says so.
+ */
+export async function useMock(panel, m, mock, { noTools = true } = {}) {
   const settings = panel.getByRole('region', { name: m.settings });
   await settings.waitFor();
   // The Tools part says there are no tool providers yet, in that language.
-  await settings.locator('#tools-hint').filter({ hasText: m.noToolProvidersYetExtensionsThat }).waitFor({ timeout: 5_000 });
+  if (noTools) await settings.locator('#tools-hint').filter({ hasText: m.noToolProvidersYetExtensionsThat }).waitFor({ timeout: 5_000 });
   await panel.getByLabel(m.provider, { exact: true }).selectOption({ label: 'OpenAI-compatible' });
   await panel.getByLabel(m.baseUrl).fill(`${mock.url}/v1`);
   await panel.getByLabel(m.model, { exact: true }).fill('gpt-test');

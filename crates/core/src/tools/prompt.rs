@@ -5,6 +5,7 @@
 //! id is its own, so whenever two names could be confused the id is shown beside them.
 
 use super::registry::{Decision, Provider, Registry};
+use crate::i18n::{nested, text, Mark, Msg};
 
 /// The first characters of an extension id, enough to tell two apart at a glance
 /// (`bkkh…`); the whole id stays in the approval question.
@@ -43,9 +44,26 @@ pub fn namesakes<'a>(registry: &'a Registry, provider: &Provider) -> Vec<&'a Pro
         .collect()
 }
 
+/// The approval question: "`who` wants to give Tandem 3 tools: a, b, c. …", `who` being the
+/// provider as the panel names it (its name and id).
+pub fn approval_question(who: &str, tools: &[&str]) -> Msg {
+    let count = match tools.len() {
+        1 => Msg::key("provOneTool"),
+        n => Msg::new("provNTools", vec![text(n.to_string())]),
+    };
+    Msg::new(
+        "provAsks",
+        vec![
+            text(who),
+            nested(Mark::Plain, count),
+            text(tools.join(", ")),
+        ],
+    )
+}
+
 /// The sentences that follow the approval question of `provider`: each tool that says it can
 /// destroy something, and each other extension already known under the same name.
-pub fn approval_notes(registry: &Registry, provider: &Provider) -> Vec<String> {
+pub fn approval_notes(registry: &Registry, provider: &Provider) -> Vec<Msg> {
     let mut notes = Vec::new();
     let destructive: Vec<&str> = provider
         .tools()
@@ -55,25 +73,23 @@ pub fn approval_notes(registry: &Registry, provider: &Provider) -> Vec<String> {
         .collect();
     match destructive.as_slice() {
         [] => {}
-        [one] => notes.push(format!(
-            "Careful: {one} says it can delete or change things for good."
-        )),
-        many => notes.push(format!(
-            "Careful: {} say they can delete or change things for good.",
-            many.join(", ")
-        )),
+        [one] => notes.push(Msg::new("provCarefulOne", vec![text(*one)])),
+        many => notes.push(Msg::new("provCarefulMany", vec![text(many.join(", "))])),
     }
     for other in namesakes(registry, provider) {
-        let standing = match other.decision() {
-            Decision::Allowed => "one you allowed",
-            Decision::Denied => "one you denied",
-            Decision::Pending => "one that also asks now",
-        };
-        notes.push(format!(
-            "The name «{}» is already used by another extension ({}, {standing}): this request comes from a different extension ({}).",
-            other.name(),
-            short_id(other.id()),
-            short_id(provider.id()),
+        let standing = Msg::key(match other.decision() {
+            Decision::Allowed => "provStandingAllowed",
+            Decision::Denied => "provStandingDenied",
+            Decision::Pending => "provStandingPending",
+        });
+        notes.push(Msg::new(
+            "provNameUsed",
+            vec![
+                text(other.name()),
+                text(short_id(other.id())),
+                nested(Mark::Plain, standing),
+                text(short_id(provider.id())),
+            ],
         ));
     }
     notes
@@ -81,31 +97,35 @@ pub fn approval_notes(registry: &Registry, provider: &Provider) -> Vec<String> {
 
 /// Said beside a look-alike's warning when Chrome does not let Tandem read its extensions
 /// (no `management` permission): the icon and where it came from cannot be shown.
-pub const NO_MANAGEMENT_NOTE: &str = "Chrome does not let Tandem see this extension's icon or where it was installed from, so only its id tells the two apart.";
+pub fn no_management_note() -> Msg {
+    Msg::key("provNoManagement")
+}
 
 /// The icon's text alternative beside a look-alike's warning.
-pub const ICON_ALT: &str = "Icon of the extension asking, as Chrome shows it";
+pub fn icon_alt() -> Msg {
+    Msg::key("provIconAlt")
+}
 
 /// What Chrome reports about an extension (`chrome.management`, where Tandem may read it):
 /// where it was installed from, in a few words.
-pub fn install_note(install_type: &str) -> Option<&'static str> {
-    Some(match install_type {
-        "normal" => "Chrome reports it as installed from the Chrome Web Store.",
-        "development" => "Chrome reports it as an unpacked extension (loaded by hand, not from the Chrome Web Store).",
-        "sideload" => "Chrome reports it as installed by another program on this computer.",
-        "admin" => "Chrome reports it as installed by your administrator.",
+pub fn install_note(install_type: &str) -> Option<Msg> {
+    Some(Msg::key(match install_type {
+        "normal" => "provFromStore",
+        "development" => "provUnpacked",
+        "sideload" => "provSideloaded",
+        "admin" => "provByAdmin",
         _ => return None,
-    })
+    }))
 }
 
 /// A tool call's arguments as a person reads them, one `name: value` a line in name order
 /// (texts without quotes, nested values as compact JSON, each cut at 200 characters); "no
 /// arguments" for an empty object. `None` when `arguments` is not a JSON object: the card shows it as it came.
-pub fn argument_lines(arguments: &str) -> Option<String> {
+pub fn argument_lines(arguments: &str) -> Option<Msg> {
     let value: serde_json::Value = crate::json::from_str(arguments).ok()?;
     let fields = value.as_object()?;
     if fields.is_empty() {
-        return Some("no arguments".into());
+        return Some(Msg::key("provNoArguments"));
     }
     let cut = |t: String| {
         if t.chars().count() > 200 {
@@ -124,20 +144,18 @@ pub fn argument_lines(arguments: &str) -> Option<String> {
             format!("{name}: {}", cut(shown))
         })
         .collect();
-    Some(lines.join("\n"))
+    Some(Msg::literal(lines.join("\n")))
 }
 
 /// The line under a provider in Settings when it offers no tools: denied, or withdrawn.
-pub fn empty_line(provider: &Provider) -> Option<&'static str> {
+pub fn empty_line(provider: &Provider) -> Option<Msg> {
     if provider.mcp().is_some() || !provider.tools().is_empty() {
         return None;
     }
-    Some(match provider.decision() {
-        Decision::Denied => {
-            "Denied: it cannot give Tandem tools. Allow lets it offer them again; Remove forgets your choice, so it will ask again."
-        }
-        _ => "It offers no tools right now (it withdrew them); they come back when it registers them again.",
-    })
+    Some(Msg::key(match provider.decision() {
+        Decision::Denied => "provDenied",
+        _ => "provWithdrawn",
+    }))
 }
 
 #[cfg(test)]
@@ -170,7 +188,7 @@ mod tests {
         r.decide(A, true).unwrap();
         register(&mut r, B, Some("probe  tools"), json!([tool("wipe", true)]));
         let b = r.provider(B).unwrap();
-        let notes = approval_notes(&r, b);
+        let notes: Vec<String> = approval_notes(&r, b).iter().map(Msg::english).collect();
         assert_eq!(notes.len(), 2, "{notes:?}");
         assert!(notes[0].contains("wipe says it can delete"), "{notes:?}");
         assert!(
@@ -199,10 +217,12 @@ mod tests {
         r.unregister(A);
         assert!(empty_line(r.provider(A).unwrap())
             .unwrap()
+            .english()
             .contains("withdrew"));
         r.decide(A, false).unwrap();
         assert!(empty_line(r.provider(A).unwrap())
             .unwrap()
+            .english()
             .starts_with("Denied"));
     }
 
@@ -226,19 +246,27 @@ mod tests {
 
     #[test]
     fn arguments_read_as_lines() {
+        let lines = |a: &str| argument_lines(a).map(|m| m.english());
         assert_eq!(
-            argument_lines(r#"{"url":"https://a.example/x","n":3,"tags":["a"]}"#).as_deref(),
+            lines(r#"{"url":"https://a.example/x","n":3,"tags":["a"]}"#).as_deref(),
             // In name order: serde_json's map keeps no other.
             Some("n: 3\ntags: [\"a\"]\nurl: https://a.example/x")
         );
-        assert_eq!(argument_lines("{}").as_deref(), Some("no arguments"));
+        assert_eq!(lines("{}").as_deref(), Some("no arguments"));
         assert_eq!(argument_lines("not json"), None);
         assert_eq!(argument_lines("[1]"), None);
     }
 
     #[test]
     fn install_types_read_as_sentences() {
-        assert!(install_note("development").unwrap().contains("unpacked"));
+        assert!(install_note("development")
+            .unwrap()
+            .english()
+            .contains("unpacked"));
+        assert_eq!(
+            approval_question("«Tandem Tabs» (extension x)", &["tab.list", "tab.open"]).english(),
+            "«Tandem Tabs» (extension x) wants to give Tandem 2 tools: tab.list, tab.open. Allowed tools can be called by the model in your chats; you choose per tool in Settings → Tools."
+        );
         assert_eq!(install_note("other"), None);
         assert_eq!(short_id("abc"), "abc");
     }
