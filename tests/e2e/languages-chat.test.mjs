@@ -8,14 +8,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { launchExtension } from './lib/browser.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
-import { assertNoEnglish, catalog, fill, useMock } from './lib/languages.mjs';
+import { assertNoEnglish, catalog, fill, pattern, useMock } from './lib/languages.mjs';
 
 const REPLY = { de: 'Hallo, wie kann ich helfen?', ja: 'こんにちは、何をお手伝いしましょうか？' };
 const QUESTION = { de: 'Bist du da?', ja: 'いますか？' };
 
 // The chat's sentences and names checked for English left over.
 const KEYS = ['chatYou', 'chatCopy', 'chatCopyAnswer', 'chatHide', 'chatEdit', 'chatRegenerate',
-  'chatAnsweredViaTokens', 'nTokens', 'badgeStopped', 'chatNotRemembered', 'chatRemembered'];
+  'chatAnsweredViaTokens', 'nTokens', 'badgeStopped', 'chatNotRemembered', 'chatRemembered', 'meterTokens'];
 
 for (const lang of ['de', 'ja']) {
   test(`--lang=${lang}: the chat's buttons, names, answer note, badge and memory line are in ${lang}`, async () => {
@@ -47,6 +47,10 @@ for (const lang of ['de', 'ja']) {
       const note = (await answer.locator('.provider').innerText()).trim();
       assert.equal(note, fill(m.chatAnsweredViaTokens, 'OpenAI-compatible', fill(m.nTokens, '1,234')));
 
+      // The token meter under the chat says how full the context is, in that language.
+      const meter = (await panel.locator('#token-meter').innerText()).trim();
+      assert.ok(pattern(m.meterTokens).test(meter) || pattern(m.meterTokensEstimated).test(meter), meter);
+
       // A second answer stopped halfway carries the Stopped badge in that language.
       mock.setDefault({ reply: `${REPLY[lang]} `.repeat(40), delayMs: 40 });
       await box.fill(QUESTION[lang]);
@@ -61,7 +65,7 @@ for (const lang of ['de', 'ja']) {
       assert.ok([m.chatNotRemembered].includes(memory) || memory.startsWith(fill(m.chatRemembered, '').slice(0, 4)), memory);
 
       const conversation = await panel.locator('#messages').innerText();
-      const shown = [conversation, memory, note].join('\n');
+      const shown = [conversation, memory, note, meter].join('\n');
       assertNoEnglish(en, m, KEYS, shown, lang);
       const names = await panel.evaluate(() => [...document.querySelectorAll('#messages [aria-label], #messages [title]')]
         .map((e) => `${e.getAttribute('aria-label') ?? ''} ${e.getAttribute('title') ?? ''}`).join('\n'));

@@ -799,6 +799,33 @@ pub const CATALOG: &[(&str, &str)] = &[
     ("provDenied", "Denied: it cannot give Tandem tools. Allow lets it offer them again; Remove forgets your choice, so it will ask again."),
     ("provWithdrawn", "It offers no tools right now (it withdrew them); they come back when it registers them again."),
     ("provNoArguments", "no arguments"),
+    // The token meter under the chat and the Debug drawer's report.
+    ("meterNothing", "Context: nothing sent yet"),
+    ("meterTokens", "Context: $1 / $2 tokens"),
+    ("meterTokensEstimated", "Context: $1 / $2 tokens (estimated)"),
+    ("debugNothingYet", "Nothing sent yet. Kept in memory only; API keys are never shown."),
+    ("debugLastSend", "Last send"),
+    ("debugProviderModel", "$1 · model $2"),
+    ("debugBudget", "Budget (estimated tokens)"),
+    ("debugContextWindow", "Context window"),
+    ("debugSystemPrompt", "System prompt"),
+    ("debugYourMessage", "Your message"),
+    ("debugImages", "Images"),
+    ("debugHistory", "History"),
+    ("debugTotalInput", "Total input"),
+    ("debugLeft", "Left for the answer"),
+    ("debugIncluded", "included: $1"),
+    ("debugExcluded", "excluded ($1): $2"),
+    ("debugNoEarlier", "no earlier messages"),
+    ("debugAttempts", "Attempts"),
+    ("debugAttempt", "$1 earlier exchange(s) sent → $2 → $3"),
+    ("debugRetryAfter", "retry after $1 ms"),
+    ("debugTrimRetry", "drop the oldest exchange and retry"),
+    ("debugGiveUp", "give up"),
+    ("debugDone", "done"),
+    ("debugStreamNotes", "Stream notes"),
+    ("debugRequestSent", "Request sent (credentials redacted)"),
+    ("debugRequestPayload", "Request payload"),
 ];
 
 #[cfg(test)]
@@ -927,6 +954,7 @@ mod tests {
             "oneToken",
             "chatAnsweredVia",
             "chatAnsweredViaTokens",
+            "debugImages",
         ];
         let en = locale("en");
         let mut keys = BTreeSet::new();

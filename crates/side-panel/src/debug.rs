@@ -2,10 +2,12 @@
 //! The report only ever holds the redacted request, and lives in this page's memory.
 
 use serde_json::Value;
+use tandem_core::i18n::text;
 use web_sys::{HtmlButtonElement, HtmlElement};
 
 use crate::dom::{self, DomError};
 use crate::hub::{self, Event};
+use crate::i18n::say;
 
 pub fn wire() -> Result<(), DomError> {
     // The conversation's reports and clears come through the hub: this view knows no other.
@@ -41,39 +43,38 @@ fn show(report: &Value, text_of: impl Fn(&str) -> Option<String>) -> Result<(), 
     };
     let num_at = |v: &Value, key: &str| v.get(key).and_then(Value::as_u64).unwrap_or_default();
 
-    heading(&section, "Last send")?;
+    heading(&section, &say("debugLastSend", vec![]))?;
     para(
         &section,
-        &format!(
-            "{} · model {}",
-            str_at(report, "provider"),
-            str_at(report, "model")
+        &say(
+            "debugProviderModel",
+            vec![
+                text(str_at(report, "provider")),
+                text(str_at(report, "model")),
+            ],
         ),
     )?;
 
     let budget = report.get("budget").cloned().unwrap_or_default();
     let breakdown = budget.get("breakdown").cloned().unwrap_or_default();
-    heading(&section, "Budget (estimated tokens)")?;
+    heading(&section, &say("debugBudget", vec![]))?;
     let dl = dom::create("dl", "")?;
     let rows = [
-        ("Context window", num_at(&budget, "contextLimit")),
-        ("System prompt", num_at(&breakdown, "system")),
-        ("Your message", num_at(&breakdown, "userText")),
-        ("Images", num_at(&breakdown, "userImages")),
-        ("History", num_at(&breakdown, "history")),
-        ("Total input", num_at(&breakdown, "totalInput")),
-        (
-            "Left for the answer",
-            num_at(&breakdown, "remainingForResponse"),
-        ),
+        ("debugContextWindow", num_at(&budget, "contextLimit")),
+        ("debugSystemPrompt", num_at(&breakdown, "system")),
+        ("debugYourMessage", num_at(&breakdown, "userText")),
+        ("debugImages", num_at(&breakdown, "userImages")),
+        ("debugHistory", num_at(&breakdown, "history")),
+        ("debugTotalInput", num_at(&breakdown, "totalInput")),
+        ("debugLeft", num_at(&breakdown, "remainingForResponse")),
     ];
-    for (label, value) in rows {
-        append_text(&dl, "dt", label)?;
+    for (key, value) in rows {
+        append_text(&dl, "dt", &say(key, vec![]))?;
         append_text(&dl, "dd", &group(value))?;
     }
     append(&section, &dl)?;
 
-    heading(&section, "History")?;
+    heading(&section, &say("debugHistory", vec![]))?;
     let list = dom::create("ul", "")?;
     let excerpt = |id: &str| {
         text_of(id)
@@ -83,7 +84,8 @@ fn show(report: &Value, text_of: impl Fn(&str) -> Option<String>) -> Result<(), 
     let ids = |v: &Value| v.as_array().cloned().unwrap_or_default();
     for id in ids(budget.get("includedPairs").unwrap_or(&Value::Null)) {
         let id = id.as_str().unwrap_or_default();
-        append_text(&list, "li", &format!("included: {}", excerpt(id)))?.set_class_name("included");
+        append_text(&list, "li", &say("debugIncluded", vec![text(excerpt(id))]))?
+            .set_class_name("included");
     }
     for entry in ids(budget.get("excluded").unwrap_or(&Value::Null)) {
         let id = entry.get(0).and_then(Value::as_str).unwrap_or_default();
@@ -91,16 +93,19 @@ fn show(report: &Value, text_of: impl Fn(&str) -> Option<String>) -> Result<(), 
         append_text(
             &list,
             "li",
-            &format!("excluded ({}): {}", reason.replace('-', " "), excerpt(id)),
+            &say(
+                "debugExcluded",
+                vec![text(reason.replace('-', " ")), text(excerpt(id))],
+            ),
         )?
         .set_class_name("excluded");
     }
     if list.child_element_count() == 0 {
-        append_text(&list, "li", "no earlier messages")?;
+        append_text(&list, "li", &say("debugNoEarlier", vec![]))?;
     }
     append(&section, &list)?;
 
-    heading(&section, "Attempts")?;
+    heading(&section, &say("debugAttempts", vec![]))?;
     let attempts = dom::create("ol", "")?;
     for a in ids(report.get("attempts").unwrap_or(&Value::Null)) {
         let outcome = a.get("outcome").cloned().unwrap_or_default();
@@ -114,16 +119,22 @@ fn show(report: &Value, text_of: impl Fn(&str) -> Option<String>) -> Result<(), 
         };
         let action = a.get("action").cloned().unwrap_or_default();
         let next = match str_at(&action, "type").as_str() {
-            "retryAfter" => format!("retry after {} ms", num_at(&action, "ms")),
-            "trimAndRetry" => "drop the oldest exchange and retry".to_string(),
-            "fail" => "give up".to_string(),
-            _ => "done".to_string(),
+            "retryAfter" => say(
+                "debugRetryAfter",
+                vec![text(num_at(&action, "ms").to_string())],
+            ),
+            "trimAndRetry" => say("debugTrimRetry", vec![]),
+            "fail" => say("debugGiveUp", vec![]),
+            _ => say("debugDone", vec![]),
         };
         let pairs = num_at(&a, "includedPairs");
         append_text(
             &attempts,
             "li",
-            &format!("{pairs} earlier exchange(s) sent → {result} → {next}"),
+            &say(
+                "debugAttempt",
+                vec![text(pairs.to_string()), text(result), text(next)],
+            ),
         )?;
     }
     append(&section, &attempts)?;
@@ -131,7 +142,7 @@ fn show(report: &Value, text_of: impl Fn(&str) -> Option<String>) -> Result<(), 
     // Frames the decoder skipped: the answer went on without them, and this says so.
     let notes = ids(report.get("notes").unwrap_or(&Value::Null));
     if !notes.is_empty() {
-        heading(&section, "Stream notes")?;
+        heading(&section, &say("debugStreamNotes", vec![]))?;
         let list = dom::create("ul", "")?;
         for note in notes {
             append_text(&list, "li", note.as_str().unwrap_or_default())?;
@@ -139,7 +150,7 @@ fn show(report: &Value, text_of: impl Fn(&str) -> Option<String>) -> Result<(), 
         append(&section, &list)?;
     }
 
-    heading(&section, "Request sent (credentials redacted)")?;
+    heading(&section, &say("debugRequestSent", vec![]))?;
     let request = report.get("request").cloned().unwrap_or_default();
     let body = tandem_core::json::from_str::<Value>(&str_at(&request, "body"))
         .and_then(|b| serde_json::to_string_pretty(&b))
@@ -165,7 +176,7 @@ fn show(report: &Value, text_of: impl Fn(&str) -> Option<String>) -> Result<(), 
             body
         ),
     )?;
-    dom::set_attr(&pre, "aria-label", "Request payload");
+    dom::set_attr(&pre, "aria-label", &say("debugRequestPayload", vec![]));
 
     let used = num_at(&breakdown, "totalInput");
     let limit = num_at(&budget, "contextLimit");
@@ -184,10 +195,14 @@ fn show(report: &Value, text_of: impl Fn(&str) -> Option<String>) -> Result<(), 
 /// Back to the state before any send.
 fn reset() {
     if let Ok(section) = dom::by_id::<HtmlElement>("debug") {
-        section.set_inner_html("<p class=\"hint\">Nothing sent yet. Kept in memory only; API keys are never shown.</p>");
+        section.set_text_content(None);
+        if let Ok(p) = dom::create("p", "hint") {
+            p.set_text_content(Some(&say("debugNothingYet", vec![])));
+            let _ = section.append_child(&p);
+        }
     }
     if let Ok(text) = dom::by_id::<HtmlElement>("token-meter") {
-        text.set_text_content(Some("Context: nothing sent yet"));
+        text.set_text_content(Some(&say("meterNothing", vec![])));
     }
     if let Ok(bar) = dom::by_id::<web_sys::Element>("context-meter") {
         dom::set_attr(&bar, "value", "0");
@@ -197,15 +212,17 @@ fn reset() {
 /// "Context: 1,234 / 128,000 tokens" under the chat, and the bar beside it.
 pub fn meter(used: u64, limit: u64, counted_by_provider: bool) {
     if let Ok(text) = dom::by_id::<HtmlElement>("token-meter") {
-        let how = if counted_by_provider {
-            ""
+        let key = if counted_by_provider {
+            "meterTokens"
         } else {
-            " (estimated)"
+            "meterTokensEstimated"
         };
-        text.set_text_content(Some(&format!(
-            "Context: {} / {} tokens{how}",
-            group(used),
-            group(limit)
+        text.set_text_content(Some(&say(
+            key,
+            vec![
+                tandem_core::i18n::text(group(used)),
+                tandem_core::i18n::text(group(limit)),
+            ],
         )));
     }
     if let Ok(bar) = dom::by_id::<web_sys::Element>("context-meter") {
