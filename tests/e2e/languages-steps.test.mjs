@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { launchExtension } from './lib/browser.mjs';
-import { assertNoEnglish, catalog, fill, useMock } from './lib/languages.mjs';
+import { assertNoEnglish, catalog, fill, startTask, useMock } from './lib/languages.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
 import { routeSite } from './lib/fixtures.mjs';
 import { elements, find } from './lib/scripted-shopper.mjs';
@@ -60,12 +60,7 @@ for (const lang of ['de', 'ja']) {
         },
       }));
 
-      const tab = await browser.context.newPage();
-      await tab.goto(`${ORIGIN}/`);
-      await tab.bringToFront();
-      await panel.getByRole('tab', { name: m.task, exact: true }).click();
-      await panel.getByRole('textbox', { name: m.task, exact: true }).fill(w.task);
-      await panel.getByRole('button', { name: m.startTask, exact: true }).click();
+      const tab = await startTask(browser, panel, m, `${ORIGIN}/`, w.task);
       const site = panel.getByRole('group', { name: m.siteAccess, exact: true });
       await site.waitFor({ timeout: 20_000 });
       assert.equal((await site.innerText()).split('\n')[0].trim(), fill(m.askSite, HOST));

@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { launchExtension } from './lib/browser.mjs';
-import { catalog, englishWords, fill } from './lib/languages.mjs';
+import { catalog, englishWords, fill, startTask, useMock } from './lib/languages.mjs';
 import { startMockProvider } from './lib/mock-provider.mjs';
 import { routeSite } from './lib/fixtures.mjs';
 import { elements, find } from './lib/scripted-shopper.mjs';
@@ -48,14 +48,7 @@ for (const lang of ['de', 'ja']) {
       await routeSite(browser.context, { origin: ORIGIN, routes: { '/': world.page } });
       const panel = await browser.openPanel({ width: 320 });
       // Settings as a person in that language sees them (the first run opens them).
-      const settings = panel.getByRole('region', { name: m.settings });
-      await settings.waitFor();
-      await panel.getByLabel(m.provider, { exact: true }).selectOption({ label: 'OpenAI-compatible' });
-      await panel.getByLabel(m.baseUrl).fill(`${mock.url}/v1`);
-      await panel.getByLabel(m.model, { exact: true }).fill('gpt-test');
-      await panel.getByLabel(m.apiKey).fill('sk-test-languages-12345678');
-      await settings.getByRole('button', { name: m.save, exact: true }).click();
-      await settings.waitFor({ state: 'hidden' });
+      await useMock(panel, m, mock);
 
       const turns = [];
       const script = [
@@ -75,12 +68,7 @@ for (const lang of ['de', 'ja']) {
         },
       }));
 
-      const tab = await browser.context.newPage();
-      await tab.goto(`${ORIGIN}/`);
-      await tab.bringToFront();
-      await panel.getByRole('tab', { name: m.task, exact: true }).click();
-      await panel.getByRole('textbox', { name: m.task, exact: true }).fill(world.task);
-      await panel.getByRole('button', { name: m.startTask, exact: true }).click();
+      const tab = await startTask(browser, panel, m, `${ORIGIN}/`, world.task);
 
       // Tandem's own question before its first click on the site, in the person's language;
       // the toolbar says what waits, in that language too (the worker's catalog).

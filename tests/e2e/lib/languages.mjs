@@ -59,3 +59,15 @@ export async function useMock(panel, m, mock, { noTools = true } = {}) {
   assert.equal((await toast.innerText()).trim(), m.settingsSaved);
 }
 
+
+/** Opens `url` in a tab of its own, brings it to the front and starts `task` there from the
+ * panel's Task mode, every control found by its name in that language. */
+export async function startTask(browser, panel, m, url, task) {
+  const tab = await browser.context.newPage();
+  await tab.goto(url);
+  await tab.bringToFront();
+  await panel.getByRole('tab', { name: m.task, exact: true }).click();
+  await panel.getByRole('textbox', { name: m.task, exact: true }).fill(task);
+  await panel.getByRole('button', { name: m.startTask, exact: true }).click();
+  return tab;
+}
