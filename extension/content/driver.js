@@ -29,7 +29,20 @@
     maxNodes: 30000, // elements visited; bounds the cost on huge pages
     maxText: 0, // characters of page text (0 = none)
     includeHidden: false, // also report candidates that are not rendered
+    describeAll: false, // describe every candidate in full, far ones too (see DESCRIBED_BELOW)
   };
+  // On a long page most candidates are far from the viewport, where the worker lists none of
+  // them: it lists the viewport, then at most 25 elements below it and 10 above it (document
+  // order, nearest first), and counts the rest by kind (crates/core element_map.rs). Those far
+  // ones are reported briefly (handle, tag, role, box, `brief`), which halves the snapshot of
+  // a 2,000-element page; described in full are those in the viewport, the first
+  // DESCRIBED_BELOW below it and the last DESCRIBED_ABOVE above it (room for the links the
+  // list folds together and the holders it skips), and every element of a form, which the
+  // worker's guards read as a whole. The worker asks for `describeAll` before it acts on a
+  // brief element and while it replays a workflow. Only the top frame's driver does this: a
+  // cross-origin frame's own viewport is not the tab's.
+  const DESCRIBED_BELOW = 60;
+  const DESCRIBED_ABOVE = 30;
   const NAME_CAP = 120;
   const TEXT_CAP = 200;
   const CONTEXT_CAP = 100;
@@ -858,6 +871,11 @@
     const frameDocs = [];
     let visited = 0;
     let truncated = false;
+    const briefly = !o.describeAll && !o.includeHidden && window === window.top;
+    let describedBelow = 0;
+    // Brief elements above the viewport, in document order, with what `describe` needs: the
+    // last DESCRIBED_ABOVE are described once the walk is over.
+    const briefAbove = [];
 
     // Forget handles whose elements were collected, so the map does not grow forever.
     for (const [h, ref] of elementOf) if (!ref.deref()) elementOf.delete(h);
@@ -1029,9 +1047,44 @@
         visible && bbox.x < top.w && bbox.y < top.h && bbox.x + bbox.width > 0 && bbox.y + bbox.height > 0 &&
         !outsideScrollBox(el, r);
       const isField = el.tagName === 'INPUT' || el.tagName === 'TEXTAREA' || el.tagName === 'SELECT';
+      const form = formIndex(el);
       // What is at its default (null, false, empty) is left out: on a large page the snapshot
       // is ~1,500 elements, written here and parsed by the worker every step.
-      const item = { handle: handleFor(el), tag: el.tagName.toLowerCase(), name: clean(accessibleName(el, role), NAME_CAP), attrs: attributesOf(el) };
+      const item = { handle: handleFor(el), tag: el.tagName.toLowerCase() };
+      if (framePath.length) item.frame = framePath;
+      // Where the worker's list puts it (see DESCRIBED_BELOW): near enough to be listed, or
+      // far and only counted.
+      const below = !inViewport && bbox.y + bbox.height > 0;
+      const near = !briefly || inViewport || form !== null || (below && describedBelow++ < DESCRIBED_BELOW);
+      const about = { el, item, style, role, explicit, implicit, control, shape, isField, form, heading, hints };
+      if (near) {
+        describe(about);
+      } else {
+        // What the worker's summary counts it as, and what tells it apart from the next one.
+        item.brief = true;
+        const controlRole = control && (explicitRole(control) || implicitRole(control));
+        if (controlRole) item.role = controlRole;
+        else if (explicit) item.role = explicit;
+        if (implicit) item.implicitRole = implicit;
+        if (!below) briefAbove.push([about, elements.length]);
+      }
+      item.bbox = bbox;
+      item.visible = visible;
+      if (inViewport) item.inViewport = true;
+      item.interactive = hints;
+      // In the viewport but under something else (a banner, a panel): a person cannot click
+      // it, so the map does not offer it (decided after the walk, below). Elements outside
+      // the viewport are hit-tested when acted on, after scrolling them into view.
+      if (inViewport) inViewportBoxes.push([el, bbox, elements.length]);
+      indexOf.set(el, elements.length);
+      elements.push(item);
+    };
+
+    // The full description of a candidate (see DESCRIBED_BELOW), with what `visit` found.
+    const describe = ({ el, item, style, role, explicit, implicit, control, shape, isField, form, heading, hints }) => {
+      delete item.brief;
+      item.name = clean(accessibleName(el, role), NAME_CAP);
+      item.attrs = attributesOf(el);
       // What a person sees of it: hidden text left out, words apart where the layout
       // separates them.
       const text = isField ? '' : clean(contentText(el, TEXT_CAP * 2), TEXT_CAP);
@@ -1055,16 +1108,10 @@
         const bg = style.backgroundColor;
         if (bg && bg !== 'transparent' && !/^rgba\(.*,\s*0\)$/.test(bg)) item.fill = bg;
       }
-      const form = formIndex(el);
-      if (framePath.length) item.frame = framePath;
       if (explicit && !control) item.role = explicit;
       if (implicit) item.implicitRole = implicit;
       if (text) item.text = text;
       if (context) item.context = context;
-      item.bbox = bbox;
-      item.visible = visible;
-      if (inViewport) item.inViewport = true;
-      item.interactive = hints;
       if (isDisabled(el)) item.disabled = true;
       if (isField && el.readOnly) item.readonly = true;
       if (checked !== null) item.checked = checked;
@@ -1083,16 +1130,11 @@
         const group = groupOf(el, heading);
         if (group) item.group = group;
       }
-      // In the viewport but under something else (a banner, a panel): a person cannot click
-      // it, so the map does not offer it (decided after the walk, below). Elements outside
-      // the viewport are hit-tested when acted on, after scrolling them into view.
-      if (inViewport) inViewportBoxes.push([el, bbox, elements.length]);
-      indexOf.set(el, elements.length);
-      elements.push(item);
     };
 
     askMarks(document);
     walkRoot(document.documentElement, [], { x: 0, y: 0 });
+    for (const [about] of briefAbove.slice(-DESCRIBED_ABOVE)) describe(about);
 
     // After the walk: a layer later in the document covers what came before it.
     for (const [el, bbox, index] of inViewportBoxes) {
@@ -1114,6 +1156,7 @@
       }
     }
     for (const el of holders) {
+      if (elements[indexOf.get(el)].brief) continue; // never listed
       const own = contentText(el, 64, (n) => n !== el && indexOf.has(n));
       if (!own) elements[indexOf.get(el)].bare = true;
     }

@@ -18,7 +18,8 @@ use tandem_core::i18n::{nested, text, Mark, Msg};
 
 use super::page::{
     act_in_page, activate_tab, allowed, close_tab, go_back, host_of, lap, navigate, open_tab,
-    settle, snapshot, unchanged_since_snapshot, MapSource, NotActed, OnLook, Phase,
+    settle, snapshot, snapshot_in_full, unchanged_since_snapshot, MapSource, NotActed, OnLook,
+    Phase,
 };
 use super::run::{Loop, Observed};
 use super::trusted;
@@ -315,7 +316,8 @@ impl Loop {
             let fresh = if on_observed {
                 Cow::Borrowed(&observed.snapshot)
             } else {
-                match snapshot(tab, 0).await {
+                // Described in full: the element found in it is acted on and checked.
+                match snapshot_in_full(tab).await {
                     Ok(s) => Cow::Owned(s),
                     Err(e) => {
                         last_error = e.to_string();

@@ -551,9 +551,19 @@ fn execute_start(
 /// The top frame's snapshot (with its same-origin iframes), with each cross-origin frame's
 /// own snapshot merged in once.
 pub(super) async fn snapshot(tab: i32, max_text: u32) -> Result<Snapshot, AgentError> {
+    snapshot_with(tab, max_text, DESCRIBE_ALL.get()).await
+}
+
+/// [`snapshot`] with every element described in full, far ones too: for acting on an element,
+/// whose every check reads what it is.
+pub(super) async fn snapshot_in_full(tab: i32) -> Result<Snapshot, AgentError> {
+    snapshot_with(tab, 0, true).await
+}
+
+async fn snapshot_with(tab: i32, max_text: u32, all: bool) -> Result<Snapshot, AgentError> {
     inject(tab).await?;
     let started = js_sys::Date::now();
-    let taken = take_snapshot(tab, max_text).await;
+    let taken = take_snapshot(tab, max_text, all).await;
     lap(Phase::Snapshot, started);
     CLOCK.with(|c| c.borrow_mut().snapshots += 1);
     taken
@@ -568,7 +578,7 @@ pub(super) async fn snapshot(tab: i32, max_text: u32) -> Result<Snapshot, AgentE
 /// round trip a step. A look kept longer (the task paused, a question to the user) is checked.
 pub(super) async fn pending_look(tab: i32) -> Option<(Snapshot, Option<Prepared>)> {
     let (look_tab, kept_at, look, prepared) = LOOK.with(|l| l.borrow_mut().take())?;
-    if look_tab != tab {
+    if look_tab != tab || (DESCRIBE_ALL.get() && look.elements.iter().any(|e| e.brief)) {
         return None;
     }
     if js_sys::Date::now() - kept_at > LOOK_FRESH_MS && !unchanged_since_snapshot(tab).await {
@@ -634,9 +644,8 @@ fn frame_results(results: &Array) -> impl Iterator<Item = (u32, JsValue)> + '_ {
     })
 }
 
-async fn take_snapshot(tab: i32, max_text: u32) -> Result<Snapshot, AgentError> {
-    let opts = Object::new();
-    let _ = Reflect::set(&opts, &"maxText".into(), &max_text.into());
+async fn take_snapshot(tab: i32, max_text: u32, all: bool) -> Result<Snapshot, AgentError> {
+    let opts = snapshot_opts(max_text, all);
     let results = execute(tab, Frames::All, &snapshot_fn(), &Array::of1(&opts)).await?;
     let mut top: Option<Snapshot> = None;
     let mut others: Vec<(u32, Snapshot)> = Vec::new();
@@ -878,9 +887,7 @@ async fn act_in_page_inner(
         None => (None, JsValue::NULL),
     };
     let look_opts = if look.is_some() && frame.is_none() {
-        let opts = Object::new();
-        let _ = Reflect::set(&opts, &"maxText".into(), &0.into());
-        JsValue::from(opts)
+        JsValue::from(snapshot_opts(0, DESCRIBE_ALL.get()))
     } else {
         JsValue::NULL
     };
@@ -941,7 +948,26 @@ async fn act_in_page_inner(
 /// The driver's look at a tab, when it was kept (`Date.now()`), and its map if built already.
 type Kept = (i32, f64, Snapshot, Option<Prepared>);
 
+/// The driver's snapshot options: `maxText` characters of the page's text, and whether to
+/// describe far elements in full too (`describeAll`, see `Element::brief`).
+fn snapshot_opts(max_text: u32, all: bool) -> Object {
+    let opts = Object::new();
+    let _ = Reflect::set(&opts, &"maxText".into(), &max_text.into());
+    if all {
+        let _ = Reflect::set(&opts, &"describeAll".into(), &JsValue::TRUE);
+    }
+    opts
+}
+
+/// Whether this task's snapshots describe every element in full (a workflow replaying: its
+/// steps find their elements by content, wherever they are on the page), or far ones briefly.
+pub(super) fn describe_all(on: bool) {
+    DESCRIBE_ALL.set(on);
+}
+
 thread_local! {
+    /// See [`describe_all`]; the worker runs one task at a time.
+    static DESCRIBE_ALL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     /// The snapshot the driver took while watching the last action, and its tab.
     static LOOK: RefCell<Option<Kept>> = const { RefCell::new(None) };
     /// Tickets pairing an act with the call that fetches its look early ([`EarlyLook`]).

@@ -16,7 +16,7 @@ use tandem_core::agent::task::{
 use tandem_core::agent::tool_step;
 use tandem_core::agent::{
     explain_script_error, needs_site_grant, page_refusal, parse_action, site_denied, site_question,
-    Action, ElementMap, Snapshot, UrlPolicy,
+    Action, DragTarget, ElementMap, Snapshot, UrlPolicy,
 };
 use tandem_core::errors::ErrorKind;
 use tandem_core::i18n::{nested, text, Mark, Msg};
@@ -33,8 +33,8 @@ use web_sys::AbortController;
 use super::error::AgentError;
 use super::firewall::Guard;
 use super::page::{
-    allowed, canonical_host, host_of, lap, pending_look, settle, snapshot, tab_url, take_timings,
-    Phase,
+    allowed, canonical_host, describe_all, host_of, lap, pending_look, settle, snapshot,
+    snapshot_in_full, tab_url, take_timings, Phase,
 };
 use super::shot;
 use super::store::{load_grants, remember_site, save};
@@ -264,6 +264,7 @@ impl Loop {
             }
             // Each action step's record carries the phases timed since here.
             take_timings();
+            describe_all(ctx.replay.is_some());
             let observed = match self.look(ctx.tab_id).await {
                 Ok(o) => o,
                 Err((sentence, raw)) => {
@@ -527,6 +528,23 @@ impl Loop {
                     }
                 }
             }
+            // An element far from the viewport was described briefly (the model knows its
+            // number from an earlier list): every check of the action, and the workflow
+            // step it records, read it described in full.
+            let observed = match brief_target(&action, &observed) {
+                true => match self.observe_in_full(ctx.tab_id).await {
+                    Ok(full) => full,
+                    Err(e) => {
+                        self.record_action(ctx, session, before, &action, None, Err(e.to_string()));
+                        if ctx.failed_step() {
+                            return self.too_many_failures(ctx);
+                        }
+                        self.persist(ctx, session).await;
+                        continue;
+                    }
+                },
+                false => observed,
+            };
             let (target, outcome) = self.act(ctx, session, &observed, &action).await;
             let outcome = self
                 .held_back(ctx, session, outcome, &observed.snapshot.url)
@@ -1008,6 +1026,22 @@ impl Loop {
         Grant::Given
     }
 
+    /// The page again with every element described in full, numbered from the map the model
+    /// just read (a brief element keeps its number: the same node).
+    async fn observe_in_full(&mut self, tab: i32) -> Result<Observed, AgentError> {
+        let snapshot = snapshot_in_full(tab).await?;
+        let started = js_sys::Date::now();
+        let map = Rc::new(ElementMap::build(&snapshot, self.previous.as_deref()));
+        let list = map.render(&snapshot, MAP_CHARS).text;
+        lap(Phase::Map, started);
+        self.previous = Some(Rc::clone(&map));
+        Ok(Observed {
+            snapshot,
+            map,
+            list,
+        })
+    }
+
     async fn observe(&mut self, tab: i32) -> Result<Observed, AgentError> {
         // The look the driver took while it watched the last action, when the page is still
         // as it saw it; else a new one.
@@ -1110,4 +1144,22 @@ fn answered(session: &Session, before: usize) -> (Option<String>, u32) {
         .map(|t| t.sent.saturating_add(t.received))
         .sum();
     (session.provider().map(|p| p.label().to_string()), tokens)
+}
+
+/// Whether `action` acts on an element, or drops on one, that `observed` describes only
+/// briefly ([`tandem_core::agent::Element::brief`]).
+fn brief_target(action: &Action, observed: &Observed) -> bool {
+    let drop_on = match action {
+        Action::Drag {
+            to: DragTarget::Element(to),
+            ..
+        } => Some(*to),
+        _ => None,
+    };
+    action
+        .element()
+        .into_iter()
+        .chain(drop_on)
+        .filter_map(|id| observed.map.element(id, &observed.snapshot))
+        .any(|el| el.brief)
 }

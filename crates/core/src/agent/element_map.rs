@@ -165,6 +165,10 @@ impl ElementMap {
         let mut inside = Vec::new();
         let mut below = Vec::new();
         let mut above = Vec::new();
+        // Far elements the driver described briefly: counted with what is not listed, never
+        // listed (they have no name to list).
+        let mut brief_below = Vec::new();
+        let mut brief_above = Vec::new();
         let mut covered = 0;
         // A product's image link and its title link: the same place under the same name is
         // one line (the first; the other keeps its id, so an action on it still works).
@@ -185,15 +189,16 @@ impl ElementMap {
                     continue;
                 }
             }
-            if el.in_viewport {
-                inside.push(entry);
-            } else if el.bbox.y + el.bbox.height > 0.0 {
-                below.push(entry);
-            } else {
-                above.push(entry);
+            match (el.in_viewport, el.bbox.y + el.bbox.height > 0.0, el.brief) {
+                (true, _, _) => inside.push(entry),
+                (false, true, false) => below.push(entry),
+                (false, true, true) => brief_below.push(entry),
+                (false, false, false) => above.push(entry),
+                (false, false, true) => brief_above.push(entry),
             }
         }
         above.reverse();
+        brief_above.reverse();
 
         let compact = inside.len() >= LONG_VIEWPORT;
         let offered: Vec<&Entry> = inside.iter().chain(&below).chain(&above).copied().collect();
@@ -234,6 +239,9 @@ impl ElementMap {
         // only, so that an element is not given a `near` for a namesake the model never sees.
         let wide = Names::of(&offered, snapshot, compact);
         let mut plan = plan_sections(&sections, snapshot, &wide, max_chars.saturating_sub(fixed));
+        for ((_, _, left), brief) in plan.iter_mut().skip(1).zip([brief_below, brief_above]) {
+            left.extend(brief);
+        }
         let listed: Vec<&Entry> = plan
             .iter()
             .flat_map(|(_, shown, _)| shown.clone())
@@ -497,7 +505,12 @@ fn carry_ids(previous: &[Entry], sigs: &[Signature]) -> Vec<Option<u32>> {
         .collect();
     for (slot, sig) in ids.iter_mut().zip(sigs) {
         if let Some(prev) = by_handle.get(sig.handle.as_str()) {
-            if prev.signature.similarity(sig) >= signature::ACCEPT && taken.insert(prev.id) {
+            // Described briefly on either side (far from the viewport then or now), the node
+            // is all there is to compare.
+            let alike = prev.signature.brief
+                || sig.brief
+                || prev.signature.similarity(sig) >= signature::ACCEPT;
+            if alike && taken.insert(prev.id) {
                 *slot = Some(prev.id);
             }
         }

@@ -225,3 +225,64 @@ fn a_look_alike_in_other_surroundings_gets_a_new_starred_id() {
     let ids: Vec<(u32, bool)> = after.entries().iter().map(|e| (e.id, e.is_new)).collect();
     assert_eq!(ids, vec![(1, false), (3, true)]);
 }
+
+#[test]
+fn far_elements_described_briefly_are_counted_not_listed_and_keep_their_numbers_by_node() {
+    let at = |y: f64| json!({"x": 10.0, "y": y, "width": 80.0, "height": 20.0});
+    let full = |h: &str, role: &str, name: &str, y: f64| {
+        el(
+            h,
+            json!({"tag": if role == "link" { "a" } else { "button" }, "implicitRole": role,
+                   "name": name, "interactive": ["native"], "bbox": at(y), "inViewport": (0.0..600.0).contains(&y)}),
+        )
+    };
+    let brief = |h: &str, role: &str, y: f64| {
+        el(
+            h,
+            json!({"tag": if role == "link" { "a" } else { "button" }, "implicitRole": role,
+                   "brief": true, "interactive": ["native"], "bbox": at(y), "inViewport": false}),
+        )
+    };
+    let top = page(vec![
+        full("d.1", "button", "Delete all items", 10.0),
+        full("d.2", "link", "Item 1", 700.0),
+        brief("d.3", "link", 5000.0),
+        brief("d.4", "button", 6000.0),
+    ]);
+    let first = ElementMap::build(&top, None);
+    let text = first.render(&top, 10_000).text;
+    assert!(text.contains("[1] button \"Delete all items\""), "{text}");
+    assert!(text.contains("\"Item 1\""), "{text}");
+    // The brief ones have no name to list: they are counted by kind.
+    assert!(!text.contains("[3]") && !text.contains("[4]"), "{text}");
+    assert!(
+        text.contains("2 more below the viewport, not listed: 1 link, 1 button"),
+        "{text}"
+    );
+
+    // Scrolled to the end: the toolbar button is far above and brief, the footer described.
+    let end = page(vec![
+        brief("d.1", "button", -5000.0),
+        brief("d.2", "link", -4300.0),
+        full("d.3", "link", "Contact us", 100.0),
+        full("d.4", "button", "Back to top", 200.0),
+    ]);
+    let second = ElementMap::build(&end, Some(&first));
+    let ids: Vec<(u32, bool)> = second.entries().iter().map(|e| (e.id, e.is_new)).collect();
+    assert_eq!(ids, vec![(1, false), (2, false), (3, false), (4, false)]);
+    let text = second.render(&end, 10_000).text;
+    assert!(text.contains("[3] link \"Contact us\""), "{text}");
+    assert!(!text.contains("Delete all items"), "{text}");
+
+    // The model clicks [1], which it knows from the first list: in a snapshot that describes
+    // it in full it is found as the same node and read by its real name.
+    let described = page(vec![
+        full("d.1", "button", "Delete all items", -5000.0),
+        full("d.3", "link", "Contact us", 100.0),
+    ]);
+    let found = second.locate(1, &described).expect("the same node");
+    assert_eq!(found.name, "Delete all items");
+    // Gone from the page, a brief element cannot be found by anything but its node.
+    let gone = page(vec![full("d.9", "button", "Delete all items", -5000.0)]);
+    assert!(second.locate(1, &gone).is_err());
+}

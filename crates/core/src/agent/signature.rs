@@ -67,6 +67,9 @@ pub struct Signature {
     /// Where it is: its box's centre in the top document's viewport, and the page's scroll
     /// then (a box fixed to the viewport stays put when the page scrolls, others move with it).
     pub place: Place,
+    /// Of an element the driver described briefly ([`Element::brief`]): nothing but its node
+    /// says which one it is.
+    pub brief: bool,
 }
 
 /// An element's centre and size in the viewport, with the page's scroll ([`Signature::place`]).
@@ -187,11 +190,15 @@ impl Signature {
             })
             .collect();
         // Keys borrowed from the signatures (a large page has ~1,500 of them a step), then
-        // written back once the map is done with them.
+        // written back once the map is done with them. A brief element is no one's look-alike:
+        // it has no name to share.
         let mut groups: HashMap<(&[u32], &str, &str), usize> = HashMap::new();
         let ordinals: Vec<usize> = sigs
             .iter()
             .map(|sig| {
+                if sig.brief {
+                    return 0;
+                }
                 let seen = groups.entry(sig.group_key()).or_default();
                 *seen += 1;
                 *seen - 1
@@ -199,7 +206,10 @@ impl Signature {
             .collect();
         let sizes: Vec<usize> = sigs
             .iter()
-            .map(|sig| groups.get(&sig.group_key()).copied().unwrap_or(1))
+            .map(|sig| match sig.brief {
+                true => 1,
+                false => groups.get(&sig.group_key()).copied().unwrap_or(1),
+            })
             .collect();
         for ((sig, ordinal), size) in sigs.iter_mut().zip(ordinals).zip(sizes) {
             sig.ordinal = ordinal;
@@ -233,6 +243,7 @@ impl Signature {
                 scroll_x: snapshot.scroll.x,
                 scroll_y: snapshot.scroll.y,
             },
+            brief: el.brief,
         }
     }
 
@@ -340,13 +351,18 @@ pub fn find<'a>(target: &Signature, candidates: impl IntoIterator<Item = &'a Sig
         .map(|c| (c, target.similarity(c)))
         .collect();
     if let Some(&(same, score)) = scored.iter().find(|(c, _)| c.handle == target.handle) {
-        if score >= ACCEPT {
+        // Described briefly on either side, the node is all there is to compare: the same
+        // node is found, and whoever acts on it has it described in full first.
+        if score >= ACCEPT || target.brief || same.brief {
             return Match::Found {
                 index: same.index,
                 score,
                 evidence: Evidence::SameNode,
             };
         }
+    }
+    if target.brief {
+        return Match::NotFound { best: None };
     }
     crate::sort::sort_by(&mut scored, |a, b| b.1.total_cmp(&a.1));
     let Some(&(best, best_score)) = scored.first() else {

@@ -169,6 +169,7 @@ pub struct Element {
     pub implicit_role: Option<String>,
     /// Accessible name (aria-labelledby, aria-label, labels, alt, value, content, title,
     /// placeholder), whitespace-collapsed and capped.
+    #[serde(default)]
     pub name: String,
     /// Visible text (empty for form fields), collapsed and capped.
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -179,6 +180,7 @@ pub struct Element {
     pub context: String,
     /// id, name, type, placeholder, href, autocomplete, title, alt, aria-*, and `value` of
     /// fields that are neither passwords nor payment fields.
+    #[serde(default)]
     pub attrs: BTreeMap<String, String>,
     pub bbox: Rect,
     /// Rendered with a non-empty box (off-screen elements are visible too).
@@ -230,6 +232,12 @@ pub struct Element {
     /// fill, or the background of a box that shows no text. The list names the colour.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fill: Option<String>,
+    /// Far from the viewport and outside any form, so described only by its handle, tag,
+    /// role, box and hints (no name, text, context, attributes or state): the list only counts
+    /// such elements, and the driver describes one in full when asked to (`describeAll`),
+    /// which the worker does before acting on it. See `DESCRIBED_BELOW` in the driver.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub brief: bool,
 }
 
 fn is_false(b: &bool) -> bool {

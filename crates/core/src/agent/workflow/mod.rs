@@ -237,6 +237,7 @@ impl Target {
             group_size: self.group_size as usize,
             // A replay finds its element by content on another visit, never by place.
             place: Place::default(),
+            brief: false,
         }
     }
 
