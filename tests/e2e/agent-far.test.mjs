@@ -3,8 +3,9 @@
 // tests hold the guards to what the page really has even then: an element the model knows by
 // its number from an earlier list, now far above, is described in full before the action
 // (its approval question names it), and a form is always described whole (a password field
-// far above its submit button still makes the submission ask). Each asserts what the page
-// received, and what the model was and was not shown.
+// far above its submit button still makes the submission ask), and a workflow's replay finds
+// its element by content wherever it now is. Each asserts what the page received, and what
+// the model was and was not shown.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { navigatorSuite } from './lib/suites.mjs';
@@ -13,7 +14,7 @@ import { page } from './lib/fixtures.mjs';
 import { elements } from './lib/scripted-shopper.mjs';
 
 const KEY = 'sk-test-agent-far-12345678';
-let tab, ui;
+let tab, ui, panel;
 
 // A catalogue: a toolbar whose "Delete all items" button (no form, a listener) sits above 300
 // rows of links and buttons, and a footer link at the very end.
@@ -33,6 +34,13 @@ const routes = {
     <form action="/created" method="post"><p><label>Password <input type="password" name="password"></label></p>
     ${prefs}<button>Continue</button></form>`),
   '/created': page('Created', '<h1>Welcome</h1>'),
+  // A mailbox whose "Archive all read" button comes after the messages: with 200 of them it
+  // is far below the first screen.
+  '/inbox': page('Inbox', `<h1>Inbox</h1>
+    ${Array.from({ length: 200 }, (_, i) => `<p><a href="/mail/${i}">Message ${i}</a> <button type="button">Star</button></p>`).join('')}
+    <p><span>Mailbox tools</span> <button type="button" id="archive">Archive all read</button></p>
+    <script>document.getElementById('archive').addEventListener('click', () => fetch('/archived', { method: 'POST' }));</script>`),
+  '/archived': page('Archived', '<p>ok</p>'),
 };
 
 let navigator = () => ({ action: 'done', success: true, answer: 'nothing to do' });
@@ -40,7 +48,7 @@ const { navigatorTurns, paths } = navigatorSuite({
   routes,
   key: KEY,
   navigator: (turn) => navigator(turn),
-  ready: (env) => ({ tab, ui } = env),
+  ready: (env) => ({ tab, ui, panel } = env),
 });
 
 /** The element list of `turn`: its listed lines and its summary lines. */
@@ -88,4 +96,23 @@ test('a form is described whole: Continue far below the password field still ask
   assert.equal(paths('/created').length, 0, 'the form was not submitted');
   const clicked = navigatorTurns().at(-2) ?? '';
   assert.doesNotMatch(listOf(clicked), /"Password"/, 'the password field was out of the list when Continue was clicked');
+});
+
+test('a replay finds its element by content even far below the first screen, with no model request', async () => {
+  // Recorded when the mailbox was short; imported as a person would.
+  const flow = {
+    id: 'far', name: 'Archive read mail', goal: 'Archive read mail', startUrl: `${SHOP}/inbox`, params: [],
+    steps: [{ action: 'click', page: 'shop.tandem.test/inbox', target: { role: 'button', tag: 'button', name: 'Archive all read', text: 'Archive all read', context: 'Mailbox tools' } }],
+  };
+  await panel.evaluate(() => chrome.storage.local.remove('workflows'));
+  const view = panel.getByRole('region', { name: 'Workflows' });
+  await panel.getByRole('button', { name: 'Workflows', exact: true }).click();
+  await panel.getByLabel('Import workflows').setInputFiles({ name: 'far.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify([flow])) });
+  await panel.getByRole('status', { name: 'Workflows status' }).filter({ hasText: 'Imported 1 workflow.' }).waitFor();
+  await view.getByRole('button', { name: 'Back to conversation' }).click();
+  navigator = () => ({ action: 'done', success: false, answer: 'the replay handed over' });
+  await ui.startTask(tab, '/run Archive read mail', null);
+  await ui.waitStatus(/^Done: Workflow .* replayed/, 30_000);
+  assert.equal(paths('/archived').length, 1, 'the page received the click');
+  assert.equal(navigatorTurns().length, 0, 'no model request');
 });
