@@ -397,7 +397,9 @@ fn render_sections(plan: &[Section<'_>], snapshot: &Snapshot, names: &Names) -> 
 
 /// Elements listed below and above the viewport (nearest first) before the rest is summarised:
 /// enough to act without scrolling on an ordinary page, few enough that a long documentation
-/// page costs the model what its viewport costs.
+/// page costs the model what its viewport costs. The driver describes in full more than these
+/// around the viewport (`DESCRIBED_BELOW`, `DESCRIBED_ABOVE` in driver.js; a test holds them
+/// apart), and the rest only briefly ([`Element::brief`]), which are never listed.
 const LISTED_BELOW: usize = 25;
 const LISTED_ABOVE: usize = 10;
 /// The same after a long viewport ([`LONG_VIEWPORT`]).
@@ -1075,5 +1077,33 @@ mod href_tests {
         ] {
             assert!(!same_origin(href, page), "{href}");
         }
+    }
+}
+
+#[cfg(test)]
+mod driver_tests {
+    use super::{LISTED_ABOVE, LISTED_BELOW};
+
+    /// The driver describes in full at least twice what the list shows around the viewport:
+    /// links folded together and holders skipped leave room for the list to fill up.
+    #[test]
+    fn the_driver_describes_more_around_the_viewport_than_the_list_shows() {
+        let driver = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../extension/content/driver.js"
+        ))
+        .expect("driver.js beside the crates");
+        let constant = |name: &str| -> usize {
+            let at = driver
+                .find(&format!("const {name} = "))
+                .unwrap_or_else(|| panic!("{name} in driver.js"));
+            let digits: String = driver[at + name.len() + 9..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            digits.parse().expect("a number")
+        };
+        assert!(constant("DESCRIBED_BELOW") >= 2 * LISTED_BELOW);
+        assert!(constant("DESCRIBED_ABOVE") >= 2 * LISTED_ABOVE);
     }
 }
