@@ -144,14 +144,7 @@ test('--lang=de: the question before a form posts to another site is German, wit
 <label>E-Mail <input name="email" type="email" value="${EMAIL}"></label><button>Anmelden</button></form></html>` } });
     const collector = await routeSite(browser.context, { origin: COLLECT, routes: { '/anmelden': '<p>ok</p>' } });
     const panel = await browser.openPanel({ width: 320 });
-    const settings = panel.getByRole('region', { name: m.settings });
-    await settings.waitFor();
-    await panel.getByLabel(m.provider, { exact: true }).selectOption({ label: 'OpenAI-compatible' });
-    await panel.getByLabel(m.baseUrl).fill(`${mock.url}/v1`);
-    await panel.getByLabel(m.model, { exact: true }).fill('gpt-test');
-    await panel.getByLabel(m.apiKey).fill('sk-test-languages-12345678');
-    await settings.getByRole('button', { name: m.save, exact: true }).click();
-    await settings.waitFor({ state: 'hidden' });
+    await useMock(panel, m, mock);
 
     mock.setDefault(scriptedModel({
       planner: (turn) => ({ plan: '1. Anmelden drücken', complete: /navigator says the task is done/.test(turn) }),
