@@ -1,7 +1,8 @@
 // The agent's figures on a generated 2,000-element page, with a mock model that answers at
 // once (so model time is ~0 and what is measured is Tandem's own work):
 //   - element-map size: characters and estimated tokens of the element list sent per step
-//   - snapshot time (the in-page driver alone) and observe time (task start → first model
+//   - snapshot time (the in-page driver alone; elements far from the viewport are described
+//     briefly, see DESCRIBED_BELOW in the driver) and observe time (task start → first model
 //     request: driver injection, snapshot, element map, render, session set-up)
 //   - the driver's act(click) alone: scroll into view, hit-test, the pointer sequence, and the
 //     wait for the click's effects (the generated buttons do nothing, so it is the full wait
@@ -123,7 +124,7 @@ try {
     const r = await tab.evaluate(() => {
       const t0 = performance.now();
       const s = globalThis.__tandemDriver.snapshot({});
-      return { ms: performance.now() - t0, n: s.elements.length, bytes: JSON.stringify(s).length };
+      return { ms: performance.now() - t0, n: s.elements.length, brief: s.elements.filter((e) => e.brief).length, bytes: JSON.stringify(s).length };
     });
     snapshots.push(r.ms);
     candidates = r;
@@ -165,8 +166,9 @@ try {
     }
     rank++;
   }
-  console.log(`generated page: ${ELEMENTS} interactive elements; the driver reports ${candidates.n} candidates (${(candidates.bytes / 1024).toFixed(0)} KB JSON)`);
+  console.log(`generated page: ${ELEMENTS} interactive elements; the driver reports ${candidates.n} candidates, ${candidates.brief} of them far from the viewport and described briefly (${(candidates.bytes / 1024).toFixed(0)} KB JSON)`);
   console.log(`element map sent per step: ${listed} elements listed, ${list.length} chars, ~${tokenize(list).length} tokens (word-ish), ~${Math.ceil(list.length / 4)} tokens (chars/4)`);
+  for (const line of list.split('\n').filter((l) => l.startsWith('…'))) console.log(`  ${line}`);
   console.log(`driver snapshot alone (in page, warm):     ${fmt(snapshots)}`);
   console.log(`driver act(click) alone (in page, incl. the wait for effects): ${fmt(acts)}`);
   console.log(`task start → first model request (inject + snapshot + map + session): ${(first.at - started).toFixed(0)} ms`);

@@ -31,16 +31,16 @@
     includeHidden: false, // also report candidates that are not rendered
     describeAll: false, // describe every candidate in full, far ones too (see DESCRIBED_BELOW)
   };
-  // On a long page most candidates are far from the viewport, where the worker lists none of
-  // them: it lists the viewport, then at most 25 elements below it and 10 above it (document
-  // order, nearest first), and counts the rest by kind (crates/core element_map.rs). Those far
-  // ones are reported briefly (handle, tag, role, box, `brief`), which halves the snapshot of
-  // a 2,000-element page; described in full are those in the viewport, the first
-  // DESCRIBED_BELOW below it and the last DESCRIBED_ABOVE above it (room for the links the
-  // list folds together and the holders it skips), and every element of a form, which the
-  // worker's guards read as a whole. The worker asks for `describeAll` before it acts on a
-  // brief element and while it replays a workflow. Only the top frame's driver does this: a
-  // cross-origin frame's own viewport is not the tab's.
+  // On a long page most candidates are far from the viewport, where the worker lists none of them:
+  // it lists the viewport, then at most 25 elements below it and 10 above it (document order,
+  // nearest first), and counts the rest by kind (crates/core element_map.rs). Those far ones are
+  // reported briefly (handle, tag, role, box, a field's group, `brief`), which halves the snapshot
+  // of a 2,000-element page; described in full are those in the viewport, the first
+  // DESCRIBED_BELOW below it and the last DESCRIBED_ABOVE above it (room for the links the list
+  // folds together and the holders it skips), and every element of a form, which the worker's
+  // guards read as a whole. The worker asks for `describeAll` before it acts on a brief element
+  // and while it replays a workflow. Only the top frame's driver does this: a cross-origin frame's
+  // own viewport is not the tab's.
   const DESCRIBED_BELOW = 60;
   const DESCRIBED_ABOVE = 30;
   const NAME_CAP = 120;
@@ -1066,6 +1066,11 @@
         if (controlRole) item.role = controlRole;
         else if (explicit) item.role = explicit;
         if (implicit) item.implicitRole = implicit;
+        // What the list's summary counts it under ("12 fields in 'Shipping'").
+        if (isField || hints.includes('editable')) {
+          const group = groupOf(el, heading);
+          if (group) item.group = group;
+        }
         if (!below) briefAbove.push([about, elements.length]);
       }
       item.bbox = bbox;

@@ -233,8 +233,8 @@ pub struct Element {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fill: Option<String>,
     /// Far from the viewport and outside any form, so described only by its handle, tag,
-    /// role, box and hints (no name, text, context, attributes or state): the list only counts
-    /// such elements, and the driver describes one in full when asked to (`describeAll`),
+    /// role, box, hints and (a field) its group (no name, text, context, attributes or state):
+    /// the list only counts such elements, and the driver describes one in full when asked to (`describeAll`),
     /// which the worker does before acting on it. See `DESCRIBED_BELOW` in the driver.
     #[serde(default, skip_serializing_if = "is_false")]
     pub brief: bool,
