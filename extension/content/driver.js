@@ -25,7 +25,7 @@
   const ownNodes = new WeakSet(); // highlight overlays: never reported
 
   const DEFAULTS = {
-    maxElements: 1500, // candidates reported; beyond that `truncated` is set
+    maxElements: 1500, // candidates reported; beyond that only those near the viewport, and `truncated` is set
     maxNodes: 30000, // elements visited; bounds the cost on huge pages
     maxText: 0, // characters of page text (0 = none)
     includeHidden: false, // also report candidates that are not rendered
@@ -873,6 +873,7 @@
     let truncated = false;
     const briefly = !o.describeAll && !o.includeHidden && window === window.top;
     let describedBelow = 0;
+    let seenBelow = 0;
     // Brief elements above the viewport, in document order, with what `describe` needs: the
     // last DESCRIBED_ABOVE are described once the walk is over.
     const briefAbove = [];
@@ -900,7 +901,7 @@
       let frameCounter = 0;
       let node = walker.nextNode();
       while (node) {
-        if (++visited > o.maxNodes || elements.length >= o.maxElements) {
+        if (++visited > o.maxNodes) {
           truncated = true;
           return;
         }
@@ -908,6 +909,21 @@
         if (SKIP_TAGS.has(el.tagName) || ownNodes.has(el)) {
           node = skipSubtree(walker);
           continue;
+        }
+        // Past `maxElements`: once the walk has gone past the viewport (as many candidates
+        // below it as are described), it stops; before that (a long page scrolled far down),
+        // it goes on to the viewport, passing over without reading its style (what the walk
+        // costs most) a node whose box lies far from it. Its descendants are still walked,
+        // since a fixed or absolute one may be in view.
+        if (elements.length >= o.maxElements) {
+          truncated = true;
+          if (seenBelow >= DESCRIBED_BELOW) return;
+          const r = rectOf(el);
+          const y = r.top + offset.y;
+          if (y + r.height < -2 * top.h || y > 3 * top.h) {
+            node = walker.nextNode();
+            continue;
+          }
         }
         const style = styleOf(el);
         const bits = looks(el);
@@ -1055,6 +1071,14 @@
       // Where the worker's list puts it (see DESCRIBED_BELOW): near enough to be listed, or
       // far and only counted.
       const below = !inViewport && bbox.y + bbox.height > 0;
+      const rank = below ? seenBelow++ : 0; // among the candidates below the viewport
+      // Past `maxElements` only what the list can show is kept: the page's end, scrolled to,
+      // is listed like its start (walking stopped at the cap, it was not reported at all).
+      if (elements.length >= o.maxElements) {
+        truncated = true;
+        const shown = inViewport || (below ? rank < DESCRIBED_BELOW : bbox.y + bbox.height > -2 * top.h);
+        if (!shown) return;
+      }
       const near = !briefly || inViewport || form !== null || (below && describedBelow++ < DESCRIBED_BELOW);
       const about = { el, item, style, role, explicit, implicit, control, shape, isField, form, heading, hints };
       if (near) {

@@ -3,8 +3,9 @@
 // tests hold the guards to what the page really has even then: an element the model knows by
 // its number from an earlier list, now far above, is described in full before the action
 // (its approval question names it), and a form is always described whole (a password field
-// far above its submit button still makes the submission ask), and a workflow's replay finds
-// its element by content wherever it now is. Each asserts what the page received, and what
+// far above its submit button still makes the submission ask), a workflow's replay finds its
+// element by content wherever it now is, and the end of a page with more controls than the
+// driver reports is seen once scrolled to. Each asserts what the page received, and what
 // the model was and was not shown.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -41,6 +42,12 @@ const routes = {
     <p><span>Mailbox tools</span> <button type="button" id="archive">Archive all read</button></p>
     <script>document.getElementById('archive').addEventListener('click', () => fetch('/archived', { method: 'POST' }));</script>`),
   '/archived': page('Archived', '<p>ok</p>'),
+  // More controls than the driver reports (1,500): the page's end, scrolled to, must still be
+  // seen.
+  '/huge': page('Every item', `<h1>Every item</h1><table>${Array.from({ length: 1000 }, (_, i) =>
+    `<tr><td><a href="/item/${i}">Item ${i}</a></td><td><button type="button">Add ${i}</button></td></tr>`).join('')}</table>
+    <footer><a href="/contact">Contact us</a></footer>`),
+  '/contact': page('Contact', '<h1>Write to us</h1>'),
 };
 
 let navigator = () => ({ action: 'done', success: true, answer: 'nothing to do' });
@@ -115,4 +122,18 @@ test('a replay finds its element by content even far below the first screen, wit
   await ui.waitStatus(/^Done: Workflow .* replayed/, 30_000);
   assert.equal(paths('/archived').length, 1, 'the page received the click');
   assert.equal(navigatorTurns().length, 0, 'no model request');
+});
+
+test('a page with more controls than the driver reports: scrolled to its end, the footer link is listed and clicked', async () => {
+  navigator = (turn) => {
+    if (/Write to us|\/contact/.test(turn)) return { action: 'done', success: true, answer: 'Opened the contact page.' };
+    const contact = elements(turn).find((e) => e.name === 'Contact us');
+    return contact ? { action: 'click', element: contact.id } : { action: 'scroll', direction: 'end' };
+  };
+  await ui.startTask(tab, 'Open the contact page', `${SHOP}/huge`);
+  await ui.waitStatus(/^Done/, 30_000);
+  assert.equal(paths('/contact').length, 1, 'the contact page was opened');
+  const atEnd = listOf(navigatorTurns()[1]);
+  assert.match(atEnd, /"Item 999"/, atEnd);
+  assert.match(atEnd, /more elements than the driver reports/, atEnd);
 });
