@@ -34,7 +34,7 @@ use super::error::AgentError;
 use super::firewall::Guard;
 use super::page::{
     allowed, canonical_host, describe_all, host_of, lap, pending_look, settle, snapshot,
-    snapshot_in_full, tab_url, take_timings, Phase,
+    snapshot_in_full, tab_url, take_timings, Phase, Prepared,
 };
 use super::shot;
 use super::store::{load_grants, remember_site, save};
@@ -1030,16 +1030,7 @@ impl Loop {
     /// just read (a brief element keeps its number: the same node).
     async fn observe_in_full(&mut self, tab: i32) -> Result<Observed, AgentError> {
         let snapshot = snapshot_in_full(tab).await?;
-        let started = js_sys::Date::now();
-        let map = Rc::new(ElementMap::build(&snapshot, self.previous.as_deref()));
-        let list = map.render(&snapshot, MAP_CHARS).text;
-        lap(Phase::Map, started);
-        self.previous = Some(Rc::clone(&map));
-        Ok(Observed {
-            snapshot,
-            map,
-            list,
-        })
+        Ok(self.numbered(snapshot, None))
     }
 
     async fn observe(&mut self, tab: i32) -> Result<Observed, AgentError> {
@@ -1049,7 +1040,12 @@ impl Loop {
             Some(look) => look,
             None => (snapshot(tab, 0).await?, None),
         };
-        // Its map built while the driver watched the last action, from this map.
+        Ok(self.numbered(snapshot, prepared))
+    }
+
+    /// `snapshot` with its elements numbered from the last map (and that map replaced), or
+    /// with `prepared`'s map when it was built from the last map while the driver watched.
+    fn numbered(&mut self, snapshot: Snapshot, prepared: Option<Prepared>) -> Observed {
         let (map, list) = match prepared.filter(|p| p.numbered_from(self.previous.as_ref())) {
             Some(p) => (p.map, p.list),
             None => {
@@ -1061,11 +1057,11 @@ impl Loop {
             }
         };
         self.previous = Some(Rc::clone(&map));
-        Ok(Observed {
+        Observed {
             snapshot,
             map,
             list,
-        })
+        }
     }
 
     /// The user's answer to the question in `ctx.question`; `None` when the task was stopped.
