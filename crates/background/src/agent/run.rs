@@ -493,18 +493,12 @@ impl Loop {
                     ) {
                         Ok(resolved) => resolved,
                         Err(e) => {
-                            self.record_action(
-                                ctx,
-                                session,
-                                before,
-                                &action,
-                                None,
-                                Err(e.to_string()),
-                            );
-                            if ctx.failed_step() {
+                            if self
+                                .failed(ctx, session, before, &action, e.to_string())
+                                .await
+                            {
                                 return self.too_many_failures(ctx);
                             }
-                            self.persist(ctx, session).await;
                             continue;
                         }
                     }
@@ -535,11 +529,12 @@ impl Loop {
                 true => match self.observe_in_full(ctx.tab_id).await {
                     Ok(full) => full,
                     Err(e) => {
-                        self.record_action(ctx, session, before, &action, None, Err(e.to_string()));
-                        if ctx.failed_step() {
+                        if self
+                            .failed(ctx, session, before, &action, e.to_string())
+                            .await
+                        {
                             return self.too_many_failures(ctx);
                         }
-                        self.persist(ctx, session).await;
                         continue;
                     }
                 },
@@ -796,6 +791,25 @@ impl Loop {
     ) {
         let json = action.to_json().to_string();
         self.record(ctx, session, before, json, target, outcome);
+    }
+
+    /// Records `action` as failed for `why` before it reached the page. True when that was a
+    /// failure too many (the caller ends with `too_many_failures`); else the step is saved
+    /// and the loop goes on.
+    async fn failed(
+        &self,
+        ctx: &mut TaskContext,
+        session: &Session,
+        before: usize,
+        action: &Action,
+        why: String,
+    ) -> bool {
+        self.record_action(ctx, session, before, action, None, Err(why));
+        if ctx.failed_step() {
+            return true;
+        }
+        self.persist(ctx, session).await;
+        false
     }
 
     fn record(
