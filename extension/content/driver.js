@@ -872,7 +872,7 @@
     let visited = 0;
     let truncated = false;
     const briefly = !o.describeAll && !o.includeHidden && window === window.top;
-    let describedBelow = 0;
+    // Candidates below the viewport so far: the list shows the first of them (document order).
     let seenBelow = 0;
     // Brief elements above the viewport, in document order, with what `describe` needs: the
     // last DESCRIBED_ABOVE are described once the walk is over.
@@ -1079,7 +1079,7 @@
         const shown = inViewport || (below ? rank < DESCRIBED_BELOW : bbox.y + bbox.height > -2 * top.h);
         if (!shown) return;
       }
-      const near = !briefly || inViewport || form !== null || (below && describedBelow++ < DESCRIBED_BELOW);
+      const near = !briefly || inViewport || form !== null || (below && rank < DESCRIBED_BELOW);
       const about = { el, item, style, role, explicit, implicit, control, shape, isField, form, heading, hints };
       if (near) {
         describe(about);
