@@ -125,6 +125,29 @@ test('raw HTML and javascript: links in an answer stay inert text', async () => 
   assert.notEqual(await panel.title(), 'pwned');
 });
 
+test('a bare web address is a link and a task list shows read-only checkboxes', async () => {
+  const reply = [
+    'The guide is at https://docs.example.com/start. Not javascript:alert(1) though.',
+    '',
+    '- [x] pack the bag',
+    '- [ ] book the train',
+  ].join('\n');
+  mock.script({ reply });
+  await ask('a link and a checklist');
+  await idle();
+  const answer = ui.lastAnswer();
+  const link = answer.getByRole('link', { name: 'https://docs.example.com/start' });
+  assert.equal(await link.getAttribute('href'), 'https://docs.example.com/start', 'the sentence\'s full stop is not part of it');
+  assert.equal(await link.getAttribute('rel'), 'noopener noreferrer');
+  assert.equal(await answer.getByRole('link').count(), 1, 'javascript: stays text');
+  const done = answer.getByRole('checkbox', { name: 'Done' });
+  const open = answer.getByRole('checkbox', { name: 'Not done' });
+  assert.ok(await done.isChecked());
+  assert.ok(await done.isDisabled(), 'the person does not edit the model\'s list');
+  assert.equal(await open.isChecked(), false);
+  assert.deepEqual(await answer.locator('ul > li').allTextContents(), ['pack the bag', 'book the train']);
+});
+
 test('a 500 KB answer: its end is shown and the Message box keeps taking typing', async (t) => {
   const reply = longMarkdown(500_000, 'the-very-last-words');
   mock.script({ reply, delayMs: 0, batch: 400 });

@@ -295,12 +295,15 @@ test('hostile or broken imports are refused with a sentence and storage is uncha
     ['types.json', JSON.stringify([{ ...good, steps: 'all of them' }]), /not in the expected form/],
     ['broken.json', '{"name": "half', /not valid JSON/],
     ['huge.json', 'x'.repeat(10 * 1024 * 1024), /larger than 512 KB/],
+    // The file's own words are quoted with their control characters shown, not obeyed.
+    ['bell.json', JSON.stringify([{ ...good, name: 'Evil\u0007\u202egpj' }]), /Evil␇\\u\{202e\}gpj.*control characters/],
   ];
   for (const [name, text, says] of files) {
     await panel.getByLabel('Import workflows').setInputFiles({ name, mimeType: 'application/json', buffer: Buffer.from(text) });
     const line = panel.getByRole('status', { name: 'Workflows status' });
     await line.filter({ hasText: says }).waitFor();
     assert.match(await line.textContent(), /^This file cannot be imported/);
+    assert.doesNotMatch(await line.textContent(), /[\u0000-\u0008\u000b-\u001f\u202a-\u202e]/);
     assert.equal(JSON.stringify(await stored()), before, `${name} changed nothing`);
   }
   // A sound file is taken, under a new id.

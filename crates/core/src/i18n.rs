@@ -175,9 +175,9 @@ impl Msg {
         out: &mut Vec<Piece>,
     ) {
         let arg = |i: usize, out: &mut Vec<Piece>| match self.args.get(i) {
-            Some(Arg::Text(t)) => push(out, piece(mark, t)),
-            Some(Arg::Strong(t)) => push(out, Piece::Strong(t.clone())),
-            Some(Arg::Em(t)) => push(out, Piece::Em(t.clone())),
+            Some(Arg::Text(t)) => push(out, piece(mark, &visible(t))),
+            Some(Arg::Strong(t)) => push(out, Piece::Strong(visible(t))),
+            Some(Arg::Em(t)) => push(out, Piece::Em(visible(t))),
             Some(Arg::Msg(inner, m)) => {
                 let inner = if *inner == Mark::Plain { mark } else { *inner };
                 m.render_into(catalog, inner, out)
@@ -249,6 +249,34 @@ pub fn plain_all(msgs: &[Msg], catalog: &dyn Fn(&str) -> Option<String>) -> Stri
         .filter(|s| !s.is_empty())
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// Words from outside as a person may read them: a control character (a bell, an escape, a
+/// carriage return) is shown as its picture (`␇`) or code (`\u{9b}`) rather than acting on the
+/// line or vanishing, and so is a direction override, which would reorder what is read
+/// (`file\u{202e}gpj.exe`). Line breaks and tabs stay, and so do the marks right-to-left text
+/// needs (U+200E, U+200F).
+pub fn visible(t: &str) -> String {
+    let shown = |c: char| c == '\n' || c == '\t' || !(c.is_control() || is_bidi_control(c));
+    if t.chars().all(shown) {
+        return t.to_string();
+    }
+    let mut out = String::with_capacity(t.len() + 8);
+    for c in t.chars() {
+        match c {
+            c if shown(c) => out.push(c),
+            // Unicode's Control Pictures block draws C0 controls and DEL.
+            '\u{0}'..='\u{1f}' => out.push(char::from_u32(0x2400 + c as u32).unwrap_or('\u{fffd}')),
+            '\u{7f}' => out.push('\u{2421}'),
+            c => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+        }
+    }
+    out
+}
+
+/// The embeddings, overrides and isolates: they reorder the text after them.
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
 fn piece(mark: Mark, t: &str) -> Piece {
@@ -831,6 +859,18 @@ pub const CATALOG: &[(&str, &str)] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn outside_words_show_their_control_characters_instead_of_obeying_them() {
+        let name = Msg::new("wfImportRefused", vec![text("Evil\u{7}\u{1b}[2J\r\u{9b}x\u{202e}gpj")]);
+        assert_eq!(
+            name.english(),
+            "This file cannot be imported: Evil␇␛[2J␍\\u{9b}x\\u{202e}gpj"
+        );
+        assert_eq!(visible("two\nlines\tand עברית\u{200f}"), "two\nlines\tand עברית\u{200f}");
+        let strong = Msg::literal_pieces(vec![Piece::Strong("a\u{0}b".into())]);
+        assert_eq!(strong.render(&|_| None), vec![Piece::Strong("a␀b".into())]);
+    }
     use std::collections::BTreeSet;
 
     fn german(key: &str) -> Option<String> {

@@ -66,9 +66,10 @@ impl Node {
     }
 }
 
-/// The parser options of Tandem's Markdown: CommonMark plus tables and strikethrough.
+/// The parser options of Tandem's Markdown: CommonMark plus tables, strikethrough and task
+/// lists (`- [ ]`, `- [x]`), which models write as they would on GitHub.
 fn options() -> Options {
-    Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH
+    Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS
 }
 
 /// The plan of a whole Markdown text.
@@ -133,6 +134,10 @@ struct Builder {
     align: Vec<Alignment>,
     cell: usize,
     in_head: bool,
+    /// Text read since the last other event: the parser may hand one run of text over in
+    /// pieces (at an escape, an entity, a would-be delimiter), and a bare URL is found only in
+    /// the whole run.
+    text: String,
 }
 
 impl Builder {
@@ -188,6 +193,7 @@ impl Builder {
     }
 
     fn close_all(&mut self) {
+        self.flush_text();
         while !self.stack.is_empty() {
             self.close();
         }
@@ -203,7 +209,48 @@ impl Builder {
         }
     }
 
+    /// Whether what is being read sits inside a link (live or inert): its text stays text.
+    fn in_link(&self) -> bool {
+        self.stack.iter().any(|open| match &open.node {
+            Node::Element { tag, class, .. } => *tag == "a" || *class == Some("link-inert"),
+            _ => false,
+        })
+    }
+
+    /// Emits the text read so far, its bare web addresses as live links (outside links only).
+    fn flush_text(&mut self) {
+        if self.text.is_empty() {
+            return;
+        }
+        let text = std::mem::take(&mut self.text);
+        if self.in_link() {
+            self.emit(Node::Text(text));
+            return;
+        }
+        let mut at = 0;
+        for (start, end) in bare_urls(&text) {
+            if start > at {
+                self.emit(Node::Text(text[at..start].to_string()));
+            }
+            let url = &text[start..end];
+            let mut a = live_link(url.to_string());
+            a.push(Node::Text(url.to_string()));
+            self.emit(a);
+            at = end;
+        }
+        if at < text.len() {
+            self.emit(Node::Text(text[at..].to_string()));
+        }
+    }
+
     fn event(&mut self, event: Event<'_>) {
+        if self.code.is_none() {
+            if let Event::Text(t) = &event {
+                self.text.push_str(t);
+                return;
+            }
+            self.flush_text();
+        }
         if let Some((_, code)) = self.code.as_mut() {
             match event {
                 Event::Text(t) => code.push_str(&t),
@@ -229,7 +276,8 @@ impl Builder {
                 self.close();
             }
             Event::End(_) => self.close(),
-            Event::Text(t) => self.emit(Node::Text(t.into_string())),
+            // Gathered above, emitted by `flush_text`.
+            Event::Text(t) => self.text.push_str(&t),
             Event::Code(t) => {
                 let mut code = Node::element("code");
                 code.push(Node::Text(t.into_string()));
@@ -242,8 +290,19 @@ impl Builder {
             Event::SoftBreak => self.emit(Node::Text("\n".into())),
             Event::HardBreak => self.emit(Node::element("br")),
             Event::Rule => self.emit(Node::element("hr")),
+            // A read-only checkbox: the answer reports a state, the person does not edit it.
+            // The panel names it ("Done" / "Not done") in the person's language.
             Event::TaskListMarker(done) => {
-                self.emit(Node::Text(if done { "☑ " } else { "☐ " }.into()))
+                let mut attrs = vec![("type", "checkbox".to_string()), ("disabled", String::new())];
+                if done {
+                    attrs.push(("checked", String::new()));
+                }
+                self.emit(Node::Element {
+                    tag: "input",
+                    class: Some("task"),
+                    attrs,
+                    children: Vec::new(),
+                });
             }
         }
     }
@@ -383,6 +442,50 @@ impl Builder {
 }
 
 /// A link that opens in a new tab and tells the page nothing about Tandem.
+/// The byte ranges of the bare web addresses in `text` (`https://…` or `http://…` not written
+/// as a link), as GitHub finds them: an address starts the text or follows a space or an
+/// opening bracket or quote, runs to the next space or `<`, and does not end with the
+/// punctuation of the sentence around it (`.`, `,`, `:`, `;`, `!`, `?`, quotes, `*`, `_`, `~`) nor
+/// with a `)` it did not open. Only http and https: other schemes stay text ([`live_url`]).
+fn bare_urls(text: &str) -> Vec<(usize, usize)> {
+    let mut found = Vec::new();
+    let lower = text.to_ascii_lowercase();
+    let mut from = 0;
+    while let Some(rel) = lower[from..].find("http") {
+        let start = from + rel;
+        from = start + 4;
+        let scheme = if lower[start..].starts_with("https://") {
+            8
+        } else if lower[start..].starts_with("http://") {
+            7
+        } else {
+            continue;
+        };
+        let before = text[..start].chars().next_back();
+        if !before.is_none_or(|c| c.is_whitespace() || "([{<\"'*_~".contains(c)) {
+            continue;
+        }
+        let run = text[start..]
+            .find(|c: char| c.is_whitespace() || c == '<')
+            .map_or(text.len(), |n| start + n);
+        let mut end = run;
+        loop {
+            let url = &text[start..end];
+            match url.chars().next_back() {
+                Some(c) if ".,:;!?\"'*_~".contains(c) => end -= c.len_utf8(),
+                Some(')') if url.matches(')').count() > url.matches('(').count() => end -= 1,
+                _ => break,
+            }
+        }
+        // A host must follow the scheme.
+        if text[start + scheme..end].starts_with(|c: char| c.is_alphanumeric()) {
+            found.push((start, end));
+        }
+        from = run.max(from);
+    }
+    found
+}
+
 fn live_link(href: String) -> Node {
     Node::Element {
         tag: "a",
@@ -522,7 +625,7 @@ fn write_markup(node: &Node, out: &mut String) {
                 out.push('"');
             }
             out.push('>');
-            if matches!(*tag, "br" | "hr") {
+            if matches!(*tag, "br" | "hr" | "input") {
                 return;
             }
             for c in children {
@@ -564,6 +667,47 @@ mod tests {
         );
         check("one\ntwo", "<p>one\ntwo</p>");
         check("one  \ntwo", "<p>one<br>two</p>");
+    }
+
+    #[test]
+    fn bare_web_addresses_are_live_links_without_the_sentence_around_them() {
+        let a = |url: &str| {
+            format!("<a href=\"{url}\" target=\"_blank\" rel=\"noopener noreferrer\">{url}</a>")
+        };
+        check(
+            "See https://example.com/docs.",
+            &format!("<p>See {}.</p>", a("https://example.com/docs")),
+        );
+        check(
+            "(at http://example.com/a_(b)) and https://x.test/?q=1&r=2, done",
+            &format!(
+                "<p>(at {}) and {}, done</p>",
+                a("http://example.com/a_(b)"),
+                a("https://x.test/?q=1&amp;r=2")
+            ),
+        );
+        // Inside a link, inline code or a code block an address stays what it was.
+        check(
+            "[https://a.test](https://b.test) `https://c.test`",
+            &format!(
+                "<p><a href=\"https://b.test\" target=\"_blank\" rel=\"noopener noreferrer\">https://a.test</a> <code>https://c.test</code></p>"
+            ),
+        );
+        check("```\nhttps://c.test\n```", "<pre lang=\"\">https://c.test\n</pre>");
+        // Other schemes, a scheme without a host, and a word that merely contains one: text.
+        check(
+            "javascript:alert(1) https:// xhttps://a.test ftp://a.test",
+            "<p>javascript:alert(1) https:// xhttps://a.test ftp://a.test</p>",
+        );
+    }
+
+    #[test]
+    fn task_list_items_are_read_only_checkboxes() {
+        check(
+            "- [ ] buy milk\n- [x] pay rent",
+            "<ul><li><input class=\"task\" type=\"checkbox\" disabled=\"\">buy milk</li>\
+             <li><input class=\"task\" type=\"checkbox\" disabled=\"\" checked=\"\">pay rent</li></ul>",
+        );
     }
 
     #[test]

@@ -248,6 +248,12 @@ fn build(node: &Node) -> Result<web_sys::Node, DomError> {
             for (name, value) in attrs {
                 dom::set_attr(&el, name, value);
             }
+            // A task list's checkbox says its state in words (core gives only the state).
+            if *class == Some("task") {
+                let done = attrs.iter().any(|(name, _)| *name == "checked");
+                let key = if done { "mdTaskDone" } else { "mdTaskOpen" };
+                dom::set_attr(&el, "aria-label", &say(key, vec![]));
+            }
             for child in children {
                 append(&el, child)?;
             }
