@@ -165,6 +165,7 @@ pub async fn sign_in(
             resource: resource.resource,
             refresh: tokens.refresh,
             expires_at_ms: tokens.expires_at_ms,
+            lifetime_ms: tokens.lifetime_ms,
         }),
     })
 }
@@ -216,6 +217,7 @@ pub async fn refresh(credentials: &Credentials) -> Result<Credentials, String> {
         oauth: Some(Grant {
             refresh: tokens.refresh,
             expires_at_ms: tokens.expires_at_ms,
+            lifetime_ms: tokens.lifetime_ms,
             ..grant.clone()
         }),
     })

@@ -862,12 +862,18 @@ mod tests {
 
     #[test]
     fn outside_words_show_their_control_characters_instead_of_obeying_them() {
-        let name = Msg::new("wfImportRefused", vec![text("Evil\u{7}\u{1b}[2J\r\u{9b}x\u{202e}gpj")]);
+        let name = Msg::new(
+            "wfImportRefused",
+            vec![text("Evil\u{7}\u{1b}[2J\r\u{9b}x\u{202e}gpj")],
+        );
         assert_eq!(
             name.english(),
             "This file cannot be imported: Evil␇␛[2J␍\\u{9b}x\\u{202e}gpj"
         );
-        assert_eq!(visible("two\nlines\tand עברית\u{200f}"), "two\nlines\tand עברית\u{200f}");
+        assert_eq!(
+            visible("two\nlines\tand עברית\u{200f}"),
+            "two\nlines\tand עברית\u{200f}"
+        );
         let strong = Msg::literal_pieces(vec![Piece::Strong("a\u{0}b".into())]);
         assert_eq!(strong.render(&|_| None), vec![Piece::Strong("a␀b".into())]);
     }

@@ -293,7 +293,10 @@ impl Builder {
             // A read-only checkbox: the answer reports a state, the person does not edit it.
             // The panel names it ("Done" / "Not done") in the person's language.
             Event::TaskListMarker(done) => {
-                let mut attrs = vec![("type", "checkbox".to_string()), ("disabled", String::new())];
+                let mut attrs = vec![
+                    ("type", "checkbox".to_string()),
+                    ("disabled", String::new()),
+                ];
                 if done {
                     attrs.push(("checked", String::new()));
                 }
@@ -693,7 +696,10 @@ mod tests {
                 "<p><a href=\"https://b.test\" target=\"_blank\" rel=\"noopener noreferrer\">https://a.test</a> <code>https://c.test</code></p>"
             ),
         );
-        check("```\nhttps://c.test\n```", "<pre lang=\"\">https://c.test\n</pre>");
+        check(
+            "```\nhttps://c.test\n```",
+            "<pre lang=\"\">https://c.test\n</pre>",
+        );
         // Other schemes, a scheme without a host, and a word that merely contains one: text.
         check(
             "javascript:alert(1) https:// xhttps://a.test ftp://a.test",

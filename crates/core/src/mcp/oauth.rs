@@ -472,6 +472,10 @@ pub struct Tokens {
     /// When the access token stops working (ms since the epoch), if the server said.
     #[serde(default)]
     pub expires_at_ms: Option<u64>,
+    /// How long it was given for (the answer's `expires_in`), which decides how early it is
+    /// renewed.
+    #[serde(default)]
+    pub lifetime_ms: Option<u64>,
 }
 
 /// What a signed-in server's credentials keep besides the access token: where and as whom
@@ -486,25 +490,35 @@ pub struct Grant {
     pub refresh: Option<String>,
     #[serde(default)]
     pub expires_at_ms: Option<u64>,
+    /// See [`Tokens::lifetime_ms`]; absent in grants stored before it was kept.
+    #[serde(default)]
+    pub lifetime_ms: Option<u64>,
 }
 
 impl Grant {
     /// Whether the access token should be refreshed before it is used at `now_ms`.
     pub fn due(&self, now_ms: u64) -> bool {
-        self.refresh.is_some()
-            && self
-                .expires_at_ms
-                .is_some_and(|at| now_ms + REFRESH_EARLY_MS >= at)
+        self.refresh.is_some() && due(self.expires_at_ms, self.lifetime_ms, now_ms)
     }
 }
 
-/// A refresh is due this long before expiry, so a call never starts with a dying token.
+/// A refresh is due at most this long before expiry, so a call never starts with a dying
+/// token…
 pub const REFRESH_EARLY_MS: u64 = 60_000;
+/// …and at most this share of the token's lifetime before it: a token given for 30 s is
+/// renewed 6 s before its end, not before every call (a fixed minute ahead would).
+const REFRESH_EARLY_SHARE: u64 = 5;
+
+fn due(expires_at_ms: Option<u64>, lifetime_ms: Option<u64>, now_ms: u64) -> bool {
+    let early = lifetime_ms.map_or(REFRESH_EARLY_MS, |l| {
+        (l / REFRESH_EARLY_SHARE).min(REFRESH_EARLY_MS)
+    });
+    expires_at_ms.is_some_and(|at| now_ms.saturating_add(early) >= at)
+}
 
 impl Tokens {
     pub fn due(&self, now_ms: u64) -> bool {
-        self.expires_at_ms
-            .is_some_and(|at| now_ms + REFRESH_EARLY_MS >= at)
+        due(self.expires_at_ms, self.lifetime_ms, now_ms)
     }
 }
 
@@ -535,14 +549,15 @@ pub fn read_tokens(
         .and_then(Value::as_str)
         .map(str::to_string)
         .or_else(|| kept_refresh.map(str::to_string));
-    let expires_at_ms = doc
+    let lifetime_ms = doc
         .get("expires_in")
         .and_then(Value::as_u64)
-        .map(|s| now_ms + s * 1000);
+        .map(|s| s.saturating_mul(1000));
     Ok(Tokens {
         access: access.to_string(),
         refresh,
-        expires_at_ms,
+        expires_at_ms: lifetime_ms.map(|l| now_ms.saturating_add(l)),
+        lifetime_ms,
     })
 }
 
@@ -730,6 +745,35 @@ mod tests {
         assert_eq!(t.expires_at_ms, Some(3_601_000));
         assert!(!t.due(1_000));
         assert!(t.due(3_601_000 - REFRESH_EARLY_MS));
+        // A token for 30 s is renewed in its last fifth (6 s), not before every call.
+        let short = read_tokens(
+            &json!({"access_token": "s", "token_type": "bearer", "expires_in": 30, "refresh_token": "r"}),
+            0,
+            None,
+        )
+        .unwrap();
+        assert!(!short.due(0));
+        assert!(!short.due(23_999));
+        assert!(short.due(24_000));
+        let grant = |lifetime_ms| Grant {
+            server: AuthServer {
+                issuer: "https://auth.example".into(),
+                authorization_endpoint: "https://auth.example/authorize".into(),
+                token_endpoint: "https://auth.example/token".into(),
+                registration_endpoint: None,
+                revocation_endpoint: None,
+                client_id_documents: false,
+                iss_in_redirect: true,
+            },
+            client_id: "c".into(),
+            resource: "https://mcp.example".into(),
+            refresh: Some("r".into()),
+            expires_at_ms: Some(30_000),
+            lifetime_ms,
+        };
+        assert!(!grant(Some(30_000)).due(1_000));
+        // A grant stored before lifetimes were kept: a minute ahead, as it was.
+        assert!(grant(None).due(1_000));
         let again = read_tokens(
             &json!({"access_token": "a2", "token_type": "bearer"}),
             0,
