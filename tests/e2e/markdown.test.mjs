@@ -140,8 +140,8 @@ test('a bare web address is a link and a task list shows read-only checkboxes', 
   assert.equal(await link.getAttribute('href'), 'https://docs.example.com/start', 'the sentence\'s full stop is not part of it');
   assert.equal(await link.getAttribute('rel'), 'noopener noreferrer');
   assert.equal(await answer.getByRole('link').count(), 1, 'javascript: stays text');
-  const done = answer.getByRole('checkbox', { name: 'Done' });
-  const open = answer.getByRole('checkbox', { name: 'Not done' });
+  const done = answer.getByRole('checkbox', { name: 'Done', exact: true });
+  const open = answer.getByRole('checkbox', { name: 'Not done', exact: true });
   assert.ok(await done.isChecked());
   assert.ok(await done.isDisabled(), 'the person does not edit the model\'s list');
   assert.equal(await open.isChecked(), false);

@@ -5,6 +5,7 @@
 use std::rc::Rc;
 
 use tandem_core::decimal::{decimal, trimmed};
+use tandem_core::i18n::{text, Msg};
 use tandem_core::protocol::WorkerToPanel;
 use tandem_core::session::{Availability, NanoBackend, NanoCreateOptions, SessionConfig};
 use wasm_bindgen_futures::spawn_local;
@@ -13,13 +14,14 @@ use crate::chrome::Port;
 use crate::nano::{prompt_api_present, BrowserNano};
 use crate::outbox::post;
 
-pub async fn availability(nano: &BrowserNano) -> Result<Availability, String> {
+pub async fn availability(nano: &BrowserNano) -> Result<Availability, Msg> {
     if !prompt_api_present() {
-        return Err("this browser has no Prompt API".to_string());
+        return Err(Msg::key("nanoNoPromptApi"));
     }
+    // The browser's own words, as it said them.
     nano.availability(&text_options())
         .await
-        .map_err(|e| e.to_string())
+        .map_err(|e| Msg::literal(e.to_string()))
 }
 
 fn text_options() -> NanoCreateOptions {
@@ -30,7 +32,7 @@ fn text_options() -> NanoCreateOptions {
 /// download (the user's click is the consent) and reports its progress until it is there.
 pub fn report_status(port: Port, request_id: String, download: bool) {
     spawn_local(async move {
-        let send = |availability: &str, progress: Option<f64>, detail: String| {
+        let send = |availability: &str, progress: Option<f64>, detail: Msg| {
             let _ = post(
                 &port,
                 &WorkerToPanel::NanoStatus {
@@ -48,21 +50,26 @@ pub fn report_status(port: Port, request_id: String, download: bool) {
         };
         let detail = match availability {
             Availability::Available => match crate::nano::params().await {
-                Some(p) => format!(
-                    "ready on this device (top-K up to {}, temperature up to {})",
-                    trimmed(p.get("maxTopK").and_then(|v| v.as_f64()).unwrap_or(0.0), 0),
-                    trimmed(
-                        p.get("maxTemperature")
-                            .and_then(|v| v.as_f64())
-                            .unwrap_or(0.0),
-                        2
-                    )
+                Some(p) => Msg::new(
+                    "nanoReadyLimits",
+                    vec![
+                        text(trimmed(
+                            p.get("maxTopK").and_then(|v| v.as_f64()).unwrap_or(0.0),
+                            0,
+                        )),
+                        text(trimmed(
+                            p.get("maxTemperature")
+                                .and_then(|v| v.as_f64())
+                                .unwrap_or(0.0),
+                            2,
+                        )),
+                    ],
                 ),
-                None => "ready on this device".to_string(),
+                None => Msg::key("nanoReady"),
             },
-            Availability::Downloadable => "the model can be downloaded (about 2 GB)".to_string(),
-            Availability::Downloading => "the model is downloading".to_string(),
-            Availability::Unavailable => "this device or browser cannot run it".to_string(),
+            Availability::Downloadable => Msg::key("nanoCanDownload"),
+            Availability::Downloading => Msg::key("nanoIsDownloading"),
+            Availability::Unavailable => Msg::key("nanoCannotRun"),
         };
         let wants_download = download
             && matches!(
@@ -81,9 +88,9 @@ pub fn report_status(port: Port, request_id: String, download: bool) {
                     request_id: progress_id.clone(),
                     availability: "downloading".into(),
                     progress: Some(loaded.clamp(0.0, 1.0)),
-                    detail: format!(
-                        "downloading the model: {}%",
-                        decimal(loaded.clamp(0.0, 1.0) * 100.0, 0)
+                    detail: Msg::new(
+                        "nanoDownloadingPercent",
+                        vec![text(decimal(loaded.clamp(0.0, 1.0) * 100.0, 0))],
                     ),
                 },
             );
@@ -95,9 +102,13 @@ pub fn report_status(port: Port, request_id: String, download: bool) {
             Ok(model) => {
                 // The download was the point; sessions are created per conversation.
                 tandem_core::session::NanoModel::destroy(&model);
-                send("available", Some(1.0), "ready on this device".into());
+                send("available", Some(1.0), Msg::key("nanoReady"));
             }
-            Err(e) => send("unavailable", None, format!("the download failed: {e}")),
+            Err(e) => send(
+                "unavailable",
+                None,
+                Msg::new("nanoDownloadFailed", vec![text(e.to_string())]),
+            ),
         }
     });
 }

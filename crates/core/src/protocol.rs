@@ -254,13 +254,14 @@ pub enum WorkerToPanel {
     #[serde(rename_all = "camelCase")]
     FetchAbort { fetch_id: String },
     /// The on-device model's state: "available", "downloadable", "downloading",
-    /// "unavailable"; `progress` (0–1) while downloading; `detail` says why.
+    /// "unavailable"; `progress` (0–1) while downloading; `detail` says why, in the person's
+    /// language where it is Tandem's words (a browser's own refusal stays as it was said).
     #[serde(rename_all = "camelCase")]
     NanoStatus {
         request_id: String,
         availability: String,
         progress: Option<f64>,
-        detail: String,
+        detail: crate::i18n::Msg,
     },
     /// The answer ended normally (`message_complete`).
     #[serde(rename = "messageComplete", rename_all = "camelCase")]

@@ -8,6 +8,7 @@ mod agent;
 use std::cell::RefCell;
 
 use tandem_core::decimal::decimal;
+use tandem_core::i18n::{nested, Mark, Msg};
 use tandem_core::protocol::{PanelToWorker, WorkerToPanel};
 use tandem_core::provider::{mask_key, ProviderConfig, ProviderKind, ProviderSettings};
 use tandem_core::session::Preferred;
@@ -127,7 +128,7 @@ fn ask_nano(download: bool) {
         nano_status(
             "unavailable",
             None,
-            &format!("the background worker is not reachable ({e})"),
+            &Msg::new("nanoWorkerUnreachable", vec![text(e.to_string())]),
         );
     }
 }
@@ -158,7 +159,8 @@ pub(crate) fn receive(message: WorkerToPanel) {
     }
 }
 
-fn nano_status(availability: &str, progress: Option<f64>, detail: &str) {
+fn nano_status(availability: &str, progress: Option<f64>, detail: &Msg) {
+    let detail = || nested(Mark::Plain, detail.clone());
     if let Ok(line) = dom::by_id::<HtmlElement>("nano-status") {
         let text = match availability {
             "downloading" => say(
@@ -166,9 +168,9 @@ fn nano_status(availability: &str, progress: Option<f64>, detail: &str) {
                 vec![text(decimal(progress.unwrap_or(0.0) * 100.0, 0))],
             ),
             "available" => say("nanoAvailable", vec![]),
-            "unavailable" => say("nanoUnavailable", vec![text(detail)]),
-            "downloadable" => say("nanoDownloadable", vec![text(detail)]),
-            other => say("nanoStatusOther", vec![text(other), text(detail)]),
+            "unavailable" => say("nanoUnavailable", vec![detail()]),
+            "downloadable" => say("nanoDownloadable", vec![detail()]),
+            other => say("nanoStatusOther", vec![text(other), detail()]),
         };
         line.set_text_content(Some(&text));
     }

@@ -987,7 +987,8 @@ pub fn check(w: &Workflow) -> Result<(), Msg> {
     }
     web_url(&w.start_url)
         .map_err(|e| named(Msg::new("wfCheckStartUrl", vec![nested(Mark::Plain, e)])))?;
-    let texts = std::iter::once(&w.goal)
+    let texts = [&w.name, &w.goal]
+        .into_iter()
         .chain(w.params.iter().flat_map(|p| [&p.name, &p.value]))
         .chain(w.steps.iter().map(|s| &s.page));
     for t in texts {

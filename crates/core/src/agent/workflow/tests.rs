@@ -431,6 +431,12 @@ fn hostile_or_malformed_imports_are_refused_with_a_sentence() {
             with(&["goal"], json!("a\u{0}b")),
             "control characters",
         ),
+        // The name is checked too, and quoted with its control characters shown.
+        (
+            "control chars in the name",
+            with(&["name"], json!("Evil\u{7}")),
+            "Evil␇",
+        ),
         ("not json", b"{not json".to_vec(), "not valid JSON"),
         ("empty", b"[]".to_vec(), "1 to 200 workflows"),
         ("a number", b"42".to_vec(), "holds no workflows"),
