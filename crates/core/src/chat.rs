@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::errors::ErrorKind;
-use crate::i18n::{nested, text, Mark, Msg};
+use crate::i18n::{count_shown, nested, text, Mark, Msg};
 use crate::stream::Usage;
 
 // Who speaks is the request's notion; a conversation message carries one too, so every
@@ -144,7 +144,7 @@ pub fn answer_message(provider: &str, usage: Option<Usage>) -> Msg {
                 text(provider),
                 nested(
                     Mark::Plain,
-                    Msg::new("nTokens", vec![text(group_thousands(n))]),
+                    Msg::new("nTokens", vec![count_shown(n, group_thousands(n))]),
                 ),
             ],
         ),

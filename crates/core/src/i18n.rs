@@ -57,11 +57,47 @@ pub enum Arg {
     Strong(String),
     Em(String),
     Msg(Mark, Box<Msg>),
+    /// A number of things, shown as `shown`: the message's first count picks its plural form
+    /// (see [`Msg::render`]).
+    Count {
+        n: u64,
+        shown: String,
+    },
 }
 
 /// Plain words as an argument.
 pub fn text(t: impl Into<String>) -> Arg {
     Arg::Text(t.into())
+}
+
+/// A number of things (`3` in "3 tokens"), whose value picks the sentence's plural form.
+pub fn count(n: u64) -> Arg {
+    Arg::Count {
+        n,
+        shown: n.to_string(),
+    }
+}
+
+/// A count shown otherwise than its digits (grouped: `1,234`).
+pub fn count_shown(n: u64, shown: impl Into<String>) -> Arg {
+    Arg::Count {
+        n,
+        shown: shown.into(),
+    }
+}
+
+/// The catalog key a caller's catalog answers with the plural category of `n` in its
+/// language (`one`, `few`, `other`…, as `Intl.PluralRules` names them): `@plural:<n>`. A
+/// catalog that does not answer it gets English's rule.
+pub const PLURAL_QUESTION: &str = "@plural:";
+
+/// English's rule: one for 1, other for everything else.
+fn english_plural(n: u64) -> &'static str {
+    if n == 1 {
+        "one"
+    } else {
+        "other"
+    }
 }
 
 /// The control acted on, emphasised.
@@ -182,6 +218,7 @@ impl Msg {
                 let inner = if *inner == Mark::Plain { mark } else { *inner };
                 m.render_into(catalog, inner, out)
             }
+            Some(Arg::Count { shown, .. }) => push(out, piece(mark, shown)),
             None => {}
         };
         if self.is_literal() {
@@ -190,8 +227,9 @@ impl Msg {
             }
             return;
         }
-        let template = catalog(&self.key)
-            .filter(|t| !t.is_empty())
+        let template = self
+            .plural_form(catalog)
+            .or_else(|| catalog(&self.key).filter(|t| !t.is_empty()))
             .or_else(|| english(&self.key).map(str::to_string))
             .unwrap_or_default();
         let mut rest = template.as_str();
@@ -210,6 +248,27 @@ impl Msg {
             }
         }
         push(out, piece(mark, rest));
+    }
+
+    /// The template of the plural form its first count calls for, where the sentence has one:
+    /// `<key>_<category>` ("nTokens_one": "$1 token"); the key itself is the `other` form. Every
+    /// catalog has every key, so a language whose rules never pick a form (Japanese has only
+    /// `other`) repeats the `other` words there.
+    fn plural_form(&self, catalog: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+        let n = self.args.iter().find_map(|a| match a {
+            Arg::Count { n, .. } => Some(*n),
+            _ => None,
+        })?;
+        let category = catalog(&format!("{PLURAL_QUESTION}{n}"))
+            .filter(|c| !c.is_empty())
+            .unwrap_or_else(|| english_plural(n).to_string());
+        if category == "other" {
+            return None;
+        }
+        let form = format!("{}_{category}", self.key);
+        catalog(&form)
+            .filter(|t| !t.is_empty())
+            .or_else(|| english(&form).map(str::to_string))
     }
 
     /// The sentence as plain text in `catalog`'s language: what a screen reader says.
@@ -410,6 +469,7 @@ pub const CATALOG: &[(&str, &str)] = &[
     ("theRole", "the $1"),
     ("oneSecond", "1 second"),
     ("nSeconds", "$1 seconds"),
+    ("nSeconds_one", "$1 second"),
     ("nTenthSeconds", "$1.$2 seconds"),
     // What waits for the person (`agent::waiting`): the pinned line and the badge's title.
     ("waitSite", "Tandem asks whether it may act on $1."),
@@ -473,6 +533,7 @@ pub const CATALOG: &[(&str, &str)] = &[
     ("taskStatusReason", "$1: $2"),
     ("taskStatusStep", "$1: step $2 of at most $3"),
     ("taskStatusStepTokens", "$1: step $2 of at most $3 · $4 tokens"),
+    ("taskStatusStepTokens_one", "$1: step $2 of at most $3 · $4 token"),
     ("taskAnswer", "Answer: $1"),
     ("taskComplete", "Task complete."),
     ("taskCancelledByYou", "Cancelled by you."),
@@ -536,6 +597,7 @@ pub const CATALOG: &[(&str, &str)] = &[
     ("everyWeek", "every week"),
     ("everyHour", "every hour"),
     ("everyNHours", "every $1 hours"),
+    ("everyNHours_one", "every hour"),
     ("workflowRuns", "Runs $1; next run $2."),
     ("workflowRunsByHand", "Runs only when you start it."),
     ("workflowLastRun", "Last run $1: $2"),
@@ -621,6 +683,7 @@ pub const CATALOG: &[(&str, &str)] = &[
     // A tool card's data-flow question, a step's tokens, Ollama's own errors (`errors`).
     ("flowToolArgs", "in the arguments of $1"),
     ("nTokens", "$1 tokens"),
+    ("nTokens_one", "$1 token"),
     ("errOllamaRefused", "Ollama refused the request from the extension$1. Start it with OLLAMA_ORIGINS=chrome-extension://* (for example `OLLAMA_ORIGINS=chrome-extension://* ollama serve`)."),
     ("errOllamaModelUnknown", "$1 does not know the model \"$2\" at $3$4. Check the model name and the base URL in Settings. To download it, run `ollama pull $2`."),
     ("errOllamaLocalUnreachable", "The server at $1 could not be reached. Check that it is running and was started with OLLAMA_ORIGINS=chrome-extension://* (for example `OLLAMA_ORIGINS=chrome-extension://* ollama serve`) so it accepts requests from the extension."),
@@ -838,6 +901,19 @@ pub const CATALOG: &[(&str, &str)] = &[
     ("provNoArguments", "no arguments"),
     // The token meter under the chat and the Debug drawer's report.
     ("meterNothing", "Context: nothing sent yet"),
+    ("pageToolsNotAWebPage", "Page tools (WebMCP): this browser offers them, but the current tab is not a web page Tandem can look into."),
+    ("pageToolsUnsupported", "This browser does not offer page tools (WebMCP), so pages cannot give Tandem tools here."),
+    ("pageToolsNone", "Page tools (WebMCP): this page offers no tools."),
+    ("pageToolsOffered", "This page offers $1 tools: $2. Tandem asks before each call."),
+    ("pageToolsOffered_one", "This page offers $1 tool: $2. Tandem asks before each call."),
+    ("workflowsTitle", "Workflows"),
+    ("saveAsWorkflow", "Save as workflow"),
+    ("saveAsWorkflowTitle", "Keep the steps this task took, to run them again without the model"),
+    ("workflowsHint", "Tasks you saved with \"Save as workflow\". A run repeats the steps without the AI model while the pages match, asks again before anything that cannot be undone, and lets the model take over where a page changed. In the Task box, /run name key=value runs one with other values."),
+    ("workflowsImport", "Import workflows"),
+    ("workflowsStatus", "Workflows status"),
+    ("workflowsSaved", "Saved workflows"),
+    ("workflowsEmpty", "No workflows yet. When a task ends Done, \"Save as workflow\" keeps it here."),
     ("meterTokens", "Context: $1 / $2 tokens"),
     ("meterTokensEstimated", "Context: $1 / $2 tokens (estimated)"),
     ("debugNothingYet", "Nothing sent yet. Kept in memory only; API keys are never shown."),
@@ -868,6 +944,33 @@ pub const CATALOG: &[(&str, &str)] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_count_picks_the_plural_form_the_language_calls_for() {
+        let tokens = |n| Msg::new("nTokens", vec![count(n)]);
+        assert_eq!(tokens(1).english(), "1 token");
+        assert_eq!(tokens(0).english(), "0 tokens");
+        assert_eq!(tokens(2).english(), "2 tokens");
+        let grouped = Msg::new("nTokens", vec![count_shown(1234, "1,234")]);
+        assert_eq!(grouped.english(), "1,234 tokens");
+        // French: 0 and 1 are "one"; the catalog answers the plural question.
+        let french = |key: &str| match key {
+            "@plural:0" | "@plural:1" => Some("one".to_string()),
+            k if k.starts_with("@plural:") => Some("other".to_string()),
+            "nTokens" => Some("$1 jetons".to_string()),
+            "nTokens_one" => Some("$1 jeton".to_string()),
+            _ => None,
+        };
+        assert_eq!(tokens(0).plain(&french), "0 jeton");
+        assert_eq!(tokens(5).plain(&french), "5 jetons");
+        // Japanese: only "other"; the `_one` form is never read.
+        let japanese = |key: &str| match key {
+            k if k.starts_with("@plural:") => Some("other".to_string()),
+            "nTokens" => Some("$1 トークン".to_string()),
+            _ => None,
+        };
+        assert_eq!(tokens(1).plain(&japanese), "1 トークン");
+    }
 
     #[test]
     fn outside_words_show_their_control_characters_instead_of_obeying_them() {
@@ -1007,6 +1110,8 @@ mod tests {
             "cardArguments",
             "mcpToken",
             "oneToken",
+            "nTokens_one",
+            "workflowsTitle",
             "chatAnsweredVia",
             "chatAnsweredViaTokens",
             "debugImages",

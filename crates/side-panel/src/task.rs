@@ -376,7 +376,10 @@ fn render(state: Option<&TaskView>) -> Result<(), DomError> {
                                 text(word),
                                 step,
                                 most,
-                                text(tandem_core::chat::group_thousands(n)),
+                                tandem_core::i18n::count_shown(
+                                    n,
+                                    tandem_core::chat::group_thousands(n),
+                                ),
                             ],
                         ),
                     }

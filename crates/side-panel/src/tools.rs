@@ -354,7 +354,9 @@ async fn show_webmcp() {
         return;
     }
     if let Ok(p) = dom::by_id::<HtmlElement>("webmcp-status") {
-        p.set_text_content(Some(&page::settings_line(listing.as_ref())));
+        p.set_text_content(Some(&tandem_chrome::i18n::plain(&page::settings_line(
+            listing.as_ref(),
+        ))));
     }
 }
 

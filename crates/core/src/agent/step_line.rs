@@ -16,7 +16,7 @@ use super::task::{StepKind, StepRecord};
 use super::why::{reason, role_word};
 use crate::fence::{FENCE_CLOSE, FENCE_OPEN};
 pub use crate::i18n::Piece;
-use crate::i18n::{em, nested, strong, text, Arg, Mark, Msg};
+use crate::i18n::{count, em, nested, strong, text, Arg, Mark, Msg};
 
 /// The provider column of a step a workflow's replay took (`agent/replay.rs`).
 pub const REPLAYED: &str = "replayed";
@@ -163,7 +163,7 @@ fn cost(step: &StepRecord) -> Option<Msg> {
         args.push(text(" · "));
         args.push(nested(
             Mark::Plain,
-            Msg::new("nTokens", vec![text(t.to_string())]),
+            Msg::new("nTokens", vec![count(u64::from(t))]),
         ));
     }
     (!args.is_empty()).then_some(Msg {
@@ -446,7 +446,7 @@ fn seconds(ms: u32) -> Msg {
     let tenths = (ms + 50) / 100;
     match (tenths / 10, tenths % 10) {
         (1, 0) => Msg::key("oneSecond"),
-        (s, 0) => Msg::new("nSeconds", vec![text(s.to_string())]),
+        (s, 0) => Msg::new("nSeconds", vec![count(u64::from(s))]),
         (s, t) => Msg::new(
             "nTenthSeconds",
             vec![text(s.to_string()), text(t.to_string())],

@@ -237,23 +237,21 @@ pub fn read_result(v: &Value) -> ToolResult {
 
 /// Settings' line about the current tab: what the page offers, or why nothing.
 /// `None`: the tab could not be looked into (not a web page, or no tab).
-pub fn settings_line(listing: Option<&PageListing>) -> String {
+pub fn settings_line(listing: Option<&PageListing>) -> crate::i18n::Msg {
+    use crate::i18n::{count, text, Msg};
     let Some(listing) = listing else {
-        return "Page tools (WebMCP): this browser offers them, but the current tab is not a web page Tandem can look into."
-            .to_string();
+        return Msg::key("pageToolsNotAWebPage");
     };
     if !listing.supported {
-        return "This browser does not offer page tools (WebMCP), so pages cannot give Tandem tools here."
-            .to_string();
+        return Msg::key("pageToolsUnsupported");
     }
     match listing.tools.len() {
-        0 => "Page tools (WebMCP): this page offers no tools.".to_string(),
+        0 => Msg::key("pageToolsNone"),
         n => {
             let names: Vec<&str> = listing.tools.iter().map(|t| t.name.as_str()).collect();
-            format!(
-                "This page offers {n} tool{}: {}. Tandem asks before each call.",
-                if n == 1 { "" } else { "s" },
-                names.join(", ")
+            Msg::new(
+                "pageToolsOffered",
+                vec![count(n as u64), text(names.join(", "))],
             )
         }
     }
@@ -421,12 +419,13 @@ mod tests {
     #[test]
     fn settings_says_what_the_page_offers_or_that_the_browser_does_not() {
         assert!(settings_line(Some(&PageListing::default()))
+            .english()
             .contains("does not offer page tools (WebMCP)"));
         assert_eq!(
-            settings_line(Some(&listing())),
+            settings_line(Some(&listing())).english(),
             "This page offers 1 tool: add_to_cart. Tandem asks before each call."
         );
-        assert!(settings_line(None).contains("not a web page"));
+        assert!(settings_line(None).english().contains("not a web page"));
     }
 
     #[test]

@@ -108,10 +108,10 @@ async fn show_sites() {
         let _ = list.append_child(&item);
     }
     list.set_hidden(grants.always.is_empty());
-    sites_hint(if grants.always.is_empty() {
-        "None yet. Tandem asks before its first action on a site."
+    sites_hint(&if grants.always.is_empty() {
+        crate::i18n::say("noneYetTandemAsksBeforeIts", vec![])
     } else {
-        ""
+        String::new()
     });
 }
 

@@ -585,7 +585,10 @@ fn models_listed(
                     model.id,
                     say(
                         "nTokens",
-                        vec![text(tandem_core::chat::group_thousands(u64::from(window)))]
+                        vec![tandem_core::i18n::count_shown(
+                            u64::from(window),
+                            tandem_core::chat::group_thousands(u64::from(window))
+                        )]
                     )
                 ),
             );

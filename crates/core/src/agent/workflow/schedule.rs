@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::i18n::{text, Msg};
+use crate::i18n::{count, text, Msg};
 
 /// Prefix of a workflow's alarm name; the rest is the workflow's id.
 pub const ALARM_PREFIX: &str = "workflow:";
@@ -68,7 +68,7 @@ impl Every {
             Every::Daily => Msg::key("everyDay"),
             Every::Weekly => Msg::key("everyWeek"),
             Every::Hours(1) => Msg::key("everyHour"),
-            Every::Hours(n) => Msg::new("everyNHours", vec![text(n.to_string())]),
+            Every::Hours(n) => Msg::new("everyNHours", vec![count(u64::from(n))]),
         }
     }
 }
