@@ -157,3 +157,22 @@ test('renaming a saved workflow many times leaves the panel\'s nodes, listeners 
   const stored = await panel.evaluate(() => chrome.storage.local.get('workflows').then((x) => x.workflows));
   assert.deepEqual(stored.map((w) => [w.name, w.params]), [[name, [{ name: 'query', value: 'red hat' }]]]);
 });
+
+test('an attachment\'s × removes that image, through its list\'s one listener', async () => {
+  const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+  if (await panel.getByRole('region', { name: 'Workflows' }).isVisible()) {
+    await panel.getByRole('button', { name: 'Workflows', exact: true }).click();
+  }
+  await openChatMode(panel);
+  const attached = panel.getByRole('list', { name: 'Attached images' }).getByRole('img');
+  await panel.getByLabel('Attach image').setInputFiles([
+    { name: 'one.png', mimeType: 'image/png', buffer: png },
+    { name: 'two.png', mimeType: 'image/png', buffer: png },
+  ]);
+  await panel.getByRole('img', { name: 'Attached image 2' }).waitFor();
+  await panel.getByRole('button', { name: 'Remove image 1' }).click();
+  await panel.getByRole('img', { name: 'Attached image 2' }).waitFor({ state: 'detached' });
+  assert.equal(await attached.count(), 1);
+  await panel.getByRole('button', { name: 'Remove image 1' }).click();
+  await panel.getByRole('img', { name: 'Attached image 1' }).waitFor({ state: 'detached' });
+});
