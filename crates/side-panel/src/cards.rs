@@ -14,6 +14,45 @@ use web_sys::HtmlElement;
 use crate::dom::{self, DomError};
 use crate::i18n::say;
 
+/// Approve / Deny of every card, in the chat or the task card, now or later: one listener
+/// on the document, installed once. The card names its call (`data-call`), the button the
+/// answer (`data-approve`).
+pub fn wire() -> Result<(), DomError> {
+    dom::on_document("click", |e: web_sys::Event| {
+        if let Some(button) = dom::item_of(&e, ".tool-card .tool-ask button[data-approve]") {
+            decide(&button);
+        }
+    })
+}
+
+/// Sends the answer of `button` (Approve or Deny) to the worker; its question closes.
+fn decide(button: &web_sys::Element) {
+    let approve = button.get_attribute("data-approve").as_deref() == Some("true");
+    let call_id = button
+        .closest(".tool-card")
+        .ok()
+        .flatten()
+        .and_then(|card| card.get_attribute("data-call"));
+    let Some(call_id) = call_id else {
+        return;
+    };
+    let decided = PanelToWorker::ToolDecision {
+        call_id: call_id.clone(),
+        approve,
+    };
+    if let Err(e) = crate::port::post(&decided) {
+        crate::alert::show_error(&say(
+            "workerUnreachable",
+            vec![tandem_core::i18n::text(e.to_string())],
+        ));
+        return;
+    }
+    if let Some(group) = button.closest(".tool-ask").ok().flatten() {
+        group.remove();
+    }
+    crate::waiting::done(&call_id);
+}
+
 /// A call the model made, as a card in the answer (above its text). With `question`, the
 /// card asks Approve / Deny and sends the answer to the worker.
 pub fn show_use(
@@ -72,22 +111,11 @@ pub fn show_use(
             let button = dom::create("button", "")?;
             dom::set_attr(&button, "type", "button");
             button.set_text_content(Some(&tandem_chrome::i18n::label(key)));
-            let (id, group) = (call_id.to_string(), ask.clone());
-            dom::on(&button, "click", move |_: web_sys::Event| {
-                let decided = PanelToWorker::ToolDecision {
-                    call_id: id.clone(),
-                    approve,
-                };
-                if let Err(e) = crate::port::post(&decided) {
-                    crate::alert::show_error(&say(
-                        "workerUnreachable",
-                        vec![tandem_core::i18n::text(e.to_string())],
-                    ));
-                    return;
-                }
-                group.remove();
-                crate::waiting::done(&id);
-            });
+            dom::set_attr(
+                &button,
+                "data-approve",
+                if approve { "true" } else { "false" },
+            );
             let _ = row.append_child(&button);
         }
         let _ = ask.append_child(&row);

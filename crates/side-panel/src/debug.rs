@@ -21,13 +21,13 @@ pub fn wire() -> Result<(), DomError> {
     });
     let toggle: HtmlButtonElement = dom::by_id("debug-toggle")?;
     let t = toggle.clone();
-    dom::on(&toggle, "click", move |_: web_sys::Event| {
+    dom::on("debug-toggle", "click", move |_: web_sys::Event| {
         if let Ok(section) = dom::by_id::<HtmlElement>("debug") {
             let open = section.hidden();
             section.set_hidden(!open);
             dom::set_attr(&t, "aria-expanded", if open { "true" } else { "false" });
         }
-    });
+    })?;
     Ok(())
 }
 

@@ -1,8 +1,9 @@
 //! Small DOM helpers so the UI code reads as what it does.
 
 use wasm_bindgen::closure::Closure;
+use wasm_bindgen::convert::FromWasmAbi;
 use wasm_bindgen::{JsCast, JsValue};
-use web_sys::{Document, Element, HtmlElement};
+use web_sys::{Document, Element, EventTarget, HtmlElement};
 
 #[derive(Debug, thiserror::Error)]
 pub enum DomError {
@@ -32,9 +33,62 @@ pub fn by_id<T: JsCast>(id: &'static str) -> Result<T, DomError> {
         .ok_or(DomError::Missing(id))
 }
 
-/// Adds a listener that lives as long as the page (the panel never removes its controls).
-pub fn on<E: wasm_bindgen::convert::FromWasmAbi + 'static>(
-    target: &web_sys::EventTarget,
+/// Adds a listener to one of the panel's own controls: the element with `id` in
+/// `sidepanel.html`, which lives as long as the panel. The listener is never removed (its
+/// closure is forgotten), so this is for controls the panel never replaces; elements made at
+/// run time (bubbles, cards, list rows) never have an id and take [`on_each`] instead: a
+/// forgotten closure keeps whatever it holds alive, and a rebuilt list would pile them up.
+pub fn on<E: FromWasmAbi + 'static>(
+    id: &'static str,
+    event: &str,
+    handler: impl FnMut(E) + 'static,
+) -> Result<(), DomError> {
+    listen(&by_id::<EventTarget>(id)?, event, handler);
+    Ok(())
+}
+
+/// [`on`] for the document itself (keys pressed anywhere in the panel).
+pub fn on_document<E: FromWasmAbi + 'static>(
+    event: &str,
+    handler: impl FnMut(E) + 'static,
+) -> Result<(), DomError> {
+    listen(&document()?.into(), event, handler);
+    Ok(())
+}
+
+/// One listener, on the panel's own element `within` (an id, as for [`on`]), for every item
+/// made inside it at run time that matches `selector` (now or later): `handler` gets the
+/// item the event came from (the closest match around its target) and the event. Items
+/// carry what the handler needs to know in `data-` attributes. Rebuilding a list adds no
+/// listener and holds nothing of the items it replaced.
+pub fn on_each<E: FromWasmAbi + JsCast + 'static>(
+    within: &'static str,
+    selector: &'static str,
+    event: &str,
+    mut handler: impl FnMut(Element, E) + 'static,
+) -> Result<(), DomError> {
+    on(within, event, move |e: E| {
+        if let Some(item) = item_of(e.unchecked_ref::<web_sys::Event>(), selector) {
+            handler(item, e);
+        }
+    })
+}
+
+/// The element matching `selector` around the target of `event`, if any.
+pub fn item_of(event: &web_sys::Event, selector: &str) -> Option<Element> {
+    event
+        .target()?
+        .dyn_into::<Element>()
+        .ok()?
+        .closest(selector)
+        .ok()
+        .flatten()
+}
+
+/// The only place a listener's closure is forgotten: reached through [`on`],
+/// [`on_document`] and [`on_each`], whose targets live as long as the panel.
+fn listen<E: FromWasmAbi + 'static>(
+    target: &EventTarget,
     event: &str,
     handler: impl FnMut(E) + 'static,
 ) {

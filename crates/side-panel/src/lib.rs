@@ -39,6 +39,7 @@ pub fn start_panel() {
     port::route(port::Route::Settings, settings::receive);
     port::route(port::Route::Relay, relay::receive);
     if let Err(e) = chat::wire()
+        .and_then(|()| cards::wire())
         .and_then(|()| settings::wire())
         .and_then(|()| debug::wire())
         .and_then(|()| task::wire())

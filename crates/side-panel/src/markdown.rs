@@ -285,8 +285,7 @@ fn build(node: &Node) -> Result<web_sys::Node, DomError> {
 /// One listener for every code block's Copy button (blocks are re-created while they
 /// stream, so a listener per button would pile up).
 pub fn wire() -> Result<(), DomError> {
-    let list: HtmlElement = dom::by_id("messages")?;
-    dom::on(&list, "click", |e: web_sys::Event| {
+    dom::on("messages", "click", |e: web_sys::Event| {
         let Some(button) = e
             .target()
             .and_then(|t| t.dyn_into::<Element>().ok())
@@ -302,7 +301,7 @@ pub fn wire() -> Result<(), DomError> {
             .and_then(|c| c.text_content())
             .unwrap_or_default();
         copy_text(button, code);
-    });
+    })?;
     Ok(())
 }
 

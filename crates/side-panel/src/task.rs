@@ -59,32 +59,29 @@ pub fn wire() -> Result<(), DomError> {
     })?;
     // Ctrl+Enter (⌘+Enter) in the Task box starts it, as the button does; a plain Enter is a
     // new line there, since tasks may take several.
-    let task: HtmlTextAreaElement = dom::by_id("task")?;
-    dom::on(&task, "keydown", |e: web_sys::KeyboardEvent| {
+    dom::on("task", "keydown", |e: web_sys::KeyboardEvent| {
         if e.key() == "Enter" && (e.ctrl_key() || e.meta_key()) && !e.is_composing() {
             e.prevent_default();
             if let Ok(start) = dom::by_id::<HtmlButtonElement>("task-start") {
                 start.click();
             }
         }
-    });
+    })?;
     for (id, approve, always) in [
         ("task-site-once", true, false),
         ("task-site-always", true, true),
         ("task-site-deny", false, false),
     ] {
-        let button: HtmlButtonElement = dom::by_id(id)?;
-        dom::on(&button, "click", move |_: web_sys::Event| {
+        dom::on(id, "click", move |_: web_sys::Event| {
             send(TaskCommand::Confirm {
                 approve,
                 secret: None,
                 always,
             })
-        });
+        })?;
     }
     for (id, approve) in [("task-approve", true), ("task-deny", false)] {
-        let button: HtmlButtonElement = dom::by_id(id)?;
-        dom::on(&button, "click", move |_: web_sys::Event| {
+        dom::on(id, "click", move |_: web_sys::Event| {
             // The password box's value goes to the worker once and is cleared here at once.
             let secret = dom::by_id::<HtmlInputElement>("task-secret")
                 .ok()
@@ -98,7 +95,7 @@ pub fn wire() -> Result<(), DomError> {
                 secret: secret.filter(|s| approve && !s.is_empty()),
                 always: false,
             })
-        });
+        })?;
     }
     send_typed(
         "task-send-answer",
@@ -118,10 +115,7 @@ pub fn wire() -> Result<(), DomError> {
         ("task-save-workflow", TaskCommand::SaveWorkflow),
         ("task-update-workflow", TaskCommand::UpdateWorkflow),
     ] {
-        let button: HtmlButtonElement = dom::by_id(id)?;
-        dom::on(&button, "click", move |_: web_sys::Event| {
-            send(command.clone())
-        });
+        dom::on(id, "click", move |_: web_sys::Event| send(command.clone()))?;
     }
     listen_broadcasts();
     poll();
@@ -134,9 +128,8 @@ pub fn wire() -> Result<(), DomError> {
 /// the Tab order, as the ARIA tabs pattern has it.
 fn wire_modes() -> Result<(), DomError> {
     for (id, task) in [("mode-chat", false), ("mode-task", true)] {
-        let tab: HtmlButtonElement = dom::by_id(id)?;
-        dom::on(&tab, "click", move |_: web_sys::Event| set_mode(task));
-        dom::on(&tab, "keydown", move |e: web_sys::KeyboardEvent| {
+        dom::on(id, "click", move |_: web_sys::Event| set_mode(task))?;
+        dom::on(id, "keydown", move |e: web_sys::KeyboardEvent| {
             let to = match e.key().as_str() {
                 "ArrowLeft" | "ArrowRight" => !task,
                 "Home" => false,
@@ -149,7 +142,7 @@ fn wire_modes() -> Result<(), DomError> {
             if let Ok(t) = dom::by_id::<HtmlButtonElement>(next) {
                 let _ = t.focus();
             }
-        });
+        })?;
     }
     Ok(())
 }
@@ -201,12 +194,11 @@ fn wire_guide() -> Result<(), DomError> {
         true,
         |description| TaskCommand::RecordAction { description },
     )?;
-    let add_tab: HtmlButtonElement = dom::by_id("task-add-tab")?;
-    dom::on(&add_tab, "click", |_: web_sys::Event| {
+    dom::on("task-add-tab", "click", |_: web_sys::Event| {
         send(TaskCommand::AddRelevantTab {
             tab_id: crate::tab::current(),
         })
-    });
+    })?;
     Ok(())
 }
 
@@ -219,8 +211,7 @@ fn send_typed(
     clear: bool,
     make: impl Fn(String) -> TaskCommand + 'static,
 ) -> Result<(), DomError> {
-    let target: HtmlButtonElement = dom::by_id(button)?;
-    dom::on(&target, "click", move |_: web_sys::Event| {
+    dom::on(button, "click", move |_: web_sys::Event| {
         let Ok(input) = dom::by_id::<HtmlTextAreaElement>(field) else {
             return;
         };
@@ -233,7 +224,7 @@ fn send_typed(
             input.set_value("");
         }
         send(make(text));
-    });
+    })?;
     Ok(())
 }
 

@@ -25,6 +25,7 @@ fn text(t: impl Into<String>) -> tandem_core::i18n::Arg {
 pub fn wire() -> Result<(), DomError> {
     spawn_local(show());
     chrome::on_local_change(STORAGE_KEY, || spawn_local(show()));
+    wire_rows()?;
     wire_mcp()?;
     wire_webmcp();
     Ok(())
@@ -44,7 +45,7 @@ fn wire_mcp() -> Result<(), DomError> {
     let open: HtmlButtonElement = dom::by_id("mcp-open")?;
     let form: HtmlElement = dom::by_id("mcp-form")?;
     let toggle = open.clone();
-    dom::on(&open, "click", move |_: web_sys::Event| {
+    dom::on("mcp-open", "click", move |_: web_sys::Event| {
         let show = form.hidden();
         form.set_hidden(!show);
         dom::set_attr(
@@ -52,24 +53,21 @@ fn wire_mcp() -> Result<(), DomError> {
             "aria-expanded",
             if show { "true" } else { "false" },
         );
-    });
+    })?;
     for (button, add, sign_in) in [
         ("mcp-test", false, false),
         ("mcp-add", true, false),
         ("mcp-signin", true, true),
     ] {
-        let button: HtmlButtonElement = dom::by_id(button)?;
-        dom::on(&button, "click", move |_: web_sys::Event| {
+        dom::on(button, "click", move |_: web_sys::Event| {
             mcp_submit(add, sign_in)
-        });
+        })?;
     }
     // A new URL may be a server that takes a token: the token field comes back.
-    if let Some(url) = field("mcp-url") {
-        dom::on(&url, "input", |_: web_sys::Event| {
-            show_sign_in(false);
-            show_client_id(false);
-        });
-    }
+    dom::on("mcp-url", "input", |_: web_sys::Event| {
+        show_sign_in(false);
+        show_client_id(false);
+    })?;
     chrome::on_local_change(
         tandem_core::mcp::TEST_KEY,
         || spawn_local(show_mcp_result()),
@@ -298,11 +296,9 @@ extern "C" {
 /// browser offers none. Looked up again when Settings opens and when the tab changes.
 fn wire_webmcp() {
     spawn_local(show_webmcp());
-    if let Ok(toggle) = dom::by_id::<HtmlButtonElement>("settings-toggle") {
-        dom::on(&toggle, "click", |_: web_sys::Event| {
-            spawn_local(show_webmcp())
-        });
-    }
+    let _ = dom::on("settings-toggle", "click", |_: web_sys::Event| {
+        spawn_local(show_webmcp())
+    });
     let again = Closure::<dyn FnMut()>::new(|| spawn_local(show_webmcp())).into_js_value();
     for event in ["onActivated", "onUpdated"] {
         let target = js_sys::Reflect::get(&js_sys::global(), &"chrome".into())
@@ -526,6 +522,79 @@ fn show_icon(url: Option<&str>) {
     }
 }
 
+/// What a button of a provider's row does (its `data-action`).
+const TURN_ON: &str = "turn-on";
+const TURN_OFF: &str = "turn-off";
+const SIGN_IN: &str = "sign-in";
+const SIGN_OUT: &str = "sign-out";
+const ALLOW: &str = "allow";
+const DENY: &str = "deny";
+const REMOVE: &str = "remove";
+
+/// The controls of Settings → Tools' rows: one listener for the buttons and one for the
+/// policy menus, on the list, installed once; the list is rebuilt at every change of the
+/// registry. A row names its provider (`data-provider`), a menu its tool (`data-tool`), a
+/// button what it does (`data-action`).
+fn wire_rows() -> Result<(), DomError> {
+    dom::on_each(
+        "tool-providers",
+        "button[data-action]",
+        "click",
+        |button, _: web_sys::Event| {
+            let (Some(provider_id), Some(action)) =
+                (provider_of(&button), button.get_attribute("data-action"))
+            else {
+                return;
+            };
+            send(match action.as_str() {
+                TURN_ON | TURN_OFF => ToolsCommand::SetMcpEnabled {
+                    provider_id,
+                    enabled: action == TURN_ON,
+                },
+                SIGN_IN => ToolsCommand::SignInMcp { provider_id },
+                SIGN_OUT => ToolsCommand::SignOutMcp { provider_id },
+                ALLOW | DENY => ToolsCommand::Decide {
+                    provider_id,
+                    allow: action == ALLOW,
+                },
+                REMOVE => ToolsCommand::Remove { provider_id },
+                _ => return,
+            })
+        },
+    )?;
+    dom::on_each(
+        "tool-providers",
+        "select[data-tool]",
+        "change",
+        |select, _: web_sys::Event| {
+            let (Some(provider_id), Some(tool)) =
+                (provider_of(&select), select.get_attribute("data-tool"))
+            else {
+                return;
+            };
+            let policy = match select.unchecked_ref::<HtmlSelectElement>().value().as_str() {
+                "allow" => Policy::Allow,
+                "deny" => Policy::Deny,
+                _ => Policy::Ask,
+            };
+            send(ToolsCommand::SetPolicy {
+                provider_id,
+                tool,
+                policy,
+            });
+        },
+    )
+}
+
+/// The provider whose row `control` is in.
+fn provider_of(control: &web_sys::Element) -> Option<String> {
+    control
+        .closest("li[data-provider]")
+        .ok()
+        .flatten()?
+        .get_attribute("data-provider")
+}
+
 /// Settings → Tools: every decided provider, its tools and their policies.
 fn show_settings(registry: &Registry) -> Result<(), DomError> {
     let list: HtmlElement = dom::by_id("tool-providers")?;
@@ -545,6 +614,7 @@ fn show_settings(registry: &Registry) -> Result<(), DomError> {
             prompt::row_name(provider)
         };
         let item = dom::create("li", "tool-provider")?;
+        dom::set_attr(&item, "data-provider", &id);
         let title = dom::create("p", "label")?;
         let state = match provider.decision() {
             Decision::Denied => format!(" — {}", say("toolsDenied", vec![])),
@@ -614,19 +684,7 @@ fn show_settings(registry: &Registry) -> Result<(), DomError> {
                     Policy::Ask => "ask",
                     Policy::Deny => "deny",
                 });
-                let (pid, tname, sel) = (id.clone(), tool.name.clone(), select.clone());
-                dom::on(&select, "change", move |_: web_sys::Event| {
-                    let policy = match sel.value().as_str() {
-                        "allow" => Policy::Allow,
-                        "deny" => Policy::Deny,
-                        _ => Policy::Ask,
-                    };
-                    send(ToolsCommand::SetPolicy {
-                        provider_id: pid.clone(),
-                        tool: tname.clone(),
-                        policy,
-                    });
-                });
+                dom::set_attr(&select, "data-tool", &tool.name);
                 let _ = row.append_child(&label);
                 let _ = row.append_child(&select);
                 let _ = item.append_child(&row);
@@ -643,42 +701,32 @@ fn show_settings(registry: &Registry) -> Result<(), DomError> {
             };
             dom::set_attr(&turn, "aria-label", &say(named, vec![text(&name)]));
             turn.set_text_content(Some(&say(what, vec![])));
-            let pid = id.clone();
-            dom::on(&turn, "click", move |_: web_sys::Event| {
-                send(ToolsCommand::SetMcpEnabled {
-                    provider_id: pid.clone(),
-                    enabled: !enabled,
-                })
-            });
+            dom::set_attr(
+                &turn,
+                "data-action",
+                if enabled { TURN_OFF } else { TURN_ON },
+            );
             let _ = item.append_child(&turn);
             // A server that signs people in: Sign out while signed in; Sign in (again) when
             // signed out or when the sign-in could not be renewed.
-            // (the button's word, its accessible name with the server's, whether it signs in)
-            let mut actions: Vec<(&str, &str, bool)> = Vec::new();
+            // (the button's word, its accessible name with the server's, what it does)
+            let mut actions: Vec<(&str, &str, &str)> = Vec::new();
             if server.needs_sign_in() {
                 actions.push(if server.signed_in {
-                    ("toolsSignInAgain", "toolsSignInAgainTo", true)
+                    ("toolsSignInAgain", "toolsSignInAgainTo", SIGN_IN)
                 } else {
-                    ("toolsSignIn", "toolsSignInTo", true)
+                    ("toolsSignIn", "toolsSignInTo", SIGN_IN)
                 });
             }
             if server.signs_in && server.signed_in {
-                actions.push(("toolsSignOut", "toolsSignOutOf", false));
+                actions.push(("toolsSignOut", "toolsSignOutOf", SIGN_OUT));
             }
-            for (what, named, sign_in) in actions {
+            for (what, named, action) in actions {
                 let button = dom::create("button", "")?;
                 dom::set_attr(&button, "type", "button");
                 dom::set_attr(&button, "aria-label", &say(named, vec![text(&name)]));
                 button.set_text_content(Some(&say(what, vec![])));
-                let pid = id.clone();
-                dom::on(&button, "click", move |_: web_sys::Event| {
-                    let provider_id = pid.clone();
-                    send(if sign_in {
-                        ToolsCommand::SignInMcp { provider_id }
-                    } else {
-                        ToolsCommand::SignOutMcp { provider_id }
-                    })
-                });
+                dom::set_attr(&button, "data-action", action);
                 let _ = item.append_child(&button);
             }
         }
@@ -695,13 +743,7 @@ fn show_settings(registry: &Registry) -> Result<(), DomError> {
             };
             dom::set_attr(&decide, "aria-label", &say(named, vec![text(&name)]));
             decide.set_text_content(Some(&tandem_chrome::i18n::label(what)));
-            let pid = id.clone();
-            dom::on(&decide, "click", move |_: web_sys::Event| {
-                send(ToolsCommand::Decide {
-                    provider_id: pid.clone(),
-                    allow,
-                })
-            });
+            dom::set_attr(&decide, "data-action", if allow { ALLOW } else { DENY });
             let _ = item.append_child(&decide);
         }
         let remove = dom::create("button", "")?;
@@ -713,12 +755,7 @@ fn show_settings(registry: &Registry) -> Result<(), DomError> {
         };
         dom::set_attr(&remove, "aria-label", &say(named, vec![text(&name)]));
         remove.set_text_content(Some(&say(what, vec![])));
-        let pid = id.clone();
-        dom::on(&remove, "click", move |_: web_sys::Event| {
-            send(ToolsCommand::Remove {
-                provider_id: pid.clone(),
-            })
-        });
+        dom::set_attr(&remove, "data-action", REMOVE);
         let _ = item.append_child(&remove);
         let _ = list.append_child(&item);
     }

@@ -42,8 +42,7 @@ thread_local! {
 }
 
 pub fn wire() -> Result<(), DomError> {
-    let show: HtmlButtonElement = dom::by_id("waiting-show")?;
-    dom::on(&show, "click", |_: web_sys::Event| bring_first());
+    dom::on("waiting-show", "click", |_: web_sys::Event| bring_first())?;
     let document = dom::document()?;
     // Scrolling (events do not bubble: caught on the way down), a view opened or closed (a
     // click), a resize: the question may have come into sight or left it.

@@ -67,37 +67,32 @@ thread_local! {
 }
 
 pub fn wire() -> Result<(), DomError> {
-    let toggle: HtmlButtonElement = dom::by_id("workflows-toggle")?;
-    dom::on(&toggle, "click", |_: web_sys::Event| {
+    dom::on("workflows-toggle", "click", |_: web_sys::Event| {
         let open = dom::by_id::<HtmlElement>("workflows").is_ok_and(|s| s.hidden());
         set_open(open);
-    });
-    let close: HtmlButtonElement = dom::by_id("workflows-close")?;
-    dom::on(&close, "click", |_: web_sys::Event| {
+    })?;
+    dom::on("workflows-close", "click", |_: web_sys::Event| {
         set_open(false);
         if let Ok(t) = dom::by_id::<HtmlButtonElement>("workflows-toggle") {
             let _ = t.focus();
         }
-    });
+    })?;
     // Opening Settings leaves this view (Settings takes the same place).
-    let settings: HtmlButtonElement = dom::by_id("settings-toggle")?;
-    dom::on(&settings, "click", |_: web_sys::Event| {
+    dom::on("settings-toggle", "click", |_: web_sys::Event| {
         if let Ok(section) = dom::by_id::<HtmlElement>("workflows") {
             section.set_hidden(true);
         }
         if let Ok(t) = dom::by_id::<HtmlButtonElement>("workflows-toggle") {
             dom::set_attr(&t, "aria-expanded", "false");
         }
-    });
-    let section: HtmlElement = dom::by_id("workflows")?;
-    dom::on(&section, "keydown", |e: web_sys::KeyboardEvent| {
+    })?;
+    dom::on("workflows", "keydown", |e: web_sys::KeyboardEvent| {
         if e.key() == "Escape" && !e.is_composing() {
             e.prevent_default();
             set_open(false);
         }
-    });
-    let import: HtmlInputElement = dom::by_id("workflows-import")?;
-    dom::on(&import, "change", |_: web_sys::Event| {
+    })?;
+    dom::on("workflows-import", "change", |_: web_sys::Event| {
         let Ok(input) = dom::by_id::<HtmlInputElement>("workflows-import") else {
             return;
         };
@@ -106,7 +101,8 @@ pub fn wire() -> Result<(), DomError> {
         if let Some(file) = file {
             spawn_local(import_file(file));
         }
-    });
+    })?;
+    wire_entries()?;
     crate::chrome::on_local_change(WORKFLOWS_KEY, || spawn_local(reload()));
     crate::chrome::on_session_change(SHOWN_KEY, || spawn_local(show_clicked(false)));
     spawn_local(async {
@@ -264,18 +260,171 @@ fn append(parent: &HtmlElement, child: &HtmlElement) -> Result<(), DomError> {
         .map_err(|_| DomError::NoDocument)
 }
 
-fn button(
-    label: &str,
-    name: &str,
-    on_click: impl FnMut(web_sys::Event) + 'static,
-) -> Result<HtmlElement, DomError> {
+/// A button of an entry; `action` (its `data-action`) is what [`act`] does on a click.
+fn button(label: &str, name: &str, action: &str) -> Result<HtmlElement, DomError> {
     let b = text("button", "", label)?;
     dom::set_attr(&b, "type", "button");
     dom::set_attr(&b, "aria-label", name);
-    dom::on(&b, "click", on_click);
+    dom::set_attr(&b, "data-action", action);
     Ok(b)
 }
 
+/// What the buttons of an entry do (their `data-action`).
+const SAVE_PARAM: &str = "save-param";
+const REMOVE_PARAM: &str = "remove-param";
+const RENAME: &str = "rename";
+const RUN: &str = "run";
+const EXPORT: &str = "export";
+const DELETE: &str = "delete";
+const SAVE_SCHEDULE: &str = "save-schedule";
+
+/// The buttons of every entry: one listener on the list, installed once (the list is
+/// rebuilt at every change). The entry names its workflow (`data-workflow`), the button what
+/// it does (`data-action`) and, for a parameter, which one (`data-param`); the fields it
+/// reads are its siblings, named by `data-field`.
+fn wire_entries() -> Result<(), DomError> {
+    dom::on_each(
+        "workflows-list",
+        "li[data-workflow] button[data-action]",
+        "click",
+        |button, _: web_sys::Event| act(&button),
+    )
+}
+
+fn act(button: &web_sys::Element) {
+    let id = button
+        .closest("li[data-workflow]")
+        .ok()
+        .flatten()
+        .and_then(|li| li.get_attribute("data-workflow"));
+    let (Some(id), Some(action)) = (id, button.get_attribute("data-action")) else {
+        return;
+    };
+    // The field named `name` beside the button (in its row or group).
+    let input = |name: &str| -> Option<HtmlInputElement> {
+        button
+            .parent_element()?
+            .query_selector(&format!("[data-field=\"{name}\"]"))
+            .ok()??
+            .dyn_into()
+            .ok()
+    };
+    let value = |name: &str| input(name).map(|i| i.value()).unwrap_or_default();
+    let param = button.get_attribute("data-param").unwrap_or_default();
+    match action.as_str() {
+        SAVE_PARAM => {
+            let (new, value) = (value("param-name"), value("param-value"));
+            change(id, say("workflowParamSaved", vec![]), move |w| {
+                w.rename_param(&param, &new)?;
+                w.set_param_value(new.trim(), &value)
+            });
+        }
+        REMOVE_PARAM => change(
+            id,
+            say("workflowParamRemoved", vec![arg(param.clone())]),
+            move |w| {
+                w.remove_param(&param);
+                Ok(())
+            },
+        ),
+        RENAME => {
+            let name = value("name").trim().to_string();
+            change(
+                id,
+                say("workflowRenamed", vec![arg(name.clone())]),
+                move |w| {
+                    if name.is_empty() || name.chars().count() > 100 {
+                        return Err(Msg::key("wfNameLength"));
+                    }
+                    w.name = name;
+                    Ok(())
+                },
+            );
+        }
+        RUN => run(id),
+        EXPORT => export(&id),
+        DELETE => spawn_local(delete(id)),
+        SAVE_SCHEDULE => {
+            let select = button
+                .parent_element()
+                .and_then(|g| g.query_selector("select[data-field=\"every\"]").ok()?)
+                .and_then(|s| s.dyn_into::<HtmlSelectElement>().ok());
+            let every = select.map(|s| s.value()).unwrap_or_default();
+            let allow = input("allow-model").is_some_and(|i| i.checked());
+            save_schedule(id, &every, &value("hours"), allow);
+        }
+        _ => {}
+    }
+}
+
+fn run(id: String) {
+    set_open(false);
+    let command = TaskCommand::RunWorkflow {
+        name: id,
+        params: Vec::new(),
+        tab_id: crate::tab::current(),
+    };
+    if let Err(e) = crate::port::post(&PanelToWorker::Task { command }) {
+        status(&say("workerUnreachable", vec![arg(e.to_string())]));
+    }
+}
+
+fn export(id: &str) {
+    let Some(flow) = LIST.with(|l| l.borrow().iter().find(|w| w.id == id).cloned()) else {
+        return status(&say("workflowGone", vec![]));
+    };
+    if let Err(e) = download(std::slice::from_ref(&flow)) {
+        status(&say("workflowNotExported", vec![arg(e.to_string())]));
+    }
+}
+
+async fn delete(id: String) {
+    let mut list = LIST.with(|l| l.borrow().clone());
+    let Some(name) = list.iter().find(|w| w.id == id).map(|w| w.name.clone()) else {
+        return status(&say("workflowGone", vec![]));
+    };
+    list.retain(|w| w.id != id);
+    let _ = set_alarm(&id, None).await;
+    match store(list).await {
+        Ok(()) => status(&say("workflowDeleted", vec![arg(name)])),
+        Err(e) => status(&say("workflowsNotSaved", vec![arg(e.to_string())])),
+    }
+    let _ = render();
+}
+
+/// Save of "Runs by itself": `every` and `hours` as chosen, `allow` the model taking over.
+fn save_schedule(id: String, every: &str, hours: &str, allow: bool) {
+    let every = match Every::parse(every, hours) {
+        Ok(e) => e,
+        Err(e) => return status(&tandem_chrome::i18n::plain(&e)),
+    };
+    let now = js_sys::Date::now() as u64;
+    let schedule = every.map(|e| Schedule::new(e, allow, now));
+    let said = match &schedule {
+        Some(s) => say(
+            "workflowScheduledEvery",
+            vec![nested(Mark::Plain, s.every.label_message())],
+        ),
+        None => say("workflowUnscheduled", vec![]),
+    };
+    spawn_local(async move {
+        let mut list = LIST.with(|l| l.borrow().clone());
+        let Some(flow) = list.iter_mut().find(|w| w.id == id) else {
+            return status(&say("workflowGone", vec![]));
+        };
+        flow.schedule = schedule.clone();
+        if let Err(e) = store(list).await {
+            return status(&say("workflowsNotSaved", vec![arg(e.to_string())]));
+        }
+        match set_alarm(&id, schedule.as_ref()).await {
+            Ok(()) => status(&said),
+            Err(e) => status(&say("workflowScheduleNotSet", vec![arg(e.to_string())])),
+        }
+        let _ = render();
+    });
+}
+
+/// A text field of an entry (its caller names it by `data-field` for the button beside it).
 fn field(label: &str, value: &str) -> Result<HtmlInputElement, DomError> {
     let input: HtmlInputElement = dom::create("input", "")?
         .dyn_into()
@@ -332,39 +481,23 @@ fn item(flow: &Workflow) -> Result<HtmlElement, DomError> {
         for p in &flow.params {
             let row = dom::create("div", "row")?;
             let name = field(&say("wfParamName", vec![arg(p.name.clone())]), &p.name)?;
+            dom::set_attr(&name, "data-field", "param-name");
             let value = field(&say("wfParamValue", vec![arg(p.name.clone())]), &p.value)?;
+            dom::set_attr(&value, "data-field", "param-value");
             append(&row, &name)?;
             append(&row, &value)?;
-            let (id, old) = (flow.id.clone(), p.name.clone());
-            let save_label = say("wfSaveParam", vec![arg(p.name.clone())]);
             let save = button(
                 &tandem_chrome::i18n::label("save"),
-                &save_label,
-                move |_| {
-                    let (new, value) = (name.value(), value.value());
-                    let old = old.clone();
-                    change(id.clone(), say("workflowParamSaved", vec![]), move |w| {
-                        w.rename_param(&old, &new)?;
-                        w.set_param_value(new.trim(), &value)
-                    });
-                },
+                &say("wfSaveParam", vec![arg(p.name.clone())]),
+                SAVE_PARAM,
             )?;
-            let (id, old) = (flow.id.clone(), p.name.clone());
+            dom::set_attr(&save, "data-param", &p.name);
             let remove = button(
                 &say("wfRemove", vec![]),
                 &say("wfRemoveParam", vec![arg(p.name.clone())]),
-                move |_| {
-                    let old = old.clone();
-                    change(
-                        id.clone(),
-                        say("workflowParamRemoved", vec![arg(old.clone())]),
-                        move |w| {
-                            w.remove_param(&old);
-                            Ok(())
-                        },
-                    );
-                },
+                REMOVE_PARAM,
             )?;
+            dom::set_attr(&remove, "data-param", &p.name);
             append(&row, &save)?;
             append(&row, &remove)?;
             append(&group, &row)?;
@@ -374,82 +507,23 @@ fn item(flow: &Workflow) -> Result<HtmlElement, DomError> {
 
     let rename_row = dom::create("div", "row")?;
     let new_name = field(&say("wfNewName", vec![arg(flow.name.clone())]), &flow.name)?;
+    dom::set_attr(&new_name, "data-field", "name");
     append(&rename_row, &new_name)?;
-    let id = flow.id.clone();
     append(
         &rename_row,
-        &button(
-            &say("wfRename", vec![]),
-            &named("wfRenameNamed"),
-            move |_| {
-                let name = new_name.value().trim().to_string();
-                change(
-                    id.clone(),
-                    say("workflowRenamed", vec![arg(name.clone())]),
-                    move |w| {
-                        if name.is_empty() || name.chars().count() > 100 {
-                            return Err(Msg::key("wfNameLength"));
-                        }
-                        w.name = name;
-                        Ok(())
-                    },
-                );
-            },
-        )?,
+        &button(&say("wfRename", vec![]), &named("wfRenameNamed"), RENAME)?,
     )?;
     append(&li, &rename_row)?;
     append(&li, &schedule_group(flow)?)?;
 
     let actions = dom::create("div", "row")?;
-    let id = flow.id.clone();
-    append(
-        &actions,
-        &button(&say("wfRun", vec![]), &named("wfRunNamed"), move |_| {
-            set_open(false);
-            let command = TaskCommand::RunWorkflow {
-                name: id.clone(),
-                params: Vec::new(),
-                tab_id: crate::tab::current(),
-            };
-            if let Err(e) = crate::port::post(&PanelToWorker::Task { command }) {
-                status(&say("workerUnreachable", vec![arg(e.to_string())]));
-            }
-        })?,
-    )?;
-    let one = flow.clone();
-    append(
-        &actions,
-        &button(
-            &say("wfExport", vec![]),
-            &named("wfExportNamed"),
-            move |_| {
-                if let Err(e) = download(std::slice::from_ref(&one)) {
-                    status(&say("workflowNotExported", vec![arg(e.to_string())]));
-                }
-            },
-        )?,
-    )?;
-    let (id, name) = (flow.id.clone(), flow.name.clone());
-    append(
-        &actions,
-        &button(
-            &say("wfDelete", vec![]),
-            &named("wfDeleteNamed"),
-            move |_| {
-                let (id, name) = (id.clone(), name.clone());
-                spawn_local(async move {
-                    let mut list = LIST.with(|l| l.borrow().clone());
-                    list.retain(|w| w.id != id);
-                    let _ = set_alarm(&id, None).await;
-                    match store(list).await {
-                        Ok(()) => status(&say("workflowDeleted", vec![arg(name)])),
-                        Err(e) => status(&say("workflowsNotSaved", vec![arg(e.to_string())])),
-                    }
-                    let _ = render();
-                });
-            },
-        )?,
-    )?;
+    for (word, name, action) in [
+        ("wfRun", "wfRunNamed", RUN),
+        ("wfExport", "wfExportNamed", EXPORT),
+        ("wfDelete", "wfDeleteNamed", DELETE),
+    ] {
+        append(&actions, &button(&say(word, vec![]), &named(name), action)?)?;
+    }
     append(&li, &actions)?;
     Ok(li)
 }
@@ -603,6 +677,8 @@ fn schedule_group(flow: &Workflow) -> Result<HtmlElement, DomError> {
         },
     )?;
     dom::set_attr(&hours, "inputmode", "numeric");
+    dom::set_attr(&hours, "data-field", "hours");
+    dom::set_attr(&select, "data-field", "every");
     append(&row, &select)?;
     append(&row, &hours)?;
     append(&group, &row)?;
@@ -611,6 +687,7 @@ fn schedule_group(flow: &Workflow) -> Result<HtmlElement, DomError> {
         .dyn_into()
         .map_err(|_| DomError::NoDocument)?;
     dom::set_attr(&allow, "type", "checkbox");
+    dom::set_attr(&allow, "data-field", "allow-model");
     allow.set_checked(flow.schedule.as_ref().is_some_and(|s| s.allow_model));
     append(&label, &allow)?;
     label
@@ -618,43 +695,12 @@ fn schedule_group(flow: &Workflow) -> Result<HtmlElement, DomError> {
         .map_err(|_| DomError::NoDocument)?;
     append(&group, &label)?;
     append(&group, &text("p", "hint", &say("wfScheduledHint", vec![]))?)?;
-    let id = flow.id.clone();
     append(
         &group,
         &button(
             &say("wfSaveSchedule", vec![]),
             &say("wfSaveScheduleOf", vec![arg(flow.name.clone())]),
-            move |_| {
-                let every = match Every::parse(&select.value(), &hours.value()) {
-                    Ok(e) => e,
-                    Err(e) => return status(&tandem_chrome::i18n::plain(&e)),
-                };
-                let now = js_sys::Date::now() as u64;
-                let schedule = every.map(|e| Schedule::new(e, allow.checked(), now));
-                let said = match &schedule {
-                    Some(s) => say(
-                        "workflowScheduledEvery",
-                        vec![nested(Mark::Plain, s.every.label_message())],
-                    ),
-                    None => say("workflowUnscheduled", vec![]),
-                };
-                let id = id.clone();
-                spawn_local(async move {
-                    let mut list = LIST.with(|l| l.borrow().clone());
-                    let Some(flow) = list.iter_mut().find(|w| w.id == id) else {
-                        return status(&say("workflowGone", vec![]));
-                    };
-                    flow.schedule = schedule.clone();
-                    if let Err(e) = store(list).await {
-                        return status(&say("workflowsNotSaved", vec![arg(e.to_string())]));
-                    }
-                    match set_alarm(&id, schedule.as_ref()).await {
-                        Ok(()) => status(&said),
-                        Err(e) => status(&say("workflowScheduleNotSet", vec![arg(e.to_string())])),
-                    }
-                    let _ = render();
-                });
-            },
+            SAVE_SCHEDULE,
         )?,
     )?;
     Ok(group)

@@ -24,7 +24,7 @@ thread_local! {
 pub fn wire() -> Result<(), DomError> {
     let input: HtmlInputElement = dom::by_id("attach")?;
     let picker = input.clone();
-    dom::on(&input, "change", move |_: web_sys::Event| {
+    dom::on("attach", "change", move |_: web_sys::Event| {
         let files: Vec<File> = picker
             .files()
             .map(|list| (0..list.length()).filter_map(|i| list.get(i)).collect())
@@ -39,8 +39,28 @@ pub fn wire() -> Result<(), DomError> {
             }
             render();
         });
-    });
-    Ok(())
+    })?;
+    // Each thumbnail's ×: one listener for the list, which is rebuilt at every change. The
+    // button says which image it removes.
+    dom::on_each(
+        "attachments",
+        "button.remove[data-index]",
+        "click",
+        |button, _: web_sys::Event| {
+            let index = button
+                .get_attribute("data-index")
+                .and_then(|i| i.parse::<usize>().ok());
+            if let Some(i) = index {
+                PENDING.with(|p| {
+                    let mut p = p.borrow_mut();
+                    if i < p.len() {
+                        p.remove(i);
+                    }
+                });
+                render();
+            }
+        },
+    )
 }
 
 async fn add(file: &File) -> Result<(), String> {
@@ -131,15 +151,7 @@ fn render() {
             &say("chatRemoveImage", vec![text((i + 1).to_string())]),
         );
         remove.set_text_content(Some("×"));
-        dom::on(&remove, "click", move |_: web_sys::Event| {
-            PENDING.with(|p| {
-                let mut p = p.borrow_mut();
-                if i < p.len() {
-                    p.remove(i);
-                }
-            });
-            render();
-        });
+        dom::set_attr(&remove, "data-index", &i.to_string());
         let _ = item.append_child(&img);
         let _ = item.append_child(&remove);
         let _ = list.append_child(&item);

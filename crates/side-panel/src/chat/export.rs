@@ -5,7 +5,6 @@
 
 use js_sys::Reflect;
 use wasm_bindgen_futures::spawn_local;
-use web_sys::HtmlButtonElement;
 
 use crate::dom::{self, DomError};
 
@@ -29,8 +28,7 @@ impl ExportError {
 }
 
 pub fn wire() -> Result<(), DomError> {
-    let button: HtmlButtonElement = dom::by_id("export")?;
-    dom::on(&button, "click", |_: web_sys::Event| {
+    dom::on("export", "click", |_: web_sys::Event| {
         spawn_local(async {
             let site = active_url()
                 .await
@@ -39,7 +37,7 @@ pub fn wire() -> Result<(), DomError> {
                 crate::alert::show_error(&e.said());
             }
         });
-    });
+    })?;
     Ok(())
 }
 

@@ -37,19 +37,14 @@ thread_local! {
 
 /// Listens to the reader's scrolling and to the conversation's size.
 pub fn wire() -> Result<(), DomError> {
-    let main = dom::document()?
-        .query_selector("main")
-        .ok()
-        .flatten()
-        .and_then(|e| e.dyn_into::<HtmlElement>().ok())
-        .ok_or(DomError::Missing("main"))?;
-    MAIN.with(|m| m.replace(Some(main.clone())));
+    let main: HtmlElement = dom::by_id("chat-main")?;
+    MAIN.with(|m| m.replace(Some(main)));
     // `up`: whether the gesture went up; a touch or the scrollbar may go either way.
     let leave = |up: bool| {
         FOLLOWING.with(|f| f.set(false));
         WENT_UP.with(|w| w.set(up));
     };
-    dom::on(&main, "wheel", move |e: WheelEvent| {
+    dom::on("chat-main", "wheel", move |e: WheelEvent| {
         let Ok(m) = conversation() else {
             return;
         };
@@ -69,11 +64,13 @@ pub fn wire() -> Result<(), DomError> {
         if e.delta_y() > 0.0 && reach >= f64::from(m.scroll_height()) - 32.0 {
             FOLLOWING.with(|f| f.set(true));
         }
-    });
-    dom::on(&main, "touchmove", move |_: web_sys::Event| leave(false));
+    })?;
+    dom::on("chat-main", "touchmove", move |_: web_sys::Event| {
+        leave(false)
+    })?;
     // A press right of the content box is on the scrollbar; a press in the conversation
     // (selecting text, Copy) is not.
-    dom::on(&main, "pointerdown", move |e: MouseEvent| {
+    dom::on("chat-main", "pointerdown", move |e: MouseEvent| {
         let on_main = e
             .target()
             .and_then(|t| t.dyn_into::<Element>().ok())
@@ -81,8 +78,8 @@ pub fn wire() -> Result<(), DomError> {
         if on_main && conversation().is_ok_and(|m| e.offset_x() >= m.client_width()) {
             leave(false);
         }
-    });
-    dom::on(&main, "keydown", move |e: KeyboardEvent| {
+    })?;
+    dom::on("chat-main", "keydown", move |e: KeyboardEvent| {
         let key = e.key();
         let up = matches!(key.as_str(), "PageUp" | "ArrowUp" | "Home");
         if up || (key == " " && e.shift_key()) {
@@ -90,8 +87,8 @@ pub fn wire() -> Result<(), DomError> {
         } else if matches!(key.as_str(), "PageDown" | "ArrowDown" | "End" | " ") {
             WENT_UP.with(|w| w.set(false));
         }
-    });
-    dom::on(&main, "scroll", |_: web_sys::Event| {
+    })?;
+    dom::on("chat-main", "scroll", |_: web_sys::Event| {
         if let Ok(main) = conversation() {
             let top = main.scroll_top();
             // Strictly down: the event of Tandem's own scroll to the end (position unchanged
@@ -105,7 +102,7 @@ pub fn wire() -> Result<(), DomError> {
                 FOLLOWING.with(|f| f.set(true));
             }
         }
-    });
+    })?;
     let list: Element = dom::by_id::<HtmlElement>("messages")?.into();
     let resized = Closure::<dyn FnMut()>::new(|| {
         if following() {

@@ -16,7 +16,6 @@ use tandem_core::protocol::{PanelToWorker, WorkerToPanel};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
-use web_sys::HtmlButtonElement;
 
 use super as chat;
 use crate::chrome::Event;
@@ -50,12 +49,11 @@ thread_local! {
 pub fn wire() -> Result<(), DomError> {
     chat::on_answer_ended(answer_ended);
     crate::port::route(crate::port::Route::Memory, receive);
-    let forget: HtmlButtonElement = dom::by_id("forget-all")?;
-    dom::on(&forget, "click", |_: web_sys::Event| {
+    dom::on("forget-all", "click", |_: web_sys::Event| {
         if let Err(e) = forget_everything() {
             crate::alert::show_error(&e.to_string());
         }
-    });
+    })?;
     listen(
         &["tabs", "onActivated"],
         Closure::<dyn FnMut()>::new(follow).into_js_value(),

@@ -78,27 +78,21 @@ pub fn wire() -> Result<(), DomError> {
     crate::port::route(crate::port::Route::Chat, receive);
     crate::port::on_gone(worker_gone);
     hub::answer_message_text(message_text);
-    let input: HtmlTextAreaElement = dom::by_id("message")?;
-    let send: HtmlButtonElement = dom::by_id("send")?;
-    let stop: HtmlButtonElement = dom::by_id("stop")?;
-    dom::on(&send, "click", |_: web_sys::Event| report(send_message()));
-    dom::on(&stop, "click", |_: web_sys::Event| stop_streaming());
-    let clear: HtmlButtonElement = dom::by_id("clear")?;
-    dom::on(&clear, "click", |_: web_sys::Event| {
+    dom::on("send", "click", |_: web_sys::Event| report(send_message()))?;
+    dom::on("stop", "click", |_: web_sys::Event| stop_streaming())?;
+    dom::on("clear", "click", |_: web_sys::Event| {
         report(clear_conversation())
-    });
+    })?;
     markdown::wire()?;
-    let ask_page: HtmlButtonElement = dom::by_id("ask-page")?;
-    dom::on(&ask_page, "click", |_: web_sys::Event| {
+    dom::on("ask-page", "click", |_: web_sys::Event| {
         report(ask_about_page())
-    });
-    let summarize: HtmlButtonElement = dom::by_id("summarize-page")?;
-    dom::on(&summarize, "click", |_: web_sys::Event| {
+    })?;
+    dom::on("summarize-page", "click", |_: web_sys::Event| {
         // One click; the Message box is left alone.
         let question = tandem_core::page_text::SUMMARY_QUESTION.to_owned();
         report(send_page_question(question, None))
-    });
-    dom::on(&input, "keydown", |e: KeyboardEvent| {
+    })?;
+    dom::on("message", "keydown", |e: KeyboardEvent| {
         // Enter sends; Shift+Enter is a newline; Enter that confirms an IME composition
         // (CJK input) must not send a half-typed message.
         if e.key() == "Enter" && !e.shift_key() && !e.is_composing() {
@@ -116,23 +110,58 @@ pub fn wire() -> Result<(), DomError> {
         if e.key() == "Escape" && !e.is_composing() && !is_streaming() && cancel_edit() {
             e.prevent_default();
         }
-    });
+    })?;
     // Esc stops the answer wherever the focus is in the panel (as Stop does); with no answer
     // streaming it is left to whatever else uses it.
-    let document: web_sys::EventTarget = dom::document()?.into();
-    dom::on(&document, "keydown", |e: KeyboardEvent| {
+    dom::on_document("keydown", |e: KeyboardEvent| {
         let streaming = is_streaming();
         if e.key() == "Escape" && !e.is_composing() && streaming {
             e.prevent_default();
             stop_streaming();
         }
-    });
+    })?;
+    wire_bubbles()?;
     attach::wire()?;
     follow::wire()?;
     memory::wire()?;
     export::wire()?;
     Ok(())
 }
+
+/// The buttons of the bubbles (Copy, Hide from context, Edit, Regenerate): one listener for
+/// each kind on the conversation, installed once. A bubble's button says which message it
+/// acts on (`data-message`), so switching tabs rebuilds the conversation without adding a
+/// listener or keeping anything of the bubbles it replaced.
+fn wire_bubbles() -> Result<(), DomError> {
+    dom::on_each(
+        "messages",
+        "button.copy-answer",
+        "click",
+        |button, _: web_sys::Event| copy_answer(button),
+    )?;
+    dom::on_each(
+        "messages",
+        "button.hide-toggle",
+        "click",
+        |button, _: web_sys::Event| toggle_hidden(&button),
+    )?;
+    dom::on_each(
+        "messages",
+        "button.turn-action",
+        "click",
+        |button, _: web_sys::Event| match button.get_attribute("data-action").as_deref() {
+            Some(EDIT) => {
+                edit_last();
+            }
+            Some(REGENERATE) => report(regenerate()),
+            _ => {}
+        },
+    )
+}
+
+/// The `data-action` of the newest turn's buttons.
+const EDIT: &str = "edit";
+const REGENERATE: &str = "regenerate";
 
 fn report(result: Result<(), DomError>) {
     if let Err(e) = result {
@@ -311,9 +340,7 @@ fn place_turn_actions() {
             &shown[at],
             &say("chatEdit", vec![]),
             &say("chatEditTitle", vec![]),
-            || {
-                edit_last();
-            },
+            EDIT,
         );
     }
     if let (true, Some(answer)) = (answered, shown.last()) {
@@ -321,19 +348,20 @@ fn place_turn_actions() {
             answer,
             &say("chatRegenerate", vec![]),
             &say("chatRegenerateTitle", vec![]),
-            || report(regenerate()),
+            REGENERATE,
         );
     }
 }
 
-fn add_action(bubble: &HtmlElement, label: &str, title: &str, act: impl Fn() + 'static) {
+/// A button of the newest turn; `action` ([`EDIT`], [`REGENERATE`]) is what it does.
+fn add_action(bubble: &HtmlElement, label: &str, title: &str, action: &str) {
     let Ok(button) = dom::create("button", "turn-action") else {
         return;
     };
     dom::set_attr(&button, "type", "button");
     dom::set_attr(&button, "title", title);
     button.set_text_content(Some(label));
-    dom::on(&button, "click", move |_: web_sys::Event| act());
+    dom::set_attr(&button, "data-action", action);
     // With the other actions, under the text (the badge stays the bubble's last words).
     let after = bubble
         .query_selector(".copy-answer")
@@ -1042,20 +1070,7 @@ fn add_copy(bubble: &HtmlElement, message_id: &str) {
     dom::set_attr(&button, "type", "button");
     dom::set_attr(&button, "aria-label", &say("chatCopyAnswer", vec![]));
     button.set_text_content(Some(&say("chatCopy", vec![])));
-    let id = message_id.to_string();
-    let b: web_sys::Element = button.clone().into();
-    dom::on(&button, "click", move |_: web_sys::Event| {
-        let text = STATE.with(|s| {
-            s.borrow()
-                .messages
-                .iter()
-                .find(|m| m.id == id)
-                .map(|m| m.content.clone())
-        });
-        if let Some(text) = text {
-            markdown::copy_text(b.clone(), text);
-        }
-    });
+    dom::set_attr(&button, "data-message", message_id);
     // Right under the text: the badge stays the bubble's last words.
     let after = bubble.query_selector(".text").ok().flatten();
     match after {
@@ -1065,6 +1080,23 @@ fn add_copy(bubble: &HtmlElement, message_id: &str) {
         None => {
             let _ = bubble.append_child(&button);
         }
+    }
+}
+
+/// Copy: the Markdown of the answer `button` belongs to goes on the clipboard.
+fn copy_answer(button: web_sys::Element) {
+    let Some(id) = button.get_attribute("data-message") else {
+        return;
+    };
+    let text = STATE.with(|s| {
+        s.borrow()
+            .messages
+            .iter()
+            .find(|m| m.id == id)
+            .map(|m| m.content.clone())
+    });
+    if let Some(text) = text {
+        markdown::copy_text(button, text);
     }
 }
 
@@ -1094,28 +1126,41 @@ fn add_hide_toggle(bubble: &HtmlElement, message_id: &str) {
     dom::set_attr(&button, "aria-label", &say("chatHide", vec![]));
     dom::set_attr(&button, "aria-pressed", "false");
     dom::set_attr(&button, "title", &say("chatHideTitle", vec![]));
-    let id = message_id.to_string();
-    let (b, target) = (button.clone(), bubble.clone());
-    dom::on(&button, "click", move |_: web_sys::Event| {
-        let hidden = STATE.with(|s| {
-            let mut s = s.borrow_mut();
-            let m = s.messages.iter_mut().find(|m| m.id == id)?;
-            m.hidden = !m.hidden;
-            Some(m.hidden)
-        });
-        if let Some(hidden) = hidden {
-            let _ = post(&PanelToWorker::SetHidden {
-                tab_id: crate::tab::current(),
-                message_id: id.clone(),
-                hidden,
-            });
-            dom::set_attr(&b, "aria-pressed", if hidden { "true" } else { "false" });
-            let _ = target
-                .class_list()
-                .toggle_with_force("hidden-from-context", hidden);
-        }
-    });
+    dom::set_attr(&button, "data-message", message_id);
     let _ = bubble.append_child(&button);
+}
+
+/// Hide from context: the message `button` belongs to is hidden (or shown again), here and
+/// in the tab's session in the worker.
+fn toggle_hidden(button: &web_sys::Element) {
+    let Some(id) = button.get_attribute("data-message") else {
+        return;
+    };
+    let hidden = STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        let m = s.messages.iter_mut().find(|m| m.id == id)?;
+        m.hidden = !m.hidden;
+        Some(m.hidden)
+    });
+    let Some(hidden) = hidden else {
+        return;
+    };
+    let _ = post(&PanelToWorker::SetHidden {
+        tab_id: crate::tab::current(),
+        message_id: id,
+        hidden,
+    });
+    dom::set_attr(
+        button,
+        "aria-pressed",
+        if hidden { "true" } else { "false" },
+    );
+    // The switch is one of its bubble's own children.
+    if let Some(bubble) = button.parent_element() {
+        let _ = bubble
+            .class_list()
+            .toggle_with_force("hidden-from-context", hidden);
+    }
 }
 
 /// A small line under an answer (who answered it, a provider switch).

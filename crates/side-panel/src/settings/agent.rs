@@ -9,7 +9,8 @@ use tandem_core::settings::Settings;
 use wasm_bindgen_futures::{spawn_local, JsFuture};
 use web_sys::{HtmlElement, HtmlInputElement, HtmlTextAreaElement};
 
-use crate::{chrome, dom};
+use crate::chrome;
+use crate::dom::{self, DomError};
 
 /// Puts the saved values in the form.
 pub fn show(settings: &Settings) {
@@ -64,9 +65,21 @@ pub fn read_form(settings: &mut Settings) -> Result<(), String> {
 /// "Sites Tandem may act on": the sites remembered with "Always allow on this site", each
 /// with Remove. Filled now and again whenever the stored list changes (the worker adds to it
 /// during a task).
-pub fn wire_sites() {
+pub fn wire_sites() -> Result<(), DomError> {
     spawn_local(show_sites());
+    // Each site's Remove: one listener for the list, which is rebuilt at every change.
+    dom::on_each(
+        "granted-sites",
+        "button[data-host]",
+        "click",
+        |button, _: web_sys::Event| {
+            if let Some(host) = button.get_attribute("data-host") {
+                spawn_local(forget_site(host));
+            }
+        },
+    )?;
     chrome::on_local_change(SITE_GRANTS_KEY, || spawn_local(show_sites()));
+    Ok(())
 }
 
 async fn read_grants() -> Result<SiteGrants, String> {
@@ -99,10 +112,7 @@ async fn show_sites() {
         dom::set_attr(&remove, "type", "button");
         dom::set_attr(&remove, "aria-label", &format!("Remove {host}"));
         remove.set_text_content(Some("Remove"));
-        let host = host.clone();
-        dom::on(&remove, "click", move |_: web_sys::Event| {
-            spawn_local(forget_site(host.clone()));
-        });
+        dom::set_attr(&remove, "data-host", host);
         let _ = item.append_child(&name);
         let _ = item.append_child(&remove);
         let _ = list.append_child(&item);

@@ -31,9 +31,7 @@ thread_local! {
 }
 
 pub fn wire() -> Result<(), DomError> {
-    let toggle: HtmlButtonElement = dom::by_id("settings-toggle")?;
     let provider: HtmlSelectElement = dom::by_id("provider")?;
-    let form: HtmlElement = dom::by_id("settings-form")?;
     for kind in ProviderKind::PICKABLE {
         let option = web_sys::HtmlOptionElement::new_with_text_and_value(kind.label(), kind.id())
             .map_err(|_| DomError::Missing("provider"))?;
@@ -41,35 +39,33 @@ pub fn wire() -> Result<(), DomError> {
             .add_with_html_option_element(&option)
             .map_err(|_| DomError::Missing("provider"))?;
     }
-    dom::on(&toggle, "click", |_: web_sys::Event| toggle_panel());
-    let close: HtmlButtonElement = dom::by_id("settings-close")?;
-    dom::on(&close, "click", |_: web_sys::Event| close_view());
+    dom::on("settings-toggle", "click", |_: web_sys::Event| {
+        toggle_panel()
+    })?;
+    dom::on("settings-close", "click", |_: web_sys::Event| close_view())?;
     // Esc leaves Settings, as "Back to conversation" does (an IME composition keeps its Esc).
-    let section: HtmlElement = dom::by_id("settings")?;
-    dom::on(&section, "keydown", |e: web_sys::KeyboardEvent| {
+    dom::on("settings", "keydown", |e: web_sys::KeyboardEvent| {
         if e.key() == "Escape" && !e.is_composing() {
             e.prevent_default();
             close_view();
         }
-    });
-    dom::on(&provider, "change", |_: web_sys::Event| {
+    })?;
+    dom::on("provider", "change", |_: web_sys::Event| {
         if let Some(kind) = selected_kind() {
             fill(kind);
         }
-    });
-    let model: HtmlInputElement = dom::by_id("model")?;
-    dom::on(&model, "input", |_: web_sys::Event| show_vision());
-    let on_device: HtmlSelectElement = dom::by_id("on-device")?;
-    dom::on(&on_device, "change", |_: web_sys::Event| show_vision());
-    dom::on(&form, "submit", |e: web_sys::Event| {
+    })?;
+    dom::on("model", "input", |_: web_sys::Event| show_vision())?;
+    dom::on("on-device", "change", |_: web_sys::Event| show_vision())?;
+    dom::on("settings-form", "submit", |e: web_sys::Event| {
         e.prevent_default();
         save();
-    });
-    let test: HtmlButtonElement = dom::by_id("test-connection")?;
-    dom::on(&test, "click", |_: web_sys::Event| test_connection());
-    let list: HtmlButtonElement = dom::by_id("list-models")?;
+    })?;
+    dom::on("test-connection", "click", |_: web_sys::Event| {
+        test_connection()
+    })?;
     // Only on request: a provider is not contacted because a field was entered.
-    dom::on(&list, "click", |_: web_sys::Event| list_models());
+    dom::on("list-models", "click", |_: web_sys::Event| list_models())?;
     spawn_local(async {
         match load().await {
             Ok(stored) => {
@@ -105,9 +101,8 @@ pub fn wire() -> Result<(), DomError> {
         }
         ask_nano(false);
     });
-    let download: HtmlButtonElement = dom::by_id("nano-download")?;
-    dom::on(&download, "click", |_: web_sys::Event| ask_nano(true));
-    agent::wire_sites();
+    dom::on("nano-download", "click", |_: web_sys::Event| ask_nano(true))?;
+    agent::wire_sites()?;
     Ok(())
 }
 
