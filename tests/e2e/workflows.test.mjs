@@ -30,12 +30,16 @@ const uid = () => `${look}${++seq}`;
 function productPage([id, name, price]) {
   const sizeId = `${uid()}-size`;
   const size = `<label for="${sizeId}">Size</label><select id="${sizeId}" name="size" form="buy"><option>S</option><option>M</option><option>L</option></select>`;
-  const add = (label) => `<button class="${uid()}" form="buy">${label}</button>`;
+  // 'e': as 'b', with the button written as an input (`<input type=submit value=…>`), which
+  // the element list names the same way.
+  const add = (label) => (look === 'e'
+    ? `<input type="submit" class="${uid()}" form="buy" value="${label}">`
+    : `<button class="${uid()}" form="buy">${label}</button>`);
   const form = `<form id="buy" action="/cart/add" method="post"><input type="hidden" name="sku" value="${id}"></form>`;
   const head = `<h1>${name}</h1><p>$${price}</p>`;
   const nav = '<a href="/cart">Cart</a> <a href="/">Home</a>';
   if (look === 'a') return page(name, `${head}${form}<div class="opts">${size}</div><div class="buy">${add('Add to cart')}</div>${nav}`);
-  if (look === 'b') return page(name, `<div class="${uid()}">${nav}</div><section class="${uid()}">${add('Add to cart')}<div>${head}</div>${size}</section>${form}`);
+  if (look === 'b' || look === 'e') return page(name, `<div class="${uid()}">${nav}</div><section class="${uid()}">${add('Add to cart')}<div>${head}</div>${size}</section>${form}`);
   return page(name, `${nav}${head}${form}${size}<p>Delivery in 2 days.</p><footer><div class="menu">${add('Put in basket')}</div></footer>`);
 }
 
@@ -222,6 +226,16 @@ test('a parameterised replay (/run … query=red scarf) reaches the other produc
   await refusedRun('/run no such workflow', /There is no workflow called “no such workflow”/);
   assert.equal(cart.length, before, 'nothing ran');
   assert.equal(mock.requests.length, 0);
+});
+
+test('a replay finds "Add to cart" written as <input type=submit> where the task clicked a <button>, without the model', async () => {
+  const [flow] = await stored();
+  look = 'e';
+  const before = cart.length;
+  await runFromTaskBox(`/run ${flow.name} query=green hat`);
+  await ui.waitStatus(/^Done: Workflow .* replayed/, 30_000);
+  assert.equal(mock.requests.length, 0, 'no step went to the model');
+  assert.deepEqual(cart.slice(before), ['green-hat/M'], 'the shop received the item');
 });
 
 test('a diverged step hands over to the model from that step only; Update workflow then replays with no model request', async () => {

@@ -768,6 +768,9 @@ pub fn locate(target: &Target, params: &[Param], entries: &[Entry]) -> Result<u3
         }
         let mut c = e.signature.clone();
         c.attrs.retain(|(k, _)| *k != "id");
+        if c.role == sig.role && c.name.norm == sig.name.norm {
+            same_markup(&mut c, &sig);
+        }
         // Look-alikes are ranked among the candidates, as the target was.
         c.index = ids.len();
         candidates.push(c);
@@ -784,6 +787,21 @@ pub fn locate(target: &Target, params: &[Param], entries: &[Entry]) -> Result<u3
         Match::Ambiguous { .. } => Err(Divergence::Ambiguous(label())),
         Match::NotFound { .. } => Err(Divergence::NotFound(label())),
     }
+}
+
+/// Makes `candidate`, which the list names as `target` is named (same role, same name),
+/// written in `target`'s markup: a button drawn as `<button>Add to cart</button>` on one visit
+/// and `<input type=submit value="Add to cart">` on the next is one control to a person, and
+/// the tag, the text inside and the `type` it was written with must not count against it.
+/// What says where it is and what it does (its surroundings, its `href`, its form field's
+/// `name`) still counts, so a different control stays refused.
+fn same_markup(candidate: &mut Signature, target: &Signature) {
+    candidate.tag = target.tag.clone();
+    candidate.text = target.text.clone();
+    candidate.attrs.retain(|(k, _)| *k != "type");
+    candidate
+        .attrs
+        .extend(target.attrs.iter().filter(|(k, _)| *k == "type").cloned());
 }
 
 /// The end of a divergence's sentence once the model goes on from it.

@@ -511,3 +511,56 @@ fn a_scheduled_run_without_the_models_leave_says_so_until_it_is_resumed() {
         replay.hint()
     );
 }
+
+/// A product page whose buy control is `control`, a snapshot element as the driver writes it.
+fn buy_page(doc: &str, control: serde_json::Value) -> Snapshot {
+    let mut control = control;
+    let extra = json!({
+        "handle": format!("{doc}.1"), "context": "Blue backpack $35 Sturdy",
+        "bbox": {"x": 0, "y": 40, "width": 100, "height": 18},
+        "visible": true, "inViewport": true, "interactive": ["native"]
+    });
+    for (k, v) in extra.as_object().into_iter().flatten() {
+        control[k] = v.clone();
+    }
+    let size = json!({
+        "handle": format!("{doc}.0"), "tag": "select", "implicitRole": "combobox", "name": "Size",
+        "bbox": {"x": 0, "y": 0, "width": 100, "height": 18},
+        "visible": true, "inViewport": true, "interactive": ["native"]
+    });
+    crate::json::from_value(json!({
+        "docId": doc, "url": "https://shop.test/product/blue-backpack", "title": "Shop",
+        "scroll": {"x": 0, "y": 0}, "viewport": {"width": 1000, "height": 800},
+        "page": {"width": 1000, "height": 800}, "frames": [], "elements": [size, control],
+        "truncated": false
+    }))
+    .expect("a snapshot")
+}
+
+#[test]
+fn a_replay_accepts_a_control_the_list_names_alike_whatever_its_markup_and_refuses_another() {
+    let button = json!({"tag": "button", "implicitRole": "button", "name": "Add to cart", "text": "Add to cart"});
+    let submit = |value: &str| {
+        json!({"tag": "input", "implicitRole": "button", "name": value,
+               "attrs": {"type": "submit", "value": value}})
+    };
+    for (recorded_as, replayed_as) in [
+        (button.clone(), submit("Add to cart")),
+        (submit("Add to cart"), button.clone()),
+    ] {
+        let before = buy_page("a", recorded_as);
+        let map = ElementMap::build(&before, None);
+        let target = Target::of(&entry_named(&map, "Add to cart").signature);
+        let after = buy_page("b", replayed_as);
+        let map = ElementMap::build(&after, None);
+        let id = locate(&target, &[], map.entries()).expect("the same control, other markup");
+        assert_eq!(id, entry_named(&map, "Add to cart").id);
+        // Another control on the same spot is still refused.
+        let other = buy_page("c", submit("Add to wishlist"));
+        let map = ElementMap::build(&other, None);
+        assert!(matches!(
+            locate(&target, &[], map.entries()),
+            Err(Divergence::NotFound(_))
+        ));
+    }
+}
