@@ -19,6 +19,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{HtmlButtonElement, HtmlElement, HtmlInputElement, HtmlTextAreaElement};
 
 use crate::dom::{self, DomError};
+use crate::i18n::say;
 
 /// While a task runs the panel asks for its state this often: a worker that was stopped
 /// (and so lost the loop) answers with the task Paused.
@@ -43,7 +44,7 @@ pub fn wire() -> Result<(), DomError> {
     wire_modes()?;
     // The task stays in its box (to start it again, or edit it); the other boxes are
     // emptied once their text is sent.
-    send_typed("task-start", "task", "Type a task first.", false, |task| {
+    send_typed("task-start", "task", "taskTypeFirst", false, |task| {
         // `/run <name> key=value …` runs a saved workflow instead of a new task.
         match workflow::run_command(&task) {
             Some((name, params)) => TaskCommand::RunWorkflow {
@@ -100,7 +101,7 @@ pub fn wire() -> Result<(), DomError> {
     send_typed(
         "task-send-answer",
         "task-reply",
-        "Type an answer first.",
+        "taskTypeAnswerFirst",
         true,
         |text| TaskCommand::Answer { text },
     )?;
@@ -183,14 +184,14 @@ fn wire_guide() -> Result<(), DomError> {
     send_typed(
         "task-send-note",
         "task-note",
-        "Type a note first.",
+        "taskTypeNoteFirst",
         true,
         |note| TaskCommand::UpdateContext { note },
     )?;
     send_typed(
         "task-did-it",
         "task-note",
-        "Describe what you did first.",
+        "taskDescribeFirst",
         true,
         |description| TaskCommand::RecordAction { description },
     )?;
@@ -203,7 +204,7 @@ fn wire_guide() -> Result<(), DomError> {
 }
 
 /// `button` sends the text of the box `field` as `make(text)`; an empty box gets the notice
-/// `empty` instead. `clear`: the box is emptied once its text is sent.
+/// whose catalog key is `empty` instead. `clear`: the box is emptied once its text is sent.
 fn send_typed(
     button: &'static str,
     field: &'static str,
@@ -217,7 +218,7 @@ fn send_typed(
         };
         let text = input.value();
         if text.trim().is_empty() {
-            notice(empty);
+            notice(&say(empty, vec![]));
             return;
         }
         if clear {
@@ -230,9 +231,7 @@ fn send_typed(
 
 fn send(command: TaskCommand) {
     if let Err(e) = crate::port::post(&PanelToWorker::Task { command }) {
-        notice(&format!(
-            "Tandem's background worker is not reachable ({e})."
-        ));
+        notice(&say("workerUnreachable", vec![text(e.to_string())]));
     }
 }
 
@@ -281,8 +280,16 @@ fn poll() {
 pub fn receive(message: WorkerToPanel) {
     let shown = match message {
         WorkerToPanel::TaskState { state, notice: n } => {
-            if let Some(n) = n {
-                notice(&n);
+            // A notice belongs to its moment: the sentence of the last command ("Saved as the
+            // workflow …") is gone once another task starts, unless that one brings its own.
+            let another = VIEW.with(|v| {
+                v.borrow().as_ref().map(|old| old.id.as_str())
+                    != state.as_ref().map(|s| s.id.as_str())
+            });
+            match n {
+                Some(n) => notice(&n),
+                None if another && state.is_some() => notice(""),
+                None => {}
             }
             VIEW.with(|v| *v.borrow_mut() = state.map(|s| *s));
             true
