@@ -276,6 +276,26 @@ test('a short-lived token (40 s) is used until its last fifth: calls right after
   assert.equal(mcp.received.slice(seen).filter((m) => m.refused).length, 0, 'no call was refused');
 });
 
+test('the event stream outlives its token: reopened after the token expired, it is renewed first, and a tool the server adds later is offered', async () => {
+  const { mcp, auth } = await signedServers({ name: 'Streams', expiresIn: 3 });
+  await signIn('Streams', mcp);
+  const until = async (check, what) => {
+    const deadline = Date.now() + 15000;
+    while (!check() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    assert.ok(check(), what);
+  };
+  await until(() => mcp.openStreams() >= 1, 'the event stream is open');
+  await new Promise((r) => setTimeout(r, 3500)); // the token it was opened with has expired
+  const seen = mcp.received.length;
+  mcp.dropStreams(); // a proxy's idle limit cuts it
+  await until(() => mcp.received.slice(seen).some((m) => m.method === 'GET' && !m.refused) && mcp.openStreams() >= 1,
+    `reopened with a token the server takes: ${mcp.received.slice(seen).map((m) => `${m.method} ${m.rpc ?? ''}${m.refused ? ' (401)' : ''}`).join(', ')}`);
+  assert.ok(auth.provider.grants.includes('refresh_token'), `renewed: ${auth.provider.grants.join(', ')}`);
+  await mcp.addTool({ name: 'late_tool', description: 'Arrived later.', annotations: { readOnlyHint: true, openWorldHint: false },
+    inputSchema: { type: 'object', properties: {} } });
+  await (await toolProviders(panel)).getByRole('combobox', { name: 'late_tool from Streams' }).waitFor({ timeout: 10000 });
+});
+
 test('a 401 on a call renews the token once and retries: one refresh grant, one refused request, then the answer', async () => {
   const { mcp, auth } = await signedServers({ name: 'Mailbox' });
   await signIn('Mailbox', mcp);

@@ -431,7 +431,10 @@ async fn request_noting(
 /// that offers none (405) is fine: its tools are read again on reconnecting. A stream the
 /// server closes (a restart, a proxy's idle limit) is opened again, after a pause that grows,
 /// while the session is the server's; a server that no longer knows the session (404) gets a
-/// new one, and its tools are read again (they may have changed meanwhile).
+/// new one, and its tools are read again (they may have changed meanwhile). A signed-in
+/// server's stream is reopened with a token renewed first when it is due, and a 401 renews it
+/// once and reconnects (tools announced meanwhile are read then); a renewal refused says Sign
+/// in again, as a call would.
 fn listen(server: Server, session: Session) {
     let Ok(controller) = AbortController::new() else {
         return;
@@ -442,10 +445,18 @@ fn listen(server: Server, session: Session) {
         old.abort();
     }
     spawn_local(async move {
-        let headers = session.listen_headers(&server.credentials);
+        let mut server = server;
         let mut delay = 1_000;
         let mut reopening = false;
         loop {
+            // The token the stream was first opened with may have expired since.
+            if reopening && crate::mcp_oauth::due(&server.credentials) {
+                match self::server(&server.id).await {
+                    Some(renewed) => server = renewed,
+                    None => return,
+                }
+            }
+            let headers = session.listen_headers(&server.credentials);
             let opened = fetch("GET", &server.url, &headers, None, &controller).await;
             let response = match opened {
                 Ok(response) => response,
@@ -476,6 +487,21 @@ fn listen(server: Server, session: Session) {
             if reopening && response.status() == 404 && session.id.is_some() {
                 SESSIONS.with(|m| m.borrow_mut().remove(&server.id));
                 spawn_local(refresh(server.id.clone()));
+                return;
+            }
+            if response.status() == 401 && server.credentials.oauth.is_some() {
+                // `renew` forgets the session; reading the tools again connects anew, and
+                // that connection listens again.
+                match renew(&mut server).await {
+                    Ok(()) => spawn_local(refresh(server.id.clone())),
+                    Err(e) => {
+                        let sentence = e.to_string();
+                        let _ = crate::registry::change(|r| {
+                            r.set_mcp_problem(&server.id, Some(sentence))
+                        })
+                        .await;
+                    }
+                }
                 return;
             }
             let is_stream = response
