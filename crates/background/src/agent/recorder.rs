@@ -30,7 +30,7 @@ use crate::chrome::execute_script;
 // late must not undo a newer one. Resolves once the newest state asked for is applied.
 let latest = null;
 let running = null;
-let error = null;
+let applied = 0;
 const same = (a, b) => JSON.stringify(a ?? []) === JSON.stringify(b ?? []);
 const script = (w) => ({
   id: w.id, js: ['content/listeners.js'], matches: w.matches, excludeMatches: w.excludeMatches,
@@ -52,18 +52,20 @@ async function apply(wanted, ids) {
   if (add.length) await chrome.scripting.registerContentScripts(add);
 }
 export function recorder_apply(generation, wanted, ids) {
-  if (!latest || latest.generation < generation) latest = { generation, wanted, ids };
+  if (generation > applied && (!latest || latest.generation < generation)) latest = { generation, wanted, ids };
   if (!running) {
     running = (async () => {
-      let applied = -1;
-      error = null;
-      while (latest && latest.generation > applied) {
-        const next = latest;
-        try { await apply(next.wanted, next.ids); error = null; } catch (e) { error = e; }
-        applied = next.generation;
+      let error = null;
+      try {
+        while (latest) {
+          const next = latest;
+          latest = null;
+          try { await apply(next.wanted, next.ids); error = null; } catch (e) { error = e; }
+          applied = Math.max(applied, next.generation);
+        }
+      } finally {
+        running = null;
       }
-      latest = null;
-      running = null;
       if (error) throw error;
     })();
   }
