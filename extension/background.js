@@ -47,6 +47,11 @@ chrome.tabs.onRemoved.addListener(forward(worker.on_tab_removed));
 chrome.tabs.onUpdated.addListener(forward(worker.on_tab_updated));
 chrome.tabs.onReplaced.addListener(forward(worker.on_tab_replaced));
 chrome.alarms.onAlarm.addListener(forward(worker.on_alarm));
+// The sites allowed always get the listener recorder (crates/background/src/agent/recorder.rs):
+// it follows the grants and the site lists, which the panel may change while the worker sleeps.
+chrome.storage.onChanged.addListener((changes, area) => {
+  if (area === 'local' && ('siteGrants' in changes || 'settings' in changes)) forward(worker.on_sites_changed)();
+});
 
 // A scheduled workflow's notification: a click opens the side panel on that run. Chrome
 // dispatches notifications.onClicked with a user gesture, as it does a menu click; the

@@ -1,10 +1,14 @@
 // Which elements a page made clickable from script. Many controls have no role, no href and
 // no pointer cursor: a date picker's Prev anchor, a mail row's icon span, a custom dropdown's
 // options work only through listeners added with addEventListener, which the isolated-world
-// driver (content/driver.js) cannot see. This file runs in the page's MAIN world at
-// document_start in every frame (manifest.json `content_scripts`), before the page's own
-// scripts, and marks each element that gets a pointer or key listener with the attribute
-// `data-tandem-on`, which the driver reads.
+// driver (content/driver.js) cannot see. This file runs in the page's MAIN world and marks each
+// element that gets a pointer or key listener with the attribute `data-tandem-on`, which the
+// driver reads. It patches what a page can see, so it runs only where the agent acts
+// (crates/background/src/agent/recorder.rs): from document_start in every frame, before the
+// page's own scripts, on the sites allowed always and the running task's hosts (Chrome's
+// dynamic content scripts); injected late into a task's page that had none, where the
+// listeners the page added before are missed. Never on a site the user did not allow with no
+// task on it.
 //
 // Frameworks that delegate (React 17+ listens once at its root container, React 16 and Solid at
 // the document, Svelte 5 at its mount target) add no listener to the control itself: they keep
@@ -120,9 +124,14 @@
       if (shadow) scan(shadow);
     }
   };
+  // A cancelable `tandem-scan` is the worker asking whether this document has the recorder
+  // already (before injecting it late): cancelling it says yes, with no global to look for.
+  const preventDefault = Event.prototype.preventDefault;
   apply(add, document, ['tandem-scan', (event) => {
     try {
-      if (event.target === document) scan(document);
+      if (event.target !== document) return;
+      if (event.cancelable) apply(preventDefault, event, []);
+      scan(document);
     } catch (_) { /* an odd page leaves some controls unmarked, nothing more */ }
   }]);
 

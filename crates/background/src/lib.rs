@@ -169,6 +169,12 @@ pub fn on_port_message(port: chrome::Port, message: JsValue) {
     }
 }
 
+/// `storage.onChanged` of the site grants or the settings (background.js filters).
+#[wasm_bindgen]
+pub fn on_sites_changed() {
+    agent::sites_changed();
+}
+
 #[wasm_bindgen]
 pub fn on_port_disconnect(port: chrome::Port) {
     // Nobody is listening any more: stop paying for the tokens.

@@ -42,9 +42,26 @@ export async function startAgentEnv({ routes, key, model, fakeLanguageModel, ori
   return env;
 }
 
-/** The state "Always allow on this site" leaves for `hosts` (what Settings lists). */
+/**
+ * The state "Always allow on this site" leaves for `hosts` (what Settings lists). Returns once
+ * the worker has registered the listener recorder for them, as it does on the change: a page
+ * loaded next is then recorded from its start, like a page the person opens later.
+ */
 export async function alwaysAllow(panel, hosts) {
   await panel.evaluate((always) => chrome.storage.local.set({ siteGrants: { always } }), [...hosts].sort());
+  await recorderRegistered(panel, hosts);
+}
+
+/** Waits until Chrome has the listener recorder registered for each of `hosts` (at most 5 s). */
+export async function recorderRegistered(panel, hosts) {
+  const wanted = hosts.map((h) => `*://${h}/*`);
+  for (const t0 = Date.now(); ;) {
+    const matches = await panel.evaluate(() => chrome.scripting.getRegisteredContentScripts({ ids: ['tandem-listeners'] })
+      .then((s) => s[0]?.matches ?? []));
+    if (wanted.every((m) => matches.includes(m))) return;
+    if (Date.now() - t0 > 5000) throw new Error(`the listener recorder is registered for ${matches.join(', ') || 'nothing'}, not ${wanted.join(', ')}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 /** The text of the last user message of a request body: OpenAI `messages` or Gemini `contents`. */

@@ -16,10 +16,10 @@ use tandem_core::agent::{
 };
 use tandem_core::i18n::{nested, text, Mark, Msg};
 
+use super::hosts::host_of;
 use super::page::{
-    act_in_page, activate_tab, allowed, close_tab, go_back, host_of, lap, navigate, open_tab,
-    settle, snapshot, snapshot_in_full, unchanged_since_snapshot, MapSource, NotActed, OnLook,
-    Phase,
+    act_in_page, activate_tab, allowed, close_tab, go_back, lap, navigate, open_tab, settle,
+    snapshot, snapshot_in_full, unchanged_since_snapshot, MapSource, NotActed, OnLook, Phase,
 };
 use super::run::{Loop, Observed};
 use super::trusted;

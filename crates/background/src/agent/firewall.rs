@@ -14,7 +14,8 @@ use tandem_core::agent::{Approved, Firewall, Held, Snapshot};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
-use super::page::{host_of, tab_url};
+use super::hosts::host_of;
+use super::page::tab_url;
 
 // The listeners are added while a task's rules are up and removed with them: registered at
 // the worker's top level they would wake it for every navigation of every tab.

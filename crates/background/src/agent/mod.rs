@@ -12,7 +12,9 @@ mod act;
 mod error;
 mod firewall;
 mod held;
+mod hosts;
 mod page;
+mod recorder;
 mod replay;
 mod run;
 mod shot;
@@ -36,7 +38,8 @@ use crate::chrome::Port;
 use crate::outbox::post;
 use crate::sessions::Session;
 use crate::storage;
-use page::{allowed, canonical_host, get_tab, is_web, target_tab};
+use hosts::canonical_host;
+use page::{allowed, get_tab, is_web, target_tab};
 use run::{Loop, Stop};
 use store::{broadcast, forget, load, save};
 
@@ -106,6 +109,9 @@ fn recovery() -> Promise {
                     // Rules left by a loop that died with the old worker must not block
                     // the user's own browsing while the task waits to be resumed.
                     firewall::clear().await;
+                    // Likewise the listener recorder of its hosts; the sites allowed always
+                    // keep theirs, brought in line with the grants and lists as they are now.
+                    recorder::sync().await;
                     if let Some(notice) = notice {
                         NOTICE.with(|n| *n.borrow_mut() = Some(notice));
                     }
@@ -117,6 +123,12 @@ fn recovery() -> Promise {
             })
             .clone()
     })
+}
+
+/// The site grants or the site lists changed (`storage.onChanged`): the listener recorder
+/// follows them.
+pub fn sites_changed() {
+    spawn_local(recorder::sync());
 }
 
 /// A command from the panel; answered on `port` (and changes are broadcast).
@@ -543,6 +555,9 @@ fn launch(ctx: TaskContext) {
         };
         looper.run(&mut ctx, controller).await;
         RUN.with(|r| *r.borrow_mut() = None);
+        // Whatever ended it: the sites it went to see nothing of Tandem again (a resumed
+        // task registers them anew as it looks at them).
+        recorder::end_task().await;
         // Added after the loop's last step: a paused task keeps them for its resume.
         looper.take_updates(&mut ctx);
         let _ = save(&ctx).await;

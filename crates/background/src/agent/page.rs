@@ -31,6 +31,8 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
 use super::error::AgentError;
+use super::hosts::host_of;
+use super::recorder;
 use crate::chrome::{self, execute_script, tabs_get};
 
 #[wasm_bindgen(inline_js = "
@@ -156,14 +158,6 @@ pub(super) async fn tab_url(tab: i32) -> Result<String, AgentError> {
         .unwrap_or_default())
 }
 
-/// The host of `url` as the browser's own URL parser reads it (lowercase, punycode, IP
-/// addresses canonical), without the port; `None` when it has none.
-pub(super) fn host_of(url: &str) -> Option<String> {
-    let parsed = web_sys::Url::new(url).ok()?;
-    let host = parsed.hostname();
-    (!host.is_empty()).then_some(host)
-}
-
 /// The site lists' verdict on `url`, with its host read by the browser's own URL parser
 /// (percent-escapes, numeric IPs, full-width letters and stray tabs resolved as Chrome
 /// resolves them when it loads the page).
@@ -178,18 +172,16 @@ pub(super) fn allowed(policy: &UrlPolicy, url: &str) -> Result<(), UrlDenied> {
     policy.check_host(&parsed.hostname())
 }
 
-/// A site-list entry's host as the browser would write it (`Bücher.de` → `xn--bcher-kva.de`);
-/// the entry unchanged when it is no host.
-pub(super) fn canonical_host(host: &str) -> String {
-    web_sys::Url::new(&format!("http://{host}/"))
-        .map(|u| u.hostname())
-        .ok()
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| host.to_string())
+/// The task is about to load `url`: its page gets the listener recorder from its start.
+async fn recorder_for(url: &str) {
+    if let Some(host) = host_of(url) {
+        recorder::include(&host).await;
+    }
 }
 
 /// Loads `url` in the tab, then waits for it to load.
 pub(super) async fn navigate(tab: i32, url: &str) -> Result<(), String> {
+    recorder_for(url).await;
     let props = Object::new();
     let _ = Reflect::set(&props, &"url".into(), &url.into());
     match tabs_update(tab, &props) {
@@ -252,6 +244,7 @@ pub(super) async fn open_background_tab(url: &str) -> Result<i32, AgentError> {
 /// about:blank for good, and asking again did not help), so the tab is handed over once it
 /// can be navigated.
 async fn create_tab(url: &str, active: bool) -> Result<i32, AgentError> {
+    recorder_for(url).await;
     let props = Object::new();
     let _ = Reflect::set(&props, &"url".into(), &url.into());
     let _ = Reflect::set(&props, &"active".into(), &JsValue::from_bool(active));
@@ -286,6 +279,7 @@ const START_MS: f64 = 20_000.0;
 /// in it, and its document quiet as after any navigation. At most [`START_MS`]; the error is
 /// the end of a sentence saying what the tab showed instead.
 pub(super) async fn load_for_run(tab: i32, url: &str) -> Result<(), String> {
+    recorder_for(url).await;
     let props = Object::new();
     let _ = Reflect::set(&props, &"url".into(), &url.into());
     let asked = tabs_update(tab, &props).map_err(js_text)?;
@@ -448,14 +442,27 @@ async fn load_state(tab: i32) -> Option<(bool, bool)> {
     Some((state.status == "complete", state.pending.is_some()))
 }
 
+/// The driver into every frame, and the listener recorder into each new document that has
+/// none (`recorder::ensure`), before a look at the task's tab.
 async fn inject(tab: i32) -> Result<(), AgentError> {
     let started = js_sys::Date::now();
     let injected = inject_driver(tab).await;
+    if let Ok(results) = &injected {
+        if recorder::ensure(tab, results).await {
+            // A document the task had not looked at: the next pages of its site get the
+            // recorder from their start.
+            if let Ok(url) = tab_url(tab).await {
+                recorder_for(&url).await;
+            }
+        }
+    }
     lap(Phase::Inject, started);
-    injected
+    injected.map(|_| ())
 }
 
-async fn inject_driver(tab: i32) -> Result<(), AgentError> {
+/// The driver into every frame of `tab`; Chrome's per-frame results (each with its
+/// `documentId`).
+async fn inject_driver(tab: i32) -> Result<JsValue, AgentError> {
     let injection = Object::new();
     let target = Object::new();
     let _ = Reflect::set(&target, &"tabId".into(), &tab.into());
@@ -466,8 +473,7 @@ async fn inject_driver(tab: i32) -> Result<(), AgentError> {
     let promise = execute_script(&injection).map_err(|e| AgentError::Page(js_text(e)))?;
     JsFuture::from(promise)
         .await
-        .map_err(|e| AgentError::Page(js_text(e)))?;
-    Ok(())
+        .map_err(|e| AgentError::Page(js_text(e)))
 }
 
 /// Runs `func(...args)` in the tab's top frame, or in frame `frame`; its JSON result.
@@ -1023,6 +1029,7 @@ pub(super) fn take_timings() -> StepTimings {
 mod url_tests {
     use wasm_bindgen_test::*;
 
+    use super::super::hosts::canonical_host;
     use super::*;
 
     wasm_bindgen_test_configure!(run_in_service_worker);

@@ -32,9 +32,10 @@ use web_sys::AbortController;
 
 use super::error::AgentError;
 use super::firewall::Guard;
+use super::hosts::{canonical_host, host_of};
 use super::page::{
-    allowed, canonical_host, describe_all, host_of, lap, pending_look, settle, snapshot,
-    snapshot_in_full, tab_url, take_timings, Phase, Prepared,
+    allowed, describe_all, lap, pending_look, settle, snapshot, snapshot_in_full, tab_url,
+    take_timings, Phase, Prepared,
 };
 use super::shot;
 use super::store::{load_grants, remember_site, save};

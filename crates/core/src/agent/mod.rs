@@ -23,6 +23,7 @@ pub mod flow;
 pub mod look;
 #[cfg(test)]
 mod perception_tests;
+pub mod recorder;
 pub mod report;
 pub mod safety;
 pub mod settings;
