@@ -59,11 +59,22 @@ chrome.storage.onChanged.addListener((changes, area) => {
 // focused one), where the run's tab is brought to the front. Without a gesture (a build that
 // gives none) the panel does not open: the run's tab still comes forward, and the panel shows
 // the run when the person opens it within a minute.
-chrome.notifications.onClicked.addListener((id) => {
+const onNotificationClicked = (id) => {
   chrome.sidePanel.open({ windowId: chrome.windows.WINDOW_ID_CURRENT })
     .catch((error) => console.warn('Tandem: the side panel did not open:', error?.message));
   forward(worker.on_notification_clicked)(id);
-});
+};
+// `notifications` is an optional permission, asked for when the person schedules a workflow:
+// until it is granted chrome.notifications is undefined, and touching it here would stop this
+// script before the listeners below. Granted later, the listener is added then; every later
+// start (a click on a notification wakes the worker) finds the API and adds it at top level.
+const listenToNotifications = () => {
+  if (chrome.notifications && !chrome.notifications.onClicked.hasListener(onNotificationClicked)) {
+    chrome.notifications.onClicked.addListener(onNotificationClicked);
+  }
+};
+listenToNotifications();
+chrome.permissions.onAdded.addListener(listenToNotifications);
 
 chrome.contextMenus.onClicked.addListener((info, tab) => {
   openPanel(tab);

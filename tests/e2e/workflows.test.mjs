@@ -111,6 +111,8 @@ let env, mock, panel, tab, ui, site;
 agentSuite({
   routes,
   key: 'sk-test-flows-12345678',
+  // The person allowed notifications when Chrome asked (the first Save schedule).
+  granted: ['notifications'],
   llm,
   turns,
   ready: (started) => {

@@ -118,7 +118,9 @@ pub async fn sign_in(
         })?;
     let server = oauth::read_auth_server(&as_doc, &as_url, &issuer).map_err(|e| e.to_string())?;
     let redirect_uri = redirect_url()
-        .map_err(|_| "Chrome does not let Tandem open a sign-in window here.".to_string())?;
+        // `identity` is optional: the panel's Sign in buttons ask for it. Absent (removed on
+        // chrome://extensions, say), chrome.identity is undefined.
+        .map_err(|_| "Chrome has not allowed Tandem to open a sign-in window: press Sign in again and allow it.".to_string())?;
     let client_id = match client_id.map(str::trim).filter(|c| !c.is_empty()) {
         Some(pasted) => pasted.to_string(),
         None => register(&server, &redirect_uri).await?,

@@ -110,7 +110,12 @@ pub(crate) fn notify(workflow_id: &str, title: &str, message: &str) {
                 crate::log_error("a workflow notification failed", &e);
             }
         }),
-        Err(e) => crate::log_error("chrome.notifications is unavailable", &e),
+        // `notifications` is optional (the panel asks when a schedule is saved): refused, the
+        // run's outcome is still in the Workflows view, where the panel shows it.
+        Err(e) => crate::log_error(
+            "Chrome has not allowed Tandem to show notifications; the scheduled run's outcome is in the Workflows view",
+            &e,
+        ),
     }
 }
 

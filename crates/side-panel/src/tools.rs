@@ -115,6 +115,11 @@ fn headers_box() -> Option<web_sys::HtmlTextAreaElement> {
 }
 
 /// A server that signs people in (OAuth) gets Sign in instead of the token field.
+/// `["identity"]`: what Chrome's sign-in window (`chrome.identity.launchWebAuthFlow`) needs.
+fn sign_in_permission() -> JsValue {
+    js_sys::Array::of1(&"identity".into()).into()
+}
+
 fn show_sign_in(sign_in: bool) {
     if let Ok(b) = dom::by_id::<HtmlElement>("mcp-signin") {
         b.set_hidden(!sign_in);
@@ -144,12 +149,14 @@ fn mcp_submit(add: bool, sign_in: bool) {
     else {
         return mcp_status("The URL could not be read.");
     };
-    // Asked now, inside the click: Chrome refuses the question outside a user gesture.
-    let asked = chrome::permissions_request(&dom::items(
-        "origins",
-        &js_sys::Array::of1(&origin.clone().into()),
-    ))
-    .ok();
+    // Asked now, inside the click: Chrome refuses the question outside a user gesture. A
+    // sign-in also needs `identity` (an optional permission) for Chrome's sign-in window;
+    // Chrome grants it without a question of its own.
+    let wanted = dom::items("origins", &js_sys::Array::of1(&origin.clone().into()));
+    if sign_in {
+        let _ = js_sys::Reflect::set(&wanted, &"permissions".into(), &sign_in_permission());
+    }
+    let asked = chrome::permissions_request(&wanted).ok();
     let request_id = format!("mcp-{}", js_sys::Date::now() as u64);
     LAST_MCP.with(|l| *l.borrow_mut() = request_id.clone());
     mcp_status(match (add, sign_in) {
@@ -169,6 +176,11 @@ fn mcp_submit(add: bool, sign_in: bool) {
                 .unwrap_or(false),
             None => false,
         };
+        if !granted && sign_in {
+            return mcp_status(&format!(
+                "Chrome did not allow Tandem to reach {origin} and open its sign-in window, so Tandem cannot sign in to this server."
+            ));
+        }
         if !granted {
             return mcp_status(&format!(
                 "Chrome did not allow Tandem to reach {origin}, so Tandem cannot talk to this server."
@@ -546,6 +558,20 @@ fn wire_rows() -> Result<(), DomError> {
             else {
                 return;
             };
+            if action == SIGN_IN {
+                // `identity`, asked for inside the click as Chrome wants; without it the
+                // worker says that Chrome's sign-in window is not allowed.
+                let asked =
+                    chrome::permissions_request(&dom::items("permissions", &sign_in_permission()))
+                        .ok();
+                spawn_local(async move {
+                    if let Some(p) = asked {
+                        let _ = wasm_bindgen_futures::JsFuture::from(p).await;
+                    }
+                    send(ToolsCommand::SignInMcp { provider_id });
+                });
+                return;
+            }
             send(match action.as_str() {
                 TURN_ON | TURN_OFF => ToolsCommand::SetMcpEnabled {
                     provider_id,

@@ -407,6 +407,10 @@ fn save_schedule(id: String, every: &str, hours: &str, allow: bool) {
         ),
         None => say("workflowUnscheduled", vec![]),
     };
+    // Notifications are an optional permission: asked for now, inside the click (Chrome asks
+    // only during a user gesture), when a schedule is set. The schedule is saved whatever the
+    // answer: its runs are listed here either way.
+    let asked = schedule.as_ref().and_then(|_| ask_for_notifications());
     spawn_local(async move {
         let mut list = LIST.with(|l| l.borrow().clone());
         let Some(flow) = list.iter_mut().find(|w| w.id == id) else {
@@ -421,6 +425,15 @@ fn save_schedule(id: String, every: &str, hours: &str, allow: bool) {
             Err(e) => status(&say("workflowScheduleNotSet", vec![arg(e.to_string())])),
         }
         let _ = render();
+        if let (Some(p), Some(s)) = (asked, &schedule) {
+            let granted = JsFuture::from(p).await.is_ok_and(|v| v.is_truthy());
+            if !granted {
+                status(&say(
+                    "workflowScheduledSilently",
+                    vec![nested(Mark::Plain, s.every.label_message())],
+                ));
+            }
+        }
     });
 }
 
@@ -616,6 +629,13 @@ async fn import_file(file: web_sys::File) {
         Err(e) => status(&say("workflowsNotSaved", vec![arg(e.to_string())])),
     }
     let _ = render();
+}
+
+/// Asks Chrome to let Tandem show notifications (a scheduled run's outcome, or its need of
+/// the person); resolves to whether it may. Granted already, Chrome answers at once.
+fn ask_for_notifications() -> Option<js_sys::Promise> {
+    let wanted = js_sys::Array::of1(&"notifications".into());
+    crate::chrome::permissions_request(&dom::items("permissions", &wanted)).ok()
 }
 
 /// "Runs by itself": daily, weekly or every N hours, and whether the model may take over

@@ -19,14 +19,14 @@ export const SHOP = 'https://shop.tandem.test';
  * (more extensions beside Tandem, a tool provider say); `onDevice` to useMockProvider.
  * `mockOptions` go to startMockProvider (Ollama's allowed origins, say). `close()` ends it all.
  */
-export async function startAgentEnv({ routes, key, model, fakeLanguageModel, origin = SHOP, more = {}, trust = true, extensionId, others, onDevice, mockOptions = {} }) {
+export async function startAgentEnv({ routes, key, model, fakeLanguageModel, origin = SHOP, more = {}, trust = true, extensionId, others, onDevice, mockOptions = {}, granted }) {
   const env = { close: async () => {
     await env.browser?.close();
     await env.mock?.close();
   } };
   try {
     env.mock = await startMockProvider({ delayMs: 0, ...mockOptions });
-    env.browser = await launchExtension({ fakeLanguageModel, extensionId, others });
+    env.browser = await launchExtension({ fakeLanguageModel, extensionId, others, granted });
     env.site = await routeSite(env.browser.context, { origin, routes });
     env.sites = { [origin]: env.site };
     for (const [o, r] of Object.entries(more)) env.sites[o] = await routeSite(env.browser.context, { origin: o, routes: r });

@@ -39,8 +39,12 @@ const FAKE_LM_SOURCE = readFile(new URL('./fake-language-model.js', import.meta.
  * have (fixed by its manifest's `key`); give it when an extension in `others` also has a
  * background.js, so the handles below are `dist`'s and not the first worker to start.
  * `lang`: the UI language Chrome runs in (`de`, `ja`, `ar`…), what chrome.i18n reports.
+ * `granted`: optional permissions the person has already allowed (`['notifications']`).
+ * Chrome asks for one that has a warning in a dialog of its own, which headless Chromium
+ * shows to nobody: such a test loads a copy of `dist` that lists them as install-time
+ * permissions, so the panel's request is answered at once, as after the person's Allow.
  */
-export async function launchExtension({ dist = path.join(repoRoot, 'dist'), headless = true, fakeLanguageModel, args = [], timeout = 10_000, others = [], extensionId: expectedId, lang } = {}) {
+export async function launchExtension({ dist = path.join(repoRoot, 'dist'), headless = true, fakeLanguageModel, args = [], timeout = 10_000, others = [], extensionId: expectedId, lang, granted = [] } = {}) {
   dist = path.resolve(dist);
   await access(path.join(dist, 'manifest.json')).catch(() => {
     throw new Error(`launchExtension: no manifest.json in ${dist}; build the extension first`);
@@ -52,6 +56,18 @@ export async function launchExtension({ dist = path.join(repoRoot, 'dist'), head
   if (fakeSource) {
     dist = await copyWithFake(dist, fakeSource);
     temps.push(dist);
+  }
+  if (granted.length) {
+    const copy = await mkdtemp(path.join(os.tmpdir(), 'tandem-dist-'));
+    await cp(dist, copy, { recursive: true });
+    if (fakeSource) await rm(dist, { recursive: true, force: true });
+    dist = copy;
+    temps.push(dist);
+    const file = path.join(dist, 'manifest.json');
+    const manifest = JSON.parse(await readFile(file, 'utf8'));
+    manifest.optional_permissions = (manifest.optional_permissions ?? []).filter((p) => !granted.includes(p));
+    manifest.permissions = [...(manifest.permissions ?? []), ...granted];
+    await writeFile(file, JSON.stringify(manifest));
   }
   const profile = await mkdtemp(path.join(os.tmpdir(), 'tandem-profile-'));
   temps.push(profile);
