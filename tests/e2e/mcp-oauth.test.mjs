@@ -296,6 +296,19 @@ test('the event stream outlives its token: reopened after the token expired, it 
   await (await toolProviders(panel)).getByRole('combobox', { name: 'late_tool from Streams' }).waitFor({ timeout: 10000 });
 });
 
+test('Add server pressed before Test on a server that signs people in: its row offers Sign in, which signs in and brings its tools', async () => {
+  const { mcp, auth } = await signedServers({ name: 'Straight' });
+  await fill({ name: 'Straight', url: mcp.url });
+  await form().getByRole('button', { name: 'Add server' }).click();
+  await mcpStatus().filter({ hasText: 'Added, but not usable yet' }).waitFor({ timeout: 20000 });
+  const signIn = (await toolProviders(panel)).getByRole('button', { name: 'Sign in to Straight' });
+  await signIn.click();
+  await signIn.waitFor({ state: 'detached', timeout: 20000 });
+  assert.ok(auth.received.some((r) => r.path === '/authorize'), 'the sign-in window went to the authorization server');
+  const result = await callEcho('straight', 'signed in from the row');
+  assert.ok(result.content.includes('echo from Straight: signed in from the row'), result.content);
+});
+
 test('a 401 on a call renews the token once and retries: one refresh grant, one refused request, then the answer', async () => {
   const { mcp, auth } = await signedServers({ name: 'Mailbox' });
   await signIn('Mailbox', mcp);

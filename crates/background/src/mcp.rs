@@ -833,6 +833,9 @@ pub async fn add(request_id: String, name: String, server: McpEndpoint) {
     let id = format!("{}{}", mcp::ID_PREFIX, random_uuid());
     set_credentials(&id, Some(&credentials)).await;
     let signed_in = credentials.oauth.is_some();
+    // Added before it was tested, a server that signs people in is kept as one, so its row
+    // offers Sign in rather than leaving the person to remove it and start again.
+    let wants_sign_in = matches!(&found, Err(McpError::SignIn { .. }));
     let (tools, problem, server_name, message) = match found {
         Ok((server_name, page, session)) => {
             let message = format!(
@@ -875,7 +878,7 @@ pub async fn add(request_id: String, name: String, server: McpEndpoint) {
             .filter(|_| !signed_in)
             .and_then(token_hint),
         header_names: credentials.header_names(),
-        signs_in: signed_in,
+        signs_in: signed_in || wants_sign_in,
         signed_in,
     };
     crate::registry::change(|r| r.add_mcp_server(&id, &shown, server, tools)).await;
