@@ -825,6 +825,19 @@
     return { url: url.href, method: method === 'post' ? 'post' : 'get' };
   }
 
+  // Where a link goes, as the browser resolved it (what a click opens), when that leaves its
+  // document's origin or the link is in a frame: the worker judges this, never the `href`
+  // text, which reads `/\evil.example` or `https:evil.example` as a path on this site.
+  function linkTarget(el) {
+    if ((el.localName !== 'a' && el.localName !== 'area') || !el.hasAttribute('href')) return null;
+    let url;
+    // An SVG link's `href` is no string: resolved as the browser resolves it for a click.
+    try { url = new URL(typeof el.href === 'string' ? el.href : el.getAttribute('href'), el.baseURI); } catch (_) { return null; }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;
+    const view = el.ownerDocument.defaultView || window;
+    return view === view.top && url.origin === view.location.origin ? null : url.href;
+  }
+
   function snapshot(opts) {
     labelIndex = new Map();
     styleCache = new Map();
@@ -1152,6 +1165,8 @@
       }
       const sends = form !== null ? submitTarget(el) : null;
       if (sends) item.submitsTo = sends;
+      const opens = linkTarget(el);
+      if (opens) item.linksTo = opens;
       if (el.getRootNode() instanceof ShadowRoot) item.shadow = true;
       const options = optionsOf(el);
       if (options) item.options = options;

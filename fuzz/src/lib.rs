@@ -86,12 +86,12 @@ pub fn check_decoder(make: impl Fn() -> Box<dyn StreamDecoder>, data: &[u8]) {
 
 /// The properties of [`tandem_core::agent::parse_action`] on any reply: no panic; an action
 /// read from `reply` serialises to JSON that reads back as the same action with no repair;
-/// and a repair never invents a field: every field the action carries (except `clear` and
-/// `submit`, which have documented defaults) is named in the reply, and every text value is
-/// in it (unless the reply has escapes, which spell a value differently). The one value a
-/// repair may write is the scheme of a URL the model wrote host first (`shop.example/p` →
-/// `https://shop.example/p`, [`Repair::SchemeAdded`]): then the URL without its `https://`
-/// is in the reply, and what was added is exactly that scheme.
+/// and a repair never invents a field: every field the action carries is named in the reply,
+/// or is one of the defaulted fields of [`default_of`] with exactly its default, and every text
+/// value is in the reply (unless the reply has escapes, which spell a value differently). The
+/// one value a repair may write is the scheme of a URL the model wrote host first
+/// (`shop.example/p` → `https://shop.example/p`, [`Repair::SchemeAdded`]): then the URL without
+/// its `https://` is in the reply, and what was added is exactly that scheme.
 ///
 /// [`Repair::SchemeAdded`]: tandem_core::agent::actions::Repair::SchemeAdded
 pub fn check_parse_action(reply: &str) {
@@ -110,11 +110,18 @@ pub fn check_parse_action(reply: &str) {
     let Some(fields) = json.as_object() else {
         panic!("an action's JSON is an object: {json}")
     };
+    let name = parsed.action.name();
     for (key, value) in fields {
-        if matches!(key.as_str(), "action" | "clear" | "submit") {
+        if key == "action" {
             continue;
         }
-        assert!(reply.contains(key.as_str()), "invented field {key} from {reply:?}");
+        if !reply.contains(key.as_str()) {
+            let Some(default) = default_of(name, key) else {
+                panic!("invented field {key} from {reply:?}")
+            };
+            assert_eq!(value, &default, "{name}'s {key} is not its default, from {reply:?}");
+            continue;
+        }
         if let Some(text) = value.as_str() {
             let text = match key.as_str() {
                 "url" if parsed.repairs.contains(&Repair::SchemeAdded) => {
@@ -135,4 +142,23 @@ pub fn check_parse_action(reply: &str) {
             );
         }
     }
+}
+
+/// The fields an action's JSON carries even when the model left them out, and the one value
+/// each then has. A default is no invented value: the action cannot run without one, the
+/// value is the same for every reply, and the JSON carries it so the timeline's details and a
+/// workflow record say exactly what ran. `clear` and `submit` of `type` (the schema gives
+/// their defaults), `ms` of a `wait` for text ([`DEFAULT_TEXT_WAIT_MS`]; a wait without text
+/// needs `ms`), and the axis of a `drag` by `dx`/`dy` not given (no move along it).
+///
+/// [`DEFAULT_TEXT_WAIT_MS`]: tandem_core::agent::actions::DEFAULT_TEXT_WAIT_MS
+pub fn default_of(action: &str, field: &str) -> Option<serde_json::Value> {
+    use tandem_core::agent::actions::DEFAULT_TEXT_WAIT_MS;
+    Some(match (action, field) {
+        ("type", "clear") => true.into(),
+        ("type", "submit") => false.into(),
+        ("wait", "ms") => DEFAULT_TEXT_WAIT_MS.into(),
+        ("drag", "dx" | "dy") => 0.into(),
+        _ => return None,
+    })
 }

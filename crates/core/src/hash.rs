@@ -49,6 +49,22 @@ impl Hasher for Fnv1a {
 /// Builds [`Fnv1a`] hashers for a `HashMap`.
 pub type BuildFnv1a = BuildHasherDefault<Fnv1a>;
 
+/// The hasher of maps keyed by what a page or a model wrote: std's, keyed at random for each
+/// process, so a page cannot choose keys that collide. Except in fuzz builds (`cfg(fuzzing)`,
+/// set by cargo fuzz): there one fixed key, or the code a run covers would differ from run to
+/// run, and with it what libFuzzer tries from a fixed seed (`scripts/fuzz --gate` must give
+/// the same verdict on every machine).
+#[cfg(not(fuzzing))]
+pub type PageKeys = std::collections::hash_map::RandomState;
+#[cfg(fuzzing)]
+pub type PageKeys = BuildHasherDefault<std::collections::hash_map::DefaultHasher>;
+
+/// A `HashMap` with [`PageKeys`] (made with `default()`).
+pub type HashMap<K, V> = std::collections::HashMap<K, V, PageKeys>;
+
+/// A `HashSet` with [`PageKeys`] (made with `default()`).
+pub type HashSet<T> = std::collections::HashSet<T, PageKeys>;
+
 #[cfg(test)]
 mod tests {
     use super::*;

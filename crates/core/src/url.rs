@@ -25,8 +25,12 @@ pub fn domain_of(url: &str) -> Option<String> {
     (!host.is_empty()).then(|| host.to_lowercase())
 }
 
-/// `%40` → `@`, `+` → space, as a form's body or a query is written (the agent's effect
-/// checks, OAuth redirects); a text whose bytes are no UTF-8 stays as it was.
+/// `%40` → `@`, `+` → space: a value as a form's body or a query carries it
+/// (`application/x-www-form-urlencoded`), read as the browser and servers read it. Core's one
+/// decoder (the agent's effect and data-flow checks, OAuth redirects): `+` becomes a space
+/// BEFORE escapes are undone, so `ada%2Btag%40example.com` is `ada+tag@example.com`, never
+/// `ada tag@example.com`. What is no escape (`100%`, `%zz`) stays as written; bytes that are
+/// no UTF-8 become U+FFFD, as in the `url` crate's `form_urlencoded`, its test oracle.
 pub fn form_decode(s: &str) -> String {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
@@ -51,7 +55,7 @@ pub fn form_decode(s: &str) -> String {
         }
         i += 1;
     }
-    String::from_utf8(out).unwrap_or_else(|_| s.to_string())
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]
@@ -65,7 +69,52 @@ mod tests {
         assert_eq!(form_decode("100%"), "100%");
         assert_eq!(form_decode("%zz%4"), "%zz%4");
         assert_eq!(form_decode("caf%C3%A9"), "café");
-        // Not UTF-8 once decoded: the text stays as written.
-        assert_eq!(form_decode("%FF%FE"), "%FF%FE");
+        // A `+` written as an escape is a `+`, not a space.
+        assert_eq!(
+            form_decode("ada%2Btag%40example.com"),
+            "ada+tag@example.com"
+        );
+        // Not UTF-8 once decoded: U+FFFD, the rest still read.
+        assert_eq!(form_decode("a%40b%FF"), "a@b\u{fffd}");
+    }
+
+    /// What the `url` crate (the WHATWG parser's `application/x-www-form-urlencoded`) makes of
+    /// a query value.
+    fn oracle(value: &str) -> String {
+        let query = format!("k={value}");
+        let mut pairs = ::url::form_urlencoded::parse(query.as_bytes());
+        pairs
+            .next()
+            .map(|(_, v)| v.into_owned())
+            .unwrap_or_default()
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn form_decode_reads_a_value_as_the_url_crate_does(
+            value in "([%+a-fA-F0-9zé@. ]|%[0-9a-fA-F]{2}|%[CcDdEe][0-9a-fA-F]%[89aAbB][0-9a-fA-F]){0,24}"
+        ) {
+            proptest::prop_assert_eq!(form_decode(&value), oracle(&value), "{:?}", value);
+        }
+    }
+
+    #[test]
+    fn form_decode_agrees_with_the_url_crate_on_the_escapes_that_matter() {
+        for value in [
+            "ada%2Btag%40example.com",
+            "ada+tag%40example.com",
+            "blue+backpack",
+            "%2B%2b+",
+            "100%",
+            "%",
+            "%4",
+            "%zz%4",
+            "caf%C3%A9",
+            "%FF%FE",
+            "%E2%82",
+            "a%20b+c%2520",
+        ] {
+            assert_eq!(form_decode(value), oracle(value), "{value}");
+        }
     }
 }

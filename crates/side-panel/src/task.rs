@@ -291,7 +291,17 @@ pub fn receive(message: WorkerToPanel) {
                 None if another && state.is_some() => notice(""),
                 None => {}
             }
-            VIEW.with(|v| *v.borrow_mut() = state.map(|s| *s));
+            VIEW.with(|v| {
+                let mut v = v.borrow_mut();
+                // Broadcasts and poll replies come on two channels Chrome does not order
+                // between them: an older state of the task shown is not taken (it would hide
+                // a question just asked, or show one already answered).
+                let older = matches!((v.as_ref(), state.as_deref()),
+                    (Some(shown), Some(new)) if shown.is_newer_than(&new.id, new.revision));
+                if !older {
+                    *v = state.map(|s| *s);
+                }
+            });
             true
         }
         WorkerToPanel::TaskDelta { delta } => {

@@ -259,7 +259,7 @@ async fn handle(command: TaskCommand) -> Option<String> {
                 return Some(format!("Tandem could not forget the task: {e}."));
             }
             NOTICE.with(|n| n.borrow_mut().take());
-            broadcast(None);
+            broadcast(None, 0);
             None
         }
         TaskCommand::SaveWorkflow => {

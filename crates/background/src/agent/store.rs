@@ -58,9 +58,31 @@ pub(super) async fn load() -> (Option<TaskContext>, Option<String>) {
     }
 }
 
-/// Persists `ctx` and tells every open panel what they show of it.
+thread_local! {
+    /// The stamp of the worker's last save ([`TaskContext::revision`]).
+    static STAMP: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// A stamp larger than every earlier save's: one more than this worker's last, and at least
+/// the clock's milliseconds, so a restarted worker (its count back at 0) still stamps later
+/// saves larger than the ones panels already show.
+fn next_stamp() -> u64 {
+    STAMP.with(|s| {
+        // Milliseconds since 1970 fit a u64 for ever; a clock before 1970 counts as 0.
+        let now = js_sys::Date::now().max(0.0) as u64;
+        let next = (s.get() + 1).max(now);
+        s.set(next);
+        next
+    })
+}
+
+/// Persists `ctx` and tells every open panel what they show of it, both under a new stamp.
 pub(super) async fn save(ctx: &TaskContext) -> Result<(), AgentError> {
+    let stamp = next_stamp();
     let value = JSON::parse(&ctx.to_json()).map_err(|e| AgentError::Storage(js_text(e)))?;
+    // Written into the stored copy (read back by polls) and the broadcast alike; `ctx` is
+    // the loop's, borrowed, and the next save stamps anew anyway.
+    let _ = Reflect::set(&value, &"revision".into(), &(stamp as f64).into());
     let items = Object::new();
     let _ = Reflect::set(&items, &TASK_STATE_KEY.into(), &value);
     let promise = session_set(&items).map_err(|e| AgentError::Storage(js_text(e)))?;
@@ -72,7 +94,7 @@ pub(super) async fn save(ctx: &TaskContext) -> Result<(), AgentError> {
             crate::log_error("the task could not be saved", &e);
         }
     });
-    broadcast(Some(ctx));
+    broadcast(Some(ctx), stamp);
     // The toolbar badge: a question of the task (a tool call's reports itself in `tools`).
     crate::badge::set(
         "task",
@@ -92,10 +114,12 @@ thread_local! {
         const { std::cell::RefCell::new(None) };
 }
 
-/// Tells every open panel what changed in the task as they show it (`None`: there is none).
-pub(super) fn broadcast(ctx: Option<&TaskContext>) {
+/// Tells every open panel what changed in the task as they show it (`None`: there is none),
+/// as of the save stamped `stamp`.
+pub(super) fn broadcast(ctx: Option<&TaskContext>, stamp: u64) {
     let message = match ctx.map(TaskView::from) {
-        Some(view) => {
+        Some(mut view) => {
+            view.revision = stamp;
             let since = BROADCAST.with(|b| {
                 let mut b = b.borrow_mut();
                 let since = match b.as_ref() {

@@ -615,7 +615,7 @@ pub fn parse_action(reply: &str) -> Result<ParsedAction, ActionError> {
         Err(_) => extract_object(reply, &mut repairs)?,
     };
     let action = from_value(&value, &mut repairs)?;
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = crate::hash::HashSet::default();
     repairs.retain(|r| seen.insert(*r));
     Ok(ParsedAction { action, repairs })
 }

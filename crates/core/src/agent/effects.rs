@@ -415,13 +415,11 @@ pub fn effect_of(
         } => submit(true, Some(text)),
         // A point of a control (`click_at`, a screenshot's pixel) clicks it as a whole does.
         Action::Click { .. } | Action::ClickAt { .. } if submits_form(el) => submit(false, None),
+        // Where the browser resolved the link, never its `href` text: `/\evil.example/x`
+        // reads as a path here but opens evil.example (the driver leaves `links_to` out for a
+        // link that stays on its document's origin).
         Action::Click { .. } | Action::ClickAt { .. } => {
-            let href = el.attr("href")?;
-            let url = if href.starts_with("//") {
-                format!("https:{href}")
-            } else {
-                href.to_string()
-            };
+            let url = el.links_to.clone()?;
             let host = domain_of(&url)?;
             foreign(&host).then_some(Effect::FollowsLink { url, host })
         }
@@ -694,9 +692,10 @@ mod tests {
     #[test]
     fn a_link_to_another_host_is_an_effect_and_one_on_the_site_is_not() {
         let a = Approved::of(&ctx("find a backpack"));
+        let leaving = "https://shop.tandem.test@collect.attacker.test/dl?e=ada%40example.com";
         let out = el(
             serde_json::json!({"tag": "a", "implicitRole": "link", "text": "Free gift",
-            "attrs": {"href": "https://shop.tandem.test@collect.attacker.test/dl?e=ada%40example.com"}}),
+            "attrs": {"href": leaving}, "linksTo": leaving}),
         );
         let snap = page(vec![out.clone()]);
         let click = Action::Click { element: 1 };
@@ -712,16 +711,36 @@ mod tests {
         let q = effect_question(&out, &effect);
         assert!(q.starts_with("Go to collect.attacker.test (the address starts with \u{201c}shop.tandem.test@\u{201d}"), "{q}");
         assert!(q.contains("e = \u{201c}ada@example.com\u{201d}"), "{q}");
+        // Judged where the browser resolved it (`linksTo`), never by the `href` text: these
+        // read as paths on the shop, and each opens evil.example (`url` resolves them as
+        // Chromium does).
+        let base = url::Url::parse("http://shop.tandem.test/offer").expect("a URL");
         for href in [
-            "/product/1",
-            "https://www.shop.tandem.test/cart",
-            "#top",
-            "mailto:x@y.z",
+            "/\\evil.example/x",
+            "\\\\evil.example",
+            "https:evil.example",
         ] {
+            let resolved = base.join(href).expect("resolves").to_string();
+            let link = el(serde_json::json!({"tag": "a", "implicitRole": "link",
+                "attrs": {"href": href}, "linksTo": resolved}));
+            let effect = effect_of(&click, &link, &snap, &a);
+            assert_eq!(
+                effect.as_ref().map(Effect::host),
+                Some("evil.example"),
+                "{href} → {resolved}"
+            );
+        }
+        // The driver says nothing of a link that stays on its document's origin, nor of
+        // `mailto:`: no question.
+        for href in ["/product/1", "#top", "mailto:x@y.z"] {
             let link = el(
                 serde_json::json!({"tag": "a", "implicitRole": "link", "attrs": {"href": href}}),
             );
             assert_eq!(effect_of(&click, &link, &snap, &a), None, "{href}");
         }
+        let www = el(serde_json::json!({"tag": "a", "implicitRole": "link",
+            "attrs": {"href": "https://www.shop.tandem.test/cart"},
+            "linksTo": "https://www.shop.tandem.test/cart"}));
+        assert_eq!(effect_of(&click, &www, &snap, &a), None);
     }
 }

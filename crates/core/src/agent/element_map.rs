@@ -5,7 +5,7 @@
 //!
 //! [`signature`]: super::signature
 
-use std::collections::{HashMap, HashSet};
+use crate::hash::{HashMap, HashSet};
 use std::fmt::Write as _;
 
 use super::colour::colour_name;
@@ -172,7 +172,7 @@ impl ElementMap {
         let mut covered = 0;
         // A product's image link and its title link: the same place under the same name is
         // one line (the first; the other keeps its id, so an action on it still works).
-        let mut links: HashSet<(&str, String)> = HashSet::new();
+        let mut links: HashSet<(&str, String)> = HashSet::default();
         for entry in &self.entries {
             let Some(el) = snapshot.elements.get(entry.signature.index) else {
                 continue;
@@ -499,7 +499,7 @@ fn listed(snapshot: &Snapshot) -> Vec<Signature> {
 /// then the fuzzy matcher for what is left. Each previous id is given out at most once.
 fn carry_ids(previous: &[Entry], sigs: &[Signature]) -> Vec<Option<u32>> {
     let mut ids: Vec<Option<u32>> = vec![None; sigs.len()];
-    let mut taken: HashSet<u32> = HashSet::new();
+    let mut taken: HashSet<u32> = HashSet::default();
 
     let by_handle: HashMap<&str, &Entry> = previous
         .iter()
@@ -526,7 +526,7 @@ fn carry_ids(previous: &[Entry], sigs: &[Signature]) -> Vec<Option<u32>> {
     // elements keep their id only as the same DOM node.
     let blank =
         |sig: &Signature| sig.name.is_empty() && sig.text.is_empty() && sig.context.is_empty();
-    let mut prev_groups: HashMap<_, Vec<&Entry>> = HashMap::new();
+    let mut prev_groups: HashMap<_, Vec<&Entry>> = HashMap::default();
     for prev in previous
         .iter()
         .filter(|e| !taken.contains(&e.id) && !blank(&e.signature))
@@ -536,7 +536,7 @@ fn carry_ids(previous: &[Entry], sigs: &[Signature]) -> Vec<Option<u32>> {
             .or_default()
             .push(prev);
     }
-    let mut fresh_groups: HashMap<_, Vec<usize>> = HashMap::new();
+    let mut fresh_groups: HashMap<_, Vec<usize>> = HashMap::default();
     for (i, sig) in sigs.iter().enumerate().filter(|(i, _)| ids[*i].is_none()) {
         fresh_groups.entry(sig.content_key()).or_default().push(i);
     }
@@ -625,8 +625,8 @@ enum Distinction {
 impl Names {
     fn of(offered: &[&Entry], snapshot: &Snapshot, compact: bool) -> Names {
         let element = |e: &Entry| snapshot.elements.get(e.signature.index);
-        let mut by_name: HashMap<String, Vec<&Entry>> = HashMap::new();
-        let mut by_group: HashMap<FieldGroup, Vec<&Entry>> = HashMap::new();
+        let mut by_name: HashMap<String, Vec<&Entry>> = HashMap::default();
+        let mut by_group: HashMap<FieldGroup, Vec<&Entry>> = HashMap::default();
         // Document order, whatever order the sections put them in.
         let mut ordered: Vec<&Entry> = offered.to_vec();
         crate::sort::sort_by_key(&mut ordered, |e| e.signature.index);
@@ -642,9 +642,9 @@ impl Names {
             }
         }
         let mut names = Names {
-            contexts: HashMap::new(),
-            ranks: HashMap::new(),
-            fields: HashMap::new(),
+            contexts: HashMap::default(),
+            ranks: HashMap::default(),
+            fields: HashMap::default(),
             compact,
         };
         for (name, group) in by_name.into_iter().filter(|(_, g)| g.len() > 1) {

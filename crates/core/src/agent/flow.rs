@@ -18,6 +18,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::i18n::{nested, text, Mark, Msg};
+use crate::url::form_decode;
 
 /// Places remembered per task, and values per place: the newest are kept.
 const MAX_PLACES: usize = 16;
@@ -267,7 +268,9 @@ struct Outgoing {
 
 impl Outgoing {
     fn new(text: &str) -> Self {
-        let decoded = percent_decode(text).replace('+', " ");
+        // As the receiving server reads a query or a form body: `%2B` is a `+` of the value
+        // (an address `ada+tag@…`), a bare `+` a space.
+        let decoded = form_decode(text);
         let lower = format!("{} {}", text.to_lowercase(), decoded.to_lowercase());
         Outgoing {
             alnum: lower
@@ -287,26 +290,6 @@ impl Outgoing {
             Key::Text(t) => self.lower.contains(t.as_str()),
         }
     }
-}
-
-/// `%40` → `@`; anything that is not a valid escape is kept as it is.
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            let hex = |b: u8| (b as char).to_digit(16);
-            if let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2])) {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Runs of digits with single spaces, dashes or dots between groups (`+1 555-123-4567`,
@@ -494,6 +477,19 @@ mod tests {
             let c = read.carried("collect.tandem.test", url, &task);
             assert_eq!(c.len(), 1, "{url}");
             assert_eq!(c[0].from, "mail.tandem.test");
+        }
+        // An address with a `+` sent percent-encoded: `%2B` is its `+`, not a space (a `+`
+        // turned into a space after decoding lost it).
+        read.note("mail.tandem.test", "Reply to ada+tag@example.com");
+        for outgoing in [
+            "https://collect.tandem.test/?e=ada%2Btag%40example.com",
+            "e=ada%2btag%40example.com&n=1",
+        ] {
+            let c = read.carried("collect.tandem.test", outgoing, &task);
+            assert!(
+                c.iter().any(|c| c.value == "ada+tag@example.com"),
+                "{outgoing}: {c:?}"
+            );
         }
         // On the site it was read on, nothing crosses.
         assert_eq!(

@@ -8,8 +8,8 @@
 //! [`ACCEPT`] is [`Match::NotFound`], and two candidates within [`MARGIN`] of each other are
 //! [`Match::Ambiguous`] unless position settles it (see [`Evidence::Position`]).
 
+use crate::hash::HashMap;
 use std::cell::OnceCell;
-use std::collections::HashMap;
 
 use super::snapshot::{Element, Snapshot};
 
@@ -192,7 +192,7 @@ impl Signature {
         // Keys borrowed from the signatures (a large page has ~1,500 of them a step), then
         // written back once the map is done with them. A brief element is no one's look-alike:
         // it has no name to share.
-        let mut groups: HashMap<(&[u32], &str, &str), usize> = HashMap::new();
+        let mut groups: HashMap<(&[u32], &str, &str), usize> = HashMap::default();
         let ordinals: Vec<usize> = sigs
             .iter()
             .map(|sig| {

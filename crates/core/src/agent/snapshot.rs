@@ -228,6 +228,12 @@ pub struct Element {
     /// document: where it goes and how (absent for the usual same-origin form).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub submits_to: Option<FormTarget>,
+    /// A link's destination as the browser resolved it (`a.href`), when that is another
+    /// origin than its document or it sits in a frame: what a click would open. The `href`
+    /// attribute's text is no guide: `/\evil.example/x`, `\\evil.example` and (on an http
+    /// page) `https:evil.example` all leave the site.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub links_to: Option<String>,
     /// The colour a person sees it in, as CSS computed it (`rgb(255, 0, 0)`): an SVG shape's
     /// fill, or the background of a box that shows no text. The list names the colour.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -289,6 +289,12 @@ pub struct TaskContext {
     pub token_allowance: Option<super::cost::TokenAllowance>,
     /// The session so far, to rebuild it on resume.
     pub transcript: Option<Transcript>,
+    /// The worker's stamp of the save that wrote this state (`store::save`; 0 before any):
+    /// larger for every later save, across worker restarts. A panel hears the task on two
+    /// channels (broadcasts, and replies to its polls read back from storage) that Chrome
+    /// does not order between them, so it keeps the view with the larger stamp.
+    #[serde(default)]
+    pub revision: u64,
 }
 
 impl TaskContext {
@@ -324,6 +330,7 @@ impl TaskContext {
             replay: None,
             token_allowance: None,
             transcript: None,
+            revision: 0,
         }
     }
 
@@ -634,6 +641,9 @@ pub struct TaskView {
     /// Paused at the token ceiling: the card offers Continue.
     #[serde(default)]
     pub at_token_limit: bool,
+    /// [`TaskContext::revision`] of the state shown.
+    #[serde(default)]
+    pub revision: u64,
 }
 
 impl From<&TaskContext> for TaskView {
@@ -657,6 +667,7 @@ impl From<&TaskContext> for TaskView {
                 ctx.replay.as_ref(),
             ),
             at_token_limit: ctx.at_token_limit(),
+            revision: ctx.revision,
         }
     }
 }
@@ -686,6 +697,8 @@ pub struct TaskDelta {
     pub offer: WorkflowOffer,
     #[serde(default)]
     pub at_token_limit: bool,
+    #[serde(default)]
+    pub revision: u64,
 }
 
 /// A delta that does not follow the panel's copy (another task, or steps missed): the panel
@@ -720,6 +733,7 @@ impl TaskDelta {
             answer: self.answer,
             offer: self.offer,
             at_token_limit: self.at_token_limit,
+            revision: self.revision,
         }
     }
 }
@@ -751,14 +765,26 @@ impl TaskView {
             answer: self.answer.clone(),
             offer: self.offer,
             at_token_limit: self.at_token_limit,
+            revision: self.revision,
         }
+    }
+
+    /// Whether this copy shows a later save of task `id` than `revision` (a poll's reply read
+    /// from storage before a save the copy already shows): taking that older state would
+    /// take back what the panel showed, a question asked or answered.
+    pub fn is_newer_than(&self, id: &str, revision: u64) -> bool {
+        id == self.id && revision < self.revision
     }
 
     /// Brings this copy up to date; unchanged when the delta does not follow it. A delta
     /// from step 0 replaces the copy whatever task it held (a new task, a restarted worker);
     /// one from a step the copy already holds overwrites from there (steps are only appended,
-    /// so what comes before is the same).
+    /// so what comes before is the same). A delta of an older state of this task
+    /// ([`TaskView::is_newer_than`]) changes nothing.
     pub fn apply(&mut self, mut delta: TaskDelta) -> Result<(), DeltaGap> {
+        if self.is_newer_than(&delta.id, delta.revision) {
+            return Ok(());
+        }
         if delta.since > 0 && (delta.id != self.id || delta.since > self.steps.len()) {
             return Err(DeltaGap);
         }
@@ -1278,6 +1304,40 @@ mod tests {
         // The panel's poll still parses without `have`.
         let cmd: TaskCommand = crate::json::from_str(r#"{"getState":{}}"#).expect("parses");
         assert_eq!(cmd, TaskCommand::GetState { have: None });
+    }
+
+    #[test]
+    fn a_poll_reply_read_before_a_save_the_panel_shows_takes_nothing_back() {
+        // The question is saved (stamp 8) and broadcast; a poll's reply read from storage
+        // just before that save (stamp 7) arrives after the broadcast, on the Port.
+        let mut ctx = TaskContext::new("id-1", "Sign me up", 10);
+        ctx.revision = 7;
+        let before = TaskView::from(&ctx);
+        ctx.pending = Some(PendingConfirmation::asking(
+            "{}",
+            None,
+            Msg::literal("Send this form to collect.attacker.test?".to_string()),
+        ));
+        ctx.revision = 8;
+        let asked = TaskView::from(&ctx);
+        let mut copy = before.clone();
+        copy.apply(asked.delta_since(0)).expect("follows");
+        assert!(copy.pending.is_some());
+        copy.apply(before.delta_since(0)).expect("ignored");
+        assert_eq!(copy, asked, "the question stays on screen");
+        assert!(copy.is_newer_than("id-1", 7));
+        assert!(!copy.is_newer_than("id-1", 8), "the same save heard twice");
+        assert!(
+            !copy.is_newer_than("id-2", 1),
+            "another task always replaces it"
+        );
+        // Answered (stamp 9): a reply read while it was pending (8) does not bring it back.
+        ctx.pending = None;
+        ctx.revision = 9;
+        let answered = TaskView::from(&ctx);
+        copy.apply(answered.delta_since(0)).expect("follows");
+        copy.apply(asked.delta_since(0)).expect("ignored");
+        assert_eq!(copy, answered, "the answered question does not come back");
     }
     use super::*;
 

@@ -4,7 +4,7 @@
 //! selected-text question ("Ask Tandem") is sent alone, the selection fenced as data, with the
 //! earlier conversation as private background notes.
 
-use std::collections::HashSet;
+use crate::hash::HashSet;
 
 use super::prompt::PAST_SELECTIONS;
 use super::{
