@@ -692,9 +692,7 @@ mod tests {
         // Inside a link, inline code or a code block an address stays what it was.
         check(
             "[https://a.test](https://b.test) `https://c.test`",
-            &format!(
-                "<p><a href=\"https://b.test\" target=\"_blank\" rel=\"noopener noreferrer\">https://a.test</a> <code>https://c.test</code></p>"
-            ),
+            "<p><a href=\"https://b.test\" target=\"_blank\" rel=\"noopener noreferrer\">https://a.test</a> <code>https://c.test</code></p>",
         );
         check(
             "```\nhttps://c.test\n```",
