@@ -305,6 +305,7 @@ pub fn receive(message: WorkerToPanel) {
             true
         }
         WorkerToPanel::TaskDelta { delta } => {
+            let before = shown_id();
             let applied = VIEW.with(|v| {
                 let mut v = v.borrow_mut();
                 match v.as_mut() {
@@ -313,6 +314,10 @@ pub fn receive(message: WorkerToPanel) {
                     None => delta.into_view().map(|view| *v = Some(view)).is_ok(),
                 }
             });
+            // A new task's first step comes as a delta too: its notice is done with.
+            if applied && before.is_some() && shown_id() != before {
+                notice("");
+            }
             if !applied {
                 // Missed a change (opened mid-task, or the worker restarted): the whole view.
                 VIEW.with(|v| v.borrow_mut().take());
@@ -328,6 +333,11 @@ pub fn receive(message: WorkerToPanel) {
             crate::alert::show_error(&e.to_string());
         }
     }
+}
+
+/// The id of the task the card shows.
+fn shown_id() -> Option<String> {
+    VIEW.with(|v| v.borrow().as_ref().map(|view| view.id.clone()))
 }
 
 fn notice(text: &str) {
