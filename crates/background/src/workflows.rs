@@ -190,15 +190,12 @@ fn not_read(detail: &str) -> Msg {
     Msg::new("wfNotRead", vec![text(detail)])
 }
 
-/// "Save as workflow" for the ended task; the sentence the panel shows either way.
-pub async fn save_task(ctx: Option<TaskContext>) -> String {
+/// "Save as workflow" for the ended task, called `name` (the person's choice, refused with a
+/// sentence when empty, too long or another workflow's); the sentence the panel shows either
+/// way.
+pub async fn save_task(ctx: Option<TaskContext>, name: &str) -> String {
     let Some(ctx) = ctx.filter(|c| c.status == TaskStatus::Done && c.replay.is_none()) else {
         return say(Msg::key("wfOnlyDone"));
-    };
-    let id = format!("wf-{}", js_sys::Date::now() as u64);
-    let flow = match Workflow::from_task(&id, &ctx.task, &ctx.recorded) {
-        Ok(w) => w,
-        Err(e) => return say(e),
     };
     let mut list = match load().await {
         Ok(l) => l,
@@ -210,6 +207,17 @@ pub async fn save_task(ctx: Option<TaskContext>) -> String {
             vec![text(MAX_WORKFLOWS.to_string())],
         ));
     }
+    let name = match workflow::chosen_name(name, &list, None) {
+        Ok(n) => n,
+        Err(e) => return say(e),
+    };
+    let id = format!("wf-{}", js_sys::Date::now() as u64);
+    let flow = match Workflow::from_task(&id, &ctx.task, Some(&name), &ctx.recorded)
+        .and_then(|w| workflow::check(&w).map(|()| w))
+    {
+        Ok(w) => w,
+        Err(e) => return say(e),
+    };
     let name = flow.name.clone();
     list.push(flow);
     match store(&list).await {

@@ -262,9 +262,9 @@ async fn handle(command: TaskCommand) -> Option<String> {
             broadcast(None, 0);
             None
         }
-        TaskCommand::SaveWorkflow => {
+        TaskCommand::SaveWorkflow { name } => {
             let (ctx, _) = load().await;
-            Some(crate::workflows::save_task(ctx).await)
+            Some(crate::workflows::save_task(ctx, &name).await)
         }
         TaskCommand::UpdateWorkflow => {
             let (ctx, _) = load().await;

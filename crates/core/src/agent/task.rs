@@ -923,8 +923,11 @@ pub enum TaskCommand {
     },
     /// "Dismiss": an ended task is forgotten, transcript and all.
     Dismiss,
-    /// "Save as workflow": the ended task's recorded steps become a workflow.
-    SaveWorkflow,
+    /// "Save as workflow": the ended task's recorded steps become a workflow called `name`
+    /// (the person's choice; refused when another workflow has it).
+    SaveWorkflow {
+        name: String,
+    },
     /// "Update workflow": the replayed workflow takes the steps this run did.
     UpdateWorkflow,
     /// Runs the saved workflow called `name` (or with id `name`) with these values

@@ -25,10 +25,12 @@ use super::actions::{Action, SelectMode};
 use super::element_map::Entry;
 use super::signature::{self, Match, Place, Signature, Text};
 
+mod name;
 mod schedule;
 #[cfg(test)]
 mod tests;
 
+pub use name::{chosen_name, propose_name, same_name, MAX_NAME};
 pub use schedule::{alarm_name, workflow_of_alarm, Every, Schedule, Shown, SHOWN_KEY};
 
 /// Where the workflows live in `chrome.storage.local`.
@@ -363,9 +365,16 @@ pub fn page_matches(pattern: &str, url: &str) -> bool {
 
 impl Workflow {
     /// The workflow of a task that ended Done: its text, the page it started on and the steps
-    /// it recorded. Values typed or chosen that the task's text contains (as whole words)
-    /// become parameters, named after the field (`query` for a search box).
-    pub fn from_task(id: &str, task: &str, recorded: &[RecordedStep]) -> Result<Workflow, Msg> {
+    /// it recorded, called `name` (the person's choice, see [`chosen_name`]; `None`: the
+    /// proposal, [`propose_name`]). Values typed or chosen that the task's text contains (as
+    /// whole words) become parameters, named after the field (`query` for a search box). A
+    /// secret typed in the task is taken out of the goal and the name alike.
+    pub fn from_task(
+        id: &str,
+        task: &str,
+        name: Option<&str>,
+        recorded: &[RecordedStep],
+    ) -> Result<Workflow, Msg> {
         let Some(first) = recorded.first() else {
             return Err(Msg::key("wfNothingToRepeat"));
         };
@@ -380,10 +389,12 @@ impl Workflow {
         }
         let mut params: Vec<Param> = Vec::new();
         let mut goal = task.to_string();
+        let mut name = name.map(str::to_string);
         for secret in recorded.iter().filter_map(|r| r.scrub.as_deref()) {
             goal = goal.replace(secret, "(the secret)");
+            name = name.map(|n| n.replace(secret, "(the secret)"));
         }
-        let name = propose_name(&goal);
+        let name = name.unwrap_or_else(|| propose_name(&goal));
         for step in recorded {
             let Some(text) = step_value(&step.action) else {
                 continue;
@@ -644,20 +655,6 @@ fn unique_name(base: &str, taken: &[Param]) -> String {
         n += 1;
     }
     name
-}
-
-/// The task's first words, as the workflow's proposed name.
-fn propose_name(task: &str) -> String {
-    let words: Vec<&str> = task.split_whitespace().take(8).collect();
-    let mut name = words.join(" ");
-    if name.chars().count() > 60 {
-        name = name.chars().take(60).collect();
-    }
-    if name.is_empty() {
-        "Workflow".into()
-    } else {
-        name
-    }
 }
 
 /// Recorded steps as workflow steps: values equal to a parameter's become that parameter,
@@ -991,7 +988,7 @@ pub fn check(w: &Workflow) -> Result<(), Msg> {
         )
     };
     let at = |key: &str, n: usize| named(Msg::new(key, vec![text(n.to_string())]));
-    if w.name.trim().is_empty() || w.name.chars().count() > 100 {
+    if w.name.trim().is_empty() || w.name.chars().count() > MAX_NAME {
         return Err(Msg::key("wfCheckNoName"));
     }
     if w.id.is_empty() || w.id.len() > 100 {

@@ -136,6 +136,7 @@ fn workflow() -> Workflow {
     Workflow::from_task(
         "w1",
         "Search for blue backpack, size M, and add it to the cart",
+        None,
         &recorded(),
     )
     .expect("a workflow")
@@ -155,7 +156,7 @@ fn values_from_the_task_become_named_parameters() {
         "Search for {query}, size {size}, and add it to the cart"
     );
     assert_eq!(w.start_url, "https://shop.test/");
-    assert_eq!(w.name, "Search for blue backpack, size M, and add");
+    assert_eq!(w.name, "Search for blue backpack");
     let lines = w.step_lines();
     assert_eq!(
         lines[0],
@@ -177,7 +178,7 @@ fn values_from_the_task_become_named_parameters() {
 #[test]
 fn a_value_the_task_does_not_contain_stays_fixed_and_a_single_letter_needs_a_whole_word() {
     let steps = recorded();
-    let w = Workflow::from_task("w", "Buy the usual backpack in medium", &steps).unwrap();
+    let w = Workflow::from_task("w", "Buy the usual backpack in medium", None, &steps).unwrap();
     assert!(w.params.is_empty(), "{:?}", w.params);
     assert!(matches!(
         &w.steps[0].action,
@@ -201,10 +202,19 @@ fn a_password_is_never_stored() {
         submit: false,
     };
     let step = record(&typed, &login.url, Some(pw), true).unwrap();
-    let w = Workflow::from_task("w", "log in with hunter2-secret", &[step]).unwrap();
+    let w = Workflow::from_task("w", "log in with hunter2-secret", None, &[step.clone()]).unwrap();
     let stored = serde_json::to_string(&w).unwrap();
     assert!(!stored.contains("hunter2"), "{stored}");
     assert_eq!(w.goal, "log in with (the secret)");
+    // Nor in the name the person chose, should they have typed it there too.
+    let named = Workflow::from_task(
+        "w",
+        "log in with hunter2-secret",
+        Some("Log in as hunter2-secret"),
+        &[step.clone()],
+    )
+    .unwrap();
+    assert_eq!(named.name, "Log in as (the secret)");
     assert!(matches!(
         w.steps[0].action,
         StepAction::Type {
