@@ -3,7 +3,7 @@
 // conversation (an answer with a link, code and a table), a tool provider's request, Settings
 // with its Tools, a tool call waiting on Ask, and a task running through each of its questions
 // (site access, an irreversible click, a password field, a question from the agent) to its
-// end. Zero violations is the bar; a failure lists each rule with the elements it found.
+// end and the name asked when it is saved as a workflow. Zero violations is the bar; a failure lists each rule with the elements it found.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -142,5 +142,8 @@ test('a task through each of its questions', async () => {
   await ui.button('Send answer').click();
   await ui.waitStatus(/^Done/, 20_000);
   problems.push(...await audit('task: done, with its steps'));
+  await ui.button('Save as workflow').click();
+  await panel.getByRole('group', { name: 'Save as workflow' }).getByRole('textbox', { name: 'Workflow name' }).waitFor();
+  problems.push(...await audit('task: done, naming its workflow'));
   assert.deepEqual(problems, [], problems.join('\n'));
 });

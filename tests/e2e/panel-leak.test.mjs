@@ -152,8 +152,8 @@ test('renaming a saved workflow many times leaves the panel\'s nodes, listeners 
   // The rebuilt entry's fields are the ones its buttons read.
   const entry = view.getByRole('listitem', { name, exact: true });
   await entry.getByRole('textbox', { name: 'Value of query' }).fill('red hat');
-  await entry.getByRole('button', { name: 'Save parameter query' }).click();
-  await panel.getByRole('status', { name: 'Workflows status' }).filter({ hasText: 'Parameter saved.' }).waitFor();
+  await entry.getByRole('button', { name: 'Save as default value of query' }).click();
+  await panel.getByRole('status', { name: 'Workflows status' }).filter({ hasText: 'Saved: query is “red hat” on every run that gives no other value.' }).waitFor();
   const stored = await panel.evaluate(() => chrome.storage.local.get('workflows').then((x) => x.workflows));
   assert.deepEqual(stored.map((w) => [w.name, w.params]), [[name, [{ name: 'query', value: 'red hat' }]]]);
 });

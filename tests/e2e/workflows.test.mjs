@@ -165,22 +165,48 @@ async function refusedRun(text, says) {
   await ui.notice().filter({ hasText: says }).waitFor();
 }
 
-/** Records the 5-step shop task with the model and saves it as a workflow. */
+const SHOP_TASK = 'Search for blue backpack, pick size M and add it to the cart';
+
+/** The task card's form that "Save as workflow" opens, and its name field. */
+const saveForm = () => panel.getByRole('group', { name: 'Save as workflow' });
+const nameField = () => saveForm().getByRole('textbox', { name: 'Workflow name' });
+
+/** Save as workflow: the card asks for the name; `name` (when given) is typed over the one
+ * it proposes, and Save pressed. Returns the proposed name. */
+async function saveAsWorkflow(name) {
+  await ui.button('Save as workflow').click();
+  await nameField().waitFor();
+  const proposed = await nameField().inputValue();
+  if (name !== undefined) await nameField().fill(name);
+  await saveForm().getByRole('button', { name: 'Save workflow' }).click();
+  return proposed;
+}
+
+/** Records the 5-step shop task with the model and saves it as a workflow under the name
+ * the card proposes. */
 async function recordShopWorkflow() {
-  await ui.startTask(tab, 'Search for blue backpack, pick size M and add it to the cart', site.url + '/');
+  await recordShopTask();
+  const count = (await stored()).length;
+  const proposed = await saveAsWorkflow();
+  await until(async () => (await stored()).length > count, 'a stored workflow');
+  assert.match(await notice(), /Saved as the workflow/);
+  const [flow] = (await stored()).slice(-1);
+  assert.equal(flow.name, proposed, 'saved under the name the person kept');
+  return flow;
+}
+
+async function recordShopTask() {
+  await ui.startTask(tab, SHOP_TASK, site.url + '/');
   await ui.waitStatus(/^Done/);
   assert.deepEqual(cart, ['blue-backpack/M']);
   assert.ok(mock.requests.length >= 6, `the recording used the model (${mock.requests.length} requests)`);
-  await ui.button('Save as workflow').click();
-  await until(async () => (await stored()).length > 0, 'a stored workflow');
-  assert.match(await notice(), /Saved as the workflow/);
-  const [flow] = (await stored()).slice(-1);
-  return flow;
 }
 
 test('a Done task is saved with its steps and a named parameter, and replays on a re-rendered shop with no model request', async () => {
   await panel.evaluate(() => chrome.storage.local.remove('workflows'));
   const flow = await recordShopWorkflow();
+  // A few words of the task that make sense, not its first eight cut mid-phrase.
+  assert.equal(flow.name, 'Search for blue backpack');
   assert.equal(flow.steps.length, 5, JSON.stringify(flow.steps));
   assert.deepEqual(flow.params.map((p) => [p.name, p.value]), [['query', 'blue backpack'], ['size', 'M']]);
   assert.ok(!JSON.stringify(flow).includes('Results'), 'no page text beyond target names is stored');
@@ -216,6 +242,57 @@ test('a Done task is saved with its steps and a named parameter, and replays on 
   assert.match(await workflowsView().getByRole('listitem', { name: flow.name }).textContent(), /Last run .*: Done without the model/);
 });
 
+test('Save as workflow asks for the name: another workflow\'s is refused with a sentence and nothing is saved; the name typed is kept and /run finds it', async () => {
+  const before = await stored();
+  assert.equal(before.length, 1, 'the previous test saved a workflow');
+  await recordShopTask();
+
+  // The name the card proposes is the one taken: refused, with a sentence naming it.
+  await ui.button('Save as workflow').click();
+  await nameField().waitFor();
+  assert.equal(await nameField().inputValue(), 'Search for blue backpack');
+  assert.equal(await panel.evaluate(() => document.activeElement?.id), 'task-workflow-name', 'the field has the focus');
+  await nameField().fill('  search FOR blue backpack ');
+  await nameField().press('Enter');
+  await ui.notice().filter({ hasText: 'There is already a workflow called “Search for blue backpack”. Choose another name.' }).waitFor();
+  assert.ok(await nameField().isVisible(), 'the form stays to change the name');
+  assert.equal(await nameField().inputValue(), '  search FOR blue backpack ');
+  // Cancel closes it; nothing was saved either way.
+  await saveForm().getByRole('button', { name: 'Cancel' }).click();
+  await saveForm().waitFor({ state: 'hidden' });
+  assert.deepEqual(await stored(), before, 'nothing was saved');
+
+  // Opened again, the field keeps what the person typed; Enter saves the name they type.
+  await ui.button('Save as workflow').click();
+  assert.equal(await nameField().inputValue(), '  search FOR blue backpack ');
+  await nameField().fill(' Backpack, size M ');
+  await nameField().press('Enter');
+  await ui.notice().filter({ hasText: 'Saved as the workflow “Backpack, size M”' }).waitFor();
+  await saveForm().waitFor({ state: 'hidden' });
+  const after = await stored();
+  assert.equal(after.length, 2);
+  assert.equal(after[1].name, 'Backpack, size M', 'exactly what was typed, trimmed');
+
+  // Rename refuses another workflow's name too.
+  await openWorkflows();
+  const entry = workflowsView().getByRole('listitem', { name: 'Backpack, size M', exact: true });
+  await entry.getByRole('textbox', { name: 'New name for Backpack, size M' }).fill('SEARCH for blue backpack');
+  await entry.getByRole('button', { name: 'Rename Backpack, size M' }).click();
+  await panel.getByRole('status', { name: 'Workflows status' }).filter({ hasText: 'There is already a workflow called “Search for blue backpack”. Choose another name.' }).waitFor();
+  assert.deepEqual(await stored(), after, 'nothing renamed');
+
+  // /run finds it by the name the person gave.
+  cart.length = 0;
+  mock.reset();
+  mock.setDefault(llm);
+  await runFromTaskBox('/run Backpack, size M query=red scarf');
+  await ui.waitStatus(/^Done: Workflow .* replayed/, 30_000);
+  assert.deepEqual(cart, ['red-scarf/M']);
+  assert.equal(mock.requests.length, 0);
+  // The tests that follow run the first workflow alone.
+  await panel.evaluate(() => chrome.storage.local.get('workflows').then(({ workflows }) => chrome.storage.local.set({ workflows: workflows.slice(0, 1) })));
+});
+
 test('a parameterised replay (/run … query=red scarf) reaches the other product, still without the model', async () => {
   const [flow] = await stored();
   assert.ok(flow, 'the previous test saved a workflow');
@@ -230,6 +307,43 @@ test('a parameterised replay (/run … query=red scarf) reaches the other produc
   await refusedRun('/run no such workflow', /There is no workflow called “no such workflow”/);
   assert.equal(cart.length, before, 'nothing ran');
   assert.equal(mock.requests.length, 0);
+});
+
+test('the view runs once with the values in its fields, keeping the defaults; Save as default changes them for every run', async () => {
+  const [flow] = await stored();
+  const defaults = flow.params.map((p) => [p.name, p.value]);
+  assert.deepEqual(defaults, [['query', 'blue backpack'], ['size', 'M']]);
+  await openWorkflows();
+  const entry = workflowsView().getByRole('listitem', { name: flow.name, exact: true });
+  const query = entry.getByRole('textbox', { name: 'Value of query' });
+  assert.match(await entry.getByRole('group', { name: `Parameters of ${flow.name}` }).textContent(), /Run uses these values this time only; Save as default keeps a value for every run/);
+
+  // Another value, then Run: the shop gets the other product, the stored default stays.
+  await query.fill('red scarf');
+  const ran = Date.now();
+  // The last run's "Done" is still on screen: wait for this run's task before its status.
+  const previous = (await ui.stored())?.id;
+  await entry.getByRole('button', { name: `Run ${flow.name}` }).click();
+  await until(async () => (await ui.stored())?.id !== previous, 'the run to start');
+  await panel.locator(`#task-status[data-task="${(await ui.stored()).id}"]`).waitFor();
+  await ui.waitStatus(/^Done: Workflow .* replayed/, 30_000);
+  assert.deepEqual(cart, ['red-scarf/M'], 'the shop received the value typed for this run');
+  assert.equal(mock.requests.length, 0);
+  await until(async () => (await stored())[0].lastRun?.at >= ran, 'the run\'s outcome');
+  assert.deepEqual((await stored())[0].params.map((p) => [p.name, p.value]), defaults, 'the defaults are unchanged');
+  await openWorkflows();
+  await until(async () => (await query.inputValue()) === 'blue backpack', 'the field showing the default again');
+
+  // Save as default: stored for every run, and nothing runs.
+  await query.fill('green hat');
+  await entry.getByRole('button', { name: 'Save as default value of query' }).click();
+  await panel.getByRole('status', { name: 'Workflows status' }).filter({ hasText: 'Saved: query is “green hat” on every run that gives no other value.' }).waitFor();
+  assert.deepEqual((await stored())[0].params.map((p) => [p.name, p.value]), [['query', 'green hat'], ['size', 'M']]);
+  assert.deepEqual(cart, ['red-scarf/M'], 'saving a default runs nothing');
+  // Back as recorded, for the tests that follow.
+  await entry.getByRole('textbox', { name: 'Value of query' }).fill('blue backpack');
+  await entry.getByRole('button', { name: 'Save as default value of query' }).click();
+  await until(async () => (await stored())[0].params[0].value === 'blue backpack', 'the default back');
 });
 
 test('a replay finds "Add to cart" written as <input type=submit> where the task clicked a <button>, without the model', async () => {
@@ -282,7 +396,7 @@ test('an irreversible step asks on every replay, and Deny ends the run with noth
   await ui.button('Approve').click();
   await ui.waitStatus(/^Done/);
   assert.equal(orders.length, 1);
-  await ui.button('Save as workflow').click();
+  assert.equal(await saveAsWorkflow(), 'Place the order');
   await until(async () => (await stored()).length === 1, 'the saved workflow');
   const [flow] = await stored();
   mock.reset();

@@ -68,6 +68,15 @@ const LABELS: &[(&str, Put, &str)] = &[
     ("#token-meter", Put::Text, "meterNothing"),
     ("#task-save-workflow", Put::Text, "saveAsWorkflow"),
     ("#task-save-workflow", Put::Title, "saveAsWorkflowTitle"),
+    ("#task-save-form", Put::Label, "saveAsWorkflow"),
+    (
+        "label[for=\"task-workflow-name\"]",
+        Put::Text,
+        "workflowNameLabel",
+    ),
+    ("#task-save-workflow-confirm", Put::Text, "save"),
+    ("#task-save-workflow-confirm", Put::Label, "saveWorkflow"),
+    ("#task-save-workflow-cancel", Put::Text, "cancel"),
     ("label[for=\"on-device\"]", Put::Text, "onDeviceModel"),
     (
         "#on-device option[value=\"auto\"]",

@@ -16,6 +16,7 @@ use tandem_core::i18n::{text, Msg};
 use tandem_core::protocol::{PanelToWorker, WorkerToPanel};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::spawn_local;
 use web_sys::{HtmlButtonElement, HtmlElement, HtmlInputElement, HtmlTextAreaElement};
 
 use crate::dom::{self, DomError};
@@ -31,6 +32,8 @@ thread_local! {
     static VIEW: RefCell<Option<TaskView>> = const { RefCell::new(None) };
     /// The question last reported to `waiting` (its group and text).
     static ASKED: RefCell<String> = const { RefCell::new(String::new()) };
+    /// The task whose "Save as workflow" form is open (it closes when another task shows).
+    static SAVING: RefCell<Option<String>> = const { RefCell::new(None) };
 }
 
 /// A poll that says what this panel holds, so the worker can answer with what it lacks.
@@ -113,15 +116,115 @@ pub fn wire() -> Result<(), DomError> {
         ("task-continue", TaskCommand::Resume),
         ("task-cancel", TaskCommand::Cancel),
         ("task-dismiss", TaskCommand::Dismiss),
-        ("task-save-workflow", TaskCommand::SaveWorkflow),
         ("task-update-workflow", TaskCommand::UpdateWorkflow),
     ] {
         dom::on(id, "click", move |_: web_sys::Event| send(command.clone()))?;
     }
+    wire_save_form()?;
     listen_broadcasts();
     poll();
     send(get_state());
     Ok(())
+}
+
+/// "Save as workflow" asks for the workflow's name first, in the task card: a field holding a
+/// proposed name (a few words of the task), Save (or Enter) and Cancel (or Escape). A name
+/// another workflow has is refused here at once with the worker's own sentence, and the form
+/// stays for the person to change it; the worker checks again when it saves.
+fn wire_save_form() -> Result<(), DomError> {
+    dom::on("task-save-workflow", "click", |_: web_sys::Event| {
+        open_save_form()
+    })?;
+    dom::on(
+        "task-save-workflow-confirm",
+        "click",
+        |_: web_sys::Event| save_named(),
+    )?;
+    dom::on("task-save-workflow-cancel", "click", |_: web_sys::Event| {
+        close_save_form(true)
+    })?;
+    dom::on(
+        "task-workflow-name",
+        "keydown",
+        |e: web_sys::KeyboardEvent| match e.key().as_str() {
+            "Enter" if !e.is_composing() => {
+                e.prevent_default();
+                save_named();
+            }
+            "Escape" if !e.is_composing() => {
+                e.prevent_default();
+                close_save_form(true);
+            }
+            _ => {}
+        },
+    )?;
+    Ok(())
+}
+
+/// Opens the form for the task on screen. The field keeps what the person typed for this
+/// task (a name refused, say); for another task it proposes one.
+fn open_save_form() {
+    let Some((id, task)) =
+        VIEW.with(|v| v.borrow().as_ref().map(|v| (v.id.clone(), v.task.clone())))
+    else {
+        return;
+    };
+    let Ok(field) = dom::by_id::<HtmlInputElement>("task-workflow-name") else {
+        return;
+    };
+    if field.get_attribute("data-task").as_deref() != Some(id.as_str()) {
+        field.set_value(&workflow::propose_name(&task));
+        dom::set_attr(&field, "data-task", &id);
+    }
+    SAVING.with(|s| *s.borrow_mut() = Some(id));
+    show_save_form(true);
+    let _ = field.focus();
+    field.select();
+}
+
+fn show_save_form(open: bool) {
+    if let Ok(form) = dom::by_id::<HtmlElement>("task-save-form") {
+        form.set_hidden(!open);
+    }
+    if let Ok(b) = dom::by_id::<HtmlElement>("task-save-workflow") {
+        dom::set_attr(&b, "aria-expanded", if open { "true" } else { "false" });
+    }
+}
+
+/// Closes the form; `refocus`: the person closed it, and goes back to the button.
+fn close_save_form(refocus: bool) {
+    SAVING.with(|s| s.borrow_mut().take());
+    show_save_form(false);
+    if refocus {
+        if let Ok(b) = dom::by_id::<HtmlButtonElement>("task-save-workflow") {
+            let _ = b.focus();
+        }
+    }
+}
+
+/// Save in the form: the name is checked against the saved workflows, then sent.
+fn save_named() {
+    let Ok(field) = dom::by_id::<HtmlInputElement>("task-workflow-name") else {
+        return;
+    };
+    let name = field.value();
+    spawn_local(async move {
+        // Storage that cannot be read leaves the check to the worker, which says why.
+        let list = match crate::chrome::local_json(workflow::WORKFLOWS_KEY).await {
+            Ok(Some(json)) => workflow::read_stored(&json),
+            _ => Vec::new(),
+        };
+        match workflow::chosen_name(&name, &list, None) {
+            Ok(name) => {
+                close_save_form(false);
+                send(TaskCommand::SaveWorkflow { name });
+            }
+            Err(refused) => {
+                notice(&plain(&refused));
+                let _ = field.focus();
+            }
+        }
+    });
 }
 
 /// The composer's two modes, as a tablist: Chat (the Message box) and Task (the Task box).
@@ -365,6 +468,12 @@ fn render(state: Option<&TaskView>) -> Result<(), DomError> {
     dom::by_id::<HtmlElement>("task-guide")?.set_hidden(!(running || paused));
     let offer = state.map(|s| s.offer).unwrap_or_default();
     dom::by_id::<HtmlElement>("task-save-workflow")?.set_hidden(offer != WorkflowOffer::Save);
+    // The name form belongs to the task it was opened for, while that task can be saved.
+    let saving = offer == WorkflowOffer::Save
+        && SAVING.with(|s| s.borrow().as_deref() == state.map(|s| s.id.as_str()));
+    if !saving && SAVING.with(|s| s.borrow().is_some()) {
+        close_save_form(false);
+    }
     dom::by_id::<HtmlElement>("task-update-workflow")?.set_hidden(offer != WorkflowOffer::Update);
 
     let line = match state {

@@ -1,9 +1,11 @@
 //! The Workflows view: the saved workflows (`chrome.storage.local["workflows"]`, redrawn on
 //! every change), each with its name, start site, steps, parameters and last run; Run (a
-//! `RunWorkflow` task command: the run shows in the task card), Rename, parameters renamed,
-//! given a default or removed, Delete, Export (a JSON file downloaded through an
-//! `<a download>` click) and Import (a file checked by `workflow::import`: anything
-//! malformed, oversized or hostile is refused with a sentence and nothing is stored).
+//! `RunWorkflow` task command with the values in its parameter fields, for that run only: the
+//! run shows in the task card), Rename (a name another workflow has is refused), parameters
+//! renamed, given a default ("Save as default") or removed, Delete, Export (a JSON file
+//! downloaded through an `<a download>` click) and Import (a file checked by
+//! `workflow::import`: anything malformed, oversized or hostile is refused with a sentence
+//! and nothing is stored).
 //! A clicked notification of a scheduled run (`SHOWN_KEY` in `chrome.storage.session`, written
 //! by the worker) opens the view on that workflow's entry, or, while the run waits for the
 //! person, closes it so the task card shows. A view of its own: it imports no other view.
@@ -269,7 +271,9 @@ fn button(label: &str, name: &str, action: &str) -> Result<HtmlElement, DomError
     Ok(b)
 }
 
-/// What the buttons of an entry do (their `data-action`).
+/// What the buttons of an entry do (their `data-action`). Save as default stores a
+/// parameter's value (and its name) for every run; Run takes the values in the fields for
+/// that run only.
 const SAVE_PARAM: &str = "save-param";
 const REMOVE_PARAM: &str = "remove-param";
 const RENAME: &str = "rename";
@@ -314,7 +318,11 @@ fn act(button: &web_sys::Element) {
     match action.as_str() {
         SAVE_PARAM => {
             let (new, value) = (value("param-name"), value("param-value"));
-            change(id, say("workflowParamSaved", vec![]), move |w| {
+            let said = say(
+                "wfDefaultSaved",
+                vec![arg(new.trim().to_string()), arg(value.clone())],
+            );
+            change(id, said, move |w| {
                 w.rename_param(&param, &new)?;
                 w.set_param_value(new.trim(), &value)
             });
@@ -328,20 +336,23 @@ fn act(button: &web_sys::Element) {
             },
         ),
         RENAME => {
-            let name = value("name").trim().to_string();
+            // `/run` finds a workflow by its name: another's is refused, as at save time.
+            let chosen =
+                LIST.with(|l| workflow::chosen_name(&value("name"), &l.borrow(), Some(&id)));
+            let name = match chosen {
+                Ok(name) => name,
+                Err(e) => return status(&tandem_chrome::i18n::plain(&e)),
+            };
             change(
                 id,
                 say("workflowRenamed", vec![arg(name.clone())]),
                 move |w| {
-                    if name.is_empty() || name.chars().count() > 100 {
-                        return Err(Msg::key("wfNameLength"));
-                    }
                     w.name = name;
                     Ok(())
                 },
             );
         }
-        RUN => run(id),
+        RUN => run(id, entry_values(button)),
         EXPORT => export(&id),
         DELETE => spawn_local(delete(id)),
         SAVE_SCHEDULE => {
@@ -357,11 +368,33 @@ fn act(button: &web_sys::Element) {
     }
 }
 
-fn run(id: String) {
+/// The values in the parameter fields of `button`'s entry, by parameter (as stored, not as
+/// its name field may have been edited).
+fn entry_values(button: &web_sys::Element) -> Vec<(String, String)> {
+    let Some(fields) = button
+        .closest("li[data-workflow]")
+        .ok()
+        .flatten()
+        .and_then(|li| {
+            li.query_selector_all("input[data-field=\"param-value\"]")
+                .ok()
+        })
+    else {
+        return Vec::new();
+    };
+    (0..fields.length())
+        .filter_map(|i| fields.item(i)?.dyn_into::<HtmlInputElement>().ok())
+        .filter_map(|f| Some((f.get_attribute("data-param")?, f.value())))
+        .collect()
+}
+
+/// Runs workflow `id` with `values` for this run only: the stored defaults stay as they are
+/// (the worker reads the workflow afresh and puts these in their place).
+fn run(id: String, values: Vec<(String, String)>) {
     set_open(false);
     let command = TaskCommand::RunWorkflow {
         name: id,
-        params: Vec::new(),
+        params: values,
         tab_id: crate::tab::current(),
     };
     if let Err(e) = crate::port::post(&PanelToWorker::Task { command }) {
@@ -497,11 +530,12 @@ fn item(flow: &Workflow) -> Result<HtmlElement, DomError> {
             dom::set_attr(&name, "data-field", "param-name");
             let value = field(&say("wfParamValue", vec![arg(p.name.clone())]), &p.value)?;
             dom::set_attr(&value, "data-field", "param-value");
+            dom::set_attr(&value, "data-param", &p.name);
             append(&row, &name)?;
             append(&row, &value)?;
             let save = button(
-                &tandem_chrome::i18n::label("save"),
-                &say("wfSaveParam", vec![arg(p.name.clone())]),
+                &say("wfSaveDefault", vec![]),
+                &say("wfSaveDefaultOf", vec![arg(p.name.clone())]),
                 SAVE_PARAM,
             )?;
             dom::set_attr(&save, "data-param", &p.name);
@@ -515,6 +549,7 @@ fn item(flow: &Workflow) -> Result<HtmlElement, DomError> {
             append(&row, &remove)?;
             append(&group, &row)?;
         }
+        append(&group, &text("p", "hint", &say("wfParamsHint", vec![]))?)?;
         append(&li, &group)?;
     }
 
