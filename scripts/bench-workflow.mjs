@@ -101,6 +101,8 @@ try {
 
   // 2. Saved as a workflow, then replayed: the Workflows view's Run.
   await panel.getByRole('button', { name: 'Save as workflow', exact: true }).click();
+  // The proposed name is taken as it is.
+  await panel.getByRole('button', { name: 'Save workflow', exact: true }).click();
   await panel.getByRole('status', { name: 'Task notice' }).filter({ hasText: /Saved as the workflow/ }).waitFor();
   const [flow] = await panel.evaluate(() => chrome.storage.local.get('workflows').then((x) => x.workflows));
   mock.reset();
