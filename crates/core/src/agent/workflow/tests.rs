@@ -202,7 +202,13 @@ fn a_password_is_never_stored() {
         submit: false,
     };
     let step = record(&typed, &login.url, Some(pw), true).unwrap();
-    let w = Workflow::from_task("w", "log in with hunter2-secret", None, &[step.clone()]).unwrap();
+    let w = Workflow::from_task(
+        "w",
+        "log in with hunter2-secret",
+        None,
+        std::slice::from_ref(&step),
+    )
+    .unwrap();
     let stored = serde_json::to_string(&w).unwrap();
     assert!(!stored.contains("hunter2"), "{stored}");
     assert_eq!(w.goal, "log in with (the secret)");
@@ -211,7 +217,7 @@ fn a_password_is_never_stored() {
         "w",
         "log in with hunter2-secret",
         Some("Log in as hunter2-secret"),
-        &[step.clone()],
+        std::slice::from_ref(&step),
     )
     .unwrap();
     assert_eq!(named.name, "Log in as (the secret)");
