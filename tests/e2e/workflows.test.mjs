@@ -196,6 +196,7 @@ async function recordShopWorkflow() {
 }
 
 async function recordShopTask() {
+  await closeWorkflows(); // a previous test may have left the view open over the composer
   await ui.startTask(tab, SHOP_TASK, site.url + '/');
   await ui.waitStatus(/^Done/);
   assert.deepEqual(cart, ['blue-backpack/M']);
