@@ -12,10 +12,16 @@ export async function openSettings(panel) {
   await settingsView(panel).waitFor();
 }
 
-/** Leaves Settings with "Back to conversation" if it is open. */
+/** Leaves Settings with "Back to conversation" if it is open. Save closes the view by itself
+ * once the settings are usable, so it may close between the look and the click: the click is
+ * tried briefly and again while the view is still there, never left waiting to land later. */
 export async function closeSettings(panel) {
-  if (await settingsView(panel).isVisible()) await panel.getByRole('button', { name: 'Back to conversation' }).click();
-  await settingsView(panel).waitFor({ state: 'hidden' });
+  const view = settingsView(panel);
+  const deadline = Date.now() + 30_000;
+  while ((await view.isVisible()) && Date.now() < deadline) {
+    await panel.getByRole('button', { name: 'Back to conversation' }).click({ timeout: 1_000 }).catch(() => {});
+  }
+  await view.waitFor({ state: 'hidden' });
 }
 
 /**
