@@ -13,13 +13,14 @@ export async function openSettings(panel) {
 }
 
 /** Leaves Settings with "Back to conversation" if it is open. Save closes the view by itself
- * once the settings are usable, so it may close between the look and the click: the click is
- * tried briefly and again while the view is still there, never left waiting to land later. */
+ * once the settings are usable, so it may close between the look and the click: a click that
+ * found no button counts only if the view is still there. */
 export async function closeSettings(panel) {
   const view = settingsView(panel);
-  const deadline = Date.now() + 30_000;
-  while ((await view.isVisible()) && Date.now() < deadline) {
-    await panel.getByRole('button', { name: 'Back to conversation' }).click({ timeout: 1_000 }).catch(() => {});
+  if (await view.isVisible()) {
+    await panel.getByRole('button', { name: 'Back to conversation' }).click({ timeout: 10_000 }).catch(async (e) => {
+      if (await view.isVisible()) throw e;
+    });
   }
   await view.waitFor({ state: 'hidden' });
 }
