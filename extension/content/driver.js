@@ -2589,4 +2589,15 @@
     enumerable: false,
     writable: false,
   });
+
+  // The script's value, which Chrome hands back per frame with its documentId: whether the
+  // listener recorder runs in this new document's page world (it cancels a cancelable
+  // LISTENER_SCAN). The worker then gives the recorder late only where it is missing, without
+  // a second injection to ask (that round trip delayed each task's first look). A document
+  // whose driver was already there answers nothing (`undefined` above): the worker asks.
+  const asked = new Event(LISTENER_SCAN, { cancelable: true });
+  try {
+    document.dispatchEvent(asked);
+  } catch (_) { /* no answer: counted as no recorder */ }
+  return asked.defaultPrevented;
 })();

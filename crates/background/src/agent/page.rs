@@ -450,10 +450,14 @@ async fn inject(tab: i32) -> Result<(), AgentError> {
     if let Ok(results) = &injected {
         if recorder::ensure(tab, results).await {
             // A document the task had not looked at: the next pages of its site get the
-            // recorder from their start.
-            if let Ok(url) = tab_url(tab).await {
-                recorder_for(&url).await;
-            }
+            // recorder from their start. Not awaited: the look needs nothing of it, and the
+            // registration is done long before the model's answer can load another page
+            // (`navigate` awaits its own).
+            wasm_bindgen_futures::spawn_local(async move {
+                if let Ok(url) = tab_url(tab).await {
+                    recorder_for(&url).await;
+                }
+            });
         }
     }
     lap(Phase::Inject, started);

@@ -167,31 +167,52 @@ pub(super) async fn end_task() {
 /// Gives the recorder to each document of `injected` (the per-frame results of the driver's
 /// injection into a task's tab) that has none, once per document: found with it (registered
 /// from its start, or given it before) it is left alone. True when a document was new.
+///
+/// A document the driver was new in answered in its result whether the recorder runs there
+/// (driver.js's last statement); only one that gave no answer (its driver was already there,
+/// say after a worker restart emptied [`SEEN`]) is asked in a second injection.
 pub(super) async fn ensure(tab: i32, injected: &JsValue) -> bool {
-    let fresh: Vec<String> = Array::from(injected)
-        .iter()
-        .filter_map(|r| Reflect::get(&r, &"documentId".into()).ok()?.as_string())
-        .filter(|d| SEEN.with(|s| !s.borrow().contains(d)))
-        .collect();
+    let mut fresh = Vec::new();
+    let mut missing = Vec::new();
+    let mut unknown = Vec::new();
+    for r in Array::from(injected).iter() {
+        let Some(doc) = Reflect::get(&r, &"documentId".into())
+            .ok()
+            .and_then(|d| d.as_string())
+        else {
+            continue;
+        };
+        if SEEN.with(|s| s.borrow().contains(&doc)) {
+            continue;
+        }
+        match Reflect::get(&r, &"result".into())
+            .ok()
+            .and_then(|v| v.as_bool())
+        {
+            Some(true) => {}
+            Some(false) => missing.push(doc.clone()),
+            None => unknown.push(doc.clone()),
+        }
+        fresh.push(doc);
+    }
     if fresh.is_empty() {
         return false;
     }
-    let answers = match run(tab, &fresh, |injection| {
-        let _ = Reflect::set(injection, &"func".into(), &probe_fn());
-    })
-    .await
-    {
-        Ok(a) => a,
-        Err(e) => {
-            crate::log_error("the page's recorder could not be asked", &e);
-            return true;
+    if !unknown.is_empty() {
+        match run(tab, &unknown, |injection| {
+            let _ = Reflect::set(injection, &"func".into(), &probe_fn());
+        })
+        .await
+        {
+            Ok(answers) => missing.extend(
+                Array::from(&answers)
+                    .iter()
+                    .filter(|r| Reflect::get(r, &"result".into()).ok() != Some(JsValue::TRUE))
+                    .filter_map(|r| Reflect::get(&r, &"documentId".into()).ok()?.as_string()),
+            ),
+            Err(e) => crate::log_error("the page's recorder could not be asked", &e),
         }
-    };
-    let missing: Vec<String> = Array::from(&answers)
-        .iter()
-        .filter(|r| Reflect::get(r, &"result".into()).ok() != Some(JsValue::TRUE))
-        .filter_map(|r| Reflect::get(&r, &"documentId".into()).ok()?.as_string())
-        .collect();
+    }
     SEEN.with(|s| s.borrow_mut().extend(fresh));
     if missing.is_empty() {
         return true;
