@@ -399,21 +399,6 @@ impl Kind {
     }
 }
 
-impl fmt::Display for Kind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Kind::Pay => "paying",
-            Kind::Delete => "deleting",
-            Kind::Security => "a security change",
-            Kind::Send => "sending a message",
-            Kind::Publish => "publishing",
-            Kind::MailForwarding => "where mail goes",
-            Kind::Address => "an address",
-            Kind::Account => "account details",
-        })
-    }
-}
-
 /// Where a change's kind was read: what the question adds after the kind.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
