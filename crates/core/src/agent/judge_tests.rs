@@ -367,6 +367,66 @@ fn the_apps_confirmation_of_an_approved_act_is_covered_and_another_objects_is_no
 }
 
 #[test]
+fn a_file_browsers_delete_dialog_is_covered_by_the_approved_menu_item() {
+    let browser = page(
+        "https://lab.app.test/lab/tree",
+        "JupyterLab",
+        vec![
+            e(
+                "li",
+                "Untitled.ipynb",
+                json!({"role": "option", "attrs": {"aria-selected": "true", "title": "Name: Untitled.ipynb"}}),
+            ),
+            e(
+                "li",
+                "analysis.ipynb",
+                json!({"role": "option", "attrs": {"aria-selected": "false"}}),
+            ),
+            e(
+                "li",
+                "Delete",
+                json!({"role": "menuitem", "context": "Open Rename Delete Cut Copy"}),
+            ),
+        ],
+    );
+    let none = JudgeMemory::default();
+    let menu = at(&browser, "Delete the untitled notebook", &none).click("Delete");
+    assert_eq!(kind(&menu), Some(Kind::Delete));
+    let mut memory = JudgeMemory::default();
+    memory.approve(menu.as_ref().unwrap());
+    let dialog = page(
+        "https://lab.app.test/lab/tree",
+        "JupyterLab",
+        vec![
+            e("button", "Cancel", json!({"context": "Cancel Delete"})),
+            e("button", "Delete", json!({"context": "Cancel Delete"})),
+        ],
+    );
+    let words =
+        "Delete\nAre you sure you want to permanently delete: Untitled.ipynb?\nCancel Delete";
+    let same = At {
+        page: &dialog,
+        task: "Delete the untitled notebook",
+        words: Some(words),
+        memory: &memory,
+        step: 6,
+    };
+    assert!(
+        same.click("Delete").is_none(),
+        "the dialog confirms the approved act"
+    );
+    let other = At {
+        words: Some("Are you sure you want to permanently delete: analysis.ipynb?"),
+        ..same
+    };
+    assert_eq!(
+        kind(&other.click("Delete")),
+        Some(Kind::Delete),
+        "another file asks"
+    );
+}
+
+#[test]
 fn trash_unpublish_and_publish_controls_ask() {
     let none = JudgeMemory::default();
     let ide = page(
