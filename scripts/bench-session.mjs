@@ -211,7 +211,7 @@ try {
 
   // Sizes as the model side saw them.
   const system = nanoTask.steps[0]?.init.find((m) => m.role === 'system')?.content ?? '';
-  const cut = system.indexOf('A NAVIGATOR answer is one JSON object');
+  const cut = system.indexOf('NAVIGATOR: answer one flat JSON object');
   const [prompt, schema] = cut >= 0 ? [system.slice(0, cut).trim(), system.slice(cut)] : [system, ''];
   const planners = nanoTask.steps.filter((s) => s.input.startsWith('ROLE: PLANNER')).map((s) => tokens(s.input));
   const navigators = nanoTask.steps.filter((s) => !s.input.startsWith('ROLE: PLANNER')).map((s) => tokens(s.input));

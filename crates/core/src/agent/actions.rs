@@ -519,8 +519,9 @@ pub fn describe_schema(schema: &Value) -> String {
 }
 
 /// What the lines of [`describe_schema`] mean; the element number is said once here.
-const ACTIONS_HEAD: &str = "A NAVIGATOR answer is one flat JSON object: \"action\" and only that action's fields, \
-one line each below (`?`: optional; (…): what it means). element: an element's [number] in the list.";
+const ACTIONS_HEAD: &str =
+    "NAVIGATOR: answer one flat JSON object, \"action\" and only its fields \
+below (`?` optional, (…) meaning, element: an element's [number]):";
 const ACTIONS_EXAMPLE: &str = r#"For example {"action":"click","element":3}."#;
 
 /// An action's fields as [`describe_schema`] lists them: `field`, `field?` when optional,
@@ -532,22 +533,22 @@ fn action_line(name: &str) -> Option<&'static str> {
         "click" | "hover" => "element",
         "type" => "element text clear?(default true: empty it first) submit?(default false)",
         "select_option" => {
-            "element option(value or visible text) mode?(replace|add|remove, in a multi-select)"
+            "element option(value or visible text) mode?(replace|add|remove, multi-select)"
         }
         "scroll" => "direction(up|down|end) or element(scrolled into view) or both (inside it)",
         "press" => {
-            "key(e.g. Escape, Enter, Tab, ArrowDown, PageDown, Control+A) element?(else the page; needed for Enter, Space)"
+            "key(e.g. Escape, Enter, Tab, Control+A) element?(else the page; needed for Enter, Space)"
         }
-        "drag" => "element to(element to drop on) or element dx? dy?(pixels right, down; negative: left, up)",
+        "drag" => "element to(element to drop on) or element dx? dy?(pixels; negative: left, up)",
         "set_value" => "element value(a slider's number)",
         "select_text" => "element text(the passage)",
         "click_at" => "element x y(0–1 across, down its box)",
         "navigate" | "open_tab" => "url(absolute http(s))",
-        "switch_tab" => "tab(its number in the tab list)",
+        "switch_tab" => "tab(number in the tab list)",
         "extract_text" => "element?(else the whole page)",
-        "wait" => "ms(≤10000) or text(until it is on the page) or both",
+        "wait" => "ms(≤10000) or text(until on the page) or both",
         "ask_user" => "question",
-        "done" => "success(true|false) answer?(the result, or what went wrong)",
+        "done" => "success(true|false) answer?(the result or what went wrong)",
         TOOL_ACTION => "tool(a listed tool's name) arguments(object, as its parameters ask)",
         // What a look does and what click_at's x and y are after one is the look rule's.
         "back" | "close_tab" | LOOK_ACTION => "",
