@@ -66,9 +66,9 @@ const FENCE_LABEL: &str = "element list";
 const TRUNCATED_NOTE: &str = "… the page has more elements than the driver reports\n";
 
 /// How to read the list; for the system prompt (it is outside the fence on purpose).
-pub const LIST_LEGEND: &str = "Element list: `[number] role \"name\"` and details (placeholder, \
-value, href, options, states; `near \"…\"`: nearby text telling same names apart). \
-`[number]*`: new since the previous step.";
+pub const LIST_LEGEND: &str = "Element list: `[number] role \"name\"` and details (value, href, \
+states…; `near \"…\"`: nearby text telling same names apart). `[number]*`: new since the \
+previous step.";
 
 impl ElementMap {
     /// Numbers the visible interactive elements of `snapshot`, reusing the ids of `previous`

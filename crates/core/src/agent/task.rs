@@ -1002,8 +1002,8 @@ pub fn system_prompt() -> String {
     // first line, which follow this text; how a PLANNER answers, its turn's last line (a
     // planner turn is one in three at most).
     format!(
-        "You are Tandem's browser agent, doing the user's task on their tab step by step. \
-The newest turn starts with {PLANNER_TAG} or {NAVIGATOR_TAG}.\n\
+        "You are Tandem's browser agent, doing the user's task on their tab step by step, \
+as the newest turn's role ({PLANNER_TAG} or {NAVIGATOR_TAG}).\n\
 {LIST_LEGEND}\n\
 {COMPACT_LEGEND}\n\
 {FENCE_RULE}\n\
@@ -1014,7 +1014,7 @@ Write the plan, questions and the done answer in the language of the user's task
 
 /// How to read the compact form of earlier turns ([`navigator_summary`], [`planner_summary`]).
 const COMPACT_LEGEND: &str = "Earlier turns are short, their stale lists left out: the previous \
-action's result, then the element acted on → the page after (URL without https://, \"title\").";
+action's result, then the element acted on → the page after (URL, \"title\").";
 
 /// How navigator answers must look: the flat action schema.
 pub fn schema_instructions() -> String {
@@ -1175,8 +1175,8 @@ pub fn planner_summary(ctx: &TaskContext, page: &PageSeen<'_>, checking_done: bo
 /// prompt (the fence goes without a label for the same reason).
 fn compact_page(page: &PageSeen<'_>, target: Option<&str>) -> String {
     // Capped: a summary is one line's worth, whatever the page calls itself.
-    // https is what nearly every page is: the scheme is left out of every step's line (the
-    // system prompt says so, and a navigate to the shortened form is read as https).
+    // https is what nearly every page is: the scheme is left out of every step's line (a
+    // navigate to the shortened form is read as https; other schemes are written out).
     let url = page.url.trim();
     let url: String = url
         .strip_prefix("https://")
