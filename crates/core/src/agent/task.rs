@@ -1188,7 +1188,7 @@ fn compact_page(page: &PageSeen<'_>, target: Option<&str>) -> String {
     // On the same URL the page is the one the previous line named: only what changed is said.
     let place = (!page.change.same_url()).then(|| format!("{url} \"{title}\""));
     // The answer beside this turn gives the element's number; its role and name stay.
-    let target = target.map(|t| without_number(t));
+    let target = target.map(without_number);
     let seen = match (target, place) {
         (Some(target), Some(place)) => Some(format!("{target} → {place}")),
         (one, other) => one.map(str::to_string).or(other),
