@@ -188,7 +188,7 @@ function table(title, step, task, { uncached = false } = {}) {
   const [S, T] = [sum(step.steps.map((x) => x.sent)), sum(task.steps.map((x) => x.sent))];
   const U = sum(task.steps.map((x) => x.uncached ?? 0));
   console.log(`${pad('total', 4)}  ${''.padEnd(9)} ${pad(S, 11)} ${pad(T, 11)}${uncached ? `  ${pad(U, 10)}` : ''}`);
-  console.log(`ratio task-scoped / step-scoped: ${(T / Math.max(S, 1)).toFixed(2)} (target <= 0.40)`);
+  console.log(`ratio task-scoped / step-scoped: ${(T / Math.max(S, 1)).toFixed(3)} (targets: Nano <= 0.40, cloud <= 0.35)`);
   const same = step.steps.length === task.steps.length && step.steps.every((s, i) => s.input === task.steps[i].input);
   console.log(`model calls: ${task.steps.length} task-scoped, ${step.steps.length} step-scoped; same turns in both runs: ${same ? 'yes' : 'NO'}`);
   return { S, T, U };
@@ -211,7 +211,7 @@ try {
 
   // Sizes as the model side saw them.
   const system = nanoTask.steps[0]?.init.find((m) => m.role === 'system')?.content ?? '';
-  const cut = system.indexOf('A NAVIGATOR answer is one JSON object');
+  const cut = system.indexOf('NAVIGATOR: answer one flat JSON object');
   const [prompt, schema] = cut >= 0 ? [system.slice(0, cut).trim(), system.slice(cut)] : [system, ''];
   const planners = nanoTask.steps.filter((s) => s.input.startsWith('ROLE: PLANNER')).map((s) => tokens(s.input));
   const navigators = nanoTask.steps.filter((s) => !s.input.startsWith('ROLE: PLANNER')).map((s) => tokens(s.input));

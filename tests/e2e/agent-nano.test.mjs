@@ -93,7 +93,7 @@ test('Nano answers steps 1–2, is destroyed, and the cloud answers step 3 and t
   assert.equal(msgs[0].role, 'system');
   const rest = msgs.slice(1);
   assert.deepEqual(rest.map((m) => m.role), ['user', 'assistant', 'user', 'assistant', 'user'], JSON.stringify(rest.map((m) => m.role)));
-  for (const [sent, whole, role, short] of [[rest[0].content, prompts[0], 'ROLE: PLANNER', 'PLANNER after 0 actions.\n'], [rest[2].content, prompts[1], 'ROLE: NAVIGATOR', 'Step 1.\n']]) {
+  for (const [sent, whole, role, short] of [[rest[0].content, prompts[0], 'ROLE: PLANNER', 'PLANNER after 0 actions.\n'], [rest[2].content, prompts[1], 'ROLE: NAVIGATOR', '⟦untrusted data⟧\n']]) {
     assert.ok(whole.startsWith(role) && whole.includes('⟦untrusted data: element list⟧'), whole);
     assert.ok(sent.startsWith(short), sent);
     assert.ok(!sent.includes('element list⟧') && sent.length * 2 < whole.length, sent);

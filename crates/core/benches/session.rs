@@ -4,8 +4,11 @@
 //! steps), step-scoped (a new session with the full prompt every step, as extensions do today)
 //! against task-scoped (one `HybridSession` for the task), on the fake Gemini Nano and on the
 //! fake stateless cloud API; on the cloud also a 30-step task, beside what peer extensions send
-//! (system + the history of actions + only the newest page state). Task-scoped steps are given
-//! their compact form, as the agent gives it, so the cloud sends older turns compacted.
+//! (their system prompt + the history of actions and results + only the newest page state, in
+//! browser-use's shape: the history as a block in the one user message). Task-scoped steps are
+//! given their compact form, as the agent gives it, so the cloud sends older turns compacted.
+//! First a breakdown of where Tandem's tokens go: what is sent once per request (system prompt
+//! parts, schema instructions) and what per turn.
 //! Tokens are `tandem_core::tokens` estimates, counted the same way for every design and
 //! provider (`MESSAGE_OVERHEAD` per message included).
 
@@ -42,10 +45,77 @@ fn main() {
         task.peer_history.iter().map(|t| estimate_tokens(t)).min().unwrap_or(0),
         task.peer_history.iter().map(|t| estimate_tokens(t)).max().unwrap_or(0),
     );
+    breakdown(&task);
     nano(&task);
     cloud(&task);
     cloud(&Task::new(30));
     failover(&task);
+}
+
+/// Where the tokens of a cloud request go: each part of the system text (sent with every
+/// request of the task, byte-stable, so a provider's prompt cache serves it), and what each
+/// turn adds. Parts are found in the system prompt by the texts they are made of.
+fn breakdown(task: &Task) {
+    let t = |s: &str| estimate_tokens(s);
+    let system = &task.system;
+    let legend = tandem_core::agent::LIST_LEGEND;
+    let fence_rule = tandem_core::fence::FENCE_RULE;
+    let compact_legend = system
+        .lines()
+        .find(|l| l.starts_with("Earlier turns"))
+        .unwrap_or_default();
+    let rest = [legend, fence_rule, compact_legend]
+        .iter()
+        .fold(system.clone(), |s, part| s.replacen(part, "", 1));
+    println!();
+    println!("Breakdown, estimated tokens (characters):");
+    println!(
+        "  sent with every request (the system text, byte-stable across the task's requests):"
+    );
+    for (name, text) in [
+        ("system prompt", system.as_str()),
+        ("  of it: the element list's legend", legend),
+        ("  of it: the compact turns' legend", compact_legend),
+        ("  of it: the fence rule", fence_rule),
+        ("  of it: roles, task and language rules", rest.as_str()),
+        ("schema instructions (the actions)", task.schema.as_str()),
+    ] {
+        println!("    {name:<42} {:>5} ({})", t(text), text.chars().count());
+    }
+    let lines = task.schema.lines().count();
+    println!(
+        "    schema instructions: {lines} lines, {:.1} tokens a line",
+        f64::from(t(&task.schema)) / lines.max(1) as f64
+    );
+    let navigator = task.turns.get(1).map(String::as_str).unwrap_or_default();
+    let state = navigator
+        .find("⟦untrusted data: element list")
+        .map_or(navigator, |at| &navigator[at..]);
+    let header = navigator.replacen(state, "", 1);
+    println!("  sent once, in the newest turn:");
+    println!(
+        "    {:<42} {:>5}",
+        "navigator turn, without the page state",
+        t(&header)
+    );
+    println!("    {:<42} {:>5}", "page state (element list)", t(state));
+    println!("  kept for every earlier step (the compact turn and the model's answer):");
+    let pair =
+        |i: usize| t(&task.summaries[i]) + t(&tandem_reply(&task.turns[i])) + 2 * MESSAGE_OVERHEAD;
+    if let Some(last) = task.summaries.len().checked_sub(1) {
+        println!(
+            "    {:<42} {:>5}  e.g. {:?}",
+            "a navigator step",
+            pair(last),
+            task.summaries[last]
+        );
+        println!("    {:<42} {:>5}", "the planner step", pair(0));
+    }
+    println!(
+        "    {:<42} {:>5}",
+        "a peer's step (answer and result)",
+        task.peer_history.first().map_or(0, |h| t(h))
+    );
 }
 
 fn nano(task: &Task) {
@@ -61,7 +131,7 @@ fn nano(task: &Task) {
     );
     println!(
         "{:>5} {:>13} {:>13} {:>13} {:>12}",
-        "", "full prompt", "replies+state", "state only", ""
+        "", "full prompt", "peer baseline", "state only", ""
     );
     for i in 0..task.turns.len() {
         println!(
@@ -76,7 +146,7 @@ fn nano(task: &Task) {
     let (f, r, s, t) = (sum(&full), sum(&replies), sum(&state), sum(&scoped));
     println!("{:>5} {f:>13} {r:>13} {s:>13} {t:>12}", "total");
     println!(
-        "ratio task-scoped / step-scoped: {:.2} (full prompt), {:.2} (replies + state), {:.2} (state only); \
+        "ratio task-scoped / step-scoped: {:.2} (full prompt), {:.2} (peer baseline), {:.2} (state only); \
          target <= 0.40 against the full prompt",
         ratio(t, f),
         ratio(t, r),
@@ -84,8 +154,8 @@ fn nano(task: &Task) {
     );
     println!(
         "  full prompt = system + schema instructions + every earlier state and reply + the new state: the \
-         context the task-scoped session holds. replies + state drops earlier states (what agent \
-         extensions commonly keep); state only keeps no history at all."
+         context the task-scoped session holds. peer baseline: a peer's system prompt, its history of actions and \
+         results, the new state; state only keeps no history at all."
     );
 }
 
@@ -93,6 +163,7 @@ fn cloud(task: &Task) {
     let steps = task.turns.len();
     let (full, full_requests) = task.step_scoped(Preferred::Cloud, History::Full);
     let (peers, _) = task.step_scoped(Preferred::Cloud, History::RepliesOnly);
+    let (peers_own, _) = task.step_scoped(Preferred::Cloud, History::PeerOnTandemsPrompt);
     let (whole, whole_requests) = task.task_scoped(Preferred::Cloud, None, false);
     let (scoped, requests) = task.task_scoped(Preferred::Cloud, None, true);
     let fresh = new_tokens(&requests);
@@ -133,16 +204,22 @@ fn cloud(task: &Task) {
     );
     println!("{:>5} {f:>13} {p:>15} {w:>13} {t:>13} {n:>22}", "total");
     println!(
-        "ratio task-scoped / step-scoped full prompt: {:.2} compact (target <= 0.40; {:.2} with whole turns, \
+        "ratio task-scoped / step-scoped full prompt: {:.3} compact (target <= 0.35; {:.2} with whole turns, \
          whose requests equal step-scoped ones: {})",
         ratio(t, f),
         ratio(w, f),
         full_requests == whole_requests
     );
     println!(
-        "ratio task-scoped compact / peer baseline (system + history of actions + newest page state): {:.3} \
-         ({t} / {p} tokens; target <= 1.0)",
+        "ratio task-scoped compact / peer baseline ({steps} steps; the peer's system prompt + history of actions \
+         and results + newest page state): {:.3} ({t} / {p} tokens; target <= 0.8)",
         ratio(t, p)
+    );
+    let po = sum(&peers_own);
+    println!(
+        "  against the same peer history with Tandem's own system prompt and schema instructions in place of \
+         the peer's: {:.3} ({t} / {po} tokens)",
+        ratio(t, po)
     );
     println!(
         "uncached share with provider prompt caching: {n} of {t} tokens = {:.2} (target <= 0.17): each request \
@@ -215,8 +292,33 @@ fn failover(task: &Task) {
 #[derive(Clone, Copy, PartialEq)]
 enum History {
     Full,
+    /// The peer baseline: a peer's system prompt, its history of actions and results, the
+    /// newest page state.
     RepliesOnly,
+    /// The same with Tandem's system prompt and schema instructions in place of the peer's:
+    /// only the history differs.
+    PeerOnTandemsPrompt,
     None,
+}
+
+/// The shortest system prompt of the peers the baseline models, in `tokens` estimates:
+/// browser-use's `browser_use/agent/system_prompts/system_prompt_flash.md` (3,224 characters,
+/// 688 tokens, Nov 2026; its default `system_prompt.md` is 24,550 characters, Nanobrowser's
+/// navigator prompt with its security rules about 9,900). Their action lists come on top (as
+/// tool or output schemas): the baseline gives them Tandem's schema instructions, which
+/// describe the same actions, so every cut of Tandem's action schema lowers the baseline too.
+const PEER_SYSTEM_TOKENS: u32 = 688;
+
+/// A peer's request for a step: the earlier steps' entries as a history block of the one user
+/// message, then the page state (browser-use: `<agent_history>` then `<browser_state>`).
+fn peer_turn(history: &[String], turn: &str) -> String {
+    if history.is_empty() {
+        return turn.to_string();
+    }
+    format!(
+        "<agent_history>\n{}\n</agent_history>\n{turn}",
+        history.join("\n")
+    )
 }
 
 struct Task {
@@ -228,6 +330,8 @@ struct Task {
     /// What peer extensions keep of each step in their history (the model's evaluation,
     /// memory and next goal with its action: `scripted_reply`'s shape).
     peer_history: Vec<String>,
+    /// A peer's system prompt: [`PEER_SYSTEM_TOKENS`] of prose, then the action list.
+    peer_system: String,
 }
 
 impl Task {
@@ -273,13 +377,37 @@ impl Task {
             }
             previous = Some((url, "b".into()));
         }
-        let peer_history = turns.iter().map(|t| scripted_reply(t)).collect();
+        // A peer keeps the model's answer (evaluation, memory, next goal, action) and the
+        // action's result, the same result Tandem's turns carry.
+        let peer_history = turns
+            .iter()
+            .map(|t| {
+                format!(
+                    "{}\nAction result: clicked; the page changed",
+                    scripted_reply(t)
+                )
+            })
+            .collect();
+        let peer_system = format!(
+            "{}\n\n{}",
+            words.text(PEER_SYSTEM_TOKENS),
+            task::schema_instructions()
+        );
         Self {
             system: task::system_prompt(),
             schema: task::schema_instructions(),
             turns,
             summaries,
             peer_history,
+            peer_system,
+        }
+    }
+
+    fn peer_config(&self, preferred: Preferred) -> SessionConfig {
+        SessionConfig {
+            system_prompt: self.peer_system.clone(),
+            preferred,
+            ..SessionConfig::default()
         }
     }
 
@@ -341,14 +469,24 @@ impl Task {
                         ]
                     })
                     .collect(),
-                History::RepliesOnly => self.peer_history[..step]
-                    .iter()
-                    .map(|r| ChatMessage::new(Role::Assistant, r.as_str()))
-                    .collect(),
-                History::None => Vec::new(),
+                History::RepliesOnly | History::PeerOnTandemsPrompt | History::None => Vec::new(),
             };
-            let run = m.run_task(self.config(preferred, messages), async |s| {
-                s.invoke(turn, None).await?;
+            // A peer's request: the history of actions and results as a block of the one user
+            // message, before the page state (browser-use's `<agent_history>`). As leading
+            // assistant messages they would be dropped on the cloud (a request starts with the
+            // user), which made earlier versions of this bench count no history for peers.
+            let turn = match history {
+                History::RepliesOnly | History::PeerOnTandemsPrompt => {
+                    peer_turn(&self.peer_history[..step], turn)
+                }
+                _ => turn.clone(),
+            };
+            let config = match history {
+                History::RepliesOnly => self.peer_config(preferred),
+                _ => self.config(preferred, messages),
+            };
+            let run = m.run_task(config, async |s| {
+                s.invoke(&turn, None).await?;
                 Ok(s.token_log().to_vec())
             });
             let log = block_on(run).unwrap_or_default();

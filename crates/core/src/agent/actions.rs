@@ -496,23 +496,65 @@ pub fn action_schema_for(tools: &[String], look: bool) -> Value {
     schema
 }
 
-/// The action schema as the model reads it: one line per field with its type, values,
-/// bounds and description, then an example. Every word of the JSON Schema that tells the
-/// model something is kept; its punctuation (about half of its tokens, re-sent with every
-/// cloud request of a task) is not. Nano is held to the schema itself (`responseConstraint`).
+/// The action schema as the model reads it: one short line per action the schema offers (its
+/// `action` enum), naming its fields, after an example. Per action rather than per field: the
+/// text is re-sent with every cloud request of a task, and a field list restated which actions
+/// use each field; an action added costs one line. Nano is held to the schema itself
+/// (`responseConstraint`); the cloud's structured output carries it too.
 pub fn describe_schema(schema: &Value) -> String {
-    // Tandem's own words: nothing in them needs cutting.
-    let fields = crate::tools::schema_text::describe_fields(schema, usize::MAX)
-        .map(|field| format!("- {field}"))
-        .collect::<Vec<_>>()
-        .join("\n");
-    let about = schema
-        .get("description")
-        .and_then(Value::as_str)
+    let offered = schema
+        .pointer("/properties/action/enum")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
         .unwrap_or_default();
-    format!(
-        "A NAVIGATOR answer is one JSON object. {about}\nFields:\n{fields}\nFor example {{\"action\":\"click\",\"element\":3}}."
-    )
+    let lines: Vec<String> = offered
+        .iter()
+        .filter_map(Value::as_str)
+        .map(|name| match action_line(name) {
+            Some("") | None => name.to_string(),
+            Some(fields) => format!("{name} {fields}"),
+        })
+        .collect();
+    format!("{ACTIONS_HEAD}\n{}", lines.join("\n"))
+}
+
+/// What the lines of [`describe_schema`] mean, with an example; the element number is said
+/// once here.
+const ACTIONS_HEAD: &str = "NAVIGATOR: answer one flat JSON object such as \
+{\"action\":\"click\",\"element\":3}: \"action\" and only its fields below (`?` optional, (…) \
+meaning, element: an element's [number]):";
+
+/// An action's fields as [`describe_schema`] lists them: `field`, `field?` when optional,
+/// `(…)` what it means where the name does not say it, `or` between alternatives. Written
+/// short by hand; `every_action_line_is_what_the_parser_reads` holds it to [`parse_action`]
+/// and the schema (every action and field, which are required). A new action adds its line.
+fn action_line(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "click" | "hover" => "element",
+        "type" => "element text clear?(empty it first; default true) submit?",
+        "select_option" => {
+            "element option(value or visible text) mode?(replace|add|remove, multi-select)"
+        }
+        "scroll" => "direction(up|down|end) or element(into view) or both(inside it)",
+        "press" => {
+            "key(e.g. Escape, Enter, Control+A) element?(else the page; needed for Enter, Space)"
+        }
+        "drag" => "element to(element to drop on) or element dx? dy?(pixels; negative: left, up)",
+        "set_value" => "element value(a slider's number)",
+        "select_text" => "element text(the passage)",
+        "click_at" => "element x y(0–1 across, down its box)",
+        "navigate" => "url(absolute http(s))",
+        "open_tab" => "url",
+        "switch_tab" => "tab(number in the tab list)",
+        "extract_text" => "element?(else the whole page)",
+        "wait" => "ms(≤10000) or text(until on the page) or both",
+        "ask_user" => "question",
+        "done" => "success(true|false) answer?(the result or what went wrong)",
+        TOOL_ACTION => "tool(a listed tool's name) arguments(object, as its parameters ask)",
+        // What a look does and what click_at's x and y are after one is the look rule's.
+        "back" | "close_tab" | LOOK_ACTION => "",
+        _ => return None,
+    })
 }
 
 fn flat_schema() -> Value {
@@ -1510,47 +1552,104 @@ mod flat_schema_source {
         );
     }
 
-    /// The model's description of the schema loses nothing the schema tells: every field
-    /// with its type or values, its bounds, whether it is required and its description.
+    /// The model's description of the schema is what the parser reads: every action the
+    /// parser takes has a line; each line's fields are the schema's, and every field is on
+    /// some line; an answer with a line's required fields (those before any `or`, without
+    /// `?`) is read as that action, and so is one with each optional field added.
     #[test]
-    fn the_schema_as_the_model_reads_it_keeps_every_field_and_rule() {
+    fn every_action_line_is_what_the_parser_reads() {
         let tools = ["tandem_tabs__tab_open".to_string()];
-        for schema in [
-            super::action_schema(),
-            super::action_schema_with_tools(&tools),
-        ] {
-            let text = super::describe_schema(&schema);
-            assert!(text.contains(schema["description"].as_str().unwrap_or("?")));
-            let props = schema["properties"].as_object().expect("properties");
-            for (name, p) in props {
-                let line = text
-                    .lines()
-                    .find(|l| l.starts_with(&format!("- {name} (")))
-                    .unwrap_or_else(|| panic!("{name} in {text}"));
-                if let Some(d) = p.get("description").and_then(Value::as_str) {
-                    assert!(line.ends_with(&format!("): {d}")), "{line}");
+        let schema = super::action_schema_for(&tools, true);
+        let props = schema["properties"].as_object().expect("properties");
+        let offered: Vec<&str> = schema["properties"]["action"]["enum"]
+            .as_array()
+            .expect("enum")
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        let every: Vec<&str> = super::ACTION_NAMES
+            .iter()
+            .copied()
+            .chain([super::TOOL_ACTION, super::LOOK_ACTION])
+            .collect();
+        assert_eq!(offered.len(), every.len());
+        let sample = |field: &str| -> Value {
+            match field {
+                "element" | "to" | "tab" => 3.into(),
+                "x" | "y" => 0.5.into(),
+                "dx" | "dy" | "ms" | "value" => 10.into(),
+                "clear" | "submit" | "success" => true.into(),
+                "key" => "Escape".into(),
+                "direction" => "down".into(),
+                "mode" => "add".into(),
+                "url" => "https://shop.example/".into(),
+                "tool" => tools[0].as_str().into(),
+                "arguments" => serde_json::json!({}),
+                _ => "words".into(),
+            }
+        };
+        let mut mentioned = std::collections::BTreeSet::new();
+        for &name in &every {
+            assert!(offered.contains(&name), "{name} is not in the schema");
+            let line = super::action_line(name)
+                .unwrap_or_else(|| panic!("{name} has no line in action_line"));
+            // Meanings in brackets are words, not fields.
+            let mut bare = String::new();
+            let mut depth = 0;
+            for c in line.chars() {
+                match c {
+                    '(' => depth += 1,
+                    ')' => depth -= 1,
+                    c if depth == 0 => bare.push(c),
+                    _ => {}
                 }
-                match p.get("enum").and_then(Value::as_array) {
-                    Some(values) => {
-                        for v in values {
-                            assert!(line.contains(v.as_str().unwrap_or("?")), "{v} in {line}");
+            }
+            let mut required = serde_json::Map::new();
+            let mut optional = Vec::new();
+            let mut first = true;
+            for word in bare.split_whitespace() {
+                match word {
+                    "or" => first = false,
+                    "both" => {}
+                    word => {
+                        let field = word.trim_end_matches('?');
+                        assert!(props.contains_key(field), "{field} of {name} is no field");
+                        mentioned.insert(field.to_string());
+                        if first && !word.ends_with('?') {
+                            required.insert(field.into(), sample(field));
+                        } else {
+                            optional.push(field);
                         }
                     }
-                    None => assert!(line.contains(p["type"].as_str().unwrap_or("?")), "{line}"),
                 }
-                for bound in ["minimum", "maximum"] {
-                    if let Some(b) = p.get(bound) {
-                        assert!(line.contains(&b.to_string()), "{bound} in {line}");
-                    }
-                }
-                assert_eq!(line.contains(", required)"), name == "action", "{line}");
             }
-            assert_eq!(text.matches("\n- ").count(), props.len());
+            required.insert("action".into(), name.into());
+            let read = |object: &serde_json::Map<String, Value>| {
+                super::parse_action(&Value::Object(object.clone()).to_string())
+                    .map(|p| p.action.to_json()["action"].clone())
+            };
+            let expected = if name == "click_at" && !required.contains_key("element") {
+                "click_at"
+            } else {
+                name
+            };
+            assert_eq!(read(&required), Ok(expected.into()), "{name}: {line}");
+            for field in optional {
+                let mut with = required.clone();
+                with.insert(field.into(), sample(field));
+                assert_eq!(read(&with), Ok(expected.into()), "{name} with {field}");
+            }
         }
-        let with_tools = super::describe_schema(&super::action_schema_with_tools(&tools));
-        assert!(with_tools.contains("- tool (tandem_tabs__tab_open): "));
-        assert!(with_tools.contains("- ms (integer 0–10000): wait: milliseconds."));
-        assert!(with_tools.contains("- element (integer ≥ 0): "));
+        let fields: std::collections::BTreeSet<String> =
+            props.keys().filter(|k| *k != "action").cloned().collect();
+        assert_eq!(mentioned, fields, "fields on no action's line");
+        // Each schema gets the lines of the actions it offers, and only those.
+        let plain = super::describe_schema(&super::action_schema());
+        assert!(plain.contains("\nclick element\n") && plain.contains("\nback\n"));
+        assert!(!plain.contains("\ntool ") && !plain.contains("\nlook "));
+        let seeing = super::describe_schema(&schema);
+        assert!(seeing.contains("\ntool tool(") && seeing.lines().any(|l| l == "look"));
+        assert_eq!(seeing.lines().count(), every.len() + 1);
     }
 }
 

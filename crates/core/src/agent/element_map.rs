@@ -66,11 +66,9 @@ const FENCE_LABEL: &str = "element list";
 const TRUNCATED_NOTE: &str = "… the page has more elements than the driver reports\n";
 
 /// How to read the list; for the system prompt (it is outside the fence on purpose).
-pub const LIST_LEGEND: &str = "Each line of the element list is `[number] role \"name\"` followed \
-by details (placeholder, value, href, options, states such as checked or disabled, and `near \
-\"…\"` with the surrounding text when several elements share a name). Long pages omit the \
-same-site href of a link its name tells apart. A `*` after the number marks an element that \
-is new since the previous step. Refer to elements by their number.";
+pub const LIST_LEGEND: &str = "Element list: `[number] role \"name\"` and details (value, href, \
+states…; `near \"…\"`: nearby text telling same names apart). `[number]*`: new since the \
+previous step.";
 
 impl ElementMap {
     /// Numbers the visible interactive elements of `snapshot`, reusing the ids of `previous`

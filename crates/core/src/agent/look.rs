@@ -354,10 +354,8 @@ mod tests {
         assert!(!blind_schema.json().to_string().contains("\"look\""));
         let seeing = schema_instructions(&[], true);
         assert!(seeing.contains(LOOK_RULE));
-        assert!(
-            seeing.contains("pixels from the left of the latest screenshot"),
-            "{seeing}"
-        );
+        // The action's line; LOOK_RULE says what click_at's x and y are after a look.
+        assert!(seeing.contains("\nlook\n"), "{seeing}");
         let schema = navigator_schema(&[], true);
         let names = schema.json().pointer("/properties/action/enum").cloned();
         assert!(names.is_some_and(|n| n.as_array().is_some_and(|n| n.contains(&"look".into()))));
