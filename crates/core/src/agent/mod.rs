@@ -20,6 +20,7 @@ pub mod cost;
 pub mod effects;
 pub mod element_map;
 pub mod flow;
+pub mod keys;
 pub mod look;
 #[cfg(test)]
 mod perception_tests;
