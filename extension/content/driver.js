@@ -2310,15 +2310,24 @@
       const spot = aim(el);
       if (spot.err) return spot.err;
       // Keys go where focus is: a person clicks into the element first, or tabs to it.
-      const before = deepActive(el.ownerDocument);
-      if (before !== el) {
-        if (el.tabIndex >= 0 || el.hasAttribute('tabindex') || el.isContentEditable || isTextField(el)) el.focus({ preventScroll: true });
-        else pointerSequence(spot.hit, spot.x, spot.y, false);
+      const doc = el.ownerDocument;
+      // Whether focus landed anywhere while the element was focused (counted, since it may
+      // land back where it was: a terminal's box passing it on to its textarea again).
+      let landed = 0;
+      const note = () => { landed++; };
+      if (deepActive(doc) !== el) {
+        doc.addEventListener('focusin', note, true);
+        try {
+          if (el.tabIndex >= 0 || el.hasAttribute('tabindex') || el.isContentEditable || isTextField(el)) el.focus({ preventScroll: true });
+          else pointerSequence(spot.hit, spot.x, spot.y, false);
+        } finally {
+          doc.removeEventListener('focusin', note, true);
+        }
       }
-      target = deepActive(el.ownerDocument);
+      target = deepActive(doc);
       // Focus the element passed on (a terminal's visible box to its hidden textarea) is
       // where a person's keys go.
-      const passedOn = target && target !== before && target !== el.ownerDocument.body;
+      const passedOn = landed > 0 && target && target !== el && target !== doc.body;
       if (!target || target === el.ownerDocument.body || (!composedContains(el, target) && !passedOn)) target = el;
     } else {
       target = deepActive(document);

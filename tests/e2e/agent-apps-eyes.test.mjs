@@ -400,6 +400,10 @@ test('keys for a terminal reach the hidden textarea it passes focus to; Enter wi
   await ui.waitStatus(/^(Done|Failed)/);
   assert.deepEqual(paths('/ran').map((r) => r.query.cmd), ['ls'], all() + '\n' + (await ui.steps()).join('\n'));
   assert.equal(await tab.evaluate(() => document.getElementById('out').textContent), 'ls: done\n');
+  // The keys reached the textarea as the driver sent them: no repeat through Chrome's
+  // debugger (whose bar a person would see) was needed.
+  const s = await ui.steps();
+  assert.ok(!s.some((x) => /real input/.test(x)), s.join('\n'));
 });
 
 test('a menu item that ignores synthetic clicks is repeated as real input and runs; one that does nothing is reported as not reacting', async () => {
