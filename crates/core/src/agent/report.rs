@@ -44,10 +44,20 @@ impl ActResult {
                     DriverCommand::Collect { of } if matches!(**of, DriverCommand::Hover) => {
                         "the pointer was moved over it, also as real input,"
                     }
+                    DriverCommand::Collect { of }
+                        if matches!(**of, DriverCommand::ContextClick) =>
+                    {
+                        "it was right-clicked, also as real input,"
+                    }
+                    DriverCommand::Collect { of } if matches!(**of, DriverCommand::Click) => {
+                        "the menu item was clicked, also as real input,"
+                    }
                     DriverCommand::Collect { .. } => "it was dragged, also as real input,",
                     DriverCommand::Press { .. } => "the key was pressed",
                     DriverCommand::Hover => "the pointer was moved over it",
                     DriverCommand::Drag { .. } => "it was dragged",
+                    DriverCommand::ContextClick => "it was right-clicked",
+                    DriverCommand::Click => "the menu item was clicked (its menu closed)",
                     _ => "it was clicked there",
                 }
             )),
@@ -85,6 +95,7 @@ impl ActSuccess {
             DriverCommand::Highlight { .. } => "done".to_owned(),
             DriverCommand::Press { .. } => with_effects("pressed the key", &self.changes),
             DriverCommand::Hover => with_effects("hovered over it", &self.changes),
+            DriverCommand::ContextClick => with_effects("right-clicked it", &self.changes),
             DriverCommand::Drag { .. } => with_effects("dragged it", &self.changes),
             DriverCommand::ClickAt { .. } => with_effects("clicked at the point", &self.changes),
             DriverCommand::SelectText { .. } => with_effects("selected the text", &self.changes),
@@ -123,10 +134,15 @@ impl ActSuccess {
         if let DriverCommand::Collect { of } = command {
             return self.ignored(of);
         }
+        // A menu item's click that changed nothing outside its menu: the command did not run.
+        if matches!(command, DriverCommand::Click) {
+            return self.changes.as_ref().is_some_and(|c| c.menu_only);
+        }
         let reacting = matches!(
             command,
             DriverCommand::Press { .. }
                 | DriverCommand::Hover
+                | DriverCommand::ContextClick
                 | DriverCommand::Drag { .. }
                 | DriverCommand::ClickAt { .. }
         );

@@ -747,9 +747,9 @@ line two"}"#,
             "{\"action\":\"type\",\"element\":9,\"text\":75001}"
               => ok {"action":"type","clear":true,"element":9,"submit":false,"text":"75001"} (repaired [QuotedScalar])
             "{\"action\":\"fly\",\"to\":\"moon\"}"
-              => err Unknown action "fly". Use one of: click, type, select_option, scroll, press, hover, drag, set_value, select_text, click_at, navigate, back, open_tab, switch_tab, close_tab, extract_text, wait, ask_user, done.
+              => err Unknown action "fly". Use one of: click, type, select_option, scroll, press, hover, drag, set_value, select_text, click_at, navigate, back, open_tab, switch_tab, close_tab, extract_text, wait, ask_user, done, context_click.
             "{\"element\":3}"
-              => err The object has no "action" field. Set "action" to one of: click, type, select_option, scroll, press, hover, drag, set_value, select_text, click_at, navigate, back, open_tab, switch_tab, close_tab, extract_text, wait, ask_user, done.
+              => err The object has no "action" field. Set "action" to one of: click, type, select_option, scroll, press, hover, drag, set_value, select_text, click_at, navigate, back, open_tab, switch_tab, close_tab, extract_text, wait, ask_user, done, context_click.
             "[{\"action\":\"back\"}]"
               => ok {"action":"back"} (repaired [WrappedInArray])
             "[{\"action\":\"back\"},{\"action\":\"close_tab\"}]"
@@ -868,6 +868,7 @@ fn every_action() -> Vec<Action> {
             success: false,
             answer: Some("Sold out".into()),
         },
+        Action::ContextClick { element: 7 },
     ]
 }
 
@@ -1020,7 +1021,8 @@ fn driver_protocol_shapes() {
             wait -> service worker
             wait -> service worker
             ask_user -> service worker
-            done -> service worker"#]],
+            done -> service worker
+            context_click -> {"op":"contextClick"}"#]],
     );
 
     // Results as driver.js returned them in Chromium (tests/data/agent/regenerate.mjs).
@@ -1047,12 +1049,12 @@ fn driver_protocol_shapes() {
     check(
         out.join("\n"),
         expect![[r#"
-            done ActSuccess { ok: true, changes: Some(Changes { loading: false, url: None, title: false, focus: None, state: [], fields: 0, added: 0, removed: 0, attributes: 0, text: 0 }), accepted: Some(true), value: None, text: None, scroll: None, moved: None, at_top: None, at_bottom: None, found: None, aim: None }
-            done ActSuccess { ok: true, changes: Some(Changes { loading: false, url: None, title: false, focus: None, state: [], fields: 0, added: 0, removed: 0, attributes: 0, text: 0 }), accepted: None, value: Some("price-asc"), text: Some("Price: low to high"), scroll: None, moved: None, at_top: None, at_bottom: None, found: None, aim: None }
+            done ActSuccess { ok: true, changes: Some(Changes { loading: false, url: None, title: false, focus: None, state: [], fields: 0, added: 0, removed: 0, attributes: 0, text: 0, menu_only: false }), accepted: Some(true), value: None, text: None, scroll: None, moved: None, at_top: None, at_bottom: None, found: None, aim: None }
+            done ActSuccess { ok: true, changes: Some(Changes { loading: false, url: None, title: false, focus: None, state: [], fields: 0, added: 0, removed: 0, attributes: 0, text: 0, menu_only: false }), accepted: None, value: Some("price-asc"), text: Some("Price: low to high"), scroll: None, moved: None, at_top: None, at_bottom: None, found: None, aim: None }
             failed stale-handle: the element of handle doc1.8 is no longer in the page by None
             failed not-found: no option "Cheapest"; available: Popularity by None
             done ActSuccess { ok: true, changes: None, accepted: None, value: None, text: None, scroll: Some(Point { x: 0.0, y: 612.0 }), moved: Some(true), at_top: Some(false), at_bottom: Some(false), found: None, aim: None }
-            done ActSuccess { ok: true, changes: Some(Changes { loading: false, url: None, title: false, focus: None, state: [], fields: 1, added: 0, removed: 0, attributes: 0, text: 0 }), accepted: None, value: None, text: None, scroll: None, moved: None, at_top: None, at_bottom: None, found: None, aim: None }
+            done ActSuccess { ok: true, changes: Some(Changes { loading: false, url: None, title: false, focus: None, state: [], fields: 1, added: 0, removed: 0, attributes: 0, text: 0, menu_only: false }), accepted: None, value: None, text: None, scroll: None, moved: None, at_top: None, at_bottom: None, found: None, aim: None }
             failed covered: the element is covered by dialog "Cookie consent" by Some(Cover { tag: "div", role: Some("dialog"), name: "Cookie consent" })
             failed changed: the page changed since the last look; nothing was done by None
             failed unknown: x by None
