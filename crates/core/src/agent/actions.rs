@@ -546,9 +546,7 @@ fn action_line(name: &str) -> Option<&'static str> {
             "element option(value or visible text) mode?(replace|add|remove, multi-select)"
         }
         "scroll" => "direction(up|down|end) or element(into view) or both(inside it)",
-        "press" => {
-            "key(e.g. Escape, Enter, Control+A) element?(else the page; needed for Enter, Space)"
-        }
+        "press" => "key(e.g. Escape, Enter, Control+A) element?(else the focused element)",
         "drag" => "element to(element to drop on) or element dx? dy?(pixels; negative: left, up)",
         "set_value" => "element value(a slider's number)",
         "select_text" => "element text(the passage)",
@@ -559,6 +557,7 @@ fn action_line(name: &str) -> Option<&'static str> {
         "extract_text" => "element?(else the whole page)",
         "wait" => "ms(≤10000) or text(until on the page) or both",
         "ask_user" => "question",
+        "context_click" => "element(a right click: the page's own menu)",
         "done" => "success(true|false) answer?(the result or what went wrong)",
         TOOL_ACTION => "tool(a listed tool's name) arguments(object, as its parameters ask)",
         // What a look does and what click_at's x and y are after one is the look rule's.
