@@ -7,6 +7,9 @@
 // panel loads its own module, wasm/panel.js.
 import init, * as worker from './wasm/worker.js';
 
+// For scripts/bench-load.mjs: when, from the worker's start, this script ran and its wasm was ready.
+performance.mark('tandem-script');
+
 // Before anything else, at every start: API keys (storage.local) and conversations
 // (storage.session) are for Tandem's own pages and worker only. Without this, Tandem's
 // content script, which runs in every page a task touches, could read both.
@@ -15,7 +18,6 @@ for (const area of [chrome.storage.local, chrome.storage.session]) {
     .catch((error) => console.error('Tandem: storage could not be restricted:', error?.message));
 }
 
-// The mark is for scripts/bench-load.mjs: when, from the worker's start, its wasm was ready.
 const ready = init().then(() => {
   performance.mark('tandem-wasm-ready');
   return worker.start_worker();

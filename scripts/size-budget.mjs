@@ -63,9 +63,15 @@ export function twiggyItems(named) {
     if (!m) continue;
     const name = m[1].replace(/^"|"$/g, '').replace(/""/g, '"');
     if (/ names" subsection$|^custom section/.test(name)) continue;
-    items.push([name, Number(m[2])]);
+    items.push([stableName(name), Number(m[2])]);
   }
   return items;
+}
+
+/** An item's name as it stays from build to build: without the symbol's hash, and with the
+ *  numbered read-only data segments as one (their numbers move with any change). */
+export function stableName(name) {
+  return name.replace(/::h[0-9a-f]{16}$/, '').replace(/^data segment "\.rodata\.\d+"$/, 'data segment ".rodata.*"');
 }
 
 /** The crate an item's name starts with (`<tandem_core::X as T>` counts for tandem_core;
@@ -119,7 +125,8 @@ export function growth(items, baseline, top) {
     .sort((a, b) => b[1] - a[1])
     .slice(0, top);
   const smallest = Math.min(...baseline.items.values());
-  const listed = new Map([...mergeItems(items)].filter(([name, bytes]) => baseline.items.has(name) || bytes >= smallest));
+  // An item the baseline does not list and no bigger than its smallest was left out of it.
+  const listed = new Map([...mergeItems(items)].filter(([name, bytes]) => baseline.items.has(name) || bytes > smallest));
   return { crates: grew(byCrate(items), baseline.crates), items: grew(listed, baseline.items) };
 }
 

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { repoRoot } from './lib/browser.mjs';
-import { growth, readBaseline, readBudget, baselineText } from '../../scripts/size-budget.mjs';
+import { growth, readBaseline, readBudget, baselineText, stableName } from '../../scripts/size-budget.mjs';
 
 const checker = path.join(repoRoot, 'scripts', 'size-budget.mjs');
 
@@ -84,4 +84,9 @@ test('what grew since the baseline: crates and items by bytes grown, new items w
     ['tandem_background::mcp::connect::h3', 4000],
     ['tandem_core::agent::prompt::system::h1', 600],
   ]);
+});
+
+test('an item is known across builds by its name without the symbol hash', () => {
+  assert.equal(stableName('tandem_core::agent::prompt::system::h0123456789abcdef'), 'tandem_core::agent::prompt::system');
+  assert.equal(stableName('data segment ".rodata.123"'), 'data segment ".rodata.*"');
 });
