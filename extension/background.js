@@ -3,8 +3,12 @@
 // `await` anywhere in the module graph makes registration fail silently. So every listener
 // is registered here, at top level, and forwards to the wasm once it has loaded. Events are
 // handed over in arrival order because they all chain on the same promise.
-// The module is shared with the side panel (crates/wasm); the worker calls only its own exports.
-import init, * as worker from './wasm/tandem.js';
+// wasm/worker.js is crates/wasm built with only the worker's code (scripts/build); the side
+// panel loads its own module, wasm/panel.js.
+import init, * as worker from './wasm/worker.js';
+
+// For scripts/bench-load.mjs: when, from the worker's start, this script ran and its wasm was ready.
+performance.mark('tandem-script');
 
 // Before anything else, at every start: API keys (storage.local) and conversations
 // (storage.session) are for Tandem's own pages and worker only. Without this, Tandem's
@@ -14,7 +18,10 @@ for (const area of [chrome.storage.local, chrome.storage.session]) {
     .catch((error) => console.error('Tandem: storage could not be restricted:', error?.message));
 }
 
-const ready = init().then(() => worker.start_worker());
+const ready = init().then(() => {
+  performance.mark('tandem-wasm-ready');
+  return worker.start_worker();
+});
 const forward = (handler) => (...args) => { ready.then(() => handler(...args)); };
 
 // "Ask Tandem" opens the side panel for the tab. sidePanel.open() is only allowed during the

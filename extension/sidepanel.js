@@ -1,6 +1,6 @@
-// Side-panel bootstrap: the UI is Rust (crates/side-panel); start_panel wires the DOM. The
-// module is shared with the service worker (crates/wasm), so nothing runs on load by itself.
-import init, { start_panel } from './wasm/tandem.js';
+// Side-panel bootstrap: the UI is Rust (crates/side-panel); start_panel wires the DOM.
+// wasm/panel.js is crates/wasm built with only the panel's code (scripts/build).
+import init, { start_panel } from './wasm/panel.js';
 
 init().then(() => start_panel()).catch((error) => {
   const line = document.getElementById('error');

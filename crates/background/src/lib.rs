@@ -32,8 +32,8 @@ use wasm_bindgen::prelude::*;
 
 use tandem_core::protocol::{PanelToWorker, CHAT_PORT};
 
-/// Runs once per worker start, after the wasm loaded. The panel loads the same module
-/// (crates/wasm) and never calls it.
+/// Runs once per worker start, after the wasm loaded (`extension/background.js` calls it:
+/// the wasm tests and crates/wasm's default build, which links the panel too, do not).
 #[wasm_bindgen]
 pub fn start_worker() {
     // The toolbar button opens the side panel. Set on every start (not only on install)

@@ -27,8 +27,8 @@ mod waiting;
 mod workflows;
 
 /// Runs once the panel's bootstrap (`extension/sidepanel.js`) has loaded the wasm. An export
-/// called by name, not a `start` function run on load: the worker loads the same module
-/// (crates/wasm) and must not wire a DOM it does not have.
+/// called by name, not a `start` function run on load: this crate's wasm tests load it in a
+/// page with no panel, and crates/wasm's default build links it beside the worker.
 #[wasm_bindgen::prelude::wasm_bindgen]
 pub fn start_panel() {
     // The labels first: everything after reads and names controls in the person's language.
