@@ -149,6 +149,12 @@ pub enum Action {
         name: String,
         arguments: Value,
     },
+    /// `click` with `times`: quick repeated clicks on one target, found again by its role and
+    /// name before each (a target that moves after each hit).
+    ClickTimes {
+        element: u32,
+        times: u32,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -180,13 +186,21 @@ impl SelectMode {
 }
 
 /// Where a `drag` ends.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DragTarget {
     /// On the element with this id.
     Element(u32),
     /// This many pixels right and down from where it starts.
     Offset { dx: i32, dy: i32 },
+    /// Along these points (pixels from the element's top-left corner): a drawn line, a circle.
+    Path(Vec<[i32; 2]>),
 }
+
+/// Most points a drag's `path` takes (a circle needs a dozen or two).
+pub const MAX_PATH_POINTS: usize = 200;
+
+/// Most clicks one `click` with `times` makes.
+pub const MAX_CLICK_TIMES: u32 = 50;
 
 fn direction_word(d: ScrollDirection) -> &'static str {
     match d {
@@ -220,6 +234,7 @@ impl Action {
             Action::AskUser { .. } => "ask_user",
             Action::Done { .. } => "done",
             Action::Tool { .. } => TOOL_ACTION,
+            Action::ClickTimes { .. } => "click",
         }
     }
 
@@ -234,6 +249,7 @@ impl Action {
             | Action::SetValue { element, .. }
             | Action::SelectText { element, .. }
             | Action::ClickAt { element, .. }
+            | Action::ClickTimes { element, .. }
             | Action::Scroll {
                 target: ScrollTarget::Element(element) | ScrollTarget::Inside(element, _),
             } => Some(*element),
@@ -279,6 +295,7 @@ impl Action {
                     dx: *dx,
                     dy: *dy,
                 },
+                DragTarget::Path(path) => DriverCommand::DragPath { path: path.clone() },
             },
             Action::SetValue { value, .. } => DriverCommand::SetValue {
                 value: value.clone(),
@@ -297,6 +314,7 @@ impl Action {
                 target: ScrollTarget::Element(_),
             } => DriverCommand::Scroll { direction: None },
             Action::ExtractText { element: Some(_) } => DriverCommand::Read { max_chars: None },
+            Action::ClickTimes { times, .. } => DriverCommand::ClickTimes { times: *times },
             _ => return None,
         })
     }
@@ -361,6 +379,14 @@ impl Action {
                         put("dx", (*dx).into());
                         put("dy", (*dy).into());
                     }
+                    DragTarget::Path(path) => put(
+                        "path",
+                        path.iter()
+                            .map(|[x, y]| format!("{x},{y}"))
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                            .into(),
+                    ),
                 }
             }
             Action::SetValue { element, value } => {
@@ -400,6 +426,10 @@ impl Action {
                 put("tool", name.as_str().into());
                 put("arguments", arguments.clone());
             }
+            Action::ClickTimes { element, times } => {
+                put("element", (*element).into());
+                put("times", (*times).into());
+            }
             Action::Back
             | Action::CloseTab
             | Action::Look
@@ -432,7 +462,7 @@ impl<'de> Deserialize<'de> for Action {
 /// integer formats, which only restate the types. A constant: generating it at run time put
 /// schemars' generator in the worker's wasm. `the_flat_schema_is_what_flat_action_generates`
 /// keeps it in step with `FlatAction` (edit the type, then paste what that test prints).
-const FLAT_SCHEMA: &str = r#"{"additionalProperties":false,"description":"Exactly one browser action. Only the fields the chosen action uses may be set.","properties":{"action":{"enum":["click","type","select_option","scroll","press","hover","drag","set_value","select_text","click_at","navigate","back","open_tab","switch_tab","close_tab","extract_text","wait","ask_user","done","tool"],"type":"string"},"answer":{"description":"done: the result, or what went wrong.","type":"string"},"arguments":{"additionalProperties":true,"description":"tool: the tool's arguments, matching its parameters.","type":"object"},"clear":{"description":"type: empty the field first (default true).","type":"boolean"},"direction":{"description":"scroll: one screen up or down, or to the end.","enum":["up","down","end"],"type":"string"},"dx":{"description":"drag (instead of to): pixels to the right (negative: left).","type":"integer"},"dy":{"description":"drag (instead of to): pixels down (negative: up).","type":"integer"},"element":{"description":"The [number] of an element in the list. Required by click, type, select_option, hover, drag, set_value, select_text, click_at; optional for press (else the page), scroll (alone: into view; with direction: inside it) and extract_text (else the whole page).","minimum":0,"type":"integer"},"key":{"description":"press: a key or chord, e.g. Escape, Enter, Tab, ArrowDown, PageDown, Control+A.","type":"string"},"mode":{"description":"select_option in a multi-select: add to or remove from the selection (default: replace it).","enum":["replace","add","remove"],"type":"string"},"ms":{"description":"wait: milliseconds.","maximum":10000,"minimum":0,"type":"integer"},"option":{"description":"select_option: the option's value or visible text.","type":"string"},"question":{"description":"ask_user: the question for the user.","type":"string"},"submit":{"description":"type: submit the form afterwards (default false).","type":"boolean"},"success":{"description":"done: whether the task was accomplished (required).","type":"boolean"},"tab":{"description":"switch_tab: the tab's number in the tab list.","minimum":0,"type":"integer"},"text":{"description":"type: the text to enter; select_text: the passage to select; wait: wait until it is on the page.","type":"string"},"to":{"description":"drag: the [number] of the element to drop it on.","minimum":0,"type":"integer"},"tool":{"description":"tool: the name of one of the tools listed.","type":"string"},"url":{"description":"navigate, open_tab: an absolute http(s) URL.","type":"string"},"value":{"description":"set_value: the slider's new value.","type":"number"},"x":{"description":"click_at: where across the element's box, 0 (left) to 1 (right).","maximum":1,"minimum":0,"type":"number"},"y":{"description":"click_at: where down the element's box, 0 (top) to 1 (bottom).","maximum":1,"minimum":0,"type":"number"}},"required":["action"],"type":"object"}"#;
+const FLAT_SCHEMA: &str = r#"{"additionalProperties":false,"description":"Exactly one browser action. Only the fields the chosen action uses may be set.","properties":{"action":{"enum":["click","type","select_option","scroll","press","hover","drag","set_value","select_text","click_at","navigate","back","open_tab","switch_tab","close_tab","extract_text","wait","ask_user","done","tool"],"type":"string"},"answer":{"description":"done: the result, or what went wrong.","type":"string"},"arguments":{"additionalProperties":true,"description":"tool: the tool's arguments, matching its parameters.","type":"object"},"clear":{"description":"type: empty the field first (default true).","type":"boolean"},"direction":{"description":"scroll: one screen up or down, or to the end.","enum":["up","down","end"],"type":"string"},"dx":{"description":"drag (instead of to): pixels to the right (negative: left).","type":"integer"},"dy":{"description":"drag (instead of to): pixels down (negative: up).","type":"integer"},"element":{"description":"The [number] of an element in the list. Required by click, type, select_option, hover, drag, set_value, select_text, click_at; optional for press (else the page), scroll (alone: into view; with direction: inside it) and extract_text (else the whole page).","minimum":0,"type":"integer"},"key":{"description":"press: a key or chord, e.g. Escape, Enter, Tab, ArrowDown, PageDown, Control+A.","type":"string"},"mode":{"description":"select_option in a multi-select: add to or remove from the selection (default: replace it).","enum":["replace","add","remove"],"type":"string"},"ms":{"description":"wait: milliseconds; the result says what changed meanwhile.","maximum":10000,"minimum":0,"type":"integer"},"option":{"description":"select_option: the option's value or visible text.","type":"string"},"path":{"description":"drag (instead of to): points \"x,y x,y …\" in pixels from the element's top-left, to draw or trace a line.","type":"string"},"question":{"description":"ask_user: the question for the user.","type":"string"},"submit":{"description":"type: submit the form afterwards (default false).","type":"boolean"},"success":{"description":"done: whether the task was accomplished (required).","type":"boolean"},"tab":{"description":"switch_tab: the tab's number in the tab list.","minimum":0,"type":"integer"},"text":{"description":"type: the text to enter; select_text: the passage to select; wait: wait until it is on the page.","type":"string"},"times":{"description":"click: click it this many times quickly, finding it again each time (a moving target).","maximum":50,"minimum":1,"type":"integer"},"to":{"description":"drag: the [number] of the element to drop it on.","minimum":0,"type":"integer"},"tool":{"description":"tool: the name of one of the tools listed.","type":"string"},"url":{"description":"navigate, open_tab: an absolute http(s) URL.","type":"string"},"value":{"description":"set_value: the slider's new value.","type":"number"},"x":{"description":"click_at: where across the element's box, 0 (left) to 1 (right).","maximum":1,"minimum":0,"type":"number"},"y":{"description":"click_at: where down the element's box, 0 (top) to 1 (bottom).","maximum":1,"minimum":0,"type":"number"}},"required":["action"],"type":"object"}"#;
 
 /// The JSON Schema of an action: one flat object, generated from `FlatAction`, without the
 /// `tool` action (a task without tools is not told about it).
@@ -865,8 +895,14 @@ fn from_value(value: &Value, repairs: &mut Vec<Repair>) -> Result<Action, Action
     }
     let f = Fields { obj, action: name };
     Ok(match name {
-        "click" => Action::Click {
-            element: f.element(repairs)?,
+        "click" => match f.optional_u32("times", repairs)? {
+            Some(times) if times > 1 => Action::ClickTimes {
+                element: f.element(repairs)?,
+                times: times.min(MAX_CLICK_TIMES),
+            },
+            _ => Action::Click {
+                element: f.element(repairs)?,
+            },
         },
         "type" => Action::Type {
             element: f.element(repairs)?,
@@ -954,6 +990,9 @@ fn from_value(value: &Value, repairs: &mut Vec<Repair>) -> Result<Action, Action
             let element = f.element(repairs)?;
             let to = match f.optional_u32("to", repairs)? {
                 Some(t) => DragTarget::Element(t),
+                None if obj.get("path").is_some_and(|p| !p.is_null()) => {
+                    DragTarget::Path(f.path()?)
+                }
                 None => {
                     let dx = f.optional_i32("dx", repairs)?;
                     let dy = f.optional_i32("dy", repairs)?;
@@ -1188,6 +1227,37 @@ impl Fields<'_> {
             }
             Some(v) => Err(self.invalid(field, expected, v)),
         }
+    }
+
+    /// A drag's path: 2 to [`MAX_PATH_POINTS`] points of pixels (rounded), written flat as
+    /// the schema asks (`"10,10 60,10 60,60"`, SVG's `points` form) or as `[[10,10],…]`.
+    fn path(&self) -> Result<Vec<[i32; 2]>, ActionError> {
+        const EXPECTED: &str = "points \"x,y x,y …\" in pixels, at least two";
+        let v = &self.obj["path"];
+        let pixel = |f: f64| (f.is_finite() && f.abs() < 100_000.0).then(|| f.round() as i32);
+        let points: Option<Vec<[i32; 2]>> = match v {
+            Value::String(s) => s
+                .split_whitespace()
+                .map(|pair| {
+                    let (x, y) = pair.trim_matches(['(', ')', '[', ']']).split_once(',')?;
+                    Some([
+                        pixel(x.trim().parse().ok()?)?,
+                        pixel(y.trim().parse().ok()?)?,
+                    ])
+                })
+                .collect(),
+            Value::Array(items) => items
+                .iter()
+                .map(|p| match p.as_array().map(Vec::as_slice) {
+                    Some([x, y]) => Some([pixel(x.as_f64()?)?, pixel(y.as_f64()?)?]),
+                    _ => None,
+                })
+                .collect(),
+            _ => None,
+        };
+        points
+            .filter(|p| (2..=MAX_PATH_POINTS).contains(&p.len()))
+            .ok_or_else(|| self.invalid("path", EXPECTED, v))
     }
 
     /// A fraction of a box from 0 to 1, in thousandths (`0.25` → 250).
@@ -1443,7 +1513,7 @@ mod flat_schema_source {
         /// switch_tab: the tab's number in the tab list.
         #[serde(default)]
         tab: u32,
-        /// wait: milliseconds.
+        /// wait: milliseconds; the result says what changed meanwhile.
         #[serde(default)]
         #[schemars(range(max = MAX_WAIT_MS))]
         ms: u32,
@@ -1462,6 +1532,13 @@ mod flat_schema_source {
         /// tool: the tool's arguments, matching its parameters.
         #[serde(default)]
         arguments: Map<String, Value>,
+        /// drag (instead of to): points "x,y x,y …" in pixels from the element's top-left, to draw or trace a line.
+        #[serde(default)]
+        path: String,
+        /// click: click it this many times quickly, finding it again each time (a moving target).
+        #[serde(default)]
+        #[schemars(range(min = 1, max = 50))]
+        times: u32,
     }
 
     // How select_option treats a multi-select's other options.
@@ -1549,7 +1626,7 @@ mod flat_schema_source {
         }
         let with_tools = super::describe_schema(&super::action_schema_with_tools(&tools));
         assert!(with_tools.contains("- tool (tandem_tabs__tab_open): "));
-        assert!(with_tools.contains("- ms (integer 0–10000): wait: milliseconds."));
+        assert!(with_tools.contains("- ms (integer 0–10000): wait: milliseconds; "));
         assert!(with_tools.contains("- element (integer ≥ 0): "));
     }
 }

@@ -170,7 +170,11 @@ pub fn unasked_change(
     let in_form = |o: &&Element| o.form == Some(form) && o.frame == el.frame;
     // The buttons that submit: the one clicked, or (Enter in a field) the form's own.
     let submitters: Vec<&Element> = match action {
-        Action::Click { .. } | Action::ClickAt { .. } if submits_form(el) => vec![el],
+        Action::Click { .. } | Action::ClickAt { .. } | Action::ClickTimes { .. }
+            if submits_form(el) =>
+        {
+            vec![el]
+        }
         Action::Type { submit: true, .. } => page
             .elements
             .iter()

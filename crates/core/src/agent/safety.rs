@@ -340,7 +340,9 @@ pub fn needs_confirmation(
             }
             needs_confirmation(&Action::Click { element: 0 }, Some(el), page)
         }
-        Action::ClickAt { .. } => needs_confirmation(&Action::Click { element: 0 }, Some(el), page),
+        Action::ClickAt { .. } | Action::ClickTimes { .. } => {
+            needs_confirmation(&Action::Click { element: 0 }, Some(el), page)
+        }
         Action::Click { .. } => irreversible_label(el).or_else(|| {
             if submits_form(el) {
                 sensitive_form(el, page)
