@@ -1181,8 +1181,9 @@
     for (const [about] of briefAbove.slice(-DESCRIBED_ABOVE)) describe(about);
 
     // After the walk: a layer later in the document covers what came before it.
+    const covers = new Map();
     for (const [el, bbox, index] of inViewportBoxes) {
-      if (mayBeCovered(el, bbox) && reach(el).covered) elements[index].covered = true;
+      if (mayBeCovered(el, bbox)) noteCover(elements[index], el, reach(el).covered, covers);
     }
 
     // Which listed element each one sits in, and which listed elements hold nothing of their
@@ -1274,6 +1275,17 @@
     return !!since && !since.dirty && since.url === location.href &&
       since.roots.every((r) => r.isConnected) &&
       since.frameDocs.every(([frame, doc]) => frame.contentDocument === doc);
+  }
+
+  // A listed element something else lies on top of: marked covered, with the name of what
+  // covers it (a colour picker left open over the form), so that the model knows the control
+  // is there and what to close first. `covers`: names already found, by covering element.
+  function noteCover(item, el, over, covers) {
+    if (!over) return;
+    item.covered = true;
+    if (!covers.has(over)) covers.set(over, describeCover(over, el).name);
+    const name = covers.get(over);
+    if (name) item.coveredBy = name;
   }
 
   // ---- what the page changes on its own -----------------------------------------------

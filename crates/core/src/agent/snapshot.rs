@@ -213,6 +213,9 @@ pub struct Element {
     /// else lying on top of it (a banner, another panel).
     #[serde(default, skip_serializing_if = "is_false")]
     pub covered: bool,
+    /// What covers it, as a person would name it (page words), when it is covered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub covered_by: Option<String>,
     /// Index in `elements` of the nearest listed element around this one (same document).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub within: Option<usize>,

@@ -1210,16 +1210,21 @@ fn the_map_offers_what_a_person_can_reach() {
             [12] textbox "Postcode"
             [13] textbox (the text field in "Billing")
             [14] button "Does nothing"
+            [15] button "Row 1" covered
+            [16] button "Row 2" covered
             [17] button "Reply"
+            [18] button "Buy now" covered
             [19] button "Accept cookies"
-            … 3 elements in view are under something else (a banner, a dialog, another panel) and not listed; close or move it first
+            … 3 elements in view are under something else (a banner, a dialog, another panel), marked covered: a click cannot reach them; close or move what covers them first
             ⟦/untrusted data⟧"##]],
     );
-    // What is not offered keeps its id: the covered button is still found when acted on
-    // (the driver then says it is covered), and comes back under the same number.
+    // A covered button is listed marked covered, found when acted on (the driver then says
+    // it is covered), and comes back under the same number once uncovered.
     let buy = element(&clicks, "Buy now", 0);
     let id = map_id(&map, buy);
-    assert!(!out.text.contains(&format!("[{id}]")));
+    assert!(out
+        .text
+        .contains(&format!("[{id}] button \"Buy now\" covered")));
     assert_eq!(map.locate(id, &clicks).map(|e| &e.handle), Ok(&buy.handle));
     let mut uncovered = clicks.clone();
     for el in &mut uncovered.elements {
