@@ -195,6 +195,7 @@ const routes = {
     <script>
       const SPOTS = [[10, 10], [400, 200], [200, 40], [500, 120], [60, 220], [300, 150], [450, 20], [120, 120], [350, 250], [20, 160], [260, 90]];
       window.hits = 0;
+      window.hitTimes = [];
       let spot = 0;
       const place = () => {
         const old = document.getElementById('target');
@@ -205,6 +206,7 @@ const routes = {
         b.style.cssText = 'position:absolute;left:' + SPOTS[spot % SPOTS.length][0] + 'px;top:' + SPOTS[spot % SPOTS.length][1] + 'px';
         b.addEventListener('click', () => {
           hits++;
+          hitTimes.push(performance.now());
           document.getElementById('score').textContent = hits + ' hits';
           if (hits === 10) fetch('/whack-won?hits=10');
           spot++;
@@ -364,7 +366,7 @@ test('an SVG piece moved by its transform is reported as moved, not as "did not 
   assert.ok(!s.some((x) => /did not react/.test(x)), s.join('\n'));
 });
 
-test('a memory game shown in quarter-second blinks: a wait says what lit, in order, and the sequence is played back', async () => {
+test('a memory game shown in quarter-second blinks: a wait says what lit, in order, and the sequence is played back', async (t) => {
   let order = null;
   navigator = (turn) => {
     if (paths('/memory-done').length) return { action: 'done', success: true, answer: 'Played.' };
@@ -383,10 +385,12 @@ test('a memory game shown in quarter-second blinks: a wait says what lit, in ord
   await ui.waitStatus(/^(Done|Failed)/);
 
   assert.deepEqual(await tab.evaluate(() => window.pressed), [3, 7, 1, 5]);
+  // What the wait reported, for ARCHITECTURE.md's timing paragraph.
+  t.diagnostic((navigatorTurns().find((x) => /waited 2500 ms/.test(x)) ?? '').match(/Cell \d: lit at [\d.]+ s/g)?.join(', ') ?? '');
   assert.deepEqual(paths('/memory-done').map((r) => r.query.ok), ['true']);
 });
 
-test('a button that jumps away after each hit is hit ten times in one step', async () => {
+test('a button that jumps away after each hit is hit ten times in one step', async (t) => {
   navigator = (turn) => {
     if (/clicked it/.test(lastResult(turn))) return { action: 'done', success: true, answer: 'Ten hits.' };
     return { action: 'click', element: named(turn, 'Hit me').id, times: 10 };
@@ -395,6 +399,9 @@ test('a button that jumps away after each hit is hit ten times in one step', asy
   await ui.waitStatus(/^(Done|Failed)/);
 
   assert.equal(await tab.evaluate(() => window.hits), 10);
+  // A figure for ARCHITECTURE.md's timing paragraph, not asserted: how long the ten hits took.
+  const times = await tab.evaluate(() => window.hitTimes);
+  t.diagnostic(`ten hits in ${Math.round(times[times.length - 1] - times[0])} ms`);
   assert.equal(paths('/whack-won').length, 1);
   const s = await ui.steps();
   assert.ok(s.some((x) => /^Clicked Hit me 10 times/.test(x) && /✓ clicked it 10 times/.test(x)), s.join('\n'));
