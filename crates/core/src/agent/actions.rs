@@ -1700,6 +1700,39 @@ mod hands_parse_tests {
             })
         );
         assert!(parse(r#"{"action":"set_value","element":4,"value":"max"}"#).is_err());
+        // A path, flat as the schema asks or as pairs; a click repeated on a moving target.
+        let loop_path = Action::Drag {
+            element: 2,
+            to: DragTarget::Path(vec![[10, 10], [60, 10], [10, 10]]),
+        };
+        assert_eq!(
+            parse(r#"{"action":"drag","element":2,"path":"10,10 60,10 10,10"}"#),
+            Ok(loop_path.clone())
+        );
+        assert_eq!(
+            parse(r#"{"action":"drag","element":2,"path":[[10,10],[60.2,10],[10,10]]}"#),
+            Ok(loop_path)
+        );
+        assert!(parse(r#"{"action":"drag","element":2,"path":"10,10"}"#).is_err());
+        assert!(parse(r#"{"action":"drag","element":2,"path":"a,b c,d"}"#).is_err());
+        assert_eq!(
+            parse(r#"{"action":"click","element":5,"times":10}"#),
+            Ok(Action::ClickTimes {
+                element: 5,
+                times: 10
+            })
+        );
+        assert_eq!(
+            parse(r#"{"action":"click","element":5,"times":1}"#),
+            Ok(Action::Click { element: 5 })
+        );
+        assert_eq!(
+            parse(r#"{"action":"click","element":5,"times":500}"#),
+            Ok(Action::ClickTimes {
+                element: 5,
+                times: MAX_CLICK_TIMES
+            })
+        );
         assert_eq!(
             parse(r#"{"action":"wait","text":"Report ready"}"#),
             Ok(Action::Wait {

@@ -449,6 +449,53 @@ mod hands_tests {
     }
 
     #[test]
+    fn results_that_did_not_take_are_not_done_and_moves_and_records_are_said() {
+        let drop = DriverCommand::Drag {
+            to: Some("doc1.4".into()),
+            dx: 0,
+            dy: 0,
+        };
+        assert_eq!(
+            read(r#"{"ok":true,"inside":true,"changes":{"moved":true}}"#).sentence(&drop),
+            Ok("dragged it; it is now inside the target; it moved".into())
+        );
+        assert_eq!(
+            read(r#"{"ok":true,"inside":false,"changes":{"attributes":2}}"#).sentence(&drop),
+            Err("dragged it, but it ended outside the target; the page's content changed".into())
+        );
+        // An SVG shape whose transform changed moved: not "the page did not react".
+        let by = DriverCommand::Drag {
+            to: None,
+            dx: 200,
+            dy: 0,
+        };
+        let moved = read(r#"{"ok":true,"changes":{"moved":true},"aim":{"from":[1,1]}}"#);
+        assert_eq!(moved.sentence(&by), Ok("dragged it; it moved".into()));
+        assert!(moved.retry_aim(&by).is_none());
+        let clicks = DriverCommand::ClickTimes { times: 10 };
+        assert_eq!(
+            read(r#"{"ok":true,"clicks":10,"changes":{"text":10}}"#).sentence(&clicks),
+            Ok("clicked it 10 times; the page's content changed".into())
+        );
+        assert_eq!(
+            read(r#"{"ok":true,"clicks":7,"changes":{}}"#).sentence(&clicks),
+            Err("clicked it only 7 of 10 times (it was gone or covered the other times)".into())
+        );
+        // What a wait saw is page words: fenced.
+        let wait = DriverCommand::Record { ms: 2000 };
+        let said = read(r#"{"ok":true,"seen":["Cell 3: lit at 0.3 s","Cell 7: lit at 0.6 s"]}"#)
+            .sentence(&wait)
+            .unwrap_or_default();
+        assert!(said.starts_with("waited 2000 ms; what changed meanwhile, in order: "));
+        assert!(said.contains("Cell 3: lit at 0.3 s, then Cell 7: lit at 0.6 s"));
+        assert!(said.contains("changes seen"));
+        assert_eq!(
+            read(r#"{"ok":true,"seen":[]}"#).sentence(&wait),
+            Ok("waited 2000 ms; nothing changed on the page meanwhile".into())
+        );
+    }
+
+    #[test]
     fn sliders_scroll_boxes_and_waits_say_what_the_page_shows() {
         let set = DriverCommand::SetValue {
             value: "300".into(),
