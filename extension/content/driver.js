@@ -1461,8 +1461,9 @@
     for (const [about] of briefAbove.slice(-DESCRIBED_ABOVE)) describe(about);
 
     // After the walk: a layer later in the document covers what came before it.
+    const covers = new Map();
     for (const [el, bbox, index] of inViewportBoxes) {
-      if (mayBeCovered(el, bbox) && reach(el).covered) elements[index].covered = true;
+      if (mayBeCovered(el, bbox)) noteCover(elements[index], el, reach(el).covered, covers);
     }
 
     // Which listed element each one sits in, and which listed elements hold nothing of their
@@ -1547,6 +1548,7 @@
       for (const doc of docs) for (const type of EVENTS) doc.removeEventListener(type, dirty, true);
     };
     since = state;
+    watchRestless();
   }
 
   // True when the last snapshot still describes the page (see `arm`).
@@ -1554,6 +1556,62 @@
     return !!since && !since.dirty && since.url === location.href &&
       since.roots.every((r) => r.isConnected) &&
       since.frameDocs.every(([frame, doc]) => frame.contentDocument === doc);
+  }
+
+  // A listed element something else lies on top of: marked covered, with the name of what
+  // covers it (a colour picker left open over the form), so that the model knows the control
+  // is there and what to close first. `covers`: names already found, by covering element.
+  function noteCover(item, el, over, covers) {
+    if (!over) return;
+    item.covered = true;
+    if (!covers.has(over)) covers.set(over, describeCover(over, el).name);
+    const name = covers.get(over);
+    if (name) item.coveredBy = name;
+  }
+
+  // ---- what the page changes on its own -----------------------------------------------
+
+  // A blinking caret, a ticking clock, a shimmer or pulse toggled on a timer: nodes whose
+  // attributes or text the page changes while no action is watched. Seen changing in
+  // RESTLESS_AFTER separate batches, a node is the page's own motion, and its attribute and
+  // text changes (and the animations it starts) during an action's watch are not the
+  // action's effect: a key press that changed nothing but a caret reads as no effect. Elements
+  // added or removed always count. Recorded from each look (`arm`) for RESTLESS_FOR_MS, so
+  // that a page left after a task is not watched for ever.
+  const RESTLESS_AFTER = 3;
+  const RESTLESS_FOR_MS = 15000;
+  const restlessSeen = new WeakMap();
+  let restlessObserver = null;
+  let restlessTimer = 0;
+  // Watches running now: what changes then may be their action's effect, not the page's own.
+  let watching = 0;
+  // The node a record is about: a text node's edit, or an element's attribute or its text
+  // replaced (`textContent =`); null for elements added or removed.
+  const restlessNode = (r) => {
+    if (r.type !== 'childList') return r.target;
+    const nodes = [...r.addedNodes, ...r.removedNodes];
+    return nodes.length && nodes.every((n) => n.nodeType === Node.TEXT_NODE) ? r.target : null;
+  };
+  const isRestless = (n) => !!n && (restlessSeen.get(n) || 0) >= RESTLESS_AFTER;
+  const cosmetic = (r) => isRestless(restlessNode(r));
+  const restlessAnimation = (a) => !!(a.effect && a.effect.target && isRestless(a.effect.target));
+  function watchRestless() {
+    clearTimeout(restlessTimer);
+    restlessTimer = setTimeout(() => {
+      if (restlessObserver) restlessObserver.disconnect();
+      restlessObserver = null;
+    }, RESTLESS_FOR_MS);
+    if (restlessObserver) return;
+    restlessObserver = new MutationObserver((records) => {
+      if (watching) return;
+      const batch = new Set();
+      for (const r of records) {
+        const n = restlessNode(r);
+        if (n && !ownNodes.has(n)) batch.add(n);
+      }
+      for (const n of batch) restlessSeen.set(n, (restlessSeen.get(n) || 0) + 1);
+    });
+    restlessObserver.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
   }
 
   // ---- acting ---------------------------------------------------------------------------
@@ -1702,6 +1760,8 @@
   const ATTRS_SEEN = new Set([
     'class', 'style', 'hidden', 'open', 'src', 'href', 'disabled', 'value', 'checked',
     'aria-expanded', 'aria-selected', 'aria-checked', 'aria-pressed', 'aria-hidden', 'aria-current',
+    // Where an SVG shape is: a drag that moves a shape rewrites these, not a style.
+    'transform', 'x', 'y', 'cx', 'cy', 'r', 'd', 'points', 'x1', 'y1', 'x2', 'y2', 'width', 'height',
   ]);
 
   // Starts watching what an action on el does to the page; `done()` waits for the page to
@@ -1734,6 +1794,7 @@
     };
     const fieldsBefore = fieldValues();
     const before = { url: url(), title: root.title, focus: deepActive(root), state: stateOf(el) };
+    watching++;
     const counts = { added: 0, removed: 0, attributes: 0, text: 0 };
     let lastMutation = 0;
     let loading = false;
@@ -1756,7 +1817,7 @@
     const runningBefore = new Set(docs.flatMap(animations));
     const working = () => docs.some((d) => {
       for (const b of busyIn(d)) if (!busyBefore.has(b) && !mine(b)) return true;
-      return animations(d).some((a) => !runningBefore.has(a));
+      return animations(d).some((a) => !runningBefore.has(a) && !restlessAnimation(a));
     });
     const observer = new view.MutationObserver((records) => {
       // Only what is counted delays the end of the watch: a page rewriting data-* attributes
@@ -1764,7 +1825,7 @@
       const total = () => counts.added + counts.removed + counts.attributes + counts.text;
       const start = total();
       for (const r of records) {
-        if (mine(r.target)) continue;
+        if (mine(r.target) || cosmetic(r)) continue;
         if (r.type === 'childList') {
           counts.added += [...r.addedNodes].filter((n) => n.nodeType === Node.ELEMENT_NODE && !mine(n)).length;
           counts.removed += [...r.removedNodes].filter((n) => n.nodeType === Node.ELEMENT_NODE && !mine(n)).length;
@@ -1902,6 +1963,7 @@
             wait = left > 0 ? Math.min(POLL_MS, left) : waited ? POLL_MS : 0;
           }
         } finally {
+          watching = Math.max(0, watching - 1);
           observer.disconnect();
           for (const w of windows) {
             if (w.navigation) w.navigation.removeEventListener('navigate', onNavigate);
@@ -2453,17 +2515,109 @@
       const bottom = Math.min(r.bottom, view.innerHeight);
       const fy = spot.y < top ? 0.75 : 0.25;
       end = { x: r.left + r.width / 2, y: top + (bottom - top) * (spot.y > bottom ? 0.25 : fy) };
+      // A drop zone wants the item inside it: its centre.
+      if (!sortableWith(el, toEl)) end.y = (top + bottom) / 2;
+    } else if (Array.isArray(action.path)) {
+      return dragAlong(el, spot, action.path, lookOpts);
     } else {
       end = { x: spot.x + (Number(action.dx) || 0), y: spot.y + (Number(action.dy) || 0) };
     }
     const seen = watch(el, lookOpts);
     const source = el.closest('[draggable="true"]') || (el.matches('a[href], img') && el.getAttribute('draggable') !== 'false' ? el : null);
+    const box = pageBox(el);
     if (source) await dragAndDrop(source, spot, end, toEl);
     else await pointerDrag(spot, end, el);
-    return seen.with({ ok: true, changes: await seen.done(), aim: aimFor(el, spot, end, !!source) });
+    const changes = movedSince(el, box, await seen.done());
+    const inside = toEl && !sortableWith(el, toEl) ? endedInside(el, toEl) : undefined;
+    return seen.with({ ok: true, changes, inside, aim: aimFor(el, spot, end, !!source) });
   }
 
   const frame = () => new Promise((r) => setTimeout(r, 16));
+
+  // Items of one list (a sortable list, a board's cards): dropped in the target's place, at
+  // its quarter nearest the start. Anything else the item is dropped on is a zone.
+  const SORTABLE_ITEM = 'li, tr, [role=option], [role=listitem], [role=row], [role=treeitem], [role=tab], [draggable="true"]';
+  function sortableWith(el, toEl) {
+    const a = el.closest(SORTABLE_ITEM) || el;
+    const b = toEl.closest(SORTABLE_ITEM) || toEl;
+    return a !== b && !!a.parentElement && a.parentElement === b.parentElement &&
+      a.tagName === b.tagName && (explicitRole(a) || '') === (explicitRole(b) || '');
+  }
+
+  // An element's box in its document's page coordinates (a scroll does not move it).
+  function pageBox(el) {
+    const r = el.getBoundingClientRect();
+    const v = el.ownerDocument.defaultView;
+    return { x: r.left + v.scrollX, y: r.top + v.scrollY, w: r.width, h: r.height, t: el.getAttribute && el.getAttribute('transform') };
+  }
+
+  // The watch's changes, with `moved` when the dragged element's box (or an SVG shape's
+  // transform) changed: a shape dragged by rewriting its transform changes no attribute the
+  // watch reads on other elements, and a person sees it move.
+  function movedSince(el, before, changes) {
+    if (!el.isConnected) return changes;
+    const now = pageBox(el);
+    const shifted = Math.abs(now.x - before.x) >= 2 || Math.abs(now.y - before.y) >= 2 ||
+      Math.abs(now.w - before.w) >= 2 || Math.abs(now.h - before.h) >= 2 || now.t !== before.t;
+    return shifted ? { ...changes, moved: true } : changes;
+  }
+
+  // Whether a dragged item ended inside the zone it was dropped on: moved into it, or its
+  // centre within the zone's box. Unknown (undefined) once the page replaced the item.
+  function endedInside(el, zone) {
+    if (!el.isConnected || !zone.isConnected) return undefined;
+    if (composedContains(zone, el)) return true;
+    const a = el.getBoundingClientRect();
+    const z = zone.getBoundingClientRect();
+    const cx = a.left + a.width / 2;
+    const cy = a.top + a.height / 2;
+    return cx >= z.left && cx <= z.right && cy >= z.top && cy <= z.bottom;
+  }
+
+  // A drag along a path of points (pixels from the element's top-left corner, as the model
+  // gives them): press at the first, move through each (in steps of at most 8 px, so a
+  // drawing gets a smooth stroke), release at the last. Draws a circle on a sketch pad,
+  // traces a line on a map.
+  async function dragAlong(el, spot, path, lookOpts) {
+    const pts = path.filter((p) => Array.isArray(p) && p.length === 2 && p.every(Number.isFinite));
+    if (pts.length < 2) return fail('bad-action', 'a path needs at least two [x, y] points');
+    const r = el.getBoundingClientRect();
+    const at = ([x, y]) => ({ x: r.left + x, y: r.top + y });
+    const start = at(pts[0]);
+    const first = landAt(el, start.x, start.y);
+    const seen = watch(el, lookOpts);
+    const box = pageBox(el);
+    const view = first.hit.ownerDocument.defaultView;
+    const ev = (x, y, buttons) => {
+      const base = { bubbles: true, cancelable: true, composed: true, view, clientX: x, clientY: y, button: 0, buttons };
+      return { base, pointer: { ...base, pointerId: 1, pointerType: 'mouse', isPrimary: true } };
+    };
+    movePointer(first.hit, start.x, start.y, 0);
+    let e = ev(start.x, start.y, 1);
+    if (first.hit.dispatchEvent(new view.PointerEvent('pointerdown', e.pointer))) first.hit.dispatchEvent(new view.MouseEvent('mousedown', { ...e.base, detail: 1 }));
+    let under = first.hit;
+    let last = start;
+    for (const p of pts.slice(1)) {
+      const to = at(p);
+      const n = Math.max(1, Math.ceil(Math.hypot(to.x - last.x, to.y - last.y) / 8));
+      for (let i = 1; i <= n; i++) {
+        const x = last.x + ((to.x - last.x) * i) / n;
+        const y = last.y + ((to.y - last.y) * i) / n;
+        under = landAt(el, x, y).hit || under;
+        e = ev(x, y, 1);
+        under.dispatchEvent(new view.PointerEvent('pointermove', e.pointer));
+        under.dispatchEvent(new view.MouseEvent('mousemove', e.base));
+      }
+      last = to;
+      await frame();
+    }
+    e = ev(last.x, last.y, 0);
+    under.dispatchEvent(new view.PointerEvent('pointerup', e.pointer));
+    under.dispatchEvent(new view.MouseEvent('mouseup', { ...e.base, detail: 1 }));
+    pointerOn = under;
+    const changes = movedSince(el, box, await seen.done());
+    return seen.with({ ok: true, changes, points: pts.length });
+  }
 
   async function pointerDrag(spot, end, el) {
     const hit = spot.hit;
@@ -2548,6 +2702,55 @@
     return null;
   }
 
+  // A slider's value shown as text beside it (`<span class="value">98</span>`), when the
+  // slider says it nowhere else: a live region, a status, an element named for the value.
+  function shownValue(track) {
+    const SHOWN = 'output, [aria-live], [role=status], [class*=value], [id*=value], [class*=amount], [id*=amount], [class*=current]';
+    for (let box = track.parentElement, depth = 0; box && depth < 3; box = box.parentElement, depth++) {
+      for (const n of box.querySelectorAll(SHOWN)) {
+        if (n === track || n.contains(track) || track.contains(n)) continue;
+        const t = n.textContent.trim();
+        const m = t.length <= 24 ? t.replace(/[^\d.-]/g, '') : '';
+        if (m !== '' && Number.isFinite(Number(m))) return Number(m);
+      }
+    }
+    return null;
+  }
+
+  // The slider's range, from aria-valuemin/max (or min/max attributes) on the handle or its
+  // track; null when it does not say.
+  function rangeOf(handle, track) {
+    for (const n of [handle, track]) {
+      const lo = Number(n.getAttribute('aria-valuemin') ?? n.getAttribute('min') ?? NaN);
+      const hi = Number(n.getAttribute('aria-valuemax') ?? n.getAttribute('max') ?? NaN);
+      if (Number.isFinite(lo) && Number.isFinite(hi) && hi > lo) return { lo, hi };
+    }
+    return null;
+  }
+
+  // Drags the handle to where `wanted` lies in the slider's range, then corrects by the gap
+  // it shows (up to three times): {f, value} where it ended, or null when the range or the
+  // value cannot be read.
+  async function dragToRange(handle, track, vertical, wanted, readValue) {
+    const range = rangeOf(handle, track);
+    if (!range) return null;
+    const tr = track.getBoundingClientRect();
+    let f = Math.min(Math.max((wanted - range.lo) / (range.hi - range.lo), 0), 1);
+    let out = null;
+    for (let i = 0; i < 4; i++) {
+      const h = handle.getBoundingClientRect();
+      const from = { hit: handle, x: h.left + h.width / 2, y: h.top + h.height / 2 };
+      const to = vertical ? { x: from.x, y: tr.bottom - tr.height * f } : { x: tr.left + tr.width * f, y: from.y };
+      await pointerDrag(from, to, handle);
+      const now = readValue();
+      if (now === null) return out;
+      out = { f, value: now };
+      if (now === wanted) break;
+      f = Math.min(Math.max(f + (wanted - now) / (range.hi - range.lo), 0), 1);
+    }
+    return out;
+  }
+
   async function setValue(el, action, lookOpts) {
     const wanted = Number(action.value);
     if (!Number.isFinite(wanted)) return fail('bad-action', 'the value is not a number');
@@ -2568,14 +2771,15 @@
     }
     // An ARIA slider takes keys, as a keyboard user moves it.
     const role = explicitRole(el);
-    const handle = role === 'slider' ? el : el.querySelector('[role=slider], [class*=handle], [class*=thumb]') || el;
+    const handle = role === 'slider' ? (el.querySelector('[class*=handle], [class*=thumb]') || el) : el.querySelector('[role=slider], [class*=handle], [class*=thumb]') || el;
     const track = handle === el ? (el.parentElement || el) : el;
-    let value = sliderValue(handle, track);
+    const readValue = () => { const v = sliderValue(handle, track); return v === null ? shownValue(track) : v; };
+    let value = readValue();
     if (value !== null && (handle.tabIndex >= 0 || handle.hasAttribute('tabindex'))) {
       handle.focus({ preventScroll: true });
       for (let i = 0; i < 400 && value !== wanted; i++) {
         keyEvents(handle, parseKey(value < wanted ? 'ArrowRight' : 'ArrowLeft'));
-        const now = sliderValue(handle, track);
+        const now = readValue();
         // Overshot (a step larger than the gap) or no answer to keys: stop here.
         if (now === null || now === value || (value < wanted) !== (now < wanted) && now !== wanted) {
           value = now === null ? value : now;
@@ -2593,13 +2797,22 @@
     let lo = 0;
     let hi = 1;
     let best = { value, gap: value === null ? Infinity : Math.abs(value - wanted) };
+    // With the slider's range known (aria-valuemin/max, min/max), first straight to where the
+    // value lies and corrected from what it shows; the halving below finishes the job.
+    const aimed = await dragToRange(handle, track, vertical, wanted, readValue);
+    if (aimed) {
+      if (Math.abs(aimed.value - wanted) < best.gap) best = { value: aimed.value, gap: Math.abs(aimed.value - wanted) };
+      if (aimed.value === wanted) return done(aimed.value);
+      if (aimed.value < wanted) lo = aimed.f;
+      else hi = aimed.f;
+    }
     for (let i = 0; i < 14; i++) {
       const f = (lo + hi) / 2;
       const h = handle.getBoundingClientRect();
       const from = { hit: handle, x: h.left + h.width / 2, y: h.top + h.height / 2 };
       const to = vertical ? { x: from.x, y: tr.bottom - tr.height * f } : { x: tr.left + tr.width * f, y: from.y };
       await pointerDrag(from, to, handle);
-      const now = sliderValue(handle, track);
+      const now = readValue();
       if (now === null) break;
       if (Math.abs(now - wanted) < best.gap) best = { value: now, gap: Math.abs(now - wanted) };
       if (now === wanted) break;
@@ -2718,6 +2931,112 @@
       };
       tick();
     });
+  }
+
+  // ---- timing: what a person follows between two looks ---------------------------------
+
+  // A wait that watches: what changed on the page during `ms`, in order, each as "what:
+  // how" with its time (`cell 3: lit at 0.3 s`), so that a sequence shown in quick blinks
+  // (a memory game) can be followed although the model looks only once the wait is over.
+  // Only what a person sees: a class or state that came on, an element shown, a new text.
+  const RECORD_CAP = 40;
+  function recordOf(n) {
+    const el = n.nodeType === Node.ELEMENT_NODE ? n : n.parentElement;
+    if (!el || ownNodes.has(el)) return '';
+    const role = explicitRole(el) || implicitRole(el);
+    let name = clean(accessibleName(el, role) || '', 40);
+    if (!name && el.id) name = '#' + el.id;
+    if (!name) {
+      const parent = el.parentElement;
+      const rank = parent ? [...parent.children].indexOf(el) + 1 : 1;
+      name = `${role || el.tagName.toLowerCase()} ${rank}`;
+    }
+    return name;
+  }
+  function record(action) {
+    const ms = Math.min(Math.max(Number(action.ms) || 0, 0), 10000);
+    const start = performance.now();
+    const seen = [];
+    const per = new Map();
+    const note = (el, what) => {
+      const who = recordOf(el);
+      if (!who || !what) return;
+      const count = (per.get(who) || 0) + 1;
+      per.set(who, count);
+      if (count > 6) return; // a caret or a clock: said once as "kept changing"
+      const at = (performance.now() - start) / 1000;
+      const line = `${who}: ${count === 6 ? 'kept changing' : what}`;
+      if (seen.length && seen[seen.length - 1].line === line) return;
+      if (seen.length < RECORD_CAP) seen.push({ line, at });
+    };
+    const observer = new MutationObserver((records) => {
+      for (const r of records) {
+        if (ownNodes.has(r.target)) continue;
+        if (r.type === 'attributes') {
+          const el = r.target;
+          if (r.attributeName === 'class') {
+            const was = new Set(String(r.oldValue || '').split(/\s+/).filter(Boolean));
+            const on = [...el.classList].filter((c) => !was.has(c));
+            if (on.length) note(el, on.join(' '));
+          } else if (r.attributeName === 'hidden' && !el.hidden) {
+            note(el, 'shown');
+          } else if (/^aria-(pressed|selected|checked|current|expanded)$/.test(r.attributeName) && el.getAttribute(r.attributeName) === 'true') {
+            note(el, r.attributeName.slice(5));
+          } else if (r.attributeName === 'style' && shown(el) && /hidden|none/.test(String(r.oldValue || ''))) {
+            note(el, 'shown');
+          }
+        } else if (r.type === 'characterData') {
+          note(r.target, clean(r.target.data, 40));
+        } else {
+          for (const n of r.addedNodes) {
+            if (n.nodeType === Node.TEXT_NODE && n.data.trim()) note(r.target, clean(n.data, 40));
+            else if (n.nodeType === Node.ELEMENT_NODE && !ownNodes.has(n)) note(n, 'appeared');
+          }
+        }
+      }
+    });
+    observer.observe(document, { subtree: true, childList: true, attributes: true, attributeOldValue: true, characterData: true });
+    return new Promise((done) => setTimeout(() => {
+      observer.takeRecords();
+      observer.disconnect();
+      done({ ok: true, seen: seen.map((x) => `${x.line} at ${x.at.toFixed(1)} s`) });
+    }, ms));
+  }
+
+  // Quick repeated clicks on one target by its role and name (a button that jumps away after
+  // each hit, a whack-a-mole): found again before each click (the page may have moved or
+  // replaced it), clicked where it is then, a frame apart. Says how many clicks landed.
+  function findAgain(doc, tag, role, name) {
+    for (const c of doc.getElementsByTagName(tag)) {
+      if (!shown(c)) continue;
+      const r = explicitRole(c) || implicitRole(c);
+      if (r === role && clean(accessibleName(c, r) || '', NAME_CAP) === name) return c;
+    }
+    return null;
+  }
+  async function clickTimes(el, action, lookOpts) {
+    const times = Math.min(Math.max(Math.floor(Number(action.times)) || 1, 1), 50);
+    const blocked = usable(el);
+    if (blocked) return blocked;
+    const doc = el.ownerDocument;
+    const role = explicitRole(el) || implicitRole(el);
+    const name = clean(accessibleName(el, role) || '', NAME_CAP);
+    const tag = el.tagName;
+    const seen = watch(el, lookOpts);
+    let clicks = 0;
+    let target = el;
+    for (let i = 0; i < times; i++) {
+      if (i) await frame();
+      if (!target.isConnected || !shown(target)) target = findAgain(doc, tag, role, name);
+      if (!target || isDisabled(target)) continue;
+      const spot = reach(target);
+      if (spot.covered) continue;
+      const r = target.getBoundingClientRect();
+      const hit = spot.hit || target;
+      pointerSequence(hit, spot.hit ? spot.x : r.left + r.width / 2, spot.hit ? spot.y : r.top + r.height / 2, true);
+      clicks++;
+    }
+    return seen.with({ ok: true, clicks, changes: await seen.done() });
   }
 
   function scrollPage(direction) {
@@ -2870,6 +3189,7 @@
         if (op === 'scroll') return scrollPage(action.direction);
         if (op === 'press') return press(null, action, lookOpts);
         if (op === 'waitText') return waitText(action);
+        if (op === 'record') return record(action);
         if (op === 'observe') return observe(document.body);
         if (op === 'collect') return collect();
       }
@@ -2893,6 +3213,8 @@
         case 'collect': return collect();
         case 'highlight': return highlight(el, action);
         case 'contextClick': return contextClick(el, lookOpts);
+        case 'dragPath': return drag(el, action, lookOpts);
+        case 'clickTimes': return clickTimes(el, action, lookOpts);
         default: return fail('bad-action', `unknown op ${JSON.stringify(op)}`);
       }
     } catch (e) {

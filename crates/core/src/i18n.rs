@@ -369,6 +369,7 @@ pub fn english(key: &str) -> Option<&'static str> {
 pub const CATALOG: &[(&str, &str)] = &[
     // A timeline step that worked (`agent::step_line`).
     ("stepClicked", "Clicked $1"),
+    ("stepClickedTimes", "Clicked $1 $2 times"),
     ("stepTyped", "Typed $1 into $2"),
     ("stepTypedSent", "Typed $1 into $2 and sent the form"),
     ("stepTypedPassword", "Typed the password you entered into $1"),
@@ -385,6 +386,7 @@ pub const CATALOG: &[(&str, &str)] = &[
     ("stepRightClicked", "Right-clicked $1"),
     ("stepDraggedOnto", "Dragged $1 onto its target"),
     ("stepDraggedBy", "Dragged $1 by $2, $3 pixels"),
+    ("stepDraggedAlong", "Dragged $1 along a path of $2 points"),
     ("stepSet", "Set $1 to $2"),
     ("stepSelectedText", "Selected $1 in $2"),
     ("stepClickedPoint", "Clicked a point of $1"),
@@ -656,6 +658,11 @@ pub const CATALOG: &[(&str, &str)] = &[
     ("whyRepeated", "the page ignored the first try, so Tandem repeated it as real input through Chrome's debugger; $1"),
     ("whyNoRepeat", "$1; repeating it as real input was not possible ($2)"),
     ("whyTextNotAppeared", "the text did not appear in time"),
+    ("whySliderShows", "the slider did not take the value; it shows $1"),
+    ("whySliderNotTaken", "the slider did not take the value"),
+    ("whyOutsideZone", "it was dragged, but it ended outside the target"),
+    ("whyClicksMissed", "only $1 of $2 clicks found it (it was gone or covered the other times)"),
+    ("whyPathTooShort", "a path needs at least two points"),
     ("whyNoSuchElement", "the page's list has no element [$1]"),
     ("whyAmbiguous", "$1 elements of the page now match it equally well"),
     ("whyYouDenied", "you denied it, so it was not done"),

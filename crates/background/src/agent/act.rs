@@ -52,9 +52,17 @@ impl Loop {
                 Ok(()) => (None, Ok("went back".into())),
                 Err(e) => (None, Err(e.to_string())),
             },
+            // The driver watches the page meanwhile and says what changed, in order (a
+            // sequence shown in quick blinks); a page it cannot run in is only waited on.
             Action::Wait { ms, text: None } => {
-                chrome::sleep(i32::try_from(*ms).unwrap_or(i32::MAX)).await;
-                (None, Ok(format!("waited {ms} ms")))
+                let command = DriverCommand::Record { ms: *ms };
+                match act_in_page(tab, None, &command, None, None, OnLook::Any).await {
+                    Ok(acted) => (None, Ok(acted.sentence)),
+                    Err(_) => {
+                        chrome::sleep(i32::try_from(*ms).unwrap_or(i32::MAX)).await;
+                        (None, Ok(format!("waited {ms} ms")))
+                    }
+                }
             }
             // The driver watches the page for the text (bounded by `ms`, at most
             // MAX_WAIT_MS): no snapshot per poll, and it answers as soon as the text shows.

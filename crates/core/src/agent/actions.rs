@@ -155,6 +155,12 @@ pub enum Action {
     ContextClick {
         element: u32,
     },
+    /// `click` with `times`: quick repeated clicks on one target, found again by its role and
+    /// name before each (a target that moves after each hit).
+    ClickTimes {
+        element: u32,
+        times: u32,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -186,13 +192,21 @@ impl SelectMode {
 }
 
 /// Where a `drag` ends.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DragTarget {
     /// On the element with this id.
     Element(u32),
     /// This many pixels right and down from where it starts.
     Offset { dx: i32, dy: i32 },
+    /// Along these points (pixels from the element's top-left corner): a drawn line, a circle.
+    Path(Vec<[i32; 2]>),
 }
+
+/// Most points a drag's `path` takes (a circle needs a dozen or two).
+pub const MAX_PATH_POINTS: usize = 200;
+
+/// Most clicks one `click` with `times` makes.
+pub const MAX_CLICK_TIMES: u32 = 50;
 
 fn direction_word(d: ScrollDirection) -> &'static str {
     match d {
@@ -227,6 +241,7 @@ impl Action {
             Action::Done { .. } => "done",
             Action::Tool { .. } => TOOL_ACTION,
             Action::ContextClick { .. } => "context_click",
+            Action::ClickTimes { .. } => "click",
         }
     }
 
@@ -241,6 +256,7 @@ impl Action {
             | Action::SetValue { element, .. }
             | Action::SelectText { element, .. }
             | Action::ClickAt { element, .. }
+            | Action::ClickTimes { element, .. }
             | Action::Scroll {
                 target: ScrollTarget::Element(element) | ScrollTarget::Inside(element, _),
             } => Some(*element),
@@ -287,6 +303,7 @@ impl Action {
                     dx: *dx,
                     dy: *dy,
                 },
+                DragTarget::Path(path) => DriverCommand::DragPath { path: path.clone() },
             },
             Action::SetValue { value, .. } => DriverCommand::SetValue {
                 value: value.clone(),
@@ -306,6 +323,7 @@ impl Action {
             } => DriverCommand::Scroll { direction: None },
             Action::ExtractText { element: Some(_) } => DriverCommand::Read { max_chars: None },
             Action::ContextClick { .. } => DriverCommand::ContextClick,
+            Action::ClickTimes { times, .. } => DriverCommand::ClickTimes { times: *times },
             _ => return None,
         })
     }
@@ -371,6 +389,14 @@ impl Action {
                         put("dx", (*dx).into());
                         put("dy", (*dy).into());
                     }
+                    DragTarget::Path(path) => put(
+                        "path",
+                        path.iter()
+                            .map(|[x, y]| format!("{x},{y}"))
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                            .into(),
+                    ),
                 }
             }
             Action::SetValue { element, value } => {
@@ -410,6 +436,10 @@ impl Action {
                 put("tool", name.as_str().into());
                 put("arguments", arguments.clone());
             }
+            Action::ClickTimes { element, times } => {
+                put("element", (*element).into());
+                put("times", (*times).into());
+            }
             Action::Back
             | Action::CloseTab
             | Action::Look
@@ -442,7 +472,7 @@ impl<'de> Deserialize<'de> for Action {
 /// integer formats, which only restate the types. A constant: generating it at run time put
 /// schemars' generator in the worker's wasm. `the_flat_schema_is_what_flat_action_generates`
 /// keeps it in step with `FlatAction` (edit the type, then paste what that test prints).
-const FLAT_SCHEMA: &str = r#"{"additionalProperties":false,"description":"Exactly one browser action. Only the fields the chosen action uses may be set.","properties":{"action":{"enum":["click","type","select_option","scroll","press","hover","drag","set_value","select_text","click_at","navigate","back","open_tab","switch_tab","close_tab","extract_text","wait","ask_user","done","context_click","tool"],"type":"string"},"answer":{"description":"done: the result, or what went wrong.","type":"string"},"arguments":{"additionalProperties":true,"description":"tool: the tool's arguments, matching its parameters.","type":"object"},"clear":{"description":"type: empty the field first (default true).","type":"boolean"},"direction":{"description":"scroll: one screen up or down, or to the end.","enum":["up","down","end"],"type":"string"},"dx":{"description":"drag (instead of to): pixels to the right (negative: left).","type":"integer"},"dy":{"description":"drag (instead of to): pixels down (negative: up).","type":"integer"},"element":{"description":"The [number] of an element in the list. Required by click, type, select_option, hover, drag, set_value, select_text, click_at, context_click (a right click: the page's own context menu); optional for press (else the focused element), scroll (alone: into view; with direction: inside it) and extract_text (else the whole page).","minimum":0,"type":"integer"},"key":{"description":"press: a key or chord, e.g. Escape, Enter, Tab, ArrowDown, PageDown, Control+A.","type":"string"},"mode":{"description":"select_option in a multi-select: add to or remove from the selection (default: replace it).","enum":["replace","add","remove"],"type":"string"},"ms":{"description":"wait: milliseconds.","maximum":10000,"minimum":0,"type":"integer"},"option":{"description":"select_option: the option's value or visible text.","type":"string"},"question":{"description":"ask_user: the question for the user.","type":"string"},"submit":{"description":"type: submit the form afterwards (default false).","type":"boolean"},"success":{"description":"done: whether the task was accomplished (required).","type":"boolean"},"tab":{"description":"switch_tab: the tab's number in the tab list.","minimum":0,"type":"integer"},"text":{"description":"type: the text to enter; select_text: the passage to select; wait: wait until it is on the page.","type":"string"},"to":{"description":"drag: the [number] of the element to drop it on.","minimum":0,"type":"integer"},"tool":{"description":"tool: the name of one of the tools listed.","type":"string"},"url":{"description":"navigate, open_tab: an absolute http(s) URL.","type":"string"},"value":{"description":"set_value: the slider's new value.","type":"number"},"x":{"description":"click_at: where across the element's box, 0 (left) to 1 (right).","maximum":1,"minimum":0,"type":"number"},"y":{"description":"click_at: where down the element's box, 0 (top) to 1 (bottom).","maximum":1,"minimum":0,"type":"number"}},"required":["action"],"type":"object"}"#;
+const FLAT_SCHEMA: &str = r#"{"additionalProperties":false,"description":"Exactly one browser action. Only the fields the chosen action uses may be set.","properties":{"action":{"enum":["click","type","select_option","scroll","press","hover","drag","set_value","select_text","click_at","navigate","back","open_tab","switch_tab","close_tab","extract_text","wait","ask_user","done","context_click","tool"],"type":"string"},"answer":{"description":"done: the result, or what went wrong.","type":"string"},"arguments":{"additionalProperties":true,"description":"tool: the tool's arguments, matching its parameters.","type":"object"},"clear":{"description":"type: empty the field first (default true).","type":"boolean"},"direction":{"description":"scroll: one screen up or down, or to the end.","enum":["up","down","end"],"type":"string"},"dx":{"description":"drag (instead of to): pixels to the right (negative: left).","type":"integer"},"dy":{"description":"drag (instead of to): pixels down (negative: up).","type":"integer"},"element":{"description":"The [number] of an element in the list. Required by click, type, select_option, hover, drag, set_value, select_text, click_at, context_click (a right click: the page's own context menu); optional for press (else the focused element), scroll (alone: into view; with direction: inside it) and extract_text (else the whole page).","minimum":0,"type":"integer"},"key":{"description":"press: a key or chord, e.g. Escape, Enter, Tab, ArrowDown, PageDown, Control+A.","type":"string"},"mode":{"description":"select_option in a multi-select: add to or remove from the selection (default: replace it).","enum":["replace","add","remove"],"type":"string"},"ms":{"description":"wait: milliseconds; the result says what changed meanwhile.","maximum":10000,"minimum":0,"type":"integer"},"option":{"description":"select_option: the option's value or visible text.","type":"string"},"path":{"description":"drag (instead of to): points \"x,y x,y …\" in pixels from the element's top-left, to draw or trace a line.","type":"string"},"question":{"description":"ask_user: the question for the user.","type":"string"},"submit":{"description":"type: submit the form afterwards (default false).","type":"boolean"},"success":{"description":"done: whether the task was accomplished (required).","type":"boolean"},"tab":{"description":"switch_tab: the tab's number in the tab list.","minimum":0,"type":"integer"},"text":{"description":"type: the text to enter; select_text: the passage to select; wait: wait until it is on the page.","type":"string"},"times":{"description":"click: click it this many times quickly, finding it again each time (a moving target).","maximum":50,"minimum":1,"type":"integer"},"to":{"description":"drag: the [number] of the element to drop it on.","minimum":0,"type":"integer"},"tool":{"description":"tool: the name of one of the tools listed.","type":"string"},"url":{"description":"navigate, open_tab: an absolute http(s) URL.","type":"string"},"value":{"description":"set_value: the slider's new value.","type":"number"},"x":{"description":"click_at: where across the element's box, 0 (left) to 1 (right).","maximum":1,"minimum":0,"type":"number"},"y":{"description":"click_at: where down the element's box, 0 (top) to 1 (bottom).","maximum":1,"minimum":0,"type":"number"}},"required":["action"],"type":"object"}"#;
 
 /// The JSON Schema of an action: one flat object, generated from `FlatAction`, without the
 /// `tool` action (a task without tools is not told about it).
@@ -540,14 +570,17 @@ meaning, element: an element's [number]):";
 /// and the schema (every action and field, which are required). A new action adds its line.
 fn action_line(name: &str) -> Option<&'static str> {
     Some(match name {
-        "click" | "hover" => "element",
+        "click" => "element times?(quick clicks, found again each time: a moving target)",
+        "hover" => "element",
         "type" => "element text clear?(empty it first; default true) submit?",
         "select_option" => {
             "element option(value or visible text) mode?(replace|add|remove, multi-select)"
         }
         "scroll" => "direction(up|down|end) or element(into view) or both(inside it)",
         "press" => "key(e.g. Escape, Enter, Control+A) element?(else the focused element)",
-        "drag" => "element to(element to drop on) or element dx? dy?(pixels; negative: left, up)",
+        "drag" => {
+            "element to(element to drop on) or element dx? dy?(pixels; negative: left, up) or element path(\"x,y x,y …\" pixels from its top-left)"
+        }
         "set_value" => "element value(a slider's number)",
         "select_text" => "element text(the passage)",
         "click_at" => "element x y(0–1 across, down its box)",
@@ -555,7 +588,7 @@ fn action_line(name: &str) -> Option<&'static str> {
         "open_tab" => "url",
         "switch_tab" => "tab(number in the tab list)",
         "extract_text" => "element?(else the whole page)",
-        "wait" => "ms(≤10000) or text(until on the page) or both",
+        "wait" => "ms(≤10000; says what changed meanwhile) or text(until on the page) or both",
         "ask_user" => "question",
         "context_click" => "element(a right click: the page's own menu)",
         "done" => "success(true|false) answer?(the result or what went wrong)",
@@ -916,8 +949,14 @@ fn from_value(value: &Value, repairs: &mut Vec<Repair>) -> Result<Action, Action
     }
     let f = Fields { obj, action: name };
     Ok(match name {
-        "click" => Action::Click {
-            element: f.element(repairs)?,
+        "click" => match f.optional_u32("times", repairs)? {
+            Some(times) if times > 1 => Action::ClickTimes {
+                element: f.element(repairs)?,
+                times: times.min(MAX_CLICK_TIMES),
+            },
+            _ => Action::Click {
+                element: f.element(repairs)?,
+            },
         },
         "type" => Action::Type {
             element: f.element(repairs)?,
@@ -1003,6 +1042,9 @@ fn from_value(value: &Value, repairs: &mut Vec<Repair>) -> Result<Action, Action
             let element = f.element(repairs)?;
             let to = match f.optional_u32("to", repairs)? {
                 Some(t) => DragTarget::Element(t),
+                None if obj.get("path").is_some_and(|p| !p.is_null()) => {
+                    DragTarget::Path(f.path()?)
+                }
                 None => {
                     let dx = f.optional_i32("dx", repairs)?;
                     let dy = f.optional_i32("dy", repairs)?;
@@ -1237,6 +1279,37 @@ impl Fields<'_> {
             }
             Some(v) => Err(self.invalid(field, expected, v)),
         }
+    }
+
+    /// A drag's path: 2 to [`MAX_PATH_POINTS`] points of pixels (rounded), written flat as
+    /// the schema asks (`"10,10 60,10 60,60"`, SVG's `points` form) or as `[[10,10],…]`.
+    fn path(&self) -> Result<Vec<[i32; 2]>, ActionError> {
+        const EXPECTED: &str = "points \"x,y x,y …\" in pixels, at least two";
+        let v = &self.obj["path"];
+        let pixel = |f: f64| (f.is_finite() && f.abs() < 100_000.0).then(|| f.round() as i32);
+        let points: Option<Vec<[i32; 2]>> = match v {
+            Value::String(s) => s
+                .split_whitespace()
+                .map(|pair| {
+                    let (x, y) = pair.trim_matches(['(', ')', '[', ']']).split_once(',')?;
+                    Some([
+                        pixel(x.trim().parse().ok()?)?,
+                        pixel(y.trim().parse().ok()?)?,
+                    ])
+                })
+                .collect(),
+            Value::Array(items) => items
+                .iter()
+                .map(|p| match p.as_array().map(Vec::as_slice) {
+                    Some([x, y]) => Some([pixel(x.as_f64()?)?, pixel(y.as_f64()?)?]),
+                    _ => None,
+                })
+                .collect(),
+            _ => None,
+        };
+        points
+            .filter(|p| (2..=MAX_PATH_POINTS).contains(&p.len()))
+            .ok_or_else(|| self.invalid("path", EXPECTED, v))
     }
 
     /// A fraction of a box from 0 to 1, in thousandths (`0.25` → 250).
@@ -1493,7 +1566,7 @@ mod flat_schema_source {
         /// switch_tab: the tab's number in the tab list.
         #[serde(default)]
         tab: u32,
-        /// wait: milliseconds.
+        /// wait: milliseconds; the result says what changed meanwhile.
         #[serde(default)]
         #[schemars(range(max = MAX_WAIT_MS))]
         ms: u32,
@@ -1512,6 +1585,13 @@ mod flat_schema_source {
         /// tool: the tool's arguments, matching its parameters.
         #[serde(default)]
         arguments: Map<String, Value>,
+        /// drag (instead of to): points "x,y x,y …" in pixels from the element's top-left, to draw or trace a line.
+        #[serde(default)]
+        path: String,
+        /// click: click it this many times quickly, finding it again each time (a moving target).
+        #[serde(default)]
+        #[schemars(range(min = 1, max = 50))]
+        times: u32,
     }
 
     // How select_option treats a multi-select's other options.
@@ -1586,6 +1666,8 @@ mod flat_schema_source {
                 "element" | "to" | "tab" => 3.into(),
                 "x" | "y" => 0.5.into(),
                 "dx" | "dy" | "ms" | "value" => 10.into(),
+                "times" => 3.into(),
+                "path" => "0,0 10,10 20,0".into(),
                 "clear" | "submit" | "success" => true.into(),
                 "key" => "Escape".into(),
                 "direction" => "down".into(),
@@ -1653,7 +1735,7 @@ mod flat_schema_source {
         assert_eq!(mentioned, fields, "fields on no action's line");
         // Each schema gets the lines of the actions it offers, and only those.
         let plain = super::describe_schema(&super::action_schema());
-        assert!(plain.contains("\nclick element\n") && plain.contains("\nback\n"));
+        assert!(plain.contains("\nhover element\n") && plain.contains("\nback\n"));
         assert!(!plain.contains("\ntool ") && !plain.contains("\nlook "));
         let seeing = super::describe_schema(&schema);
         assert!(seeing.contains("\ntool tool(") && seeing.lines().any(|l| l == "look"));
@@ -1734,6 +1816,39 @@ mod hands_parse_tests {
             })
         );
         assert!(parse(r#"{"action":"set_value","element":4,"value":"max"}"#).is_err());
+        // A path, flat as the schema asks or as pairs; a click repeated on a moving target.
+        let loop_path = Action::Drag {
+            element: 2,
+            to: DragTarget::Path(vec![[10, 10], [60, 10], [10, 10]]),
+        };
+        assert_eq!(
+            parse(r#"{"action":"drag","element":2,"path":"10,10 60,10 10,10"}"#),
+            Ok(loop_path.clone())
+        );
+        assert_eq!(
+            parse(r#"{"action":"drag","element":2,"path":[[10,10],[60.2,10],[10,10]]}"#),
+            Ok(loop_path)
+        );
+        assert!(parse(r#"{"action":"drag","element":2,"path":"10,10"}"#).is_err());
+        assert!(parse(r#"{"action":"drag","element":2,"path":"a,b c,d"}"#).is_err());
+        assert_eq!(
+            parse(r#"{"action":"click","element":5,"times":10}"#),
+            Ok(Action::ClickTimes {
+                element: 5,
+                times: 10
+            })
+        );
+        assert_eq!(
+            parse(r#"{"action":"click","element":5,"times":1}"#),
+            Ok(Action::Click { element: 5 })
+        );
+        assert_eq!(
+            parse(r#"{"action":"click","element":5,"times":500}"#),
+            Ok(Action::ClickTimes {
+                element: 5,
+                times: MAX_CLICK_TIMES
+            })
+        );
         assert_eq!(
             parse(r#"{"action":"wait","text":"Report ready"}"#),
             Ok(Action::Wait {

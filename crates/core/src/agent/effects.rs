@@ -414,11 +414,15 @@ pub fn effect_of(
             submit: true, text, ..
         } => submit(true, Some(text)),
         // A point of a control (`click_at`, a screenshot's pixel) clicks it as a whole does.
-        Action::Click { .. } | Action::ClickAt { .. } if submits_form(el) => submit(false, None),
+        Action::Click { .. } | Action::ClickAt { .. } | Action::ClickTimes { .. }
+            if submits_form(el) =>
+        {
+            submit(false, None)
+        }
         // Where the browser resolved the link, never its `href` text: `/\evil.example/x`
         // reads as a path here but opens evil.example (the driver leaves `links_to` out for a
         // link that stays on its document's origin).
-        Action::Click { .. } | Action::ClickAt { .. } => {
+        Action::Click { .. } | Action::ClickAt { .. } | Action::ClickTimes { .. } => {
             let url = el.links_to.clone()?;
             let host = domain_of(&url)?;
             foreign(&host).then_some(Effect::FollowsLink { url, host })

@@ -154,8 +154,8 @@ impl ElementMap {
     /// budget, ~4 characters a token): elements in the viewport first (document order), then
     /// those below it, then those above it (nearest first), then a note of how many did not fit.
     ///
-    /// Only what a person could click is offered: an element under something else in the
-    /// viewport is counted in a note instead of listed, and an element that holds nothing but
+    /// An element under something else in the viewport is listed marked covered (and by
+    /// what), with a note to close what covers it first; an element that holds nothing but
     /// other listed elements (a tab around its link, a list around its items) gives way to
     /// them. Such entries keep their ids, so the element comes back under its old number once
     /// it is uncovered, and an action on it still finds it (and is told it is covered).
@@ -175,9 +175,10 @@ impl ElementMap {
             let Some(el) = snapshot.elements.get(entry.signature.index) else {
                 continue;
             };
+            // Listed, marked covered and by what: the model knows the control is there and
+            // what to close first (a colour picker left open over the form's button).
             if el.covered {
                 covered += 1;
-                continue;
             }
             if is_holder(el) {
                 continue;
@@ -219,7 +220,7 @@ impl ElementMap {
         };
         let covered_note = if covered > 0 {
             format!(
-                "… {} under something else (a banner, a dialog, another panel) and not listed; close or move it first\n",
+                "… {} under something else (a banner, a dialog, another panel), marked covered: a click cannot reach them; close or move what covers them first\n",
                 elements_phrase(covered)
             )
         } else {
@@ -933,6 +934,14 @@ fn render_line(entry: &Entry, el: &Element, snapshot: &Snapshot, names: &Names) 
         line.push_str(" disabled");
     } else if el.readonly || el.attr("aria-readonly") == Some("true") {
         line.push_str(" read-only");
+    }
+    if el.covered {
+        match el.covered_by.as_deref().filter(|n| !n.trim().is_empty()) {
+            Some(by) => {
+                let _ = write!(line, " covered by {}", quote(by, NAME_CHARS));
+            }
+            None => line.push_str(" covered"),
+        }
     }
     // The holder this element stands for (a tab around its link): its role and states.
     if let Some(holder) = el

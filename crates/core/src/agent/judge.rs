@@ -532,7 +532,10 @@ impl JudgeMemory {
     pub fn acted(&mut self, action: &Action, el: &Element) {
         let changes = match action {
             Action::Type { .. } | Action::SelectOption { .. } | Action::SetValue { .. } => true,
-            Action::Click { .. } | Action::ClickAt { .. } | Action::Press { .. } => matches!(
+            Action::Click { .. }
+            | Action::ClickAt { .. }
+            | Action::ClickTimes { .. }
+            | Action::Press { .. } => matches!(
                 el.effective_role(),
                 Some("checkbox" | "switch" | "radio" | "option" | "menuitemcheckbox")
             ),
@@ -611,7 +614,7 @@ pub fn judge(step: &Step) -> Option<Verdict> {
                 click(step)
             }
         }
-        Action::Click { .. } | Action::ClickAt { .. } => click(step),
+        Action::Click { .. } | Action::ClickAt { .. } | Action::ClickTimes { .. } => click(step),
         Action::Type { submit, .. } => {
             if is_password(el) {
                 Some(ConfirmReason::EntersPassword)
@@ -644,7 +647,7 @@ pub fn judge(step: &Step) -> Option<Verdict> {
 
 fn clicks(action: &Action) -> bool {
     match action {
-        Action::Click { .. } | Action::ClickAt { .. } => true,
+        Action::Click { .. } | Action::ClickAt { .. } | Action::ClickTimes { .. } => true,
         Action::Press { key, .. } => activates(key),
         _ => false,
     }

@@ -87,6 +87,7 @@ pub fn needs_site_grant(action: &Action) -> bool {
     matches!(
         action,
         Action::Click { .. }
+            | Action::ClickTimes { .. }
             | Action::Type { .. }
             | Action::SelectOption { .. }
             | Action::Press { .. }

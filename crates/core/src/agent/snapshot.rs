@@ -213,6 +213,9 @@ pub struct Element {
     /// else lying on top of it (a banner, another panel).
     #[serde(default, skip_serializing_if = "is_false")]
     pub covered: bool,
+    /// What covers it, as a person would name it (page words), when it is covered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub covered_by: Option<String>,
     /// Index in `elements` of the nearest listed element around this one (same document).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub within: Option<usize>,
@@ -394,6 +397,19 @@ pub enum DriverCommand {
     },
     /// A right click (the page's context menu): `contextmenu` and the right button's events.
     ContextClick,
+    /// Drag the element along `path`: points in pixels from its box's top-left corner.
+    DragPath {
+        path: Vec<[i32; 2]>,
+    },
+    /// Click the element `times` times, a frame apart, finding it again by its role and name
+    /// before each click (a target that moves or is replaced after each hit).
+    ClickTimes {
+        times: u32,
+    },
+    /// With a null handle: watch the page for `ms` and say what changed, in order.
+    Record {
+        ms: u32,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -476,6 +492,17 @@ pub struct ActSuccess {
     /// ignored the action (top frame only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub aim: Option<Aim>,
+    /// drag onto a zone: whether the item ended inside it (absent: a sortable item, or the
+    /// page replaced the item).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inside: Option<bool>,
+    /// click_times: how many of the clicks found their target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clicks: Option<u32>,
+    /// record (a plain wait): what changed during it, in order, each "what: how at 0.3 s".
+    /// Page data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seen: Option<Vec<String>>,
 }
 
 /// What an action changed on the page, as the driver watched it until the page was quiet
@@ -515,6 +542,9 @@ pub struct Changes {
     /// nothing changed): the page may take only a real pointer's click on its menu items.
     #[serde(default, skip_serializing_if = "is_false")]
     pub menu_only: bool,
+    /// The dragged element's box or an SVG shape's transform changed: it moved.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub moved: bool,
 }
 
 fn is_zero(n: &u32) -> bool {

@@ -321,6 +321,10 @@ fn done_sentence(action: &Action, target: Option<&Target>, raw: &str, result: &s
                     text(dy.to_string()),
                 ],
             ),
+            DragTarget::Path(path) => say(
+                "stepDraggedAlong",
+                vec![named(target, "anElement"), text(path.len().to_string())],
+            ),
         },
         Action::SetValue { value, .. } => {
             say("stepSet", vec![named(target, "aSlider"), quoted(value)])
@@ -376,6 +380,10 @@ fn done_sentence(action: &Action, target: Option<&Target>, raw: &str, result: &s
             }
         }
         Action::Tool { name, .. } => say("stepUsedTool", vec![strong(name.clone())]),
+        Action::ClickTimes { times, .. } => say(
+            "stepClickedTimes",
+            vec![named(target, "anElement"), text(times.to_string())],
+        ),
     }
 }
 
@@ -434,6 +442,7 @@ fn failed_sentence(action: &Action, target: Option<&Target>, why: &str) -> Msg {
         Action::AskUser { question } => say("stepNotAnswer", vec![quoted(question), why]),
         Action::Done { .. } => say("stepNotFinish", vec![why]),
         Action::Tool { name, .. } => say("stepNotTool", vec![strong(name.clone()), why]),
+        Action::ClickTimes { .. } => say("stepNotClick", vec![named(target, "theElement"), why]),
     }
 }
 

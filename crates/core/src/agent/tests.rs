@@ -787,6 +787,10 @@ line two"}"#,
 fn every_action() -> Vec<Action> {
     vec![
         Action::Click { element: 1 },
+        Action::ClickTimes {
+            element: 1,
+            times: 10,
+        },
         Action::Type {
             element: 2,
             text: "hi".into(),
@@ -828,6 +832,10 @@ fn every_action() -> Vec<Action> {
         Action::Drag {
             element: 8,
             to: DragTarget::Offset { dx: -40, dy: 0 },
+        },
+        Action::Drag {
+            element: 8,
+            to: DragTarget::Path(vec![[0, 0], [40, 10], [0, 20]]),
         },
         Action::SetValue {
             element: 10,
@@ -997,6 +1005,7 @@ fn driver_protocol_shapes() {
         mapped.join("\n"),
         expect![[r#"
             click -> {"op":"click"}
+            click -> {"op":"clickTimes","times":10}
             type -> {"op":"type","text":"hi","clear":false,"submit":true}
             select_option -> {"op":"select","option":"M"}
             select_option -> {"op":"select","option":"L","mode":"add"}
@@ -1008,6 +1017,7 @@ fn driver_protocol_shapes() {
             hover -> {"op":"hover"}
             drag -> {"op":"drag","dx":0,"dy":0}
             drag -> {"op":"drag","dx":-40,"dy":0}
+            drag -> {"op":"dragPath","path":[[0,0],[40,10],[0,20]]}
             set_value -> {"op":"setValue","value":"7.5"}
             select_text -> {"op":"selectText","text":"quick"}
             click_at -> {"op":"clickAt","x":250,"y":900}
@@ -1049,12 +1059,12 @@ fn driver_protocol_shapes() {
     check(
         out.join("\n"),
         expect![[r#"
-            done ActSuccess { ok: true, changes: Some(Changes { loading: false, url: None, title: false, focus: None, state: [], fields: 0, added: 0, removed: 0, attributes: 0, text: 0, menu_only: false }), accepted: Some(true), value: None, text: None, scroll: None, moved: None, at_top: None, at_bottom: None, found: None, aim: None }
-            done ActSuccess { ok: true, changes: Some(Changes { loading: false, url: None, title: false, focus: None, state: [], fields: 0, added: 0, removed: 0, attributes: 0, text: 0, menu_only: false }), accepted: None, value: Some("price-asc"), text: Some("Price: low to high"), scroll: None, moved: None, at_top: None, at_bottom: None, found: None, aim: None }
+            done ActSuccess { ok: true, changes: Some(Changes { loading: false, url: None, title: false, focus: None, state: [], fields: 0, added: 0, removed: 0, attributes: 0, text: 0, menu_only: false, moved: false }), accepted: Some(true), value: None, text: None, scroll: None, moved: None, at_top: None, at_bottom: None, found: None, aim: None, inside: None, clicks: None, seen: None }
+            done ActSuccess { ok: true, changes: Some(Changes { loading: false, url: None, title: false, focus: None, state: [], fields: 0, added: 0, removed: 0, attributes: 0, text: 0, menu_only: false, moved: false }), accepted: None, value: Some("price-asc"), text: Some("Price: low to high"), scroll: None, moved: None, at_top: None, at_bottom: None, found: None, aim: None, inside: None, clicks: None, seen: None }
             failed stale-handle: the element of handle doc1.8 is no longer in the page by None
             failed not-found: no option "Cheapest"; available: Popularity by None
-            done ActSuccess { ok: true, changes: None, accepted: None, value: None, text: None, scroll: Some(Point { x: 0.0, y: 612.0 }), moved: Some(true), at_top: Some(false), at_bottom: Some(false), found: None, aim: None }
-            done ActSuccess { ok: true, changes: Some(Changes { loading: false, url: None, title: false, focus: None, state: [], fields: 1, added: 0, removed: 0, attributes: 0, text: 0, menu_only: false }), accepted: None, value: None, text: None, scroll: None, moved: None, at_top: None, at_bottom: None, found: None, aim: None }
+            done ActSuccess { ok: true, changes: None, accepted: None, value: None, text: None, scroll: Some(Point { x: 0.0, y: 612.0 }), moved: Some(true), at_top: Some(false), at_bottom: Some(false), found: None, aim: None, inside: None, clicks: None, seen: None }
+            done ActSuccess { ok: true, changes: Some(Changes { loading: false, url: None, title: false, focus: None, state: [], fields: 1, added: 0, removed: 0, attributes: 0, text: 0, menu_only: false, moved: false }), accepted: None, value: None, text: None, scroll: None, moved: None, at_top: None, at_bottom: None, found: None, aim: None, inside: None, clicks: None, seen: None }
             failed covered: the element is covered by dialog "Cookie consent" by Some(Cover { tag: "div", role: Some("dialog"), name: "Cookie consent" })
             failed changed: the page changed since the last look; nothing was done by None
             failed unknown: x by None
@@ -1210,16 +1220,21 @@ fn the_map_offers_what_a_person_can_reach() {
             [12] textbox "Postcode"
             [13] textbox (the text field in "Billing")
             [14] button "Does nothing"
+            [15] button "Row 1" covered
+            [16] button "Row 2" covered
             [17] button "Reply"
+            [18] button "Buy now" covered
             [19] button "Accept cookies"
-            … 3 elements in view are under something else (a banner, a dialog, another panel) and not listed; close or move it first
+            … 3 elements in view are under something else (a banner, a dialog, another panel), marked covered: a click cannot reach them; close or move what covers them first
             ⟦/untrusted data⟧"##]],
     );
-    // What is not offered keeps its id: the covered button is still found when acted on
-    // (the driver then says it is covered), and comes back under the same number.
+    // A covered button is listed marked covered, found when acted on (the driver then says
+    // it is covered), and comes back under the same number once uncovered.
     let buy = element(&clicks, "Buy now", 0);
     let id = map_id(&map, buy);
-    assert!(!out.text.contains(&format!("[{id}]")));
+    assert!(out
+        .text
+        .contains(&format!("[{id}] button \"Buy now\" covered")));
     assert_eq!(map.locate(id, &clicks).map(|e| &e.handle), Ok(&buy.handle));
     let mut uncovered = clicks.clone();
     for el in &mut uncovered.elements {

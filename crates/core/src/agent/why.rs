@@ -127,6 +127,33 @@ const READINGS: &[(&str, &str)] = &[
         "whyNoRepeat",
     ),
     ("the text did not appear in time", "whyTextNotAppeared"),
+    // `report`: an action carried out whose result is not what was asked.
+    (
+        "the slider did not take the value; it shows {n}",
+        "whySliderShows",
+    ),
+    ("the slider did not take the value", "whySliderNotTaken"),
+    ("the slider did not take the value; {_}", "whySliderNotTaken"),
+    (
+        "dragged it, but it ended outside the target",
+        "whyOutsideZone",
+    ),
+    (
+        "dragged it, but it ended outside the target; {_}",
+        "whyOutsideZone",
+    ),
+    (
+        "clicked it only {n} of {n} times (it was gone or covered the other times)",
+        "whyClicksMissed",
+    ),
+    (
+        "clicked it only {n} of {n} times (it was gone or covered the other times); {_}",
+        "whyClicksMissed",
+    ),
+    (
+        "bad-action: a path needs at least two [x, y] points",
+        "whyPathTooShort",
+    ),
     // The worker's look for the element, and its own refusals.
     (
         "there is no element [{n}] in the current list",
