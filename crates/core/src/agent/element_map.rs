@@ -599,6 +599,9 @@ fn is_holder(el: &Element) -> bool {
             .any(|h| matches!(h, Hint::Native | Hint::Editable))
 }
 
+/// Items counted together for "(row 3, column 2)": frame, tag, width, height.
+type ShapeKey<'a> = (Vec<u32>, &'a str, i64, i64);
+
 /// Fields counted together for "(2nd text field in "Shipping")": frame, group, kind.
 type FieldGroup<'a> = (Vec<u32>, Option<&'a str>, &'static str);
 
@@ -636,8 +639,7 @@ impl Names {
         let mut by_group: HashMap<FieldGroup, Vec<&Entry>> = HashMap::default();
         // Items of one size and kind (a board's cells, a calendar's slots), whose rows and
         // columns are counted over all of them, whatever each shows.
-        let mut by_shape: HashMap<(Vec<u32>, &str, i64, i64), Vec<(usize, Rect)>> =
-            HashMap::default();
+        let mut by_shape: HashMap<ShapeKey, Vec<(usize, Rect)>> = HashMap::default();
         // Document order, whatever order the sections put them in.
         let mut ordered: Vec<&Entry> = offered.to_vec();
         crate::sort::sort_by_key(&mut ordered, |e| e.signature.index);
@@ -732,7 +734,7 @@ fn grid_places(boxes: &[Rect]) -> Option<Vec<(usize, usize)>> {
     }
     let lines = |centres: Vec<f64>, tolerance: f64| -> Vec<usize> {
         let mut sorted = centres.clone();
-        sorted.sort_by(f64::total_cmp);
+        crate::sort::sort_by(&mut sorted, |a, b| a.total_cmp(b));
         let mut starts: Vec<f64> = Vec::new();
         for c in sorted {
             if starts.last().is_none_or(|s| c - s > tolerance) {
