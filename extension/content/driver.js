@@ -942,8 +942,11 @@
     let g = gridCache && gridCache.get(table);
     if (!g) {
       const rows = [...table.querySelectorAll('tr,[role=row]')].filter((r) => r.closest(GRID) === table);
-      const head = rows.find((r) => { const c = cellsOf(r); return c.length > 1 && c.every((x) => x.matches(HEADER_CELL) || !x.textContent.trim()); });
-      g = { body: rows.filter((r) => r !== head), head: head ? cellsOf(head) : null };
+      // A header row is at the top: only the first rows are read (a table may have thousands).
+      const head = rows.slice(0, 3).find((r) => { const c = cellsOf(r); return c.length > 1 && c.every((x) => x.matches(HEADER_CELL) || !x.textContent.trim()); });
+      const body = new Map();
+      for (const r of rows) if (r !== head) body.set(r, body.size + 1);
+      g = { body, head: head ? cellsOf(head) : null };
       if (gridCache) gridCache.set(table, g);
     }
     return g;
@@ -969,7 +972,7 @@
     const cells = cellsOf(row);
     const at = cells.indexOf(cell);
     const rowHead = cells.find((c) => c.matches(HEADER_CELL));
-    const place = { row: g.body.indexOf(row) + 1, column: cells.filter((c) => !c.matches(HEADER_CELL)).indexOf(cell) + 1 };
+    const place = { row: g.body.get(row) || 0, column: cells.filter((c) => !c.matches(HEADER_CELL)).indexOf(cell) + 1 };
     if (place.row < 1 || place.column < 1) return;
     const colHead = g.head && g.head[at];
     if (rowHead) place.rowHeader = clean(contentText(rowHead, GROUP_CAP * 2), GROUP_CAP);

@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use super::colour::colour_name;
 use super::safety;
 use super::signature::{self, Match, Signature};
-use super::snapshot::{Checked, Element, Hint, Rect, Snapshot};
+use super::snapshot::{Cell, Checked, Element, Hint, Rect, Snapshot};
 use crate::decimal::decimal;
 
 /// One numbered element.
@@ -762,24 +762,26 @@ fn grid_places(boxes: &[Rect]) -> Option<Vec<(usize, usize)>> {
     (distinct.len() == places.len() && spread(|p| p.0) && spread(|p| p.1)).then_some(places)
 }
 
+/// ` (row "2 pm", column "Tue")` of a cell (by number where the grid has no headers).
+fn cell_phrase(cell: &Cell) -> String {
+    let row = cell
+        .row_header
+        .as_deref()
+        .map_or_else(|| cell.row.to_string(), |h| quote(h, CONTEXT_CHARS));
+    let column = cell
+        .column_header
+        .as_deref()
+        .map_or_else(|| cell.column.to_string(), |h| quote(h, CONTEXT_CHARS));
+    format!(" (row {row}, column {column})")
+}
+
 /// What the page shows of an element beyond its name (see [`Facts`]): ` shows "x"`,
-/// ` (row "2 pm", column "Tue")`, ` resizable`, ` (reacts to hover)`, ` (drag it)`.
+/// ` resizable`, ` (reacts to hover)`, ` (drag it)`.
 fn facts_phrase(el: &Element) -> String {
     let mut out = String::new();
     let f = &el.facts;
     if let Some(shows) = &f.shows {
         let _ = write!(out, " shows {}", quote(shows, CONTEXT_CHARS));
-    }
-    if let Some(cell) = &f.cell {
-        let row = cell
-            .row_header
-            .as_deref()
-            .map_or_else(|| cell.row.to_string(), |h| quote(h, CONTEXT_CHARS));
-        let column = cell
-            .column_header
-            .as_deref()
-            .map_or_else(|| cell.column.to_string(), |h| quote(h, CONTEXT_CHARS));
-        let _ = write!(out, " (row {row}, column {column})");
     }
     if f.resizable {
         out.push_str(" resizable");
@@ -1042,7 +1044,15 @@ fn render_line(entry: &Entry, el: &Element, snapshot: &Snapshot, names: &Names) 
     if label_of(el).is_empty() && names.fields.contains_key(&entry.signature.index) {
         return line;
     }
-    if el.facts.cell.is_some() {
+    // A cell's row and column where its name does not tell it apart (a calendar's empty
+    // slots): a data table's named links and buttons need none.
+    if let Some(cell) = el
+        .facts
+        .cell
+        .as_ref()
+        .filter(|_| label.is_empty() || !matches!(distinction, Distinction::Unique))
+    {
+        line.push_str(&cell_phrase(cell));
         return line;
     }
     match distinction {

@@ -125,6 +125,11 @@ fn cells_say_their_headers_marks_grips_and_hover_only_targets_say_so() {
             "d.6",
             json!({"name": "Shipping details", "hoverOnly": true}),
         ),
+        // A data table's named link needs no place: its name tells it apart.
+        el(
+            "d.7",
+            json!({"tag": "a", "implicitRole": "link", "name": "Item 3", "cell": {"row": 3, "column": 1}}),
+        ),
     ]);
     let text = list(&s);
     assert_eq!(
@@ -142,6 +147,7 @@ fn cells_say_their_headers_marks_grips_and_hover_only_targets_say_so() {
         line_of(&text, 6),
         "[6] span \"Shipping details\" (reacts to hover)"
     );
+    assert_eq!(line_of(&text, 7), "[7] link \"Item 3\"");
 }
 
 #[test]
