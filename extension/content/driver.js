@@ -131,6 +131,9 @@
     'collapse', 'zoom-in', 'zoom-out', 'mute', 'volume', 'camera', 'image', 'list', 'grid',
     'chevron-left', 'chevron-right', 'chevron-up', 'chevron-down', 'arrow-left', 'arrow-right',
     'arrow-up', 'arrow-down', 'thumbs-up', 'thumbs-down', 'x',
+    'retweet', 'repost', 'comment', 'quote', 'emoji', 'gif', 'poll', 'mic', 'microphone', 'video',
+    'phone', 'chat', 'message', 'notification', 'notifications', 'profile', 'logout', 'login',
+    'fullscreen', 'minimize', 'maximize', 'shuffle', 'repeat', 'skip', 'rewind', 'eye', 'dislike',
   ]);
   // Attributes that hold a control's tooltip in common UI libraries.
   const TOOLTIP_ATTRS = ['data-tooltip', 'data-tip', 'data-title', 'data-original-title', 'data-bs-original-title', 'data-hint', 'data-balloon'];
@@ -155,7 +158,7 @@
 
   // Elements that draw what they show rather than holding elements: a listener on one is
   // for clicks on it, never delegation.
-  const DRAWN = new Set(['CANVAS', 'IMG', 'VIDEO']);
+  const DRAWN = new Set(['CANVAS', 'IMG', 'VIDEO', 'svg']);
 
   function handleFor(el) {
     let h = handleOf.get(el);
@@ -275,6 +278,9 @@
   const PLACED = 256;
   const SCROLLS = 512;
   const POINTER = 1024;
+  // A cursor that says "drag me" (grab, move, a resize arrow): see `dragTarget`.
+  const GRAB = 2048;
+  const GRAB_CURSOR = /^(grab|grabbing|move|all-scroll|[nsew]{1,2}-resize|nwse-resize|nesw-resize|col-resize|row-resize)$/;
   const SCROLLING = (v) => v === 'auto' || v === 'scroll';
   let lookCache = null;
   // Texts of elements read while a snapshot runs (see `contentText`).
@@ -312,7 +318,9 @@
     const x = style.overflowX;
     const y = style.overflowY;
     if (SCROLLING(x) || SCROLLING(y)) bits |= SCROLLS;
-    if (style.cursor === 'pointer') bits |= POINTER;
+    const cursor = style.cursor;
+    if (cursor === 'pointer') bits |= POINTER;
+    else if (cursor !== 'auto' && GRAB_CURSOR.test(cursor)) bits |= GRAB;
     return bits | hiddenFrom(el, style, position, x !== 'visible' || y !== 'visible');
   }
   function inkOf(el) {
@@ -1097,10 +1105,146 @@
     return view === view.top && url.origin === view.location.origin ? null : url.href;
   }
 
+  // ---- what the DOM alone does not say: drag targets, positions, icons drawn by CSS -------
+
+  // The innermost shown element whose text holds `wanted` (exactly, else ignoring case and
+  // runs of spaces): where a passage named alone is selected, as a person finds it by eye.
+  function passageHolder(wanted) {
+    const words = wanted.trim().split(/\s+/).map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+    const pattern = new RegExp(words.join('\\s+'), 'i');
+    const holds = (n) => n.textContent.includes(wanted) || pattern.test(n.textContent);
+    if (!document.body || !holds(document.body)) return null;
+    let at = document.body;
+    for (;;) {
+      const inner = [...at.children].find((c) => !SKIP_TAGS.has(c.tagName) && shown(c) && holds(c));
+      if (!inner) return at;
+      at = inner;
+    }
+  }
+
+  // A handle to drag by or a resize grip, by the class the libraries that draw them give it.
+  const GRIP_CLASS = /(?:^|\s)(?:ui-resizable-handle|ui-draggable-handle|[\w-]*drag-?handle[\w-]*|[\w-]*grip[\w-]*|handle|resizer|resize-handle)(?:\s|$)/i;
+  // Whether a person would drag el though it listens to nothing: its handlers often sit on
+  // the document (mousemove, mouseup), which marks nothing on it. Made draggable, showing a
+  // grab, move or resize cursor where that cursor starts, or called a handle or grip.
+  function dragTarget(el, parent) {
+    if (el.getAttribute('draggable') === 'true') return true;
+    if ((looks(el) & GRAB) && !(parent && (looks(parent) & GRAB))) return true;
+    const cls = el.getAttribute('class');
+    // Most classes hold none of the words: a substring test is cheaper than the pattern.
+    return !!cls && /handle|grip|resiz/i.test(cls) && GRIP_CLASS.test(cls);
+  }
+
+  // An outline (no fill, a stroke) in a drawing whose other parts a person drags: where a
+  // dragged shape is dropped, though it listens to nothing itself.
+  function dropOutline(el, style) {
+    if (style.fill !== 'none' || !style.stroke || style.stroke === 'none') return false;
+    const svg = el.ownerSVGElement;
+    return !!svg && !!svg.querySelector(`[${LISTENER_MARK}],[draggable="true"]`);
+  }
+
+  // Words of a file name or an id: `…/icons/retweet-24.svg` → "retweet", `send-forward` →
+  // "send forward"; '' for what reads as no word (`ember123`, a data: URL, `:r1:`).
+  const NAME_NOISE = /^(icon|icons|ico|ic|img|image|btn|button|svg|png|sprite|small|large|white|black|dark|light|[0-9]+(px|x)?|[0-9]+x[0-9]+)$/i;
+  function nameWords(s) {
+    const words = String(s).replace(/([a-z])([A-Z])/g, '$1 $2').split(/[-_.\s@]+/)
+      .filter((w) => w && !NAME_NOISE.test(w));
+    if (!words.length || words.some((w) => !/^[a-z]+$/i.test(w))) return '';
+    return words.join(' ').toLowerCase();
+  }
+  function urlWords(value) {
+    const m = /url\(["']?([^"')]+)["']?\)/.exec(value || '');
+    if (!m || /^data:/i.test(m[1])) return '';
+    const file = m[1].split(/[?#]/)[0].split('/').pop() || '';
+    return nameWords(file.replace(/\.[a-z0-9]+$/i, ''));
+  }
+  // An image CSS puts in or on the element (`content: url(send.png)`, a background image, a
+  // ::before icon), by its file's words. Its own computed style is read already; a pseudo
+  // element's only here, for a candidate nothing else names.
+  function cssImageWords(el, style, pseudo) {
+    const own = urlWords(style.content) || urlWords(style.backgroundImage);
+    if (own || !pseudo) return own;
+    const view = el.ownerDocument.defaultView;
+    for (const p of ['::before', '::after']) {
+      const ps = view.getComputedStyle(el, p);
+      const w = urlWords(ps.content) || urlWords(ps.backgroundImage);
+      if (w) return w;
+    }
+    return '';
+  }
+  // What names a control drawn by CSS alone: its image's file name, an image inside it, else
+  // its id's words (`#send-forward`).
+  function drawnName(el, style) {
+    const own = cssImageWords(el, style, true);
+    if (own) return own;
+    for (const n of [...el.children].slice(0, 4)) {
+      const w = cssImageWords(n, styleOf(n), false);
+      if (w) return w;
+    }
+    const grip = GRIP_CLASS.exec(el.getAttribute('class') || '');
+    if (grip) return nameWords(grip[0].trim().replace(/^ui-/, ''));
+    return el.id ? nameWords(el.id) : '';
+  }
+  // A named element showing a mark by a CSS image (an X in a cell named "Cell 5"): what it
+  // shows, which is its state to a person.
+  function noteMark(item, el, style) {
+    const w = urlWords(style.backgroundImage) || urlWords(style.content);
+    if (w && w !== item.name.toLowerCase()) item.shows = w;
+  }
+
+  // Grids and tables walked this snapshot: their rows and header row, read once a grid.
+  let gridCache = null;
+  const CELL = 'td,th,[role=gridcell],[role=cell],[role=rowheader],[role=columnheader]';
+  const HEADER_CELL = 'th,[role=rowheader],[role=columnheader]';
+  const GRID = 'table,[role=grid],[role=table],[role=treegrid]';
+  const cellsOf = (row) => [...row.children].filter((c) => c.matches(CELL));
+  function gridOf(table) {
+    let g = gridCache && gridCache.get(table);
+    if (!g) {
+      const rows = [...table.querySelectorAll('tr,[role=row]')].filter((r) => r.closest(GRID) === table);
+      // A header row is at the top: only the first rows are read (a table may have thousands).
+      const head = rows.slice(0, 3).find((r) => { const c = cellsOf(r); return c.length > 1 && c.every((x) => x.matches(HEADER_CELL) || !x.textContent.trim()); });
+      const body = new Map();
+      for (const r of rows) if (r !== head) body.set(r, body.size + 1);
+      g = { body, head: head ? cellsOf(head) : null };
+      if (gridCache) gridCache.set(table, g);
+    }
+    return g;
+  }
+  // Where el sits, as a person says it: a cell of a grid or table gets its row and column (by
+  // their headers when the grid has them: "2 pm", "Tue"); a shape of a drawing, where its
+  // centre is inside the drawing, in percent ("at 40%, 25%").
+  function notePlace(item, el, shape) {
+    if (shape) {
+      const svg = el.ownerSVGElement;
+      const box = svg && rectOf(svg);
+      const r = rectOf(el);
+      if (box && box.width > 0 && box.height > 0) {
+        item.at = [Math.round(((r.left + r.width / 2 - box.left) / box.width) * 100), Math.round(((r.top + r.height / 2 - box.top) / box.height) * 100)];
+      }
+      return;
+    }
+    const cell = el.closest(CELL);
+    const row = cell && cell.parentElement && cell.parentElement.closest('tr,[role=row]');
+    const table = row && row.closest(GRID);
+    if (!table || cell.matches(HEADER_CELL)) return;
+    const g = gridOf(table);
+    const cells = cellsOf(row);
+    const at = cells.indexOf(cell);
+    const rowHead = cells.find((c) => c.matches(HEADER_CELL));
+    const place = { row: g.body.get(row) || 0, column: cells.filter((c) => !c.matches(HEADER_CELL)).indexOf(cell) + 1 };
+    if (place.row < 1 || place.column < 1) return;
+    const colHead = g.head && g.head[at];
+    if (rowHead) place.rowHeader = clean(contentText(rowHead, GROUP_CAP * 2), GROUP_CAP);
+    if (colHead) place.columnHeader = clean(contentText(colHead, GROUP_CAP * 2), GROUP_CAP);
+    item.cell = place;
+  }
+
   function snapshot(opts) {
     rovingCache = new Map();
     labelIndex = new Map();
     styleCache = new Map();
+    gridCache = new Map();
     lookCache = new Map();
     textCache = new Map();
     rectCache = new Map();
@@ -1110,6 +1254,7 @@
       rovingCache = null;
       labelIndex = null;
       styleCache = null;
+      gridCache = null;
       lookCache = null;
       textCache = null;
       rectCache = null;
@@ -1287,6 +1432,13 @@
       }
       return false;
     };
+    const inScrollBox = (el) => {
+      if (!scrollBoxes.size) return false;
+      for (let a = composedParent(el), depth = 0; a && depth < 64; a = composedParent(a), depth++) {
+        if (scrollBoxes.has(a)) return true;
+      }
+      return false;
+    };
     const mayBeCovered = (el, b) => layers.some((l) =>
       l.x < b.x + b.width && b.x < l.right && l.y < b.y + b.height && b.y < l.bottom &&
       l.el !== el && !composedContains(l.el, el) && !composedContains(el, l.el));
@@ -1315,14 +1467,16 @@
           }
         }
       }
+      if (!hints.length && (dragTarget(el, parent) || (shape && dropOutline(el, style)))) hints.push(shape ? 'item' : 'drag');
       // A label whose checkbox has no size or is hidden (a drawn switch) stands for it.
       const control = el.tagName === 'LABEL' ? hiddenControlOf(el) : null;
       if (control && !hints.includes('native')) hints.push('native');
       if (!hints.length) return;
       const r = rectOf(el);
       let visible = isVisible(el, style, r);
-      // Off the page to the left or the top, where no scrolling reaches (a closed drawer).
-      if (visible && (r.right + view.scrollX <= 0 || r.bottom + view.scrollY <= 0)) visible = false;
+      // Off the page to the left or the top, where no scrolling reaches (a closed drawer); not
+      // a row its scroll box scrolled up there, which keeps its number while it exists.
+      if (visible && (r.right + view.scrollX <= 0 || r.bottom + view.scrollY <= 0) && !inScrollBox(el)) visible = false;
       // Only a listener: a pane that large is where the page listens for clicks on what is
       // inside it (delegation), not a control of its own. A canvas, image or video shows
       // nothing made of elements, so its listener is its own (a chart clicked at a point).
@@ -1396,8 +1550,10 @@
       const context = contextOf(el);
       let checked = checkedOf(el);
       // Not a select's: its content is its options, not its name.
-      if (!item.name && !text && el.tagName !== 'SELECT') item.name = clean(contentText(el, NAME_CAP * 2, null, true) || iconName(el), NAME_CAP);
+      if (!item.name && !text && el.tagName !== 'SELECT') item.name = clean(contentText(el, NAME_CAP * 2, null, true) || iconName(el) || drawnName(el, style), NAME_CAP);
+      else if (!text) noteMark(item, el, style);
       if (!item.name && (isField || hints.includes('editable'))) item.name = clean(fieldPlaceName(el, hints), NAME_CAP);
+      notePlace(item, el, shape);
       if (control) {
         // Said as the control it stands for: `switch "Compact mode" checked`.
         const drawn = /switch|toggle/i.test((el.getAttribute('class') || '') + ' ' + (control.getAttribute('class') || ''));
@@ -1421,6 +1577,8 @@
       if (context) item.context = context;
       if (isDisabled(el)) item.disabled = true;
       if (isField && el.readOnly) item.readonly = true;
+      if (el.tagName === 'TEXTAREA' && style.resize !== 'none') item.resizable = true;
+      if (hints.length === 1 && hints[0] === 'listener' && el.getAttribute(LISTENER_MARK) === 'hover') item.hoverOnly = true;
       if (checked !== null) item.checked = checked;
       if (form !== null) {
         item.form = form;
@@ -2828,6 +2986,8 @@
   async function selectText(el, action, lookOpts) {
     const wanted = String(action.text ?? '');
     if (!wanted.trim()) return fail('bad-action', 'no text to select');
+    if (!el) el = passageHolder(wanted);
+    if (!el) return fail('not-found', `the page does not show "${wanted.slice(0, 60)}"`);
     const spot = aim(el);
     if (spot.err) return spot.err;
     const doc = el.ownerDocument;
@@ -3188,6 +3348,7 @@
       if (handle === null || handle === undefined) {
         if (op === 'scroll') return scrollPage(action.direction);
         if (op === 'press') return press(null, action, lookOpts);
+        if (op === 'selectText') return selectText(null, action, lookOpts);
         if (op === 'waitText') return waitText(action);
         if (op === 'record') return record(action);
         if (op === 'observe') return observe(document.body);

@@ -26,11 +26,15 @@
   'use strict';
 
   const MARK = 'data-tandem-on';
-  const TYPES = new Set(['click', 'mousedown', 'mouseup', 'pointerdown', 'pointerup', 'keydown', 'touchstart']);
+  const TYPES = new Set(['click', 'mousedown', 'mouseup', 'pointerdown', 'pointerup', 'keydown', 'touchstart', 'drop']);
+  // What reacts to the pointer passing over it only (a menu that opens, a card that turns):
+  // marked `hover`, which a pointer or key listener added later overwrites with ''.
+  const HOVER = new Set(['mouseenter', 'mouseover', 'pointerenter', 'pointerover']);
   const proto = EventTarget.prototype;
   const add = proto.addEventListener;
   const setAttribute = Element.prototype.setAttribute;
   const hasAttribute = Element.prototype.hasAttribute;
+  const getAttribute = Element.prototype.getAttribute;
   const apply = Reflect.apply;
   const ElementClass = Element;
   const tagGetter = Object.getOwnPropertyDescriptor(Element.prototype, 'tagName').get;
@@ -59,13 +63,18 @@
 
   const mark = (target, type) => {
     try {
-      if (!(target instanceof ElementClass) || !TYPES.has(String(type))) return;
+      const hover = HOVER.has(String(type));
+      if (!(target instanceof ElementClass) || (!hover && !TYPES.has(String(type)))) return;
       // The whole document listening (delegation at the root) says nothing about one control.
       const tag = apply(tagGetter, target, []);
       if (tag === 'HTML' || tag === 'BODY' || isReactRoot(target)) return;
       listened.add(target);
       delegated.delete(target);
-      if (!apply(hasAttribute, target, [MARK])) apply(setAttribute, target, [MARK, '']);
+      if (hover) {
+        if (!apply(hasAttribute, target, [MARK])) apply(setAttribute, target, [MARK, 'hover']);
+      } else if (apply(getAttribute, target, [MARK]) !== '') {
+        apply(setAttribute, target, [MARK, '']);
+      }
     } catch (_) { /* never let marking change what the page's call does */ }
   };
 
@@ -76,6 +85,7 @@
   const REACT_HANDLERS = [
     'onClick', 'onClickCapture', 'onMouseDown', 'onMouseDownCapture', 'onMouseUp', 'onPointerDown',
     'onPointerDownCapture', 'onPointerUp', 'onKeyDown', 'onKeyDownCapture', 'onTouchStart',
+    'onMouseEnter', 'onMouseOver', 'onPointerEnter', 'onDrop',
   ];
   const EVENT_PROPS = new Set();
   for (const type of TYPES) {
@@ -148,7 +158,7 @@
   });
 
   // `el.onclick = fn` registers a listener without addEventListener.
-  for (const name of ['onclick', 'onmousedown', 'onpointerdown']) {
+  for (const name of ['onclick', 'onmousedown', 'onpointerdown', 'onmouseover', 'onmouseenter']) {
     const desc = Object.getOwnPropertyDescriptor(HTMLElement.prototype, name);
     if (!desc || !desc.set) continue;
     const set = desc.set;

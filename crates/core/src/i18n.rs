@@ -454,6 +454,7 @@ pub const CATALOG: &[(&str, &str)] = &[
     ("stepNotTool", "Could not use the tool $1: $2"),
     // A control without a name, as a step line calls it.
     ("anElement", "an element"),
+    ("thePageText", "the page's text"),
     ("aField", "a field"),
     ("aList", "a list"),
     ("aSlider", "a slider"),

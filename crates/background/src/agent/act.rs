@@ -82,8 +82,9 @@ impl Loop {
                     Err(NotActed::Changed) => (None, Err("the page changed".into())),
                 }
             }
-            // A key for whatever has focus: the page's own (Escape closing a popup).
-            Action::Press { element: None, .. } => {
+            // A key for whatever has focus: the page's own (Escape closing a popup); a
+            // passage the driver finds in the page's text.
+            Action::Press { element: None, .. } | Action::SelectText { element: None, .. } => {
                 let Some(command) = action.driver_command() else {
                     return (None, Err("nothing to do".into()));
                 };

@@ -94,9 +94,10 @@ pub enum Action {
         element: u32,
         value: String,
     },
-    /// Selects the first occurrence of `text` inside the element.
+    /// Selects the first occurrence of `text` inside the element, or without one, in the
+    /// page's visible text (a passage of a paragraph, which is no listed element).
     SelectText {
-        element: u32,
+        element: Option<u32>,
         text: String,
     },
     /// Clicks a point of the element's box, in thousandths of its width and height.
@@ -254,13 +255,14 @@ impl Action {
             | Action::Hover { element }
             | Action::Drag { element, .. }
             | Action::SetValue { element, .. }
-            | Action::SelectText { element, .. }
             | Action::ClickAt { element, .. }
             | Action::ClickTimes { element, .. }
             | Action::Scroll {
                 target: ScrollTarget::Element(element) | ScrollTarget::Inside(element, _),
             } => Some(*element),
-            Action::ExtractText { element } | Action::Press { element, .. } => *element,
+            Action::ExtractText { element }
+            | Action::Press { element, .. }
+            | Action::SelectText { element, .. } => *element,
             Action::ContextClick { element } => Some(*element),
             _ => None,
         }
@@ -404,7 +406,9 @@ impl Action {
                 put("value", value.as_str().into());
             }
             Action::SelectText { element, text } => {
-                put("element", (*element).into());
+                if let Some(element) = element {
+                    put("element", (*element).into());
+                }
                 put("text", text.as_str().into());
             }
             Action::ClickAt { element, x, y } => {
@@ -472,7 +476,7 @@ impl<'de> Deserialize<'de> for Action {
 /// integer formats, which only restate the types. A constant: generating it at run time put
 /// schemars' generator in the worker's wasm. `the_flat_schema_is_what_flat_action_generates`
 /// keeps it in step with `FlatAction` (edit the type, then paste what that test prints).
-const FLAT_SCHEMA: &str = r#"{"additionalProperties":false,"description":"Exactly one browser action. Only the fields the chosen action uses may be set.","properties":{"action":{"enum":["click","type","select_option","scroll","press","hover","drag","set_value","select_text","click_at","navigate","back","open_tab","switch_tab","close_tab","extract_text","wait","ask_user","done","context_click","tool"],"type":"string"},"answer":{"description":"done: the result, or what went wrong.","type":"string"},"arguments":{"additionalProperties":true,"description":"tool: the tool's arguments, matching its parameters.","type":"object"},"clear":{"description":"type: empty the field first (default true).","type":"boolean"},"direction":{"description":"scroll: one screen up or down, or to the end.","enum":["up","down","end"],"type":"string"},"dx":{"description":"drag (instead of to): pixels to the right (negative: left).","type":"integer"},"dy":{"description":"drag (instead of to): pixels down (negative: up).","type":"integer"},"element":{"description":"The [number] of an element in the list. Required by click, type, select_option, hover, drag, set_value, select_text, click_at, context_click (a right click: the page's own context menu); optional for press (else the focused element), scroll (alone: into view; with direction: inside it) and extract_text (else the whole page).","minimum":0,"type":"integer"},"key":{"description":"press: a key or chord, e.g. Escape, Enter, Tab, ArrowDown, PageDown, Control+A.","type":"string"},"mode":{"description":"select_option in a multi-select: add to or remove from the selection (default: replace it).","enum":["replace","add","remove"],"type":"string"},"ms":{"description":"wait: milliseconds; the result says what changed meanwhile.","maximum":10000,"minimum":0,"type":"integer"},"option":{"description":"select_option: the option's value or visible text.","type":"string"},"path":{"description":"drag (instead of to): points \"x,y x,y …\" in pixels from the element's top-left, to draw or trace a line.","type":"string"},"question":{"description":"ask_user: the question for the user.","type":"string"},"submit":{"description":"type: submit the form afterwards (default false).","type":"boolean"},"success":{"description":"done: whether the task was accomplished (required).","type":"boolean"},"tab":{"description":"switch_tab: the tab's number in the tab list.","minimum":0,"type":"integer"},"text":{"description":"type: the text to enter; select_text: the passage to select; wait: wait until it is on the page.","type":"string"},"times":{"description":"click: click it this many times quickly, finding it again each time (a moving target).","maximum":50,"minimum":1,"type":"integer"},"to":{"description":"drag: the [number] of the element to drop it on.","minimum":0,"type":"integer"},"tool":{"description":"tool: the name of one of the tools listed.","type":"string"},"url":{"description":"navigate, open_tab: an absolute http(s) URL.","type":"string"},"value":{"description":"set_value: the slider's new value.","type":"number"},"x":{"description":"click_at: where across the element's box, 0 (left) to 1 (right).","maximum":1,"minimum":0,"type":"number"},"y":{"description":"click_at: where down the element's box, 0 (top) to 1 (bottom).","maximum":1,"minimum":0,"type":"number"}},"required":["action"],"type":"object"}"#;
+const FLAT_SCHEMA: &str = r#"{"additionalProperties":false,"description":"Exactly one browser action. Only the fields the chosen action uses may be set.","properties":{"action":{"enum":["click","type","select_option","scroll","press","hover","drag","set_value","select_text","click_at","navigate","back","open_tab","switch_tab","close_tab","extract_text","wait","ask_user","done","context_click","tool"],"type":"string"},"answer":{"description":"done: the result, or what went wrong.","type":"string"},"arguments":{"additionalProperties":true,"description":"tool: the tool's arguments, matching its parameters.","type":"object"},"clear":{"description":"type: empty the field first (default true).","type":"boolean"},"direction":{"description":"scroll: one screen up or down, or to the end.","enum":["up","down","end"],"type":"string"},"dx":{"description":"drag (instead of to): pixels to the right (negative: left).","type":"integer"},"dy":{"description":"drag (instead of to): pixels down (negative: up).","type":"integer"},"element":{"description":"The [number] of an element in the list. Required by click, type, select_option, hover, drag, set_value, click_at, context_click (a right click: the page's own context menu); optional for press (else the focused element), scroll (alone: into view; with direction: inside it), extract_text (else the whole page) and select_text (else the passage is found in the page's text).","minimum":0,"type":"integer"},"key":{"description":"press: a key or chord, e.g. Escape, Enter, Tab, ArrowDown, PageDown, Control+A.","type":"string"},"mode":{"description":"select_option in a multi-select: add to or remove from the selection (default: replace it).","enum":["replace","add","remove"],"type":"string"},"ms":{"description":"wait: milliseconds; the result says what changed meanwhile.","maximum":10000,"minimum":0,"type":"integer"},"option":{"description":"select_option: the option's value or visible text.","type":"string"},"path":{"description":"drag (instead of to): points \"x,y x,y …\" in pixels from the element's top-left, to draw or trace a line.","type":"string"},"question":{"description":"ask_user: the question for the user.","type":"string"},"submit":{"description":"type: submit the form afterwards (default false).","type":"boolean"},"success":{"description":"done: whether the task was accomplished (required).","type":"boolean"},"tab":{"description":"switch_tab: the tab's number in the tab list.","minimum":0,"type":"integer"},"text":{"description":"type: the text to enter; select_text: the passage to select; wait: wait until it is on the page.","type":"string"},"times":{"description":"click: click it this many times quickly, finding it again each time (a moving target).","maximum":50,"minimum":1,"type":"integer"},"to":{"description":"drag: the [number] of the element to drop it on.","minimum":0,"type":"integer"},"tool":{"description":"tool: the name of one of the tools listed.","type":"string"},"url":{"description":"navigate, open_tab: an absolute http(s) URL.","type":"string"},"value":{"description":"set_value: the slider's new value.","type":"number"},"x":{"description":"click_at: where across the element's box, 0 (left) to 1 (right).","maximum":1,"minimum":0,"type":"number"},"y":{"description":"click_at: where down the element's box, 0 (top) to 1 (bottom).","maximum":1,"minimum":0,"type":"number"}},"required":["action"],"type":"object"}"#;
 
 /// The JSON Schema of an action: one flat object, generated from `FlatAction`, without the
 /// `tool` action (a task without tools is not told about it).
@@ -582,7 +586,7 @@ fn action_line(name: &str) -> Option<&'static str> {
             "element to(element to drop on) or element dx? dy?(pixels; negative: left, up) or element path(\"x,y x,y …\" pixels from its top-left)"
         }
         "set_value" => "element value(a slider's number)",
-        "select_text" => "element text(the passage)",
+        "select_text" => "text(the passage) element?(else found in the page's text)",
         "click_at" => "element x y(0–1 across, down its box)",
         "navigate" => "url(absolute http(s))",
         "open_tab" => "url",
@@ -1076,7 +1080,7 @@ fn from_value(value: &Value, repairs: &mut Vec<Repair>) -> Result<Action, Action
                 return Err(f.missing("text", "the passage to select, as the page shows it"));
             }
             Action::SelectText {
-                element: f.element(repairs)?,
+                element: f.optional_u32("element", repairs)?,
                 text,
             }
         }
@@ -1516,7 +1520,7 @@ mod flat_schema_source {
     #[allow(dead_code)] // Only its schema is used, as above.
     struct FlatAction {
         action: ActionName,
-        #[doc = "The [number] of an element in the list. Required by click, type, select_option, hover, drag, set_value, select_text, click_at, context_click (a right click: the page's own context menu); optional for press (else the focused element), scroll (alone: into view; with direction: inside it) and extract_text (else the whole page)."]
+        #[doc = "The [number] of an element in the list. Required by click, type, select_option, hover, drag, set_value, click_at, context_click (a right click: the page's own context menu); optional for press (else the focused element), scroll (alone: into view; with direction: inside it), extract_text (else the whole page) and select_text (else the passage is found in the page's text)."]
         #[serde(default)]
         element: u32,
         /// type: the text to enter; select_text: the passage to select; wait: wait until it is on the page.

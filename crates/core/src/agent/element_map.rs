@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use super::colour::colour_name;
 use super::safety;
 use super::signature::{self, Match, Signature};
-use super::snapshot::{Checked, Element, Hint, Snapshot};
+use super::snapshot::{Cell, Checked, Element, Hint, Rect, Snapshot};
 use crate::decimal::decimal;
 
 /// One numbered element.
@@ -253,7 +253,11 @@ impl ElementMap {
             .iter()
             .flat_map(|(_, shown, _)| shown.clone())
             .collect();
-        let names = Names::of(&listed, snapshot, compact);
+        let mut names = Names::of(&listed, snapshot, compact);
+        // A rank or a grid place counts every namesake offered, not only those listed: it
+        // stays the element's place among all its kind (in a box scrolled or a list cut short).
+        names.ranks.clone_from(&wide.ranks);
+        names.grid.clone_from(&wide.grid);
         let mut text = render_sections(&plan, snapshot, &names);
         // Told apart among fewer, a line may say more than it did (a `near` instead of a
         // rank): drop the farthest listed lines until the cap holds again.
@@ -610,6 +614,9 @@ fn is_holder(el: &Element) -> bool {
             .any(|h| matches!(h, Hint::Native | Hint::Editable))
 }
 
+/// Items counted together for "(row 3, column 2)": frame, tag, width, height.
+type ShapeKey<'a> = (Vec<u32>, &'a str, i64, i64);
+
 /// Fields counted together for "(2nd text field in "Shipping")": frame, group, kind.
 type FieldGroup<'a> = (Vec<u32>, Option<&'a str>, &'static str);
 
@@ -625,6 +632,9 @@ struct Names {
     fields: HashMap<usize, (usize, usize)>,
     /// The viewport list is long ([`LONG_VIEWPORT`]): lines say only what tells them apart.
     compact: bool,
+    /// Namesakes laid out in rows and columns (a grid of identical circles, a calendar's
+    /// slots): element index → (row, column), which tells them apart better than a rank.
+    grid: HashMap<usize, (usize, usize)>,
 }
 
 /// What a line adds to tell its element from namesakes.
@@ -642,12 +652,24 @@ impl Names {
         let element = |e: &Entry| snapshot.elements.get(e.signature.index);
         let mut by_name: HashMap<String, Vec<&Entry>> = HashMap::default();
         let mut by_group: HashMap<FieldGroup, Vec<&Entry>> = HashMap::default();
+        // Items of one size and kind (a board's cells, a calendar's slots), whose rows and
+        // columns are counted over all of them, whatever each shows.
+        let mut by_shape: HashMap<ShapeKey, Vec<(usize, Rect)>> = HashMap::default();
         // Document order, whatever order the sections put them in.
         let mut ordered: Vec<&Entry> = offered.to_vec();
         crate::sort::sort_by_key(&mut ordered, |e| e.signature.index);
         for &entry in &ordered {
             if let Some(el) = element(entry) {
                 by_name.entry(name_key(el)).or_default().push(entry);
+                by_shape
+                    .entry((
+                        el.frame.clone(),
+                        el.tag.as_str(),
+                        el.bbox.width.round() as i64,
+                        el.bbox.height.round() as i64,
+                    ))
+                    .or_default()
+                    .push((entry.signature.index, el.bbox));
                 if let Some(kind) = field_kind(el) {
                     by_group
                         .entry((el.frame.clone(), el.group.as_deref(), kind))
@@ -661,7 +683,16 @@ impl Names {
             ranks: HashMap::default(),
             fields: HashMap::default(),
             compact,
+            grid: HashMap::default(),
         };
+        for items in by_shape.values() {
+            let boxes: Vec<Rect> = items.iter().map(|(_, b)| *b).collect();
+            if let Some(places) = grid_places(&boxes) {
+                for ((index, _), place) in items.iter().zip(places) {
+                    names.grid.insert(*index, place);
+                }
+            }
+        }
         for (name, group) in by_name.into_iter().filter(|(_, g)| g.len() > 1) {
             let contexts: Vec<String> = group
                 .iter()
@@ -699,12 +730,83 @@ impl Names {
                 " near {}",
                 quote(shortest_distinct(&el.context, contexts), CONTEXT_CHARS)
             ))
+        } else if let Some((row, column)) = self.grid.get(&entry.signature.index) {
+            Distinction::Rank(format!(" (row {row}, column {column})"))
         } else if let Some((rank, of)) = self.ranks.get(&entry.signature.index) {
             Distinction::Rank(format!(" ({} of {of})", ordinal(*rank)))
         } else {
             Distinction::Unique
         }
     }
+}
+
+/// Rows and columns of boxes laid out as a grid (two rows and two columns at least, one box
+/// a place): centres within half the smallest box of each other share a row or a column.
+/// `None` when they do not form one (a column of namesakes keeps its rank).
+fn grid_places(boxes: &[Rect]) -> Option<Vec<(usize, usize)>> {
+    if boxes.len() < 4 {
+        return None;
+    }
+    let lines = |centres: Vec<f64>, tolerance: f64| -> Vec<usize> {
+        let mut sorted = centres.clone();
+        crate::sort::sort_by(&mut sorted, |a, b| a.total_cmp(b));
+        let mut starts: Vec<f64> = Vec::new();
+        for c in sorted {
+            if starts.last().is_none_or(|s| c - s > tolerance) {
+                starts.push(c);
+            }
+        }
+        centres
+            .iter()
+            .map(|c| starts.iter().rposition(|s| *c >= *s).unwrap_or(0) + 1)
+            .collect()
+    };
+    let least =
+        |f: fn(&Rect) -> f64| boxes.iter().map(f).fold(f64::INFINITY, f64::min).max(1.0) / 2.0;
+    let rows = lines(
+        boxes.iter().map(|b| b.y + b.height / 2.0).collect(),
+        least(|b| b.height),
+    );
+    let columns = lines(
+        boxes.iter().map(|b| b.x + b.width / 2.0).collect(),
+        least(|b| b.width),
+    );
+    let places: Vec<(usize, usize)> = rows.into_iter().zip(columns).collect();
+    let distinct: HashSet<&(usize, usize)> = places.iter().collect();
+    let spread = |i: fn(&(usize, usize)) -> usize| places.iter().map(i).max().unwrap_or(0) >= 2;
+    (distinct.len() == places.len() && spread(|p| p.0) && spread(|p| p.1)).then_some(places)
+}
+
+/// ` (row "2 pm", column "Tue")` of a cell (by number where the grid has no headers).
+fn cell_phrase(cell: &Cell) -> String {
+    let row = cell
+        .row_header
+        .as_deref()
+        .map_or_else(|| cell.row.to_string(), |h| quote(h, CONTEXT_CHARS));
+    let column = cell
+        .column_header
+        .as_deref()
+        .map_or_else(|| cell.column.to_string(), |h| quote(h, CONTEXT_CHARS));
+    format!(" (row {row}, column {column})")
+}
+
+/// What the page shows of an element beyond its name (see [`Facts`]): ` shows "x"`,
+/// ` resizable`, ` (reacts to hover)`, ` (drag it)`.
+fn facts_phrase(el: &Element) -> String {
+    let mut out = String::new();
+    let f = &el.facts;
+    if let Some(shows) = &f.shows {
+        let _ = write!(out, " shows {}", quote(shows, CONTEXT_CHARS));
+    }
+    if f.resizable {
+        out.push_str(" resizable");
+    }
+    if f.hover_only {
+        out.push_str(" (reacts to hover)");
+    } else if el.interactive == [Hint::Drag] {
+        out.push_str(" (drag it)");
+    }
+    out
 }
 
 /// Namesakes told apart by the first words of their context that no other namesake's context
@@ -961,10 +1063,28 @@ fn render_line(entry: &Entry, el: &Element, snapshot: &Snapshot, names: &Names) 
     if !el.frame.is_empty() {
         line.push_str(" (in a frame)");
     }
+    line.push_str(&facts_phrase(el));
     if label_of(el).is_empty() && names.fields.contains_key(&entry.signature.index) {
         return line;
     }
+    // A cell's row and column where its name does not tell it apart (a calendar's empty
+    // slots): a data table's named links and buttons need none.
+    if let Some(cell) = el
+        .facts
+        .cell
+        .as_ref()
+        .filter(|_| label.is_empty() || !matches!(distinction, Distinction::Unique))
+    {
+        line.push_str(&cell_phrase(cell));
+        return line;
+    }
     match distinction {
+        // A shape of a drawing told apart by rank alone: where it is in the drawing says more.
+        Distinction::Rank(d) if !d.starts_with(" (row") && el.facts.at.is_some() => {
+            if let Some((x, y)) = el.facts.at {
+                let _ = write!(line, " at {x}%, {y}% of the drawing");
+            }
+        }
         Distinction::Near(d) | Distinction::Rank(d) => line.push_str(&d),
         Distinction::Unique => {}
     }

@@ -26,6 +26,8 @@ pub mod keys;
 pub mod look;
 #[cfg(test)]
 mod perception_tests;
+#[cfg(test)]
+mod places_tests;
 pub mod recorder;
 pub mod report;
 pub mod safety;

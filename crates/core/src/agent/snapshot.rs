@@ -254,6 +254,44 @@ pub struct Element {
     /// Has keyboard focus: where a key pressed without an element goes.
     #[serde(default, skip_serializing_if = "is_false")]
     pub focused: bool,
+    /// What the page shows of it beyond its name, for the list (see [`Facts`]).
+    #[serde(flatten)]
+    pub facts: Facts,
+}
+
+/// What tells a candidate apart where the DOM has no words for it: where it sits in a grid or
+/// drawing, a mark a CSS image shows on it, a grip, a reaction to hover only.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Facts {
+    /// A cell of a grid or table: its row and column (1-based, among the cells that are no
+    /// headers) and their headers' text ("2 pm", "Tue") when the grid has them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cell: Option<Cell>,
+    /// A shape of a drawing: its centre inside the drawing, in percent across and down.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<(i32, i32)>,
+    /// A CSS image on a named element (an X placed in a cell): the image's file-name words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shows: Option<String>,
+    /// A text area a person can resize by its corner (which is no element of its own).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub resizable: bool,
+    /// Listens only for the pointer passing over it: hovering it is what does something.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub hover_only: bool,
+}
+
+/// Where a cell sits in its grid (see [`Facts::cell`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Cell {
+    pub row: u32,
+    pub column: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row_header: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub column_header: Option<String>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -306,6 +344,9 @@ pub enum Hint {
     /// An item of a list that is itself a target (a pointer cursor on the `ul`, a listbox
     /// role): what a click on the list lands on.
     Item,
+    /// What a person drags though it listens to nothing itself (its handlers on the document):
+    /// `draggable`, a grab or move cursor, a handle's or resize grip's class.
+    Drag,
 }
 
 /// aria-checked's three values; the driver reports native checkboxes the same way.

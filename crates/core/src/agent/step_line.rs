@@ -329,9 +329,20 @@ fn done_sentence(action: &Action, target: Option<&Target>, raw: &str, result: &s
         Action::SetValue { value, .. } => {
             say("stepSet", vec![named(target, "aSlider"), quoted(value)])
         }
-        Action::SelectText { text: t, .. } => say(
+        // Without an element, the passage was found in the page's text.
+        Action::SelectText { text: t, element } => say(
             "stepSelectedText",
-            vec![quoted(t), named(target, "anElement")],
+            vec![
+                quoted(t),
+                named(
+                    target,
+                    if element.is_some() {
+                        "anElement"
+                    } else {
+                        "thePageText"
+                    },
+                ),
+            ],
         ),
         Action::ClickAt { .. } | Action::ClickPoint { .. } => {
             say("stepClickedPoint", vec![named(target, "anElement")])

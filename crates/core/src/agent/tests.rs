@@ -842,7 +842,7 @@ fn every_action() -> Vec<Action> {
             value: "7.5".into(),
         },
         Action::SelectText {
-            element: 11,
+            element: Some(11),
             text: "quick".into(),
         },
         Action::ClickAt {
@@ -927,7 +927,8 @@ proptest! {
             Action::AskUser { question: format!("q{text}") },
             Action::Done { success: flag, answer: Some(text.clone()) },
             Action::Wait { ms, text: None },
-            Action::SelectText { element, text: format!("t{text}") },
+            Action::SelectText { element: Some(element), text: format!("t{text}") },
+            Action::SelectText { element: None, text: format!("t{text}") },
         ] {
             let parsed = parse_action(&action.to_json().to_string()).expect("parses");
             prop_assert_eq!(parsed.action, action);
