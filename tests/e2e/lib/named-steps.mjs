@@ -62,19 +62,41 @@ export function namedStepsNavigator(state) {
 export async function runNamedTask(env, state, { task, url, steps, answer = 'approve', timeout = 60_000 }) {
   Object.assign(state, { steps, next: 0, current: -1, missed: null, scrolls: 0 });
   const asked = [];
-  const { ui } = env;
+  const { ui, panel } = env;
+  await countApprovals(panel);
+  const shown = () => panel.evaluate(() => window.__tandemApprovals);
+  let answered = await shown();
   await ui.startTask(env.tab, task, url);
   for (const t0 = Date.now(); ;) {
     const status = (await ui.status().textContent()) ?? '';
     if (/^(Done|Failed|Cancelled|Paused)/.test(status)) return { status, asked, missed: state.missed, steps: await ui.steps() };
-    if (await ui.approval().isVisible()) {
-      const text = (await ui.approval().textContent()) ?? '';
-      asked.push({ step: state.current, text });
-      await ui.button(answer === 'deny' ? 'Deny' : 'Approve').click();
-      await ui.approval().waitFor({ state: 'hidden', timeout: 10_000 });
+    if ((await shown()) > answered && (await ui.approval().isVisible())) {
+      answered++;
+      asked.push({ step: state.current, text: ((await panel.locator('#task-confirm-text').textContent()) ?? '').trim() });
+      await ui.approval().getByRole('button', { name: answer === 'deny' ? 'Deny' : 'Approve', exact: true }).click();
       continue;
     }
     if (Date.now() - t0 > timeout) throw new Error(`the task "${task}" did not end in ${timeout} ms: ${status}\n${(await ui.steps()).join('\n')}`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/**
+ * Counts in the panel (`window.__tandemApprovals`) each approval question shown: each time
+ * the approval box appears or its question changes. Two questions in a row on the same step
+ * (the box hidden between them for a moment only) are two.
+ */
+async function countApprovals(panel) {
+  await panel.evaluate(() => {
+    if (window.__tandemApprovals != null) return;
+    window.__tandemApprovals = 0;
+    const box = document.getElementById('task-confirm');
+    const text = document.getElementById('task-confirm-text');
+    let last = box.hidden ? null : text.textContent;
+    new MutationObserver(() => {
+      const now = box.hidden ? null : text.textContent;
+      if (now !== null && now !== last) window.__tandemApprovals++;
+      last = now;
+    }).observe(box, { attributes: true, attributeFilter: ['hidden'], subtree: true, childList: true, characterData: true });
+  });
 }
