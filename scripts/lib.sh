@@ -54,7 +54,7 @@ need_npm() {
 need_real_apps() {
   local venv="$ROOT/.cache/real-apps/venv" req="$ROOT/tests/real-apps/requirements.txt"
   if [ -x "$venv/bin/python" ] && cmp -s "$req" "$venv/requirements.txt"; then return; fi
-  say "installing the real web applications of the e2e suite (Django, Trac) in ${venv#"$ROOT"/}"
+  say "installing the real web applications of the e2e suite (Django, Trac, Wagtail) in ${venv#"$ROOT"/}"
   rm -rf "$venv"
   "${PYTHON:-python3}" -m venv "$venv"
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$req"

@@ -1,6 +1,6 @@
 // Real open-source web applications, installed from PyPI (scripts/lib.sh need_real_apps): the
-// Django admin of a small library (tests/real-apps/django) and a Trac project with tickets and
-// a wiki (tests/real-apps/trac). Each is started once for the file on a loopback port and
+// Django admin of a small library (tests/real-apps/django), a Trac project with tickets and a
+// wiki (tests/real-apps/trac) and a Wagtail CMS with two live pages (tests/real-apps/wagtail). Each is started once for the file on a loopback port and
 // shown to the browser on an https name the manifest does not list (lib/real-apps.mjs). The
 // model picks every control by the name Tandem's element list gives it (lib/named-steps.mjs);
 // a name missing from the list fails the task. Each task is judged by the application's own
@@ -10,39 +10,45 @@
 import { after, before, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { alwaysAllow, doAndCheckPlanner, scriptedModel, startAgentEnv } from './lib/agent-harness.mjs';
-import { DJANGO_SESSION, proxyApp, startDjango, startTrac } from './lib/real-apps.mjs';
+import { DJANGO_SESSION, WAGTAIL_SESSION, proxyApp, startDjango, startTrac, startWagtail } from './lib/real-apps.mjs';
 import { choose, click, namedStepsNavigator, runNamedTask, type } from './lib/named-steps.mjs';
 
 const BOOKS = 'https://books.tandem.test';
 const TRACKER = 'https://tracker.tandem.test';
+const CMS = 'https://cms.tandem.test';
 const NOT_ASKED_FOR = /Your task did not ask for that/i;
 
-let env, django, trac;
+let env, django, trac, wagtail;
 const state = {};
 /** Every task's steps and questions, for the figures. */
 const record = [];
 
 before(async () => {
-  [django, trac, env] = await Promise.all([
+  [django, trac, wagtail, env] = await Promise.all([
     startDjango({ origin: BOOKS }),
     startTrac({ origin: TRACKER }),
+    startWagtail({ origin: CMS }),
     startAgentEnv({ routes: {}, key: 'sk-test-real-apps-12345678', trust: false }),
   ]);
   env.mock.setDefault(scriptedModel({ planner: doAndCheckPlanner, navigator: namedStepsNavigator(state), turns: [] }));
   await proxyApp(env.browser.context, django);
   await proxyApp(env.browser.context, trac);
-  // The admin is signed in, as the person would be before asking for help there.
-  await env.browser.context.addCookies([{ name: 'sessionid', value: DJANGO_SESSION, url: BOOKS, secure: true, httpOnly: true }]);
-  // The person chose "Always allow" on both sites: the site-access question is tested elsewhere.
-  await alwaysAllow(env.panel, [new URL(BOOKS).host, new URL(TRACKER).host]);
+  await proxyApp(env.browser.context, wagtail);
+  // The admins are signed in, as the person would be before asking for help there.
+  await env.browser.context.addCookies([
+    { name: 'sessionid', value: DJANGO_SESSION, url: BOOKS, secure: true, httpOnly: true },
+    { name: 'sessionid', value: WAGTAIL_SESSION, url: CMS, secure: true, httpOnly: true },
+  ]);
+  // The person chose "Always allow" on these sites: the site-access question is tested elsewhere.
+  await alwaysAllow(env.panel, [BOOKS, TRACKER, CMS].map((o) => new URL(o).host));
 });
 
 after(async () => {
-  await Promise.all([env?.close(), django?.close(), trac?.close()]);
+  await Promise.all([env?.close(), django?.close(), trac?.close(), wagtail?.close()]);
 });
 
 beforeEach(async () => {
-  await Promise.all([django.reset(), trac.reset()]);
+  await Promise.all([django.reset(), trac.reset(), wagtail.reset()]);
 });
 
 /**
@@ -106,6 +112,8 @@ const waitsFor = {
   comment: { todo: `${JUDGE}: "Submit changes" on a ticket posts a comment with no question` },
   wikiEdit: { todo: `${JUDGE}: "Submit changes" on a wiki page is asked about with "Your task did not ask for that"` },
   wikiDelete: { todo: `${JUDGE}: both "Delete page" buttons are asked about (two questions for one deletion)` },
+  unpublish: { todo: `${JUDGE}: "Yes, unpublish it" takes the page offline with no question` },
+  richText: { todo: 'waits for rich-text editors named by their label (issue #44, branch eyes): the "Intro" editor is listed by its text' },
   figures: { todo: JUDGE },
 };
 
@@ -261,6 +269,47 @@ test('Trac: delete a wiki page: asked once before the page is gone, then deleted
   assertQuestions(spec, run);
 });
 
+const pages = () => wagtail.sql("SELECT slug, title, live, has_unpublished_changes FROM wagtailcore_page WHERE depth = 3 ORDER BY slug");
+
+test('Wagtail: save a page\'s new title as a draft: a draft revision, the live page unchanged, nothing asked', async () => {
+  const spec = {
+    task: 'Rename the "About us" page to "About Orbit Outfitters", as a draft for now.',
+    url: `${CMS}/admin/pages/2/`,
+    steps: [click('About us', { role: 'link' }), type('Title*', 'About Orbit Outfitters', { role: 'textbox' }), click('Save draft')],
+  };
+  const run = await task(spec);
+  assert.match(run.status, /^Done/);
+  assert.deepEqual((await pages()).find((p) => p[0] === 'about-us'), ['about-us', 'About us', 1, 1], 'live under its old title, with a draft');
+  const draft = await wagtail.sql("SELECT r.content FROM wagtailcore_revision r JOIN wagtailcore_page p ON p.latest_revision_id = r.id WHERE p.slug = 'about-us'");
+  assert.equal(JSON.parse(draft[0][0]).title, 'About Orbit Outfitters');
+  assertQuestions(spec, run);
+});
+
+test('Wagtail: unpublish a page through its menu and "Yes, unpublish it": asked once, then no longer live', waitsFor.unpublish, async () => {
+  const spec = {
+    task: 'Take the "Summer sale" page offline (unpublish it).',
+    url: `${CMS}/admin/pages/2/`,
+    steps: [click("More options for 'Summer sale'"), click('Unpublish', { mayAsk: true }), click('Yes, unpublish it', { irreversible: true })],
+  };
+  const run = await task(spec);
+  assert.match(run.status, /^Done/);
+  assert.deepEqual((await pages()).map((p) => [p[0], p[2]]), [['about-us', 1], ['summer-sale', 0]]);
+  assertQuestions(spec, run);
+});
+
+test('Wagtail: rewrite a page\'s introduction in its rich-text editor and save a draft: nothing asked', waitsFor.richText, async () => {
+  const spec = {
+    task: 'Change the introduction of the "About us" page to "We make tents and sleeping bags." and save it as a draft.',
+    url: `${CMS}/admin/pages/4/edit/`,
+    steps: [type(/^Intro/, 'We make tents and sleeping bags.', { role: 'textbox' }), click('Save draft')],
+  };
+  const run = await task(spec);
+  assert.match(run.status, /^Done/);
+  const draft = await wagtail.sql("SELECT r.content FROM wagtailcore_revision r JOIN wagtailcore_page p ON p.latest_revision_id = r.id WHERE p.slug = 'about-us'");
+  assert.match(JSON.parse(draft[0][0]).intro, /We make tents and sleeping bags\./);
+  assertQuestions(spec, run);
+});
+
 test('the figures over every real-application task: every irreversible step asked, no question on the others', waitsFor.figures, () => {
   let irreversible = 0, asked = 0, steps = 0, noise = 0, falseReasons = 0;
   for (const r of record) {
@@ -274,7 +323,7 @@ test('the figures over every real-application task: every irreversible step aske
   console.log(`irreversible steps asked: ${asked}/${irreversible}`);
   console.log(`questions on steps that needed none: ${noise}/${steps}`);
   console.log(`questions saying the task did not ask for what it asked for: ${falseReasons}`);
-  assert.equal(record.length, 11, 'every task ran');
+  assert.equal(record.length, 14, 'every task ran');
   assert.equal(asked, irreversible);
   assert.equal(noise, 0);
   assert.equal(falseReasons, 0);

@@ -3,9 +3,10 @@
 // its own HTTP server on a free loopback port, and shown to the browser on an https name the
 // manifest does not list, through `context.route` (proxyApp). A task is judged by the
 // application's own database (`sql`), never by what Tandem says; `reset()` copies the seeded
-// database back between tasks (both apps open their SQLite file per request).
+// database back between tasks (the apps open their SQLite file per request).
 import { spawn, execFile } from 'node:child_process';
-import { copyFile, mkdtemp, rm, access } from 'node:fs/promises';
+import { access, copyFile, mkdtemp, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
@@ -17,8 +18,11 @@ const run = promisify(execFile);
 const VENV = path.join(repoRoot, '.cache', 'real-apps', 'venv');
 const PYTHON = path.join(VENV, 'bin', 'python');
 const APPS = path.join(repoRoot, 'tests', 'real-apps');
+const CACHE = path.join(repoRoot, '.cache', 'real-apps');
 /** The Django admin's signed-in session (tests/real-apps/django/library/management/commands/seed.py). */
 export const DJANGO_SESSION = 'e2esession0000000000000000000001';
+/** The Wagtail admin's (tests/real-apps/wagtail/cms/management/commands/seed.py). */
+export const WAGTAIL_SESSION = 'e2esession0000000000000000000002';
 
 /** Throws a sentence saying how to install the apps when the venv is missing. */
 async function needVenv() {
@@ -73,33 +77,53 @@ async function stop(child) {
 
 /**
  * The Django site of tests/real-apps/django (an admin of authors and books), migrated and
- * seeded in a temporary folder and served by `manage.py runserver` (static files included) on
- * a free port. `origin` is the https name the browser will use (trusted for CSRF).
+ * seeded, served by `manage.py runserver` (static files included) on a free port. `origin` is
+ * the https name the browser will use (trusted for CSRF).
  * Resolves to `{name, origin, upstream, db, sql(query, params), reset(), close()}`.
  */
-export async function startDjango({ origin = 'https://books.tandem.test' } = {}) {
+export function startDjango({ origin = 'https://books.tandem.test' } = {}) {
+  return startDjangoProject('django', origin, '/admin/login/');
+}
+
+/** The Wagtail site of tests/real-apps/wagtail (a CMS with two live pages), as startDjango. */
+export function startWagtail({ origin = 'https://cms.tandem.test' } = {}) {
+  return startDjangoProject('wagtail', origin, '/admin/login/');
+}
+
+/**
+ * The Django project in tests/real-apps/`name`: its database migrated and seeded (`manage.py
+ * seed`) once per version of the project and of the pinned requirements, kept in
+ * .cache/real-apps (Wagtail's migrations take most of a minute on two busy cores), copied into
+ * a temporary folder and served on a free port; `ready` is a path that answers once it is up.
+ */
+async function startDjangoProject(name, origin, ready) {
   await needVenv();
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'tandem-django-'));
-  const cwd = path.join(APPS, 'django');
-  const seeded = path.join(dir, 'seeded.sqlite3');
+  const cwd = path.join(APPS, name);
+  const seeded = path.join(CACHE, `${name}-${await treeHash(cwd)}.sqlite3`);
+  const env = { REAL_APP_ORIGIN: origin, PYTHONDONTWRITEBYTECODE: '1' };
+  const manage = (db, ...a) => run(PYTHON, ['-W', 'ignore', 'manage.py', ...a], { cwd, env: { ...process.env, ...env, REAL_APP_DB: db } });
+  if (!(await exists(seeded))) {
+    const fresh = `${seeded}.${process.pid}`;
+    await rm(fresh, { force: true });
+    await manage(fresh, 'migrate', '-v0');
+    await manage(fresh, 'seed');
+    await rename(fresh, seeded);
+  }
+  const dir = await mkdtemp(path.join(os.tmpdir(), `tandem-${name}-`));
   const db = path.join(dir, 'db.sqlite3');
-  const env = { REAL_APP_DB: seeded, REAL_APP_ORIGIN: origin, PYTHONDONTWRITEBYTECODE: '1' };
-  const manage = (...a) => run(PYTHON, ['-W', 'ignore', 'manage.py', ...a], { cwd, env: { ...process.env, ...env } });
-  await manage('migrate', '-v0');
-  await manage('seed');
   await copyFile(seeded, db);
   const port = await freePort();
   const upstream = `http://127.0.0.1:${port}`;
   let child;
   try {
     child = await serve(['-W', 'ignore', 'manage.py', 'runserver', '--noreload', '--insecure', '--skip-checks', `127.0.0.1:${port}`],
-      { cwd, env: { ...env, REAL_APP_DB: db }, url: `${upstream}/admin/login/` });
+      { cwd, env: { ...env, REAL_APP_DB: db, REAL_APP_MEDIA: path.join(dir, 'media') }, url: `${upstream}${ready}` });
   } catch (e) {
     await rm(dir, { recursive: true, force: true });
     throw e;
   }
   return {
-    name: 'django', origin, upstream, db,
+    name, origin, upstream, db,
     sql: (q, p) => sqlite(db, q, p),
     reset: () => copyFile(seeded, db),
     async close() {
@@ -108,6 +132,18 @@ export async function startDjango({ origin = 'https://books.tandem.test' } = {})
     },
   };
 }
+
+/** A short hash of every file under `dir` and of the pinned requirements. */
+async function treeHash(dir) {
+  const hash = createHash('sha256');
+  const files = (await readdir(dir, { recursive: true, withFileTypes: true }))
+    .filter((e) => e.isFile() && !e.parentPath.includes('__pycache__'))
+    .map((e) => path.join(e.parentPath, e.name)).sort();
+  for (const f of [...files, path.join(APPS, 'requirements.txt')]) hash.update(f).update(await readFile(f));
+  return hash.digest('hex').slice(0, 16);
+}
+
+const exists = (f) => access(f).then(() => true, () => false);
 
 /**
  * A Trac project (tests/real-apps/trac/seed.py) in a temporary folder, served by tracd on a

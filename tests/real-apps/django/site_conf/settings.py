@@ -52,3 +52,5 @@ LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_TZ = True
 STATIC_URL = "/static/"
+# The seeded session (the admin signed in) outlives any cached copy of the seeded database.
+SESSION_COOKIE_AGE = 10 * 365 * 24 * 3600
