@@ -1,9 +1,9 @@
 // A scripted model that acts like a model reading Tandem's element list: each task is a list
 // of intended steps, and each step picks its control BY ITS VISIBLE NAME from the list of the
-// turn it is taken in (as `elements` of lib/scripted-shopper.mjs reads it). A step whose name is not in
-// the list ends the task and is recorded as a miss (the model could not see that control).
-// `runNamedTask` starts the task in the panel, answers each approval as its step says, and
-// records which steps Tandem asked about, so a test can judge the questions against the
+// turn it is taken in (as `elements` of lib/scripted-shopper.mjs reads it). A step whose
+// name is not in the list ends the task and is recorded as a miss (the model could not see
+// that control). `runNamedTask` starts the task in the panel, answers each approval, and
+// records which step each question came on, so a test can judge the questions against the
 // steps that needed one.
 
 /** The named elements of `turn`'s list (`[n] role "name" …`) with their `value`, if shown. */
@@ -14,9 +14,10 @@ function listed(turn) {
 
 /**
  * Step helpers. `name`: the control's visible name (a string: exact; a RegExp: matched);
- * `role`: its role where the name alone is ambiguous. `irreversible`: the step deletes, sends
- * to others or changes security (Tandem must ask); `answer`: how the person answers a
- * question on it ('approve' unless said).
+ * `role`: its role where the name alone is ambiguous; `empty`: only a field with no value (the
+ * new row of a table form). `irreversible`: the step deletes, sends to others, unpublishes or
+ * changes who may do what (Tandem must ask before it); `mayAsk`: a step where an honest
+ * question is no noise (it leads to an irreversible one, or changes a shared page).
  */
 export const click = (name, o = {}) => ({ action: 'click', name, ...o });
 export const type = (name, text, o = {}) => ({ action: 'type', name, text, ...o });
@@ -33,7 +34,7 @@ const say = (s) => (s.name instanceof RegExp ? String(s.name) : `"${s.name}"`) +
  */
 export function namedStepsNavigator(state) {
   return (turn) => {
-    if (/you denied|denied it/i.test(turn)) return { action: 'done', success: true, answer: 'Stopped: the person said no.' };
+    if (/you denied/.test(turn)) return { action: 'done', success: true, answer: 'Stopped: the person said no.' };
     if (state.next >= state.steps.length) return { action: 'done', success: true, answer: 'All steps done.' };
     const step = state.steps[state.next];
     const el = listed(turn).find((e) => matches(step.name, e.name) && (!step.role || e.role === step.role) && (!step.empty || !e.value));
