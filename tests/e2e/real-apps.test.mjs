@@ -256,17 +256,26 @@ test('Trac: edit the wiki page the task names: saved as a new version, with no q
   assertQuestions(spec, run);
 });
 
+/** Deleting the OldRoadmap wiki page: its "Delete page" button, then the confirmation page's. */
+const deleteWiki = {
+  task: 'Delete the OldRoadmap wiki page.',
+  url: `${TRACKER}/wiki/OldRoadmap`,
+  steps: [click('Delete page', { mayAsk: true }), click('Delete page', { irreversible: true })],
+};
+const wikiPages = async () => (await trac.sql("SELECT DISTINCT name FROM wiki WHERE name IN ('OldRoadmap', 'MeetingNotes') ORDER BY name")).map((r) => r[0]);
+
+test('Trac: delete a wiki page, the person says no: asked, and the page is still there', async () => {
+  const run = await task({ ...deleteWiki, answer: 'deny' });
+  assert.deepEqual(await wikiPages(), ['MeetingNotes', 'OldRoadmap']);
+  assert.equal(run.asked.length, 1, 'one question, answered No');
+  assertQuestions(deleteWiki, run);
+});
+
 test('Trac: delete a wiki page: asked once before the page is gone, then deleted', waitsFor.wikiDelete, async () => {
-  const spec = {
-    task: 'Delete the OldRoadmap wiki page.',
-    url: `${TRACKER}/wiki/OldRoadmap`,
-    steps: [click('Delete page', { mayAsk: true }), click('Delete page', { irreversible: true })],
-  };
-  const run = await task(spec);
+  const run = await task(deleteWiki);
   assert.match(run.status, /^Done/);
-  assert.deepEqual(await trac.sql("SELECT COUNT(*) FROM wiki WHERE name = 'OldRoadmap'"), [[0]]);
-  assert.deepEqual(await trac.sql("SELECT COUNT(*) FROM wiki WHERE name = 'MeetingNotes'"), [[1]], 'only that page');
-  assertQuestions(spec, run);
+  assert.deepEqual(await wikiPages(), ['MeetingNotes'], 'only that page is gone');
+  assertQuestions(deleteWiki, run);
 });
 
 const pages = () => wagtail.sql("SELECT slug, title, live, has_unpublished_changes FROM wagtailcore_page WHERE depth = 3 ORDER BY slug");
@@ -323,7 +332,7 @@ test('the figures over every real-application task: every irreversible step aske
   console.log(`irreversible steps asked: ${asked}/${irreversible}`);
   console.log(`questions on steps that needed none: ${noise}/${steps}`);
   console.log(`questions saying the task did not ask for what it asked for: ${falseReasons}`);
-  assert.equal(record.length, 14, 'every task ran');
+  assert.equal(record.length, 15, 'every task ran');
   assert.equal(asked, irreversible);
   assert.equal(noise, 0);
   assert.equal(falseReasons, 0);
