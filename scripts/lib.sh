@@ -56,6 +56,11 @@ need_real_apps() {
   if [ -x "$venv/bin/python" ] && cmp -s "$req" "$venv/requirements.txt"; then return; fi
   say "installing the real web applications of the e2e suite (Django, Trac, Wagtail) in ${venv#"$ROOT"/}"
   rm -rf "$venv"
+  # Debian's own python3 keeps venv (with pip) in a package of its own.
+  if ! "${PYTHON:-python3}" -c 'import ensurepip, venv' 2>/dev/null; then
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
+  fi
   "${PYTHON:-python3}" -m venv "$venv"
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$req"
   cp "$req" "$venv/requirements.txt"
