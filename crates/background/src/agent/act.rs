@@ -9,10 +9,9 @@ use tandem_core::agent::flow::{flow_denied, flow_message};
 use tandem_core::agent::report;
 use tandem_core::agent::task::{PendingConfirmation, TaskContext};
 use tandem_core::agent::{
-    approval_message, effect_message, effect_of, fence, frame_of_handle, leave_message,
-    needs_confirmation, needs_drop_confirmation, needs_leave_approval, seen_as_message, tabs,
-    unasked_change, userinfo_message, Action, Approved, ConfirmReason, DragTarget, DriverCommand,
-    Element, LocateError, ScrollTarget,
+    approval_message, effect_message, effect_of, fence, frame_of_handle, judge, leave_message,
+    needs_leave_approval, seen_as_message, tabs, userinfo_message, wants_page_words, Action,
+    Approved, ConfirmReason, DragTarget, DriverCommand, Element, LocateError, ScrollTarget, Step,
 };
 use tandem_core::i18n::{nested, text, Mark, Msg};
 
@@ -423,23 +422,39 @@ impl Loop {
                 ctx.hosts_opened.push(effect.host().to_string());
                 self.firewall.sync(ctx).await;
             }
-            // A submission the task did not ask for (an address replaced, mail forwarded) is
-            // judged on the form and the user's own words only, never the page's text.
-            let reason = needs_confirmation(action, Some(&element), &fresh)
-                .or_else(|| unasked_change(action, Some(&element), &fresh, &ctx.user_texts()))
-                .or_else(|| drop_on.as_ref().and_then(needs_drop_confirmation));
-            let asked = reason.is_some() || effect.is_some();
-            if let Some(reason) = reason {
+            // The judge: whether this step waits for the person, and why (core `agent::judge`).
+            // A confirmation's question is in the page's words, read only for such a step.
+            let page_words = if wants_page_words(action, &element, &ctx.judged, ctx.actions_taken) {
+                snapshot(tab, PAGE_WORDS).await.ok().and_then(|s| s.text)
+            } else {
+                None
+            };
+            let verdict = {
+                let user = ctx.user_texts();
+                judge(&Step {
+                    action,
+                    element: &element,
+                    page: &fresh,
+                    drop_on: drop_on.as_ref(),
+                    page_words: page_words.as_deref(),
+                    user_texts: &user,
+                    memory: &ctx.judged,
+                    step: ctx.actions_taken,
+                })
+            };
+            let asked = verdict.is_some() || effect.is_some() || page_words.is_some();
+            if let Some(verdict) = verdict {
                 // The question takes the user's time: ask it once, about the page as it is.
                 if on_observed && whole_page && !unchanged_since_snapshot(tab).await {
                     on_observed = false;
                     continue;
                 }
+                let reason = &verdict.reason;
                 let secret = matches!(reason, ConfirmReason::EntersPassword);
                 let mut question = PendingConfirmation::asking(
                     action.to_json().to_string(),
                     target.clone(),
-                    approval_message(action, &element, &reason),
+                    approval_message(action, &element, reason),
                 );
                 question.secret = secret;
                 let approved = self.confirm(ctx, session, question).await;
@@ -456,6 +471,7 @@ impl Loop {
                         Err("you denied this action; it was not done. Do not try it again".into()),
                     );
                 }
+                ctx.judged.approve(&verdict);
             }
             // The next step looks at the page again: the driver takes that look while it
             // watches this action's effects. The highlight goes with the act; the driver puts
@@ -479,6 +495,7 @@ impl Loop {
             .await
             {
                 Ok(acted) => {
+                    ctx.judged.acted(action, &element);
                     // The driver watched the page until it was quiet; only a new document
                     // still loading is waited for here.
                     if acted.loading {
@@ -513,6 +530,9 @@ impl Loop {
         (target, Err(last_error))
     }
 }
+
+/// Characters of the page's text the judge reads for a confirmation's question.
+const PAGE_WORDS: u32 = 4000;
 
 /// The host of the document `el` is in: its frame's (a cross-origin frame is another
 /// site), else the page's.

@@ -8,18 +8,20 @@
 //!    fenced as untrusted data ([`safety::fence`]).
 //! 3. The LLM answers one flat JSON action; [`parse_action`] reads it (or says what to fix).
 //! 4. Before acting, a fresh snapshot is taken and [`ElementMap::locate`] finds the element
-//!    the LLM meant ([`signature`]), refusing when unsure; [`needs_confirmation`] and
+//!    the LLM meant ([`signature`]), refusing when unsure; [`judge()`] and
 //!    [`UrlPolicy`] decide whether the user must agree first.
 //! 5. The driver's `act` runs a [`DriverCommand`] on the element's handle, hit-testing where a
 //!    person's pointer would land, and [`ActResult::sentence`] says what it changed.
 
 pub mod actions;
-pub mod changes;
 pub mod colour;
 pub mod cost;
 pub mod effects;
 pub mod element_map;
 pub mod flow;
+pub mod judge;
+#[cfg(test)]
+mod judge_tests;
 pub mod look;
 #[cfg(test)]
 mod perception_tests;
@@ -45,16 +47,16 @@ pub use actions::{
     action_schema, action_schema_for, action_schema_with_tools, parse_action, Action, ActionError,
     DragTarget, ParsedAction, Repair, ScrollTarget, SelectMode, LOOK_ACTION, TOOL_ACTION,
 };
-pub use changes::unasked_change;
 pub use effects::{
     effect_message, effect_of, effect_question, held_message, held_question, Approved, Effect,
     Firewall, Held,
 };
 pub use element_map::{ElementMap, Entry, LocateError, Rendered, LIST_LEGEND};
-pub use safety::{
-    approval_message, approval_sentence, fence, needs_confirmation, needs_drop_confirmation,
-    seen_as, seen_as_message, Change, ConfirmReason, HostPattern, UrlDenied, UrlPolicy, FENCE_RULE,
+pub use judge::{
+    approval_message, approval_sentence, judge, wants_page_words, ConfirmReason, JudgeMemory, Kind,
+    Step, Verdict,
 };
+pub use safety::{fence, seen_as, seen_as_message, HostPattern, UrlDenied, UrlPolicy, FENCE_RULE};
 pub use settings::{AgentSettings, SiteListError};
 pub use signature::{Evidence, Match, Signature};
 pub use sites::{

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::actions::Action;
 use super::element_map::LIST_LEGEND;
 use super::flow::ReadValues;
+use super::judge::JudgeMemory;
 use super::safety::{fence, FENCE_RULE};
 use super::workflow::{RecordedStep, Replay, WorkflowOffer};
 use crate::i18n::Msg;
@@ -277,6 +278,10 @@ pub struct TaskContext {
     /// it load.
     #[serde(default, skip_serializing_if = "ReadValues::is_empty")]
     pub read: ReadValues,
+    /// What the judge remembers: fields the agent changed, the last act approved
+    /// (`judge::JudgeMemory`). Serde-default, so tasks stored before it load.
+    #[serde(default, skip_serializing_if = "JudgeMemory::is_empty")]
+    pub judged: JudgeMemory,
     /// The steps that took effect, for "Save as workflow" (`workflow::record`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub recorded: Vec<RecordedStep>,
@@ -326,6 +331,7 @@ impl TaskContext {
             hosts_opened: Vec::new(),
             tools: None,
             read: ReadValues::default(),
+            judged: JudgeMemory::default(),
             recorded: Vec::new(),
             replay: None,
             token_allowance: None,

@@ -14,7 +14,8 @@ use super::actions::{
     action_schema, parse_action, Action, DragTarget, Repair, ScrollTarget, SelectMode, ACTION_NAMES,
 };
 use super::element_map::ElementMap;
-use super::safety::{fence, needs_confirmation, UrlPolicy, FENCE_CLOSE, FENCE_OPEN};
+use super::judge::{judge, JudgeMemory, Step};
+use super::safety::{fence, UrlPolicy, FENCE_CLOSE, FENCE_OPEN};
 use super::signature::{find, Match, Signature};
 use super::snapshot::{ActResult, DriverCommand, Element, ScrollDirection, Snapshot};
 
@@ -510,7 +511,18 @@ fn confirmation_classifier() {
     let mut out = String::new();
     for (page, name, action) in cases {
         let el = element(page, name, 0);
-        let verdict = match needs_confirmation(&action, Some(el), page) {
+        let memory = JudgeMemory::default();
+        let step = Step {
+            action: &action,
+            element: el,
+            page,
+            drop_on: None,
+            page_words: None,
+            user_texts: &[],
+            memory: &memory,
+            step: 0,
+        };
+        let verdict = match judge(&step).map(|v| v.reason) {
             Some(reason) => format!(
                 "{} — {reason}",
                 serde_json::to_string(&reason).unwrap_or_default()
@@ -522,22 +534,22 @@ fn confirmation_classifier() {
     check(
         out,
         expect![[r#"
-            click "Place order": {"irreversible-label":{"label":"Place order","phrase":"place order"}} — “Place order” may not be undoable (buying, paying, deleting or sending).
-            click "Überweisen": {"irreversible-label":{"label":"Überweisen","phrase":"überweisen"}} — “Überweisen” may not be undoable (buying, paying, deleting or sending).
-            click "Delete account": {"irreversible-label":{"label":"Delete account","phrase":"delete"}} — “Delete account” may not be undoable (buying, paying, deleting or sending).
-            click "Jetzt kaufen": {"irreversible-label":{"label":"Jetzt kaufen","phrase":"kaufen"}} — “Jetzt kaufen” may not be undoable (buying, paying, deleting or sending).
+            click "Place order": {"change":{"kind":"pay","control":"Place order","evidence":"control","unasked":true}} — which buys or pays: that may not be undoable. Your task did not ask for that: a page may have told the agent to
+            click "Überweisen": {"change":{"kind":"pay","control":"Überweisen","evidence":"control","unasked":true}} — which buys or pays: that may not be undoable. Your task did not ask for that: a page may have told the agent to
+            click "Delete account": {"change":{"kind":"delete","control":"Delete account","evidence":"control","unasked":true}} — which deletes something: that may not be undoable. Your task did not ask for that: a page may have told the agent to
+            click "Jetzt kaufen": {"change":{"kind":"pay","control":"Jetzt kaufen","evidence":"control","unasked":true}} — which buys or pays: that may not be undoable. Your task did not ask for that: a page may have told the agent to
             click "Display settings": no
             click "Remove from cart": no
-            type "Card number": {"enters-payment":{"field":"card-number"}} — This types payment details (card number).
-            type "CVC": {"enters-payment":{"field":"card-security-code"}} — This types payment details (card security code).
-            type "IBAN": {"enters-payment":{"field":"iban"}} — This types payment details (IBAN).
-            type "MM/YY": {"enters-payment":{"field":"card-expiry"}} — This types payment details (card expiry date).
-            click "Log in": "submits-password" — This submits a form with a password.
+            type "Card number": {"enters-payment":{"field":"card-number"}} — which takes payment details (card number)
+            type "CVC": {"enters-payment":{"field":"card-security-code"}} — which takes payment details (card security code)
+            type "IBAN": {"enters-payment":{"field":"iban"}} — which takes payment details (IBAN)
+            type "MM/YY": {"enters-payment":{"field":"card-expiry"}} — which takes payment details (card expiry date)
+            click "Log in": "submits-password" — which submits a form with a password
             click "Forgot password?": no
             click "Remember me": no
             type "Email": no
-            type "Email": "submits-password" — This submits a form with a password.
-            type "Password": "enters-password" — This types into a password field.
+            type "Email": "submits-password" — which submits a form with a password
+            type "Password": "enters-password" — Type the password below: it goes to the page only, never to the AI
             type "2FA code": no
             type "Search": no
             click "Add to cart": no
@@ -558,25 +570,21 @@ fn confirmation_classifier() {
         "Remove",
         "Envoyer",
     ] {
-        let _ = writeln!(
-            out,
-            "{label:?}: {:?}",
-            super::safety::matching_phrase(label)
-        );
+        let _ = writeln!(out, "{label:?}: {:?}", super::judge::kind_of_label(label));
     }
     check(
         out,
         expect![[r#"
-        "Pay now": Some("pay")
+        "Pay now": Some(Pay)
         "PayPal": None
         "Display": None
-        "Supprimer le compte": Some("supprimer")
-        "Kostenpflichtig bestellen": Some("bestellen")
-        "立即购买": Some("购买")
+        "Supprimer le compte": Some(Delete)
+        "Kostenpflichtig bestellen": Some(Pay)
+        "立即购买": Some(Pay)
         "Sending…": None
-        "Remove account": Some("remove account")
+        "Remove account": Some(Delete)
         "Remove": None
-        "Envoyer": Some("envoyer")
+        "Envoyer": Some(Send)
     "#]],
     );
 }
