@@ -226,7 +226,11 @@
 
   function explicitRole(el) {
     const role = (el.getAttribute('role') || '').trim().toLowerCase();
-    return role ? role.split(/\s+/)[0] : null;
+    const first = role ? role.split(/\s+/)[0] : null;
+    // A focusable control marked presentation stays what it is (ARIA's conflict rule): a
+    // row's selection checkbox with role="presentation" is still a checkbox.
+    if ((first === 'presentation' || first === 'none') && focusableControl(el)) return null;
+    return first;
   }
 
   // Computed styles read while a snapshot runs, by element: names, texts and the contexts of
@@ -438,7 +442,7 @@
       .split(/\s+/)
       .map((id) => (id && root.getElementById ? root.getElementById(id) : null))
       .filter(Boolean)
-      .map((ref) => contentText(ref, NAME_CAP * 2))
+      .map((ref) => contentText(ref, NAME_CAP * 2) || hiddenNameText(ref))
       .join(' ');
   }
 
@@ -477,7 +481,7 @@
     if (label) return label;
     const labels = labelsOf(el);
     if (labels.length) {
-      const t = collapse(labels.map((l) => contentText(l, NAME_CAP * 2, el)).join(' '));
+      const t = collapse(labels.map((l) => contentText(l, NAME_CAP * 2, el) || hiddenNameText(l, el)).join(' '));
       if (t) return t;
     }
     const tag = el.tagName;
@@ -567,6 +571,7 @@
     if (el.hasAttribute('onclick')) hints.push('onclick');
     if (el.hasAttribute(LISTENER_MARK)) hints.push('listener');
     if (el.hasAttribute('tabindex') && el.tabIndex >= 0) hints.push('tabindex');
+    else if (rowOfList(el, role)) hints.push('item');
     // Only where the pointer cursor starts: descendants inherit it and are not separate targets.
     if (pointerCursor(el, style) && (!parent || !pointerCursor(parent, styleOf(parent)))) {
       hints.push('pointer');
@@ -682,6 +687,211 @@
       if (t) return cap(t, GROUP_CAP);
     }
     return heading ? cap(contentText(heading, GROUP_CAP * 2), GROUP_CAP) : '';
+  }
+
+  // ---- names and order real applications need -------------------------------------------
+
+  // A control a person can focus or operate whatever its role attribute says.
+  function focusableControl(el) {
+    const tag = el.tagName;
+    if (tag === 'BUTTON' || tag === 'SELECT' || tag === 'TEXTAREA') return true;
+    if (tag === 'INPUT') return el.type !== 'hidden';
+    if (tag === 'A') return el.hasAttribute('href');
+    return el.hasAttribute('tabindex') && el.tabIndex >= 0;
+  }
+
+  // The text of a label or aria-labelledby target that is itself hidden (display:none, a
+  // label kept for screen readers only): the accessible-name computation counts a hidden node
+  // that is referenced, so it names its field. Empty for a node that is shown (its visible
+  // text, read by `contentText`, is all it says). `skip`: the field inside the label.
+  function hiddenNameText(ref, skip) {
+    if (hiddenLevel(ref) === SEEN && shown(ref)) return '';
+    let out = '';
+    const walk = (n) => {
+      for (let c = n.firstChild; c && out.length < NAME_CAP * 2; c = c.nextSibling) {
+        if (c === skip) continue;
+        if (c.nodeType === Node.TEXT_NODE) out += c.data;
+        else if (c.nodeType === Node.ELEMENT_NODE && !SKIP_TAGS.has(c.tagName)) {
+          out += ' ';
+          walk(c);
+          out += ' ';
+        }
+      }
+    };
+    walk(ref);
+    return collapse(out);
+  }
+
+  // Roles of the rows of a list or grid, and the roles of what holds them.
+  const ROW_ROLES = new Set(['row', 'listitem', 'option', 'treeitem']);
+  const ROWS_HOLDER = '[role="grid"], [role="treegrid"], [role="listbox"], [role="list"], [role="tree"]';
+  // Parents already asked whether one of their children holds the roving tab stop.
+  let rovingCache = null;
+  // A row of a list a person moves through with the arrow keys (a file browser): only one row
+  // has `tabindex=0` (roving tabindex), the others -1; or a row by its role in a list that
+  // takes keys or clicks itself. Each row is what a person clicks.
+  function rowOfList(el, role) {
+    const parent = el.parentElement;
+    if (!parent) return false;
+    if (el.hasAttribute('tabindex')) {
+      let roving = rovingCache ? rovingCache.get(parent) : undefined;
+      if (roving === undefined) {
+        roving = false;
+        for (const c of parent.children) {
+          if (c.tagName === el.tagName && c.hasAttribute('tabindex') && c.tabIndex >= 0) {
+            roving = true;
+            break;
+          }
+        }
+        if (rovingCache) rovingCache.set(parent, roving);
+      }
+      if (roving) return true;
+    }
+    if (!ROW_ROLES.has(role) || !el.hasAttribute('role')) return false;
+    const holder = parent.closest(ROWS_HOLDER);
+    return !!holder && (holder.hasAttribute('tabindex') || holder.hasAttribute(LISTENER_MARK));
+  }
+
+  // The name of a field that has none of its own, from where it stands: a table cell's
+  // column header (and its row's header), or an editor's labelled region or placeholder.
+  function fieldPlaceName(el, hints) {
+    return cellName(el) || (hints.includes('editable') ? editorName(el) : '');
+  }
+
+  // A field in a form laid out as a table (an admin's inline rows: Title, Publication date,
+  // Pages): named by its column's header, and by its row where the row has a header.
+  function cellName(el) {
+    const cell = el.closest('td, th, [role="gridcell"], [role="cell"]');
+    if (!cell) return '';
+    const row = cell.closest('tr, [role="row"]');
+    const table = row && row.parentElement && row.parentElement.closest('table, [role="grid"], [role="table"], [role="treegrid"]');
+    if (!table) return '';
+    const columnOf = (r, target) => {
+      let col = 0;
+      for (const c of r.children) {
+        if (c === target) return col;
+        col += c.colSpan || 1;
+      }
+      return -1;
+    };
+    const col = columnOf(row, cell);
+    if (col < 0) return '';
+    const isColumnHeader = (c) => (c.tagName === 'TH' && c.getAttribute('scope') !== 'row') || c.getAttribute('role') === 'columnheader';
+    const headerRow = (table.tHead && table.tHead.rows[0]) ||
+      [...table.querySelectorAll('tr, [role="row"]')].find((r) => r !== row && [...r.children].some(isColumnHeader));
+    let header = '';
+    if (headerRow) {
+      let at = 0;
+      for (const h of headerRow.children) {
+        const span = h.colSpan || 1;
+        if (col >= at && col < at + span) {
+          header = contentText(h, NAME_CAP * 2);
+          break;
+        }
+        at += span;
+      }
+    }
+    if (!header) return '';
+    const rowHeader = [...row.children].find((c) => c !== cell &&
+      ((c.tagName === 'TH' && c.getAttribute('scope') === 'row') || c.getAttribute('role') === 'rowheader'));
+    const rowName = rowHeader ? contentText(rowHeader, NAME_CAP) : collapse(row.getAttribute('aria-label'));
+    return rowName ? `${header} (${rowName})` : header;
+  }
+
+  // A rich-text editor (a contenteditable root) with no name: the region or labelled wrapper
+  // it sits in ("Intro"), else its placeholder (aria-placeholder, a data-placeholder drawn by
+  // CSS, or a placeholder element drawn inside or beside it).
+  function editorName(el) {
+    for (let a = el.parentElement, depth = 0; a && depth < 4 && a.tagName !== 'BODY'; a = a.parentElement, depth++) {
+      if (a.hasAttribute('aria-labelledby') || a.hasAttribute('aria-label')) {
+        const t = accessibleName(a, explicitRole(a) || implicitRole(a));
+        if (t) return t;
+      }
+    }
+    const own = collapse(el.getAttribute('aria-placeholder') || el.getAttribute('data-placeholder'));
+    if (own) return own;
+    const PLACEHOLDER = '[data-placeholder], [class*="placeholder"], [class*="Placeholder"]';
+    const drawn = el.querySelector(PLACEHOLDER) || (el.parentElement && el.parentElement.querySelector(PLACEHOLDER));
+    if (!drawn || drawn === el) return '';
+    return collapse(drawn.getAttribute('data-placeholder')) || contentText(drawn, NAME_CAP * 2);
+  }
+
+  // What names a control that a label stands for when the control has no name: the label's
+  // own aria-label, tooltip or icon, never the text around it (a toolbar's, a row's).
+  function ownLabelName(label) {
+    return collapse(label.getAttribute('aria-label')) || collapse(label.getAttribute('title')) || iconName(label);
+  }
+
+  // What is open now: the popups of expanded controls (and those controls), visible floating
+  // menus and listboxes, dialogs; and what has focus. Listed first when the list is cut.
+  function openPopups() {
+    const roots = [];
+    const owners = new Set();
+    for (const owner of document.querySelectorAll('[aria-expanded="true"]')) {
+      const ids = collapse(owner.getAttribute('aria-controls') || owner.getAttribute('aria-owns'));
+      for (const id of ids ? ids.split(' ') : []) {
+        const popup = document.getElementById(id);
+        if (popup && shown(popup)) {
+          roots.push(popup);
+          owners.add(owner);
+        }
+      }
+    }
+    for (const p of document.querySelectorAll('[role="menu"], [role="listbox"], dialog[open], [role="dialog"], [role="alertdialog"]')) {
+      if (roots.includes(p) || !shown(p)) continue;
+      const position = styleOf(p).position;
+      if (p.tagName === 'DIALOG' || /dialog/.test(p.getAttribute('role') || '') || position === 'absolute' || position === 'fixed') roots.push(p);
+    }
+    const focused = deepActive(document);
+    return { roots, owners, focused: focused && focused !== document.body && focused !== document.documentElement ? focused : null };
+  }
+  function isOpenOrFocused(el, open) {
+    if (el === open.focused || open.owners.has(el)) return true;
+    return open.roots.some((r) => composedContains(r, el));
+  }
+
+  // The rows of a grid that sorts by moving rows on screen and says their order with
+  // aria-rowindex, the DOM order unchanged: ordered as a person sees them (row index, then
+  // position), in the element list and the page's text.
+  const GRID = '[role="grid"], [role="treegrid"], [role="table"], table';
+  const rowOrder = (a, b) => a.ri - b.ri || a.top - b.top;
+  function displayedOrder(elements, indexOf) {
+    if (!document.querySelector('[aria-rowindex]')) return;
+    const byGrid = new Map();
+    for (const [el, index] of indexOf) {
+      const row = el.closest && el.closest('[aria-rowindex]');
+      const grid = row && row.closest(GRID);
+      const ri = row ? Number(row.getAttribute('aria-rowindex')) : NaN;
+      if (!grid || !Number.isFinite(ri)) continue;
+      if (!byGrid.has(grid)) byGrid.set(grid, []);
+      byGrid.get(grid).push({ index, ri, top: rectOf(row).top });
+    }
+    const moved = new Map(); // old index -> new index
+    for (const rows of byGrid.values()) {
+      const places = rows.map((r) => r.index).sort((a, b) => a - b);
+      const sorted = [...rows].sort((a, b) => rowOrder(a, b) || a.index - b.index);
+      sorted.forEach((r, k) => { if (r.index !== places[k]) moved.set(r.index, places[k]); });
+    }
+    if (!moved.size) return;
+    const before = elements.slice();
+    for (const [from, to] of moved) elements[to] = before[from];
+    for (const item of elements) {
+      if (item.within !== undefined && moved.has(item.within)) item.within = moved.get(item.within);
+    }
+  }
+  function gridsInDisplayedOrder(text) {
+    if (!document.querySelector('[aria-rowindex]')) return text;
+    for (const grid of document.querySelectorAll(GRID)) {
+      const rows = [...grid.querySelectorAll('[aria-rowindex]')].filter((r) => r.closest(GRID) === grid && shown(r));
+      if (rows.length < 2) continue;
+      const sorted = rows.map((r) => ({ r, ri: Number(r.getAttribute('aria-rowindex')), top: r.getBoundingClientRect().top }))
+        .sort(rowOrder).map((x) => x.r);
+      if (sorted.every((r, i) => r === rows[i])) continue;
+      const inDom = rows.map((r) => r.innerText).join('\n');
+      const seen = sorted.map((r) => r.innerText).join('\n');
+      if (text.includes(inDom)) text = text.replace(inDom, () => seen);
+    }
+    return text;
   }
 
   // ---- where a person's pointer lands ---------------------------------------------------
@@ -839,6 +1049,7 @@
   }
 
   function snapshot(opts) {
+    rovingCache = new Map();
     labelIndex = new Map();
     styleCache = new Map();
     lookCache = new Map();
@@ -847,6 +1058,7 @@
     try {
       return takeSnapshot(opts);
     } finally {
+      rovingCache = null;
       labelIndex = null;
       styleCache = null;
       lookCache = null;
@@ -884,6 +1096,8 @@
     const frameDocs = [];
     let visited = 0;
     let truncated = false;
+    // Walking what is open past the caps (see below).
+    let openPass = false;
     const briefly = !o.describeAll && !o.includeHidden && window === window.top;
     // Candidates below the viewport so far: the list shows the first of them (document order).
     let seenBelow = 0;
@@ -914,7 +1128,7 @@
       let frameCounter = 0;
       let node = walker.nextNode();
       while (node) {
-        if (++visited > o.maxNodes) {
+        if (++visited > o.maxNodes && !openPass) {
           truncated = true;
           return;
         }
@@ -928,7 +1142,7 @@
         // it goes on to the viewport, passing over without reading its style (what the walk
         // costs most) a node whose box lies far from it. Its descendants are still walked,
         // since a fixed or absolute one may be in view.
-        if (elements.length >= o.maxElements) {
+        if (elements.length >= o.maxElements && !openPass) {
           truncated = true;
           if (seenBelow >= DESCRIBED_BELOW) return;
           const r = rectOf(el);
@@ -1132,13 +1346,15 @@
       const text = isField ? '' : clean(contentText(el, TEXT_CAP * 2), TEXT_CAP);
       const context = contextOf(el);
       let checked = checkedOf(el);
-      if (!item.name && !text) item.name = clean(contentText(el, NAME_CAP * 2, null, true) || iconName(el), NAME_CAP);
+      // Not a select's: its content is its options, not its name.
+      if (!item.name && !text && el.tagName !== 'SELECT') item.name = clean(contentText(el, NAME_CAP * 2, null, true) || iconName(el), NAME_CAP);
+      if (!item.name && (isField || hints.includes('editable'))) item.name = clean(fieldPlaceName(el, hints), NAME_CAP);
       if (control) {
         // Said as the control it stands for: `switch "Compact mode" checked`.
         const drawn = /switch|toggle/i.test((el.getAttribute('class') || '') + ' ' + (control.getAttribute('class') || ''));
         const controlRole = explicitRole(control) || (drawn ? 'switch' : implicitRole(control));
         item.role = controlRole;
-        item.name = clean(accessibleName(control, controlRole) || context, NAME_CAP);
+        item.name = clean(accessibleName(control, controlRole) || ownLabelName(el), NAME_CAP);
         checked = checkedOf(control);
         if (control.disabled) item.disabled = true;
       }
@@ -1168,6 +1384,8 @@
       const opens = linkTarget(el);
       if (opens) item.linksTo = opens;
       if (el.getRootNode() instanceof ShadowRoot) item.shadow = true;
+      if (isOpenOrFocused(el, openRoots)) item.open = true;
+      if (el === openRoots.focused) item.focused = true;
       const options = optionsOf(el);
       if (options) item.options = options;
       if (isField || hints.includes('editable')) {
@@ -1176,8 +1394,21 @@
       }
     };
 
+    // Popups open now (an expanded button's menu, a visible listbox or dialog): their items
+    // are listed first when the list is cut.
+    const openRoots = openPopups();
     askMarks(document);
     walkRoot(document.documentElement, [], { x: 0, y: 0 });
+    // A walk cut short before an open popup (a dropdown's listbox appended at the end of a
+    // long page): the popup is walked anyway, as what a person just opened.
+    if (truncated) {
+      openPass = true;
+      for (const popup of openRoots.roots) {
+        if (indexOf.has(popup) || [...popup.querySelectorAll('*')].some((n) => indexOf.has(n))) continue;
+        walkRoot(popup, [], { x: 0, y: 0 });
+      }
+      openPass = false;
+    }
     for (const [about] of briefAbove.slice(-DESCRIBED_ABOVE)) describe(about);
 
     // After the walk: a layer later in the document covers what came before it.
@@ -1205,6 +1436,7 @@
       if (!own) elements[indexOf.get(el)].bare = true;
     }
 
+    displayedOrder(elements, indexOf);
     const scroller = document.scrollingElement || document.documentElement;
     const result = {
       docId,
@@ -1222,7 +1454,7 @@
     // trailing space kept): `extract_text` of the whole page, for a task that copies an exact
     // value. The worker fences it as page text.
     if (o.maxText > 0) {
-      result.text = cap(String(document.body ? document.body.innerText : ''), o.maxText);
+      result.text = cap(gridsInDisplayedOrder(String(document.body ? document.body.innerText : '')), o.maxText);
     }
     arm(roots, frameDocs);
     return result;
@@ -2026,12 +2258,16 @@
       const spot = aim(el);
       if (spot.err) return spot.err;
       // Keys go where focus is: a person clicks into the element first, or tabs to it.
-      if (deepActive(el.ownerDocument) !== el) {
+      const before = deepActive(el.ownerDocument);
+      if (before !== el) {
         if (el.tabIndex >= 0 || el.hasAttribute('tabindex') || el.isContentEditable || isTextField(el)) el.focus({ preventScroll: true });
         else pointerSequence(spot.hit, spot.x, spot.y, false);
       }
       target = deepActive(el.ownerDocument);
-      if (!target || target === el.ownerDocument.body || !composedContains(el, target)) target = el;
+      // Focus the element passed on (a terminal's visible box to its hidden textarea) is
+      // where a person's keys go.
+      const passedOn = target && target !== before && target !== el.ownerDocument.body;
+      if (!target || target === el.ownerDocument.body || (!composedContains(el, target) && !passedOn)) target = el;
     } else {
       target = deepActive(document);
       if (!target || target === document.documentElement) target = document.body;
@@ -2088,6 +2324,28 @@
     const seen = watch(el, lookOpts);
     movePointer(spot.hit, spot.x, spot.y, 0);
     return seen.with({ ok: true, changes: await seen.done(), aim: aimFor(spot.hit, spot) });
+  }
+
+  // A right click as a mouse makes it: the right button's press (which opens the page's
+  // `contextmenu`; Chrome on Linux fires it on the press), then its release. A page that
+  // checks `event.isTrusted` ignores these; the worker then repeats it as real input.
+  async function contextClick(el, lookOpts) {
+    const blocked = usable(el);
+    if (blocked) return blocked;
+    const spot = aim(el);
+    if (spot.err) return spot.err;
+    const seen = watch(el, lookOpts);
+    const { hit, x, y } = spot;
+    const view = hit.ownerDocument.defaultView;
+    const base = { bubbles: true, cancelable: true, composed: true, view, clientX: x, clientY: y, button: 2 };
+    const pointer = { ...base, pointerId: 1, pointerType: 'mouse', isPrimary: true };
+    movePointer(hit, x, y, 0);
+    hit.dispatchEvent(new view.PointerEvent('pointerdown', { ...pointer, buttons: 2 }));
+    hit.dispatchEvent(new view.MouseEvent('mousedown', { ...base, buttons: 2, detail: 1 }));
+    hit.dispatchEvent(new view.MouseEvent('contextmenu', { ...base, buttons: 2, detail: 1 }));
+    hit.dispatchEvent(new view.PointerEvent('pointerup', pointer));
+    hit.dispatchEvent(new view.MouseEvent('mouseup', { ...base, detail: 1 }));
+    return seen.with({ ok: true, changes: await seen.done(), aim: aimFor(hit, spot) });
   }
 
   // Where (x, y) of el's viewport lands: {hit, x, y} in the hit element's document.
@@ -2573,6 +2831,7 @@
         case 'observe': return observe(el);
         case 'collect': return collect();
         case 'highlight': return highlight(el, action);
+        case 'contextClick': return contextClick(el, lookOpts);
         default: return fail('bad-action', `unknown op ${JSON.stringify(op)}`);
       }
     } catch (e) {

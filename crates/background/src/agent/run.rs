@@ -506,6 +506,9 @@ impl Loop {
                 }
                 other => other,
             };
+            // A key without an element is the focused element's, checked as such.
+            let action =
+                tandem_core::agent::keys::aim_at_focus(action, &observed.map, &observed.snapshot);
             if needs_site_grant(&action) {
                 match self.site_grant(ctx, session, &observed.snapshot.url).await {
                     Grant::Given => {}

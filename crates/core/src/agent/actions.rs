@@ -15,7 +15,7 @@ use super::snapshot::DriverCommand;
 pub use super::snapshot::ScrollDirection;
 
 /// Every action name, in the order the schema lists them.
-pub const ACTION_NAMES: [&str; 19] = [
+pub const ACTION_NAMES: [&str; 20] = [
     "click",
     "type",
     "select_option",
@@ -35,6 +35,7 @@ pub const ACTION_NAMES: [&str; 19] = [
     "wait",
     "ask_user",
     "done",
+    "context_click",
 ];
 
 /// The action that calls a tool another extension gave Tandem (`tandem_core::tools`). Not in
@@ -149,6 +150,11 @@ pub enum Action {
         name: String,
         arguments: Value,
     },
+    /// A right click on the element (a context menu), sent as trusted input when the page
+    /// ignores a synthetic one.
+    ContextClick {
+        element: u32,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -220,6 +226,7 @@ impl Action {
             Action::AskUser { .. } => "ask_user",
             Action::Done { .. } => "done",
             Action::Tool { .. } => TOOL_ACTION,
+            Action::ContextClick { .. } => "context_click",
         }
     }
 
@@ -238,6 +245,7 @@ impl Action {
                 target: ScrollTarget::Element(element) | ScrollTarget::Inside(element, _),
             } => Some(*element),
             Action::ExtractText { element } | Action::Press { element, .. } => *element,
+            Action::ContextClick { element } => Some(*element),
             _ => None,
         }
     }
@@ -297,6 +305,7 @@ impl Action {
                 target: ScrollTarget::Element(_),
             } => DriverCommand::Scroll { direction: None },
             Action::ExtractText { element: Some(_) } => DriverCommand::Read { max_chars: None },
+            Action::ContextClick { .. } => DriverCommand::ContextClick,
             _ => return None,
         })
     }
@@ -353,6 +362,7 @@ impl Action {
                 put("key", key.as_str().into());
             }
             Action::Hover { element } => put("element", (*element).into()),
+            Action::ContextClick { element } => put("element", (*element).into()),
             Action::Drag { element, to } => {
                 put("element", (*element).into());
                 match to {
@@ -432,7 +442,7 @@ impl<'de> Deserialize<'de> for Action {
 /// integer formats, which only restate the types. A constant: generating it at run time put
 /// schemars' generator in the worker's wasm. `the_flat_schema_is_what_flat_action_generates`
 /// keeps it in step with `FlatAction` (edit the type, then paste what that test prints).
-const FLAT_SCHEMA: &str = r#"{"additionalProperties":false,"description":"Exactly one browser action. Only the fields the chosen action uses may be set.","properties":{"action":{"enum":["click","type","select_option","scroll","press","hover","drag","set_value","select_text","click_at","navigate","back","open_tab","switch_tab","close_tab","extract_text","wait","ask_user","done","tool"],"type":"string"},"answer":{"description":"done: the result, or what went wrong.","type":"string"},"arguments":{"additionalProperties":true,"description":"tool: the tool's arguments, matching its parameters.","type":"object"},"clear":{"description":"type: empty the field first (default true).","type":"boolean"},"direction":{"description":"scroll: one screen up or down, or to the end.","enum":["up","down","end"],"type":"string"},"dx":{"description":"drag (instead of to): pixels to the right (negative: left).","type":"integer"},"dy":{"description":"drag (instead of to): pixels down (negative: up).","type":"integer"},"element":{"description":"The [number] of an element in the list. Required by click, type, select_option, hover, drag, set_value, select_text, click_at; optional for press (else the page), scroll (alone: into view; with direction: inside it) and extract_text (else the whole page).","minimum":0,"type":"integer"},"key":{"description":"press: a key or chord, e.g. Escape, Enter, Tab, ArrowDown, PageDown, Control+A.","type":"string"},"mode":{"description":"select_option in a multi-select: add to or remove from the selection (default: replace it).","enum":["replace","add","remove"],"type":"string"},"ms":{"description":"wait: milliseconds.","maximum":10000,"minimum":0,"type":"integer"},"option":{"description":"select_option: the option's value or visible text.","type":"string"},"question":{"description":"ask_user: the question for the user.","type":"string"},"submit":{"description":"type: submit the form afterwards (default false).","type":"boolean"},"success":{"description":"done: whether the task was accomplished (required).","type":"boolean"},"tab":{"description":"switch_tab: the tab's number in the tab list.","minimum":0,"type":"integer"},"text":{"description":"type: the text to enter; select_text: the passage to select; wait: wait until it is on the page.","type":"string"},"to":{"description":"drag: the [number] of the element to drop it on.","minimum":0,"type":"integer"},"tool":{"description":"tool: the name of one of the tools listed.","type":"string"},"url":{"description":"navigate, open_tab: an absolute http(s) URL.","type":"string"},"value":{"description":"set_value: the slider's new value.","type":"number"},"x":{"description":"click_at: where across the element's box, 0 (left) to 1 (right).","maximum":1,"minimum":0,"type":"number"},"y":{"description":"click_at: where down the element's box, 0 (top) to 1 (bottom).","maximum":1,"minimum":0,"type":"number"}},"required":["action"],"type":"object"}"#;
+const FLAT_SCHEMA: &str = r#"{"additionalProperties":false,"description":"Exactly one browser action. Only the fields the chosen action uses may be set.","properties":{"action":{"enum":["click","type","select_option","scroll","press","hover","drag","set_value","select_text","click_at","navigate","back","open_tab","switch_tab","close_tab","extract_text","wait","ask_user","done","context_click","tool"],"type":"string"},"answer":{"description":"done: the result, or what went wrong.","type":"string"},"arguments":{"additionalProperties":true,"description":"tool: the tool's arguments, matching its parameters.","type":"object"},"clear":{"description":"type: empty the field first (default true).","type":"boolean"},"direction":{"description":"scroll: one screen up or down, or to the end.","enum":["up","down","end"],"type":"string"},"dx":{"description":"drag (instead of to): pixels to the right (negative: left).","type":"integer"},"dy":{"description":"drag (instead of to): pixels down (negative: up).","type":"integer"},"element":{"description":"The [number] of an element in the list. Required by click, type, select_option, hover, drag, set_value, select_text, click_at, context_click; optional for press (else the focused element), scroll (alone: into view; with direction: inside it) and extract_text (else the whole page).","minimum":0,"type":"integer"},"key":{"description":"press: a key or chord, e.g. Escape, Enter, Tab, ArrowDown, PageDown, Control+A.","type":"string"},"mode":{"description":"select_option in a multi-select: add to or remove from the selection (default: replace it).","enum":["replace","add","remove"],"type":"string"},"ms":{"description":"wait: milliseconds.","maximum":10000,"minimum":0,"type":"integer"},"option":{"description":"select_option: the option's value or visible text.","type":"string"},"question":{"description":"ask_user: the question for the user.","type":"string"},"submit":{"description":"type: submit the form afterwards (default false).","type":"boolean"},"success":{"description":"done: whether the task was accomplished (required).","type":"boolean"},"tab":{"description":"switch_tab: the tab's number in the tab list.","minimum":0,"type":"integer"},"text":{"description":"type: the text to enter; select_text: the passage to select; wait: wait until it is on the page.","type":"string"},"to":{"description":"drag: the [number] of the element to drop it on.","minimum":0,"type":"integer"},"tool":{"description":"tool: the name of one of the tools listed.","type":"string"},"url":{"description":"navigate, open_tab: an absolute http(s) URL.","type":"string"},"value":{"description":"set_value: the slider's new value.","type":"number"},"x":{"description":"click_at: where across the element's box, 0 (left) to 1 (right).","maximum":1,"minimum":0,"type":"number"},"y":{"description":"click_at: where down the element's box, 0 (top) to 1 (bottom).","maximum":1,"minimum":0,"type":"number"}},"required":["action"],"type":"object"}"#;
 
 /// The JSON Schema of an action: one flat object, generated from `FlatAction`, without the
 /// `tool` action (a task without tools is not told about it).
@@ -933,21 +943,19 @@ fn from_value(value: &Value, repairs: &mut Vec<Repair>) -> Result<Action, Action
                     &obj["key"],
                 ));
             }
+            // Without an element, the key goes to what has focus, as a person's would; the
+            // worker names that element before any check (`keys::aim_at_focus`), so that the
+            // approval for what Enter activates (a "Pay now" button) applies.
             let element = f.optional_u32("element", repairs)?;
-            // Enter or Space activates whatever has focus: the element must be named, so
-            // that the approval for what it activates (a "Pay now" button) applies.
-            if element.is_none() && activates(key) {
-                return Err(f.missing(
-                    "element",
-                    "the [number] of the element Enter or Space acts on",
-                ));
-            }
             Action::Press {
                 element,
                 key: key.to_owned(),
             }
         }
         "hover" => Action::Hover {
+            element: f.element(repairs)?,
+        },
+        "context_click" => Action::ContextClick {
             element: f.element(repairs)?,
         },
         "drag" => {
@@ -1379,6 +1387,7 @@ mod flat_schema_source {
         Wait,
         AskUser,
         Done,
+        ContextClick,
         Tool,
     }
 
@@ -1393,7 +1402,7 @@ mod flat_schema_source {
     #[allow(dead_code)] // Only its schema is used, as above.
     struct FlatAction {
         action: ActionName,
-        #[doc = "The [number] of an element in the list. Required by click, type, select_option, hover, drag, set_value, select_text, click_at; optional for press (else the page), scroll (alone: into view; with direction: inside it) and extract_text (else the whole page)."]
+        #[doc = "The [number] of an element in the list. Required by click, type, select_option, hover, drag, set_value, select_text, click_at, context_click; optional for press (else the focused element), scroll (alone: into view; with direction: inside it) and extract_text (else the whole page)."]
         #[serde(default)]
         element: u32,
         /// type: the text to enter; select_text: the passage to select; wait: wait until it is on the page.
@@ -1604,9 +1613,13 @@ mod hands_parse_tests {
         assert!(parse(r#"{"action":"click_at","element":2,"x":120,"y":40}"#)
             .is_err_and(|e| e.contains("a fraction from 0 to 1")));
         assert!(parse(r#"{"action":"press","key":"   "}"#).is_err());
-        assert!(
-            parse(r#"{"action":"press","key":"Enter"}"#).is_err_and(|e| e.contains("\"element\"")),
-            "Enter names what it activates"
+        assert_eq!(
+            parse(r#"{"action":"press","key":"Enter"}"#),
+            Ok(Action::Press {
+                element: None,
+                key: "Enter".into()
+            }),
+            "the focused element's, as the schema says"
         );
         assert_eq!(
             parse(r#"{"action":"press","key":" Escape "}"#),

@@ -229,7 +229,7 @@ impl ElementMap {
         };
         let reserve = NOTE_RESERVE + truncated_note.chars().count() + covered_note.chars().count();
         let fixed = overhead + body.chars().count() + reserve;
-        let sections = [
+        let mut sections = [
             ("", inside),
             ("below the viewport", below),
             ("above the viewport", above),
@@ -239,6 +239,14 @@ impl ElementMap {
         // only, so that an element is not given a `near` for a namesake the model never sees.
         let wide = Names::of(&offered, snapshot, compact);
         let mut plan = plan_sections(&sections, snapshot, &wide, max_chars.saturating_sub(fixed));
+        // Cut for length with something open left out (the options just opened over a long
+        // grid): what is open and what has focus go first, the rest after in order.
+        if plan[0].2.iter().any(|e| is_open(e, snapshot)) {
+            let (open, rest): (Vec<&Entry>, Vec<&Entry>) =
+                sections[0].1.iter().partition(|e| is_open(e, snapshot));
+            sections[0].1 = open.into_iter().chain(rest).collect();
+            plan = plan_sections(&sections, snapshot, &wide, max_chars.saturating_sub(fixed));
+        }
         for ((_, _, left), brief) in plan.iter_mut().skip(1).zip([brief_below, brief_above]) {
             left.extend(brief);
         }
@@ -374,6 +382,14 @@ fn plan_sections<'e>(
             (*title, shown, left)
         })
         .collect()
+}
+
+/// Whether the entry is in what is open now, or has focus ([`Element::open`]).
+fn is_open(entry: &Entry, snapshot: &Snapshot) -> bool {
+    snapshot
+        .elements
+        .get(entry.signature.index)
+        .is_some_and(|el| el.open)
 }
 
 fn render_sections(plan: &[Section<'_>], snapshot: &Snapshot, names: &Names) -> String {

@@ -22,6 +22,7 @@ pub mod flow;
 pub mod judge;
 #[cfg(test)]
 mod judge_tests;
+pub mod keys;
 pub mod look;
 #[cfg(test)]
 mod perception_tests;

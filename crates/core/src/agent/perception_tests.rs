@@ -286,3 +286,51 @@ fn far_elements_described_briefly_are_counted_not_listed_and_keep_their_numbers_
     let gone = page(vec![full("d.9", "button", "Delete all items", -5000.0)]);
     assert!(second.locate(1, &gone).is_err());
 }
+
+/// A time-range dropdown opened over a long grid: cut for length, the list keeps the five
+/// options just opened (and the focused control), not only the grid's first rows.
+#[test]
+fn what_is_open_is_listed_first_when_the_list_is_cut() {
+    let mut elements: Vec<Element> = (0..200)
+        .map(|i| {
+            el(
+                &format!("d.{i}"),
+                json!({"tag": "a", "name": format!("Request {i} details"), "attrs": {"href": format!("/r/{i}")}}),
+            )
+        })
+        .collect();
+    for (i, range) in [
+        "Last hour",
+        "Last 24 hours",
+        "Last 7 days",
+        "Last 30 days",
+        "All time",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        elements.push(el(
+            &format!("d.o{i}"),
+            json!({"tag": "li", "role": "option", "name": range, "open": true}),
+        ));
+    }
+    let s = page(elements);
+    let map = ElementMap::build(&s, None);
+    let cut = map.render(&s, 3_000).text;
+    assert!(cut.contains("more in the viewport, not listed"), "{cut}");
+    for range in [
+        "Last hour",
+        "Last 24 hours",
+        "Last 7 days",
+        "Last 30 days",
+        "All time",
+    ] {
+        assert!(
+            cut.contains(&format!("option \"{range}\"")),
+            "{range}: {cut}"
+        );
+    }
+    // Not cut: the page's order.
+    let whole = map.render(&s, 100_000).text;
+    assert!(whole.find("Request 199").unwrap() < whole.find("Last hour").unwrap());
+}

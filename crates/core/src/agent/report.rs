@@ -44,10 +44,16 @@ impl ActResult {
                     DriverCommand::Collect { of } if matches!(**of, DriverCommand::Hover) => {
                         "the pointer was moved over it, also as real input,"
                     }
+                    DriverCommand::Collect { of }
+                        if matches!(**of, DriverCommand::ContextClick) =>
+                    {
+                        "it was right-clicked, also as real input,"
+                    }
                     DriverCommand::Collect { .. } => "it was dragged, also as real input,",
                     DriverCommand::Press { .. } => "the key was pressed",
                     DriverCommand::Hover => "the pointer was moved over it",
                     DriverCommand::Drag { .. } => "it was dragged",
+                    DriverCommand::ContextClick => "it was right-clicked",
                     _ => "it was clicked there",
                 }
             )),
@@ -85,6 +91,7 @@ impl ActSuccess {
             DriverCommand::Highlight { .. } => "done".to_owned(),
             DriverCommand::Press { .. } => with_effects("pressed the key", &self.changes),
             DriverCommand::Hover => with_effects("hovered over it", &self.changes),
+            DriverCommand::ContextClick => with_effects("right-clicked it", &self.changes),
             DriverCommand::Drag { .. } => with_effects("dragged it", &self.changes),
             DriverCommand::ClickAt { .. } => with_effects("clicked at the point", &self.changes),
             DriverCommand::SelectText { .. } => with_effects("selected the text", &self.changes),
@@ -127,6 +134,7 @@ impl ActSuccess {
             command,
             DriverCommand::Press { .. }
                 | DriverCommand::Hover
+                | DriverCommand::ContextClick
                 | DriverCommand::Drag { .. }
                 | DriverCommand::ClickAt { .. }
         );

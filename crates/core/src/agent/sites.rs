@@ -91,6 +91,7 @@ pub fn needs_site_grant(action: &Action) -> bool {
             | Action::SelectOption { .. }
             | Action::Press { .. }
             | Action::Hover { .. }
+            | Action::ContextClick { .. }
             | Action::Drag { .. }
             | Action::SetValue { .. }
             | Action::SelectText { .. }

@@ -244,6 +244,13 @@ pub struct Element {
     /// which the worker does before acting on it. See `DESCRIBED_BELOW` in the driver.
     #[serde(default, skip_serializing_if = "is_false")]
     pub brief: bool,
+    /// In what is open now (an expanded control's popup and that control, a floating menu or
+    /// listbox, a dialog), or focused: listed first when the list is cut for length.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub open: bool,
+    /// Has keyboard focus: where a key pressed without an element goes.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub focused: bool,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -385,6 +392,8 @@ pub enum DriverCommand {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         ms: Option<u32>,
     },
+    /// A right click (the page's context menu): `contextmenu` and the right button's events.
+    ContextClick,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -310,6 +310,7 @@ fn done_sentence(action: &Action, target: Option<&Target>, raw: &str, result: &s
             None => say("stepPressed", vec![quoted(key)]),
         },
         Action::Hover { .. } => say("stepPointed", vec![named(target, "anElement")]),
+        Action::ContextClick { .. } => say("stepRightClicked", vec![named(target, "anElement")]),
         Action::Drag { to, .. } => match to {
             DragTarget::Element(_) => say("stepDraggedOnto", vec![named(target, "anElement")]),
             DragTarget::Offset { dx, dy } => say(
@@ -399,6 +400,9 @@ fn failed_sentence(action: &Action, target: Option<&Target>, why: &str) -> Msg {
         ),
         Action::Press { key, .. } => say("stepNotPress", vec![quoted(key), why]),
         Action::Hover { .. } => say("stepNotPoint", vec![named(target, "theElement"), why]),
+        Action::ContextClick { .. } => {
+            say("stepNotRightClick", vec![named(target, "theElement"), why])
+        }
         Action::Drag { .. } => say("stepNotDrag", vec![named(target, "theElement"), why]),
         Action::SetValue { value, .. } => say(
             "stepNotSet",

@@ -747,9 +747,9 @@ line two"}"#,
             "{\"action\":\"type\",\"element\":9,\"text\":75001}"
               => ok {"action":"type","clear":true,"element":9,"submit":false,"text":"75001"} (repaired [QuotedScalar])
             "{\"action\":\"fly\",\"to\":\"moon\"}"
-              => err Unknown action "fly". Use one of: click, type, select_option, scroll, press, hover, drag, set_value, select_text, click_at, navigate, back, open_tab, switch_tab, close_tab, extract_text, wait, ask_user, done.
+              => err Unknown action "fly". Use one of: click, type, select_option, scroll, press, hover, drag, set_value, select_text, click_at, navigate, back, open_tab, switch_tab, close_tab, extract_text, wait, ask_user, done, context_click.
             "{\"element\":3}"
-              => err The object has no "action" field. Set "action" to one of: click, type, select_option, scroll, press, hover, drag, set_value, select_text, click_at, navigate, back, open_tab, switch_tab, close_tab, extract_text, wait, ask_user, done.
+              => err The object has no "action" field. Set "action" to one of: click, type, select_option, scroll, press, hover, drag, set_value, select_text, click_at, navigate, back, open_tab, switch_tab, close_tab, extract_text, wait, ask_user, done, context_click.
             "[{\"action\":\"back\"}]"
               => ok {"action":"back"} (repaired [WrappedInArray])
             "[{\"action\":\"back\"},{\"action\":\"close_tab\"}]"
@@ -868,6 +868,7 @@ fn every_action() -> Vec<Action> {
             success: false,
             answer: Some("Sold out".into()),
         },
+        Action::ContextClick { element: 7 },
     ]
 }
 
@@ -1020,7 +1021,8 @@ fn driver_protocol_shapes() {
             wait -> service worker
             wait -> service worker
             ask_user -> service worker
-            done -> service worker"#]],
+            done -> service worker
+            context_click -> {"op":"contextClick"}"#]],
     );
 
     // Results as driver.js returned them in Chromium (tests/data/agent/regenerate.mjs).

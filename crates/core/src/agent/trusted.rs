@@ -41,11 +41,32 @@ fn mouse(kind: &str, [x, y]: [f64; 2], pressed: bool) -> Step {
     }
 }
 
+/// The right button pressed or released at `at`.
+fn right([x, y]: [f64; 2], kind: &str) -> Step {
+    Step::Send {
+        method: "Input.dispatchMouseEvent",
+        params: json!({
+            "type": kind,
+            "x": x,
+            "y": y,
+            "button": "right",
+            "buttons": if kind == "mousePressed" { 2 } else { 0 },
+            "clickCount": 1,
+        }),
+    }
+}
+
 /// The steps that repeat `command` as trusted input, or `None` for a command that is not
 /// repeated (a click may have done something invisible: repeating it could do it twice).
 pub fn steps(command: &DriverCommand, aim: &Aim) -> Option<Vec<Step>> {
     match command {
         DriverCommand::Hover => Some(vec![mouse("mouseMoved", aim.from, false)]),
+        // Chrome opens the page's `contextmenu` on the right button's press, as for a hand.
+        DriverCommand::ContextClick => Some(vec![
+            mouse("mouseMoved", aim.from, false),
+            right(aim.from, "mousePressed"),
+            right(aim.from, "mouseReleased"),
+        ]),
         DriverCommand::Drag { .. } => {
             let to = aim.to?;
             let mut out = vec![
