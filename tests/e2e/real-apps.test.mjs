@@ -102,19 +102,11 @@ function assertQuestions(spec, run) {
 // Tests that wait for work on other branches (issue #44): node:test reports them as todo,
 // their assertions unchanged, until that work is merged. Remove a line once its test passes.
 const JUDGE = 'waits for the one judge of issue #44 (branch judge)';
-const EYES = 'waits for table-form column names in the element list (issue #44, branch eyes)';
+const EYES = 'waits for rich-text editors named by their label or region (issue #44, branch eyes)';
 const waitsFor = {
-  deleteDeny: { todo: `${JUDGE}: "Yes, I'm sure" on the admin's confirmation page deletes with no question` },
-  deleteApprove: { todo: `${JUDGE}: "Yes, I'm sure" on the admin's confirmation page deletes with no question` },
-  moderators: { todo: `${JUDGE}: the user form's Save is asked about as "a change to where your mail goes. Your task did not ask for that"` },
-  tableForm: { todo: `${EYES}: the new row's fields are listed as "(7th text field in \"Books\")"` },
-  ticket: { todo: `${JUDGE}: "Create ticket" is asked about with "Your task did not ask for that"` },
-  comment: { todo: `${JUDGE}: "Submit changes" on a ticket posts a comment with no question` },
-  wikiEdit: { todo: `${JUDGE}: "Submit changes" on a wiki page is asked about with "Your task did not ask for that"` },
-  wikiDelete: { todo: `${JUDGE}: both "Delete page" buttons are asked about (two questions for one deletion)` },
-  unpublish: { todo: `${JUDGE}: "Yes, unpublish it" takes the page offline with no question` },
-  richText: { todo: 'waits for rich-text editors named by their label (issue #44, branch eyes): the "Intro" editor is listed by its text' },
-  figures: { todo: JUDGE },
+  unpublish: { todo: `${JUDGE}: asked twice for one unpublishing, at the page menu's "Unpublish" and again at "Yes, unpublish it"` },
+  richText: { todo: `${EYES}: Wagtail's Draftail editor under the "Intro" heading is listed by its text ("We make tents."), not by "Intro"` },
+  figures: { todo: `${JUDGE}: the double question on unpublishing is the one question on a step that needed none` },
 };
 
 const books = () => django.sql('SELECT b.title, a.name, b.pages, b.publication_date FROM library_book b JOIN library_author a ON a.id = b.author_id ORDER BY b.title');
@@ -154,14 +146,14 @@ const deleteLem = {
 };
 const lemBooks = async () => (await books()).filter((b) => b[1] === 'Stanisław Lem').map((b) => b[0]);
 
-test('Django: delete all books by an author, the person says no: asked once, nothing deleted', waitsFor.deleteDeny, async () => {
+test('Django: delete all books by an author, the person says no: asked once, nothing deleted', async () => {
   const run = await task({ ...deleteLem, answer: 'deny' });
   assert.deepEqual(await lemBooks(), ['Solaris', 'The Cyberiad'], 'the books are still there');
   assert.equal((await books()).length, 5);
   assertQuestions(deleteLem, run);
 });
 
-test('Django: delete all books by an author, the person approves: asked once, exactly those books gone', waitsFor.deleteApprove, async () => {
+test('Django: delete all books by an author, the person approves: asked once, exactly those books gone', async () => {
   const run = await task(deleteLem);
   assert.match(run.status, /^Done/);
   assert.deepEqual(await lemBooks(), []);
@@ -169,7 +161,7 @@ test('Django: delete all books by an author, the person approves: asked once, ex
   assertQuestions(deleteLem, run);
 });
 
-test('Django: add a user to the moderators group (who may do what): asked before Save, then saved', waitsFor.moderators, async () => {
+test('Django: add a user to the moderators group (who may do what): asked before Save, then saved', async () => {
   const spec = {
     task: 'Add maria to the moderators group.',
     url: `${BOOKS}/admin/auth/user/`,
@@ -183,7 +175,7 @@ test('Django: add a user to the moderators group (who may do what): asked before
   assertQuestions(spec, run);
 });
 
-test('Django: add a book in the author page\'s table of books (columns Title, Publication date, Pages)', waitsFor.tableForm, async () => {
+test('Django: add a book in the author page\'s table of books (columns Title, Publication date, Pages)', async () => {
   const spec = {
     task: 'On Stanisław Lem\'s page, add his book "Fiasco" (1986-01-01, 322 pages).',
     url: `${BOOKS}/admin/library/author/`,
@@ -198,7 +190,7 @@ test('Django: add a book in the author page\'s table of books (columns Title, Pu
 
 const tickets = () => trac.sql('SELECT id, summary, component FROM ticket ORDER BY id');
 
-test('Trac: file the ticket the task describes: created, and no question says the task did not ask for it', waitsFor.ticket, async () => {
+test('Trac: file the ticket the task describes: created, and no question says the task did not ask for it', async () => {
   const spec = {
     task: 'File a ticket in component2: "Search ignores accented letters" — searching for "Lem" does not find "Lém".',
     url: `${TRACKER}/newticket`,
@@ -211,7 +203,7 @@ test('Trac: file the ticket the task describes: created, and no question says th
   assertQuestions(spec, run);
 });
 
-test('Trac: comment on the ticket the task names (others read it): asked, with a true reason, then posted', waitsFor.comment, async () => {
+test('Trac: comment on the ticket the task names (others read it): asked, with a true reason, then posted', async () => {
   const spec = {
     task: 'Comment on ticket #2 that the export bug also affects the PDF export.',
     url: `${TRACKER}/ticket/2`,
@@ -241,7 +233,7 @@ test('Trac: widen the custom query with its "–" and "Update" buttons: the list
   assertQuestions(spec, run);
 });
 
-test('Trac: edit the wiki page the task names: saved as a new version, with no question or an honest one', waitsFor.wikiEdit, async () => {
+test('Trac: edit the wiki page the task names: saved as a new version, with no question or an honest one', async () => {
   const spec = {
     task: 'On the MeetingNotes wiki page, change the next meeting to Tuesday.',
     url: `${TRACKER}/wiki/MeetingNotes`,
@@ -271,7 +263,7 @@ test('Trac: delete a wiki page, the person says no: asked, and the page is still
   assertQuestions(deleteWiki, run);
 });
 
-test('Trac: delete a wiki page: asked once before the page is gone, then deleted', waitsFor.wikiDelete, async () => {
+test('Trac: delete a wiki page: asked once before the page is gone, then deleted', async () => {
   const run = await task(deleteWiki);
   assert.match(run.status, /^Done/);
   assert.deepEqual(await wikiPages(), ['MeetingNotes'], 'only that page is gone');
