@@ -399,21 +399,6 @@ impl Kind {
     }
 }
 
-impl fmt::Display for Kind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Kind::Pay => "paying",
-            Kind::Delete => "deleting",
-            Kind::Security => "a security change",
-            Kind::Send => "sending a message",
-            Kind::Publish => "publishing",
-            Kind::MailForwarding => "where mail goes",
-            Kind::Address => "an address",
-            Kind::Account => "account details",
-        })
-    }
-}
-
 /// Where a change's kind was read: what the question adds after the kind.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -903,7 +888,8 @@ fn question_kind(sentence: &str) -> Option<Kind> {
     words_kind(sentence, Kind::control_words).or_else(|| words_kind(sentence, Kind::question_words))
 }
 
-/// The page's sentences: split at line breaks and after `?`, `!`, `.`, `:` followed by a space.
+/// The page's sentences: split at line breaks and after `?`, `!`, `.` followed by a space (not
+/// at `:`, which often stands between a question and its object: "delete: notes.txt?").
 fn sentences(words: &str) -> impl Iterator<Item = &str> {
     words
         .split('\n')
@@ -913,7 +899,7 @@ fn sentences(words: &str) -> impl Iterator<Item = &str> {
             let bytes: Vec<(usize, char)> = line.char_indices().collect();
             for (i, &(at, c)) in bytes.iter().enumerate() {
                 let next_space = bytes.get(i + 1).is_none_or(|(_, n)| n.is_whitespace());
-                if matches!(c, '?' | '!' | '.' | ':' | '？' | '。') && next_space {
+                if matches!(c, '?' | '!' | '.' | '？' | '。') && next_space {
                     let end = at + c.len_utf8();
                     out.push(&line[start..end]);
                     start = end;
@@ -929,7 +915,7 @@ fn sentences(words: &str) -> impl Iterator<Item = &str> {
 /// Whether `reason` is the application's own confirmation of the act the person approved
 /// moments ago: same kind, same site, within [`COVERS_STEPS`], a confirmation (its button
 /// affirms, or the page asks about that kind), and about the same thing (the question's
-/// quoted names, else any of its words, among what the approval was about).
+/// quoted names, else most of its words, among what the approval was about).
 fn covered(step: &Step, reason: &ConfirmReason) -> bool {
     let (Some(kind), Some(act)) = (reason.kind(), step.memory.approved.as_ref()) else {
         return false;
@@ -953,8 +939,11 @@ fn covered(step: &Step, reason: &ConfirmReason) -> bool {
     if !quoted.is_empty() {
         return quoted.iter().any(|q| act.about.contains(&q.to_lowercase()));
     }
+    // Most of its words: "delete: analysis.ipynb?" shares only "ipynb" with an approval
+    // about "untitled.ipynb", and is another file.
     let words = object_words(&question);
-    words.is_empty() || words.iter().any(|w| has_phrase(&act.about, w))
+    let shared = words.iter().filter(|w| has_phrase(&act.about, w)).count();
+    words.is_empty() || shared * 2 > words.len()
 }
 
 /// What an approved step was about, lowercased: the control's surroundings, its form's
@@ -987,10 +976,14 @@ fn about(step: &Step) -> String {
             );
         }
     }
-    // Rows ticked on a list page (a bulk action's objects) are outside the action's form.
+    // Rows ticked on a list page (a bulk action's objects) are outside the action's form;
+    // rows selected in a file browser or grid (`aria-selected`) are what its menu acts on.
     for o in step.page.elements.iter() {
         if o.checked == Some(Checked::True) && o.form != el.form {
             parts.push(o.context.clone());
+        }
+        if o.attr("aria-selected") == Some("true") {
+            parts.push(format!("{} {} {}", o.name, o.text, o.context));
         }
     }
     short(&parts.join(" \n "), 4000).to_lowercase()

@@ -367,6 +367,66 @@ fn the_apps_confirmation_of_an_approved_act_is_covered_and_another_objects_is_no
 }
 
 #[test]
+fn a_file_browsers_delete_dialog_is_covered_by_the_approved_menu_item() {
+    let browser = page(
+        "https://lab.app.test/lab/tree",
+        "JupyterLab",
+        vec![
+            e(
+                "li",
+                "Untitled.ipynb",
+                json!({"role": "option", "attrs": {"aria-selected": "true", "title": "Name: Untitled.ipynb"}}),
+            ),
+            e(
+                "li",
+                "analysis.ipynb",
+                json!({"role": "option", "attrs": {"aria-selected": "false"}}),
+            ),
+            e(
+                "li",
+                "Delete",
+                json!({"role": "menuitem", "context": "Open Rename Delete Cut Copy"}),
+            ),
+        ],
+    );
+    let none = JudgeMemory::default();
+    let menu = at(&browser, "Delete the untitled notebook", &none).click("Delete");
+    assert_eq!(kind(&menu), Some(Kind::Delete));
+    let mut memory = JudgeMemory::default();
+    memory.approve(menu.as_ref().unwrap());
+    let dialog = page(
+        "https://lab.app.test/lab/tree",
+        "JupyterLab",
+        vec![
+            e("button", "Cancel", json!({"context": "Cancel Delete"})),
+            e("button", "Delete", json!({"context": "Cancel Delete"})),
+        ],
+    );
+    let words =
+        "Delete\nAre you sure you want to permanently delete: Untitled.ipynb?\nCancel Delete";
+    let same = At {
+        page: &dialog,
+        task: "Delete the untitled notebook",
+        words: Some(words),
+        memory: &memory,
+        step: 6,
+    };
+    assert!(
+        same.click("Delete").is_none(),
+        "the dialog confirms the approved act"
+    );
+    let other = At {
+        words: Some("Are you sure you want to permanently delete: analysis.ipynb?"),
+        ..same
+    };
+    assert_eq!(
+        kind(&other.click("Delete")),
+        Some(Kind::Delete),
+        "another file asks"
+    );
+}
+
+#[test]
 fn trash_unpublish_and_publish_controls_ask() {
     let none = JudgeMemory::default();
     let ide = page(
@@ -1009,4 +1069,157 @@ fn enter_in_a_field_submits_like_the_forms_button() {
         at(&page, "Buy the backpack", &none).says("Save address"),
         None
     );
+}
+
+/// The two figures over the steps above, printed (`cargo test -p tandem-core
+/// judge_figures -- --nocapture`): irreversible steps asked / all irreversible steps, and
+/// questions on steps that needed none / all such steps.
+#[test]
+fn judge_figures_over_real_application_steps() {
+    let none = JudgeMemory::default();
+    let list = changelist(1);
+    let (confirm, words) = bulk_confirmation();
+    let go = at(&list, "Delete all books by Frank Herbert", &none).click("Go");
+    let mut after_go = JudgeMemory::default();
+    if let Some(v) = &go {
+        after_go.approve(v);
+    }
+    let on_confirm = |memory, step| At {
+        page: &confirm,
+        task: "Delete all books by Frank Herbert",
+        words: Some(words),
+        memory,
+        step,
+    };
+    let ide = page(
+        "https://lab.app.test/lab/tree",
+        "JupyterLab",
+        vec![
+            e("li", "Move to Trash", json!({"role": "menuitem"})),
+            e("li", "Rename", json!({"role": "menuitem"})),
+        ],
+    );
+    let cms = page(
+        "https://cms.app.test/admin/pages/3/unpublish/",
+        "Unpublish About",
+        vec![submit("Yes, unpublish it")],
+    );
+    let users = user_form();
+    let staff = changed(&users, &["Staff status"]);
+    let group = changed(&users, &["Available groups"]);
+    let name = changed(&users, &["First name"]);
+    let tk = ticket("Fixed in r42.");
+    let comment = changed(&tk, &["Comment (you may use WikiFormatting here):"]);
+    let irreversible: Vec<(&str, bool)> = vec![
+        ("admin: Go with Delete selected", go.is_some()),
+        (
+            "admin: Yes, I'm sure, not approved before",
+            on_confirm(&none, 6).click("Yes, I’m sure").is_some(),
+        ),
+        (
+            "IDE: Move to Trash",
+            at(&ide, "Clean up", &none).click("Move to Trash").is_some(),
+        ),
+        (
+            "CMS: Yes, unpublish it",
+            at(&cms, "Unpublish About", &none)
+                .click("Yes, unpublish it")
+                .is_some(),
+        ),
+        (
+            "admin: Save with Staff status ticked",
+            at(&users, "Make alice staff", &staff)
+                .click("Save")
+                .is_some(),
+        ),
+        (
+            "admin: Save with a group chosen",
+            at(&users, "Add alice to moderators", &group)
+                .click("Save")
+                .is_some(),
+        ),
+        (
+            "tracker: Submit changes with a comment (asked)",
+            at(&tk, "Comment on #3", &comment)
+                .click("Submit changes")
+                .is_some(),
+        ),
+        (
+            "tracker: Submit changes with a comment (not asked)",
+            at(&tk, "Close #3", &comment)
+                .click("Submit changes")
+                .is_some(),
+        ),
+    ];
+    let query = page(
+        "https://trac.app.test/query",
+        "Custom Query – Trac",
+        vec![
+            e(
+                "input",
+                "–",
+                json!({"implicitRole": "button", "attrs": {"type": "submit", "name": "rm_filter_0_status", "value": "–"}, "form": 0, "formMethod": "post"}),
+            ),
+            submit("Update"),
+        ],
+    );
+    let plain: Vec<(&str, bool)> = vec![
+        (
+            "admin: Yes, I'm sure after Go was approved",
+            on_confirm(&after_go, 6).click("Yes, I’m sure").is_some(),
+        ),
+        (
+            "admin: No, take me back",
+            on_confirm(&none, 6).click("No, take me back").is_some(),
+        ),
+        (
+            "admin: Go with Export",
+            at(&changelist(2), "Export the books", &none)
+                .click("Go")
+                .is_some(),
+        ),
+        (
+            "admin: Save with the first name changed",
+            at(&users, "Fix alice's first name", &name)
+                .click("Save")
+                .is_some(),
+        ),
+        (
+            "IDE: Rename",
+            at(&ide, "Rename the notebook", &none)
+                .click("Rename")
+                .is_some(),
+        ),
+        (
+            "tracker: Preview",
+            at(&tk, "Comment on #3", &comment)
+                .click("Preview")
+                .is_some(),
+        ),
+        (
+            "tracker: query –",
+            at(&query, "List my tickets", &none).click("–").is_some(),
+        ),
+        (
+            "tracker: query Update",
+            at(&query, "List my tickets", &none)
+                .click("Update")
+                .is_some(),
+        ),
+    ];
+    let asked = irreversible.iter().filter(|(_, a)| *a).count();
+    let noise = plain.iter().filter(|(_, a)| *a).count();
+    println!(
+        "irreversible steps asked: {asked}/{}; questions on steps that needed none: {noise}/{}",
+        irreversible.len(),
+        plain.len()
+    );
+    let missed: Vec<&str> = irreversible
+        .iter()
+        .filter(|(_, a)| !a)
+        .map(|(n, _)| *n)
+        .collect();
+    let cried: Vec<&str> = plain.iter().filter(|(_, a)| *a).map(|(n, _)| *n).collect();
+    assert!(missed.is_empty(), "not asked: {missed:?}");
+    assert!(cried.is_empty(), "asked for nothing: {cried:?}");
 }
