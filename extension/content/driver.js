@@ -894,6 +894,55 @@
     return text;
   }
 
+  // ---- a menu item the page ignored --------------------------------------------------------
+
+  // The popup menu a menu item sits in (not a menubar: its items open menus).
+  function menuOf(el) {
+    const menu = el.closest('[role="menu"]');
+    return menu && menu !== el ? menu : null;
+  }
+  // What a command run from `menu` changes: the page's address, its text outside the menu and
+  // its fields' values (the menu's own text left out, whether it is still there or not).
+  function outsideMenu(menu, menuText) {
+    const doc = menu.ownerDocument;
+    let body = doc.body ? doc.body.textContent : '';
+    const own = menu.isConnected ? menu.textContent : menuText;
+    if (own) body = body.replace(own, '');
+    let fields = '';
+    for (const f of doc.querySelectorAll('input, textarea, select')) {
+      fields += (f.type === 'checkbox' || f.type === 'radio' ? String(f.checked) : f.value) + '\u0000';
+    }
+    return `${doc.defaultView.location.href}\u0001${body}\u0001${fields}`;
+  }
+  // Before a click on a menu item: the page outside its menu, and where the control that
+  // opened the menu is (to open it again for a repeat as real input once it has closed).
+  function menuState(el) {
+    const menu = menuOf(el);
+    if (!menu) return null;
+    const menuText = menu.textContent;
+    let opener = null;
+    const id = menu.id;
+    for (const o of el.ownerDocument.querySelectorAll('[aria-expanded="true"], [aria-haspopup]')) {
+      const controls = collapse(o.getAttribute('aria-controls') || o.getAttribute('aria-owns'));
+      if ((id && controls.split(' ').includes(id)) || (!opener && o.getAttribute('aria-expanded') === 'true' && !menu.contains(o))) opener = o;
+    }
+    const box = opener && opener.getBoundingClientRect();
+    const at = box && box.width > 0 ? { x: box.left + box.width / 2, y: box.top + box.height / 2 } : null;
+    return { menu, menuText, before: outsideMenu(menu, menuText), opener: at };
+  }
+  // After the click: when nothing outside the menu changed (the menu only closed, or nothing
+  // at all), the page may take only a real pointer's click (`event.isTrusted`, as Lumino's
+  // menus do): said as `menuOnly`, with where to repeat it (open the menu again first when it
+  // closed). No place to open it from: no aim, and the worker reports that the page did not react.
+  function menuOnly(result, state, el, spot) {
+    if (!result.changes || outsideMenu(state.menu, state.menuText) !== state.before) return result;
+    result.changes.menuOnly = true;
+    const open = state.menu.isConnected && shown(state.menu);
+    if (open) result.aim = aimFor(el, spot);
+    else if (state.opener) result.aim = aimFor(el, state.opener, spot);
+    return result;
+  }
+
   // ---- where a person's pointer lands ---------------------------------------------------
 
   // The topmost element at (x, y) of `doc`'s viewport, looking into open shadow roots and
@@ -1884,8 +1933,10 @@
     const spot = aim(el);
     if (spot.err) return spot.err;
     const seen = watch(el, lookOpts);
+    const menu = menuState(el);
     pointerSequence(spot.hit, spot.x, spot.y, true);
-    return seen.with({ ok: true, changes: await seen.done() });
+    const result = { ok: true, changes: await seen.done() };
+    return seen.with(menu ? menuOnly(result, menu, el, spot) : result);
   }
 
   function setNativeValue(el, value) {
@@ -2235,7 +2286,7 @@
   // input through Chrome's debugger, `collect` says what changed.
   let observing = null;
   function observe(el) {
-    observing = { seen: watch(el, null), el, around: shownAround(el) };
+    observing = { seen: watch(el, null), el, around: shownAround(el), menu: menuState(el) };
     return { ok: true };
   }
   async function collect() {
@@ -2245,6 +2296,7 @@
     const changes = await o.seen.done();
     const appeared = o.el.isConnected ? shownAround(o.el) - o.around : 0;
     if (appeared > 0) changes.added = (changes.added || 0) + appeared;
+    if (o.menu && outsideMenu(o.menu.menu, o.menu.menuText) === o.menu.before) changes.menuOnly = true;
     return { ok: true, changes };
   }
 
@@ -2258,15 +2310,24 @@
       const spot = aim(el);
       if (spot.err) return spot.err;
       // Keys go where focus is: a person clicks into the element first, or tabs to it.
-      const before = deepActive(el.ownerDocument);
-      if (before !== el) {
-        if (el.tabIndex >= 0 || el.hasAttribute('tabindex') || el.isContentEditable || isTextField(el)) el.focus({ preventScroll: true });
-        else pointerSequence(spot.hit, spot.x, spot.y, false);
+      const doc = el.ownerDocument;
+      // Whether focus landed anywhere while the element was focused (counted, since it may
+      // land back where it was: a terminal's box passing it on to its textarea again).
+      let landed = 0;
+      const note = () => { landed++; };
+      if (deepActive(doc) !== el) {
+        doc.addEventListener('focusin', note, true);
+        try {
+          if (el.tabIndex >= 0 || el.hasAttribute('tabindex') || el.isContentEditable || isTextField(el)) el.focus({ preventScroll: true });
+          else pointerSequence(spot.hit, spot.x, spot.y, false);
+        } finally {
+          doc.removeEventListener('focusin', note, true);
+        }
       }
-      target = deepActive(el.ownerDocument);
+      target = deepActive(doc);
       // Focus the element passed on (a terminal's visible box to its hidden textarea) is
       // where a person's keys go.
-      const passedOn = target && target !== before && target !== el.ownerDocument.body;
+      const passedOn = landed > 0 && target && target !== el && target !== doc.body;
       if (!target || target === el.ownerDocument.body || (!composedContains(el, target) && !passedOn)) target = el;
     } else {
       target = deepActive(document);

@@ -203,6 +203,27 @@ const routes = {
       });
     </script>`),
   '/ran': () => text('ok'),
+  // A notebook IDE's menubar in the manner of Lumino: "Run" opens a menu; its items run
+  // their command only for a real pointer's click (the handler checks event.isTrusted) and
+  // close the menu on any click. "Clear Outputs" runs nothing at all (a broken command).
+  '/notebook': page('Notebook', `<style>#menu{position:absolute;top:30px;left:8px;background:#fff;border:1px solid #999}#menu div{padding:4px 12px}</style>
+    <div role="menubar"><div role="menuitem" id="run" aria-haspopup="true" aria-expanded="false" aria-controls="menu" style="display:inline-block;padding:4px 8px">Run</div></div>
+    <div id="menu" role="menu" hidden><div role="menuitem" id="all">Run All Cells</div><div role="menuitem" id="clear">Clear Outputs</div></div>
+    <pre id="cells">[ ]: print(1)</pre>
+    <script>
+      const run = document.getElementById('run');
+      const menu = document.getElementById('menu');
+      const close = () => { menu.hidden = true; run.setAttribute('aria-expanded', 'false'); };
+      run.addEventListener('click', () => { menu.hidden = !menu.hidden; run.setAttribute('aria-expanded', String(!menu.hidden)); });
+      document.getElementById('all').addEventListener('click', (e) => {
+        close();
+        if (!e.isTrusted) return;
+        document.getElementById('cells').textContent = '[1]: print(1)\\n1';
+        fetch('/ran-all');
+      });
+      document.getElementById('clear').addEventListener('click', close);
+    </script>`),
+  '/ran-all': () => text('ok'),
 };
 
 let navigator = () => ({ action: 'done', success: false, answer: 'no script' });
@@ -379,4 +400,34 @@ test('keys for a terminal reach the hidden textarea it passes focus to; Enter wi
   await ui.waitStatus(/^(Done|Failed)/);
   assert.deepEqual(paths('/ran').map((r) => r.query.cmd), ['ls'], all() + '\n' + (await ui.steps()).join('\n'));
   assert.equal(await tab.evaluate(() => document.getElementById('out').textContent), 'ls: done\n');
+  // The keys reached the textarea as the driver sent them: no repeat through Chrome's
+  // debugger (whose bar a person would see) was needed.
+  const s = await ui.steps();
+  assert.ok(!s.some((x) => /real input/.test(x)), s.join('\n'));
+});
+
+test('a menu item that ignores synthetic clicks is repeated as real input and runs; one that does nothing is reported as not reacting', async () => {
+  let want = 'Run All Cells';
+  navigator = (turn) => {
+    const els = elements(turn);
+    const item = els.find((e) => e.name === want);
+    if (item) return { action: 'click', element: item.id };
+    if (/Result of the previous step: (done|failed)[^\n]*(real input|did not react)/.test(turn)) {
+      if (want === 'Run All Cells') {
+        want = 'Clear Outputs';
+        return { action: 'click', element: els.find((e) => e.name === 'Run').id };
+      }
+      return { action: 'done', success: true, answer: 'Ran all cells.' };
+    }
+    return { action: 'click', element: els.find((e) => e.name === 'Run').id };
+  };
+  await ui.startTask(tab, 'Run all cells of the notebook', site.url + '/notebook');
+  await ui.waitStatus(/^(Done|Failed)/);
+  // The command ran: the page shows the output and told its server.
+  assert.equal(paths('/ran-all').length, 1, all());
+  assert.equal(await tab.evaluate(() => document.getElementById('cells').textContent), '[1]: print(1)\n1');
+  const s = await ui.steps();
+  assert.ok(s.some((x) => /Run All Cells/.test(x) && /real input/.test(x)), s.join('\n'));
+  // "Clear Outputs" changed nothing even as real input: not reported as done.
+  assert.ok(s.some((x) => /Clear Outputs/.test(x) && /did not react/.test(x)), s.join('\n'));
 });

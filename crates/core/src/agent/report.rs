@@ -49,11 +49,15 @@ impl ActResult {
                     {
                         "it was right-clicked, also as real input,"
                     }
+                    DriverCommand::Collect { of } if matches!(**of, DriverCommand::Click) => {
+                        "the menu item was clicked, also as real input,"
+                    }
                     DriverCommand::Collect { .. } => "it was dragged, also as real input,",
                     DriverCommand::Press { .. } => "the key was pressed",
                     DriverCommand::Hover => "the pointer was moved over it",
                     DriverCommand::Drag { .. } => "it was dragged",
                     DriverCommand::ContextClick => "it was right-clicked",
+                    DriverCommand::Click => "the menu item was clicked (its menu closed)",
                     _ => "it was clicked there",
                 }
             )),
@@ -129,6 +133,10 @@ impl ActSuccess {
     fn ignored(&self, command: &DriverCommand) -> bool {
         if let DriverCommand::Collect { of } = command {
             return self.ignored(of);
+        }
+        // A menu item's click that changed nothing outside its menu: the command did not run.
+        if matches!(command, DriverCommand::Click) {
+            return self.changes.as_ref().is_some_and(|c| c.menu_only);
         }
         let reacting = matches!(
             command,

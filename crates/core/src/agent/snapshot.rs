@@ -511,6 +511,10 @@ pub struct Changes {
     /// Text added, removed or edited.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub text: u32,
+    /// A click on a menu item changed nothing outside its menu (the menu only closed, or
+    /// nothing changed): the page may take only a real pointer's click on its menu items.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub menu_only: bool,
 }
 
 fn is_zero(n: &u32) -> bool {

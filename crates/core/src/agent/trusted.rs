@@ -41,6 +41,15 @@ fn mouse(kind: &str, [x, y]: [f64; 2], pressed: bool) -> Step {
     }
 }
 
+/// A left click at `at`: the pointer moved there, pressed, released.
+fn left_click(at: [f64; 2]) -> Vec<Step> {
+    vec![
+        mouse("mouseMoved", at, false),
+        mouse("mousePressed", at, true),
+        mouse("mouseReleased", at, false),
+    ]
+}
+
 /// The right button pressed or released at `at`.
 fn right([x, y]: [f64; 2], kind: &str) -> Step {
     Step::Send {
@@ -57,10 +66,20 @@ fn right([x, y]: [f64; 2], kind: &str) -> Step {
 }
 
 /// The steps that repeat `command` as trusted input, or `None` for a command that is not
-/// repeated (a click may have done something invisible: repeating it could do it twice).
+/// repeated. A click is repeated only when it was a menu item's that changed nothing outside
+/// its menu (elsewhere it may have done something invisible: repeating could do it twice).
 pub fn steps(command: &DriverCommand, aim: &Aim) -> Option<Vec<Step>> {
     match command {
         DriverCommand::Hover => Some(vec![mouse("mouseMoved", aim.from, false)]),
+        // A menu item whose click changed nothing outside its menu (`Changes::menu_only`):
+        // its menu opened again at `from` when it closed, then the item clicked at `to`.
+        DriverCommand::Click => {
+            let mut out = left_click(aim.from);
+            if let Some(to) = aim.to {
+                out.extend(left_click(to));
+            }
+            Some(out)
+        }
         // Chrome opens the page's `contextmenu` on the right button's press, as for a hand.
         DriverCommand::ContextClick => Some(vec![
             mouse("mouseMoved", aim.from, false),
@@ -256,7 +275,7 @@ mod tests {
             to: Some([110.0, 20.0]),
             html5: false,
         };
-        assert!(steps(&DriverCommand::Click, &aim).is_none());
+        // A click is repeated only when the report says a menu ignored it (`report::ignored`).
         assert!(steps(&DriverCommand::ClickAt { x: 1, y: 1 }, &aim).is_none());
         let hover = steps(&DriverCommand::Hover, &aim).unwrap_or_default();
         assert_eq!(methods(&hover), ["Input.dispatchMouseEvent mouseMoved"]);
@@ -299,5 +318,43 @@ mod tests {
         assert_eq!(Key::parse("Shift+x").map(|k| k.key), Some("X".into()));
         assert_eq!(Key::parse("Hyper+A"), None);
         assert_eq!(Key::parse("NotAKey"), None);
+    }
+
+    #[test]
+    fn a_right_click_and_an_ignored_menu_item_are_repeated_with_the_right_buttons() {
+        let said = |steps: Vec<Step>| -> Vec<String> {
+            steps
+                .into_iter()
+                .map(|s| match s {
+                    Step::Send { params, .. } => format!(
+                        "{} {}",
+                        params["type"].as_str().unwrap_or(""),
+                        params["button"].as_str().unwrap_or("")
+                    ),
+                    Step::DropAt { .. } => "drop".into(),
+                })
+                .collect()
+        };
+        let aim = Aim {
+            from: [10.0, 10.0],
+            to: None,
+            html5: false,
+        };
+        let right = steps(&DriverCommand::ContextClick, &aim).unwrap_or_default();
+        assert_eq!(
+            said(right),
+            [
+                "mouseMoved none",
+                "mousePressed right",
+                "mouseReleased right"
+            ]
+        );
+        // The menu closed: opened again at `from`, then its item clicked at `to`.
+        let reopen = Aim {
+            to: Some([40.0, 80.0]),
+            ..aim
+        };
+        let menu = steps(&DriverCommand::Click, &reopen).unwrap_or_default();
+        assert_eq!(said(menu).len(), 6);
     }
 }
