@@ -40,6 +40,9 @@ const routes = {
         <table><thead><tr><th class="column-title">Title</th><th class="column-date">Publication date</th><th class="column-pages">Pages</th><th>Delete?</th></tr></thead>
         <tbody>${BOOK_ROW(0, 'The Dispossessed', '1974-05-01', '387')}${BOOK_ROW(1, 'The Lathe of Heaven', '1971-10-01', '184')}${BOOK_ROW(2)}</tbody></table>
       </fieldset>
+      <table><thead><tr><td></td><th>Price</th></tr></thead>
+        <tbody><tr><th scope="row">Paperback</th><td><input type="text" name="price-paper" value="12"></td></tr>
+        <tr><th scope="row">Hardcover</th><td><input type="text" name="price-hard" value="25"></td></tr></tbody></table>
       <input type="submit" value="Save">
     </form>`),
   '/author-saved': () => text('saved'),
@@ -265,6 +268,8 @@ test('a table form: each cell is named by its column, the new row is filled; hid
   const first = navigatorTurns()[0];
   assert.equal(lines(first).filter((l) => /^\[\d+\] textbox "Title"/.test(l)).length, 3, first);
   assert.match(first, /^\[\d+\] textbox "Search books"/m, first);
+  // Rows that have names name their cells too.
+  assert.match(first, /^\[\d+\] textbox "Price \(Hardcover\)" value="25"/m, first);
   assert.doesNotMatch(first, /combobox "English/, 'a select is not named by its options');
   assert.doesNotMatch(first, /text field in "Books"/, first);
   assert.match(await ui.status().textContent(), /^Done/);
