@@ -3,7 +3,7 @@
 // its own HTTP server on a free loopback port, and shown to the browser on an https name the
 // manifest does not list, through `context.route` (proxyApp). A task is judged by the
 // application's own database (`sql`), never by what Tandem says; `reset()` copies the seeded
-// database back between tasks (the apps open their SQLite file per request).
+// database back between tasks (`restore`).
 import { spawn, execFile } from 'node:child_process';
 import { access, copyFile, mkdtemp, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
@@ -46,6 +46,17 @@ async function sqlite(file, query, params = []) {
   const code = 'import sqlite3,sys,json;c=sqlite3.connect(sys.argv[1]);print(json.dumps(c.execute(sys.argv[2],json.loads(sys.argv[3])).fetchall()));c.commit()';
   const { stdout } = await run(PYTHON, ['-c', code, file, query, JSON.stringify(params)]);
   return JSON.parse(stdout);
+}
+
+/**
+ * Puts the seeded database `from` back into the live one `to` through SQLite's backup API:
+ * tracd keeps pooled connections open, and a file copied over under them is read as a
+ * corrupt database ("Internal Error"); the backup takes SQLite's locks and those connections
+ * see the new content.
+ */
+async function restore(from, to) {
+  const code = 'import sqlite3,sys;s=sqlite3.connect(sys.argv[1]);d=sqlite3.connect(sys.argv[2]);s.backup(d);d.close();s.close()';
+  await run(PYTHON, ['-c', code, from, to]);
 }
 
 /** Starts `args` with the venv's python in `cwd`; resolves once `url` answers (at most 60 s). */
@@ -125,7 +136,7 @@ async function startDjangoProject(name, origin, ready) {
   return {
     name, origin, upstream, db,
     sql: (q, p) => sqlite(db, q, p),
-    reset: () => copyFile(seeded, db),
+    reset: () => restore(seeded, db),
     async close() {
       await stop(child);
       await rm(dir, { recursive: true, force: true });
@@ -171,7 +182,7 @@ export async function startTrac({ origin = 'https://tracker.tandem.test' } = {})
   return {
     name: 'trac', origin, upstream, db,
     sql: (q, p) => sqlite(db, q, p),
-    reset: () => copyFile(seeded, db),
+    reset: () => restore(seeded, db),
     async close() {
       await stop(child);
       await rm(dir, { recursive: true, force: true });
