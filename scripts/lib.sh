@@ -48,6 +48,24 @@ need_npm() {
   (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
 }
 
+# The real web applications of the e2e suite (tests/real-apps/requirements.txt), in a venv in
+# the gitignored .cache/real-apps/venv: installed when missing or when the pinned list changed
+# (the venv keeps a copy of the list it was made from). Needs CPython 3 with venv and pip.
+need_real_apps() {
+  local venv="$ROOT/.cache/real-apps/venv" req="$ROOT/tests/real-apps/requirements.txt"
+  if [ -x "$venv/bin/python" ] && cmp -s "$req" "$venv/requirements.txt"; then return; fi
+  say "installing the real web applications of the e2e suite (Django, Trac, Wagtail) in ${venv#"$ROOT"/}"
+  rm -rf "$venv"
+  # Debian's own python3 keeps venv (with pip) in a package of its own.
+  if ! "${PYTHON:-python3}" -c 'import ensurepip, venv' 2>/dev/null; then
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
+  fi
+  "${PYTHON:-python3}" -m venv "$venv"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$req"
+  cp "$req" "$venv/requirements.txt"
+}
+
 # wasm-opt on $1, written to $2, with the passes every shipped module gets (extra flags after).
 # Debian's binaryen (v108) emits wasm that fails at run time; the npm build is current.
 # --low-memory-unused lets it fold constant offsets into loads and stores: rustc's wasm layout
