@@ -816,12 +816,33 @@
         if (t) return t;
       }
     }
+    const label = wrapperLabel(el);
+    if (label) return label;
     const own = collapse(el.getAttribute('aria-placeholder') || el.getAttribute('data-placeholder'));
     if (own) return own;
     const PLACEHOLDER = '[data-placeholder], [class*="placeholder"], [class*="Placeholder"]';
     const drawn = el.querySelector(PLACEHOLDER) || (el.parentElement && el.parentElement.querySelector(PLACEHOLDER));
     if (!drawn || drawn === el) return '';
     return collapse(drawn.getAttribute('data-placeholder')) || contentText(drawn, NAME_CAP * 2);
+  }
+
+  // The one label of the field wrapper an editor sits in, as CMSs draw them: Wagtail's
+  // `<label for="id_intro">` names a hidden input seven levels above Draftail's editable
+  // box, in the same `.w-field`. Only a wrapper holding this one editor and one label, whose
+  // label names no other shown field (else it is a neighbour's), and never past a form.
+  const EDITABLE = '[contenteditable="true"], [contenteditable=""], [role="textbox"], textarea, input:not([type="hidden"])';
+  function wrapperLabel(el) {
+    for (let a = el.parentElement, depth = 0; a && depth < 9 && a.tagName !== 'BODY' && a.tagName !== 'FORM'; a = a.parentElement, depth++) {
+      const labels = a.querySelectorAll('label');
+      if (labels.length > 1) return '';
+      if (labels.length === 0) continue;
+      const fields = [...a.querySelectorAll(EDITABLE)].filter((f) => f !== el && !el.contains(f) && !f.contains(el) && shown(f));
+      if (fields.length) return '';
+      const target = labels[0].htmlFor && document.getElementById(labels[0].htmlFor);
+      if (target && target !== el && !el.contains(target) && shown(target)) return '';
+      return collapse(labels[0].textContent);
+    }
+    return '';
   }
 
   // What names a control that a label stands for when the control has no name: the label's
@@ -1196,7 +1217,6 @@
   let gridCache = null;
   const CELL = 'td,th,[role=gridcell],[role=cell],[role=rowheader],[role=columnheader]';
   const HEADER_CELL = 'th,[role=rowheader],[role=columnheader]';
-  const GRID = 'table,[role=grid],[role=table],[role=treegrid]';
   const cellsOf = (row) => [...row.children].filter((c) => c.matches(CELL));
   function gridOf(table) {
     let g = gridCache && gridCache.get(table);
@@ -1231,7 +1251,10 @@
     const g = gridOf(table);
     const cells = cellsOf(row);
     const at = cells.indexOf(cell);
-    const rowHead = cells.find((c) => c.matches(HEADER_CELL));
+    // A row without a header cell is still named by its first words, as a person reads a list
+    // of documents by their titles ("Minutes"): the first other cell with text and no control.
+    const rowHead = cells.find((c) => c.matches(HEADER_CELL)) ||
+      cells.find((c) => c !== cell && !c.querySelector('input,select,textarea,button') && c.textContent.trim());
     const place = { row: g.body.get(row) || 0, column: cells.filter((c) => !c.matches(HEADER_CELL)).indexOf(cell) + 1 };
     if (place.row < 1 || place.column < 1) return;
     const colHead = g.head && g.head[at];
@@ -1549,10 +1572,12 @@
       const text = isField ? '' : clean(contentText(el, TEXT_CAP * 2), TEXT_CAP);
       const context = contextOf(el);
       let checked = checkedOf(el);
+      // A field's place (its table column, its editor's region or label) before an icon's or
+      // id's words: "Title", not "id books title".
+      if (!item.name && (isField || hints.includes('editable'))) item.name = clean(fieldPlaceName(el, hints), NAME_CAP);
       // Not a select's: its content is its options, not its name.
       if (!item.name && !text && el.tagName !== 'SELECT') item.name = clean(contentText(el, NAME_CAP * 2, null, true) || iconName(el) || drawnName(el, style), NAME_CAP);
       else if (!text) noteMark(item, el, style);
-      if (!item.name && (isField || hints.includes('editable'))) item.name = clean(fieldPlaceName(el, hints), NAME_CAP);
       notePlace(item, el, shape);
       if (control) {
         // Said as the control it stands for: `switch "Compact mode" checked`.

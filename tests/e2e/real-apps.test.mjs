@@ -99,16 +99,6 @@ function assertQuestions(spec, run) {
   assert.deepEqual(j.false, [], 'questions saying the task did not ask for what it asked for');
 }
 
-// Tests that wait for work on other branches (issue #44): node:test reports them as todo,
-// their assertions unchanged, until that work is merged. Remove a line once its test passes.
-const JUDGE = 'waits for the one judge of issue #44 (branch judge)';
-const EYES = 'waits for rich-text editors named by their label or region (issue #44, branch eyes)';
-const waitsFor = {
-  wikiDelete: { todo: `${JUDGE}: since judge f5e5e10 the confirmation page's "Delete page" ("Are you sure you want to completely delete this page?") is asked again after the approved "Delete page" (passed with judge 017e9c8)` },
-  unpublish: { todo: `${JUDGE}: asked twice for one unpublishing, at the page menu's "Unpublish" and again at "Yes, unpublish it"` },
-  richText: { todo: `${EYES}: Wagtail's Draftail editor under the "Intro" heading is listed by its text ("We make tents."), not by "Intro"` },
-  figures: { todo: `${JUDGE}: the second questions on unpublishing and on deleting a wiki page` },
-};
 
 const books = () => django.sql('SELECT b.title, a.name, b.pages, b.publication_date FROM library_book b JOIN library_author a ON a.id = b.author_id ORDER BY b.title');
 
@@ -264,7 +254,7 @@ test('Trac: delete a wiki page, the person says no: asked, and the page is still
   assertQuestions(deleteWiki, run);
 });
 
-test('Trac: delete a wiki page: asked once before the page is gone, then deleted', waitsFor.wikiDelete, async () => {
+test('Trac: delete a wiki page: asked once before the page is gone, then deleted', async () => {
   const run = await task(deleteWiki);
   assert.match(run.status, /^Done/);
   assert.deepEqual(await wikiPages(), ['MeetingNotes'], 'only that page is gone');
@@ -287,7 +277,7 @@ test('Wagtail: save a page\'s new title as a draft: a draft revision, the live p
   assertQuestions(spec, run);
 });
 
-test('Wagtail: unpublish a page through its menu and "Yes, unpublish it": asked once, then no longer live', waitsFor.unpublish, async () => {
+test('Wagtail: unpublish a page through its menu and "Yes, unpublish it": asked once, then no longer live', async () => {
   const spec = {
     task: 'Take the "Summer sale" page offline (unpublish it).',
     url: `${CMS}/admin/pages/2/`,
@@ -299,7 +289,7 @@ test('Wagtail: unpublish a page through its menu and "Yes, unpublish it": asked 
   assertQuestions(spec, run);
 });
 
-test('Wagtail: rewrite a page\'s introduction in its rich-text editor and save a draft: nothing asked', waitsFor.richText, async () => {
+test('Wagtail: rewrite a page\'s introduction in its rich-text editor and save a draft: nothing asked', async () => {
   const spec = {
     task: 'Change the introduction of the "About us" page to "We make tents and sleeping bags." and save it as a draft.',
     url: `${CMS}/admin/pages/4/edit/`,
@@ -312,7 +302,7 @@ test('Wagtail: rewrite a page\'s introduction in its rich-text editor and save a
   assertQuestions(spec, run);
 });
 
-test('the figures over every real-application task: every irreversible step asked, no question on the others', waitsFor.figures, () => {
+test('the figures over every real-application task: every irreversible step asked, no question on the others', () => {
   let irreversible = 0, asked = 0, steps = 0, noise = 0, falseReasons = 0;
   for (const r of record) {
     const j = judgeQuestions(r);

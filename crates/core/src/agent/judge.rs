@@ -945,8 +945,15 @@ fn covered(step: &Step, reason: &ConfirmReason) -> bool {
     // Most of its words: "delete: analysis.ipynb?" shares only "ipynb" with an approval
     // about "untitled.ipynb", and is another file.
     let words = object_words(&question);
+    if words.is_empty() {
+        // "Are you sure you want to unpublish this page?": the object is the page the question
+        // is on, which its title names ("Unpublish Summer sale"); every word of it, since a
+        // title shares the site's name with every other page's ("Roadmap – Tents Project").
+        let title = object_words(&step.page.title);
+        return title.iter().all(|w| has_phrase(&act.about, w));
+    }
     let shared = words.iter().filter(|w| has_phrase(&act.about, w)).count();
-    words.is_empty() || shared * 2 > words.len()
+    shared * 2 > words.len()
 }
 
 /// What an approved step was about, lowercased: the control's surroundings, its form's
@@ -987,6 +994,11 @@ fn about(step: &Step) -> String {
         }
         if o.attr("aria-selected") == Some("true") {
             parts.push(format!("{} {} {}", o.name, o.text, o.context));
+        }
+        // A menu item is about what its menu was opened for: the open popup's opener
+        // ("More options for 'Summer sale'") is flagged open with it.
+        if o.open && o.handle != el.handle {
+            parts.push(o.name.clone());
         }
     }
     short(&parts.join(" \n "), 4000).to_lowercase()
@@ -1072,6 +1084,13 @@ const PLAIN_WORDS: &[&str] = &[
     "trash",
     "move",
     "confirm",
+    // How much and what of: "completely delete this page" names no object but the page the
+    // question is on, which its title names (see `covered`).
+    "completely",
+    "entirely",
+    "forever",
+    "page",
+    "pages",
 ];
 
 /// The words of a question that may name its object (three letters or more, not

@@ -1223,3 +1223,65 @@ fn judge_figures_over_real_application_steps() {
     assert!(missed.is_empty(), "not asked: {missed:?}");
     assert!(cried.is_empty(), "asked for nothing: {cried:?}");
 }
+
+/// A confirmation that names no object ("…completely delete this page?", "…unpublish this
+/// page?") is about the page it is on: its title decides whether it is the approved act's
+/// (a tracker's wiki page, a CMS's page), and another page's is asked about.
+#[test]
+fn a_confirmation_about_this_page_is_judged_by_the_pages_title() {
+    let wiki = page(
+        "https://tracker.test/wiki/SandBox",
+        "SandBox – Tents Project",
+        vec![e(
+            "input",
+            "Delete page",
+            json!({"implicitRole": "button", "attrs": {"type": "submit", "value": "Delete page"},
+                   "form": 0, "formMethod": "get", "context": "Edit this page Rename page Delete page"}),
+        )],
+    );
+    let none = JudgeMemory::default();
+    let first = at(&wiki, "delete the SandBox wiki page", &none).click("Delete page");
+    assert_eq!(kind(&first), Some(Kind::Delete));
+    let mut memory = JudgeMemory::default();
+    memory.approve(first.as_ref().unwrap());
+    let confirm = |url: &str, title: &str| {
+        page(
+            url,
+            title,
+            vec![e(
+                "input",
+                "Delete page",
+                json!({"implicitRole": "button", "attrs": {"type": "submit", "value": "Delete page"},
+                       "form": 0, "formMethod": "post", "context": "Cancel Delete page"}),
+            )],
+        )
+    };
+    let same_page = confirm(
+        "https://tracker.test/wiki/SandBox?action=delete",
+        "SandBox – Tents Project",
+    );
+    let same = At {
+        page: &same_page,
+        task: "delete the SandBox wiki page",
+        words: Some("Delete SandBox\nAre you sure you want to completely delete this page?\nThis is an irreversible operation."),
+        memory: &memory,
+        step: 6,
+    };
+    assert!(
+        same.click("Delete page").is_none(),
+        "the same page's confirmation is covered"
+    );
+    let other_page = confirm(
+        "https://tracker.test/wiki/Roadmap?action=delete",
+        "Roadmap – Tents Project",
+    );
+    let other = At {
+        page: &other_page,
+        ..same
+    };
+    assert_eq!(
+        kind(&other.click("Delete page")),
+        Some(Kind::Delete),
+        "another page's confirmation asks"
+    );
+}
