@@ -1,6 +1,7 @@
-// Each context loads only its own wasm (issue #46): the side panel fetches the panel's module
-// and never the worker's, so opening it does not compile the worker's code; the worker, woken
-// by the panel, answers from its own module. Seen from the panel page: the wasm it fetches,
+// Each context loads its own wasm (issue #46): the side panel fetches the panel's module first,
+// so opening it does not wait for the worker's code; once started it holds the worker's
+// compiled module (warm code for the worker's wake-ups); the worker, woken by the panel,
+// answers from its own module. Seen from the panel page: the wasm it fetches,
 // and the worker's answer.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,7 +11,7 @@ let browser;
 before(async () => { browser = await launchExtension(); });
 after(async () => { await browser?.close(); });
 
-test('the side panel fetches only the panel\'s wasm, and a woken worker still answers it', async () => {
+test('the side panel fetches the panel\'s wasm first, holds the worker\'s once idle, and a woken worker still answers it', async () => {
   const page = await browser.context.newPage();
   // Installed before the panel's scripts run: every URL the page fetches.
   await page.addInitScript(() => {
@@ -26,10 +27,15 @@ test('the side panel fetches only the panel\'s wasm, and a woken worker still an
     const line = document.getElementById('nano-status');
     return line && !line.textContent.includes('checking');
   });
-  const wasm = (await page.evaluate(() => window.__fetched))
+  const wasm = async () => (await page.evaluate(() => window.__fetched))
     .filter((url) => url.endsWith('.wasm'))
-    .map((url) => new URL(url).pathname);
-  assert.deepEqual(wasm, ['/wasm/panel_bg.wasm']);
+    .map((url) => new URL(url, 'chrome-extension://tandem/').pathname);
+  // Its own module first and alone on the way to ready; the worker's only afterwards, when the
+  // panel is idle, to hold its compiled code for the worker's next wake-up (sidepanel.js).
+  const first = await wasm();
+  assert.equal(first[0], '/wasm/panel_bg.wasm', first.join(', '));
+  await page.waitForFunction(() => window.__fetched.some((u) => u.endsWith('/wasm/worker_bg.wasm')) && globalThis.tandemWorkerModule instanceof WebAssembly.Module);
+  assert.deepEqual(await wasm(), ['/wasm/panel_bg.wasm', '/wasm/worker_bg.wasm']);
 
   // The worker, stopped, is woken by the panel's message and answers it from its module.
   await browser.stopServiceWorker();
