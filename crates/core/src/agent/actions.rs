@@ -574,7 +574,7 @@ meaning, element: an element's [number]):";
 /// and the schema (every action and field, which are required). A new action adds its line.
 fn action_line(name: &str) -> Option<&'static str> {
     Some(match name {
-        "click" => "element times?(quick clicks, found again each time: a moving target)",
+        "click" => "element times?(quick repeats, a moving target)",
         "hover" => "element",
         "type" => "element text clear?(empty it first; default true) submit?",
         "select_option" => {
@@ -583,18 +583,18 @@ fn action_line(name: &str) -> Option<&'static str> {
         "scroll" => "direction(up|down|end) or element(into view) or both(inside it)",
         "press" => "key(e.g. Escape, Enter, Control+A) element?(else the focused element)",
         "drag" => {
-            "element to(element to drop on) or element dx? dy?(pixels; negative: left, up) or element path(\"x,y x,y …\" pixels from its top-left)"
+            "element to(element to drop on) or element dx? dy?(pixels; negative: left, up) or element path(\"x,y x,y …\" from its corner)"
         }
         "set_value" => "element value(a slider's number)",
-        "select_text" => "text(the passage) element?(else found in the page's text)",
+        "select_text" => "text(passage) element?(else found in the page)",
         "click_at" => "element x y(0–1 across, down its box)",
         "navigate" => "url(absolute http(s))",
         "open_tab" => "url",
         "switch_tab" => "tab(number in the tab list)",
         "extract_text" => "element?(else the whole page)",
-        "wait" => "ms(≤10000; says what changed meanwhile) or text(until on the page) or both",
+        "wait" => "ms(≤10000; tells what changed) or text(until shown) or both",
         "ask_user" => "question",
-        "context_click" => "element(a right click: the page's own menu)",
+        "context_click" => "element(right click)",
         "done" => "success(true|false) answer?(the result or what went wrong)",
         TOOL_ACTION => "tool(a listed tool's name) arguments(object, as its parameters ask)",
         // What a look does and what click_at's x and y are after one is the look rule's.
