@@ -8,7 +8,7 @@ use super::snapshot::{Element, Snapshot};
 use super::task::{self, TaskContext};
 use super::Action;
 
-fn el(handle: &str, extra: serde_json::Value) -> Element {
+pub(super) fn el(handle: &str, extra: serde_json::Value) -> Element {
     let mut base = json!({
         "handle": handle, "tag": "span", "name": "", "attrs": {},
         "bbox": {"x": 10.0, "y": 10.0, "width": 40.0, "height": 40.0},
@@ -22,7 +22,7 @@ fn el(handle: &str, extra: serde_json::Value) -> Element {
     crate::json::from_value(base).expect("an element")
 }
 
-fn page(elements: Vec<Element>) -> Snapshot {
+pub(super) fn page(elements: Vec<Element>) -> Snapshot {
     crate::json::from_value(json!({
         "docId": "d", "url": "https://app.example/", "title": "App",
         "scroll": {"x": 0.0, "y": 0.0}, "viewport": {"width": 800.0, "height": 600.0},

@@ -4,41 +4,15 @@
 use serde_json::json;
 
 use super::element_map::ElementMap;
+// The same element and page makers as the perception tests'.
+use super::perception_tests::{el, page};
 use super::snapshot::{Element, Snapshot};
-
-fn el(handle: &str, extra: serde_json::Value) -> Element {
-    let mut base = json!({
-        "handle": handle, "tag": "span", "name": "", "attrs": {},
-        "bbox": {"x": 10.0, "y": 10.0, "width": 40.0, "height": 40.0},
-        "visible": true, "inViewport": true, "interactive": ["listener"]
-    });
-    if let (Some(b), Some(e)) = (base.as_object_mut(), extra.as_object()) {
-        for (k, v) in e {
-            b.insert(k.clone(), v.clone());
-        }
-    }
-    crate::json::from_value(base).expect("an element")
-}
-
-fn page(elements: Vec<Element>) -> Snapshot {
-    crate::json::from_value(json!({
-        "docId": "d", "url": "https://app.example/", "title": "App",
-        "scroll": {"x": 0.0, "y": 0.0}, "viewport": {"width": 800.0, "height": 600.0},
-        "page": {"width": 800.0, "height": 600.0}, "frames": [], "elements": [],
-        "truncated": false
-    }))
-    .map(|mut s: Snapshot| {
-        s.elements = elements;
-        s
-    })
-    .expect("a snapshot")
-}
 
 fn list(s: &Snapshot) -> String {
     ElementMap::build(s, None).render(s, 20_000).text
 }
 
-fn line_of<'a>(text: &'a str, id: u32) -> &'a str {
+fn line_of(text: &str, id: u32) -> &str {
     let start = format!("[{id}] ");
     text.lines()
         .find(|l| l.starts_with(&start))
