@@ -2246,6 +2246,7 @@
     {
       pressInto(el, spot);
       const editorCopies = formCopies(el);
+      const shownBefore = collapse(el.innerText);
       const sel = el.ownerDocument.getSelection();
       const range = el.ownerDocument.createRange();
       range.selectNodeContents(el);
@@ -2262,7 +2263,7 @@
       if (action.submit) pressEnter(el);
       await editorCopies.synced();
       const changes = await seen.done(expected);
-      return seen.with({ ok: true, accepted: editorHolds(el, text), changes });
+      return seen.with({ ok: true, accepted: editorHolds(el, text, shownBefore), changes });
     }
   }
 
@@ -2289,12 +2290,13 @@
     };
   }
 
-  // Whether the editor, once it re-rendered from its own state, shows the typed text: an
+  // Whether the editor, once it re-rendered from its own state, took the typed text: an
   // editor that ignored the edit puts its old text back, and the step must not read as done.
-  function editorHolds(el, text) {
-    const shown = collapse(el.innerText ?? el.textContent ?? '');
+  // Text it shows otherwise than typed (a "- " turned into a list) still counts as taken.
+  function editorHolds(el, text, shownBefore) {
+    const shown = collapse(el.innerText);
     const typed = collapse(text);
-    return typed ? shown.includes(typed) : true;
+    return !typed || shown.includes(typed) || shown !== shownBefore;
   }
 
   function submit(el) {
