@@ -2245,6 +2245,8 @@
     }
     {
       pressInto(el, spot);
+      const editorCopies = formCopies(el);
+      const shownBefore = collapse(el.innerText);
       const sel = el.ownerDocument.getSelection();
       const range = el.ownerDocument.createRange();
       range.selectNodeContents(el);
@@ -2259,8 +2261,42 @@
         fire(el, 'input', { inputType: 'insertText', data: text });
       }
       if (action.submit) pressEnter(el);
-      return seen.with({ ok: true, accepted: true, changes: await seen.done(expected) });
+      await editorCopies.synced();
+      const changes = await seen.done(expected);
+      return seen.with({ ok: true, accepted: editorHolds(el, text, shownBefore), changes });
     }
+  }
+
+  // A rich editor (Draft.js in Wagtail, Quill, TinyMCE…) keeps its own state and copies it
+  // into a hidden field of its form some time after the last edit (Wagtail: 250 ms after it),
+  // where a person's next click comes later than that. Before typing: the form's hidden
+  // fields' values; `synced()` resolves once one of them changed, or after SYNC_CAP_MS, so a
+  // "Save" clicked next sends the typed text rather than the old one.
+  const SYNC_CAP_MS = 1000;
+  function formCopies(el) {
+    const form = el.closest('form');
+    const hidden = form ? [...form.elements].filter((f) => (f.type === 'hidden' || f.tagName === 'TEXTAREA') && !f.getClientRects().length) : [];
+    const before = hidden.map((f) => f.value);
+    return {
+      synced: () => new Promise((resolve) => {
+        if (!hidden.length) return resolve();
+        const t0 = Date.now();
+        const tick = () => {
+          if (hidden.some((f, i) => f.value !== before[i]) || Date.now() - t0 >= SYNC_CAP_MS) resolve();
+          else setTimeout(tick, 25);
+        };
+        tick();
+      }),
+    };
+  }
+
+  // Whether the editor, once it re-rendered from its own state, took the typed text: an
+  // editor that ignored the edit puts its old text back, and the step must not read as done.
+  // Text it shows otherwise than typed (a "- " turned into a list) still counts as taken.
+  function editorHolds(el, text, shownBefore) {
+    const shown = collapse(el.innerText);
+    const typed = collapse(text);
+    return !typed || shown.includes(typed) || shown !== shownBefore;
   }
 
   function submit(el) {

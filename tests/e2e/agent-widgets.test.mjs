@@ -158,6 +158,16 @@ const routes = {
     </script>`),
   '/save-post': () => text('ok'),
 
+  // An editor that draws its text from its own model and puts it back after every input it
+  // did not make itself (as Draft.js does with an edit it could not map): typing into it
+  // changes nothing that stays.
+  '/stubborn': page('Notes', `<h1>Notes</h1>
+    <div id="note" contenteditable="true" role="textbox" aria-label="Note" style="border:1px solid #888;padding:8px;min-height:40px">Buy milk.</div>
+    <script>
+      const note = document.getElementById('note');
+      note.addEventListener('input', () => setTimeout(() => { note.textContent = 'Buy milk.'; }, 0));
+    </script>`),
+
   // A jQuery-UI-like slider (a handle span moved with the mouse along its track, the value
   // written into a read-only field beside it, steps of 10 from 0 to 500) and a native range.
   '/filters': page('Filters', `<h1>Filter laptops</h1>
@@ -383,6 +393,19 @@ test('rich-text editor: a word is selected and made bold, and the saved post has
   assert.equal(saved[0], 'The <b>quick</b> brown fox jumps.');
   const s = await ui.steps();
   assert.ok(s.some((x) => /"select_text".*"Post body".*✓ selected the text/.test(x)), s.join('\n'));
+});
+
+test('an editor that puts its old text back after typing: the step says the text was not kept, never plain "typed"', async () => {
+  navigator = (turn) => {
+    if (/typed/.test(lastResult(turn))) return { action: 'done', success: false, answer: lastResult(turn) };
+    return { action: 'type', element: named(turn, 'Note').id, text: 'Buy bread.' };
+  };
+  await ui.startTask(tab, 'Change the note to "Buy bread."', site.url + '/stubborn');
+  await ui.waitStatus(/^(Done|Failed)/);
+
+  assert.equal(await tab.evaluate(() => document.getElementById('note').textContent), 'Buy milk.');
+  const s = await ui.steps();
+  assert.ok(s.some((x) => /"type".*"Note".*typed, but the field did not keep the text/.test(x)), s.join('\n'));
 });
 
 test('a jQuery-UI-like slider and a native range are set to values, and the page applies them', async () => {
