@@ -6,6 +6,7 @@
 // builds can be compared back to back on the same busy machine.
 import path from 'node:path';
 import { launchExtension, repoRoot } from '../tests/e2e/lib/browser.mjs';
+import { watchPanelReady } from './lib/panel-ready.mjs';
 
 const RUNS = Number(process.env.RUNS ?? 9);
 const browser = await launchExtension({ dist: process.env.TANDEM_DIST ?? path.join(repoRoot, 'dist') });
@@ -46,16 +47,8 @@ try {
         answer?.then?.(() => { t.readDone ??= performance.now(); });
         return answer;
       };
-      const filled = () => {
-        const line = document.getElementById('nano-status');
-        return line && !line.textContent.includes('checking');
-      };
-      window.__ready = new Promise((resolve) => {
-        new MutationObserver((_, observer) => {
-          if (filled()) { observer.disconnect(); resolve(performance.now()); }
-        }).observe(document, { subtree: true, childList: true, characterData: true });
-      });
     });
+    await watchPanelReady(page);
     await page.goto(browser.url('sidepanel.html'));
     const ready = await page.evaluate(() => window.__ready);
     const t = await page.evaluate(() => {

@@ -5,6 +5,7 @@
 // on-device status line is filled). Prints figures; asserts nothing.
 import path from 'node:path';
 import { launchExtension, repoRoot } from '../tests/e2e/lib/browser.mjs';
+import { watchPanelReady } from './lib/panel-ready.mjs';
 
 const RUNS = 7;
 const browser = await launchExtension({ dist: process.env.TANDEM_DIST ?? path.join(repoRoot, 'dist') });
@@ -35,17 +36,7 @@ try {
   const opened = [];
   for (let i = 0; i < RUNS; i++) {
     const page = await browser.context.newPage();
-    await page.addInitScript(() => {
-      const filled = () => {
-        const line = document.getElementById('nano-status');
-        return line && !line.textContent.includes('checking');
-      };
-      window.__ready = new Promise((resolve) => {
-        new MutationObserver((_, observer) => {
-          if (filled()) { observer.disconnect(); resolve(performance.now()); }
-        }).observe(document, { subtree: true, childList: true, characterData: true });
-      });
-    });
+    await watchPanelReady(page);
     await page.goto(browser.url('sidepanel.html'));
     opened.push(await page.evaluate(() => window.__ready));
     await page.close();
