@@ -82,7 +82,8 @@ optimise_wasm() {
 need_twiggy() {
   command -v twiggy >/dev/null && return
   say "installing twiggy (once)"
-  cargo install twiggy
+  # Pinned: the size budget reads its tables, so every machine gets the same output format.
+  cargo install twiggy --version 0.8.0 --locked
 }
 
 # Whether the machine has a nightly Rust toolchain (cargo fuzz needs one). None can be
