@@ -27,18 +27,26 @@ pub enum Step {
     DropAt { at: [f64; 2] },
 }
 
-fn mouse(kind: &str, [x, y]: [f64; 2], pressed: bool) -> Step {
+/// One `Input.dispatchMouseEvent`: the left button's and the right's differ only in these.
+fn dispatch(kind: &str, [x, y]: [f64; 2], button: &str, buttons: u8, click_count: u8) -> Step {
     Step::Send {
         method: "Input.dispatchMouseEvent",
         params: json!({
             "type": kind,
             "x": x,
             "y": y,
-            "button": if pressed || kind != "mouseMoved" { "left" } else { "none" },
-            "buttons": if pressed { 1 } else { 0 },
-            "clickCount": if kind == "mouseMoved" { 0 } else { 1 },
+            "button": button,
+            "buttons": buttons,
+            "clickCount": click_count,
         }),
     }
+}
+
+/// The pointer moved (`mouseMoved`), or the left button pressed or released, at `at`.
+fn mouse(kind: &str, at: [f64; 2], pressed: bool) -> Step {
+    let moved = kind == "mouseMoved";
+    let button = if pressed || !moved { "left" } else { "none" };
+    dispatch(kind, at, button, u8::from(pressed), u8::from(!moved))
 }
 
 /// A left click at `at`: the pointer moved there, pressed, released.
@@ -51,18 +59,9 @@ fn left_click(at: [f64; 2]) -> Vec<Step> {
 }
 
 /// The right button pressed or released at `at`.
-fn right([x, y]: [f64; 2], kind: &str) -> Step {
-    Step::Send {
-        method: "Input.dispatchMouseEvent",
-        params: json!({
-            "type": kind,
-            "x": x,
-            "y": y,
-            "button": "right",
-            "buttons": if kind == "mousePressed" { 2 } else { 0 },
-            "clickCount": 1,
-        }),
-    }
+fn right(at: [f64; 2], kind: &str) -> Step {
+    let buttons = if kind == "mousePressed" { 2 } else { 0 };
+    dispatch(kind, at, "right", buttons, 1)
 }
 
 /// The steps that repeat `command` as trusted input, or `None` for a command that is not
