@@ -698,10 +698,13 @@ impl Names {
                 .iter()
                 .map(|e| element(e).map(|el| el.context.clone()).unwrap_or_default())
                 .collect();
+            let listed = list_ranks(&group, snapshot);
             for (rank, entry) in group.iter().enumerate() {
-                names
-                    .ranks
-                    .insert(entry.signature.index, (rank + 1, group.len()));
+                let place = listed
+                    .as_ref()
+                    .and_then(|l| l.get(rank).copied())
+                    .unwrap_or((rank + 1, group.len()));
+                names.ranks.insert(entry.signature.index, place);
             }
             names.contexts.insert(name, contexts);
         }
@@ -740,6 +743,21 @@ impl Names {
     }
 }
 
+/// The ranks of namesakes (in document order) among all the look-alikes of their list, as the
+/// driver counted them ([`super::snapshot::Facts::among`]), when they all sit in one list: the
+/// same count for each, ranks rising in document order. `None` otherwise (a namesake outside
+/// the list, two lists): their rank among the namesakes offered then.
+fn list_ranks(group: &[&Entry], snapshot: &Snapshot) -> Option<Vec<(usize, usize)>> {
+    let places: Vec<(usize, usize)> = group
+        .iter()
+        .map(|e| snapshot.elements.get(e.signature.index)?.facts.among)
+        .collect::<Option<_>>()?;
+    let of = places.first()?.1;
+    let one_list = places.iter().all(|p| p.1 == of && p.0 >= 1 && p.0 <= of)
+        && places.windows(2).all(|w| w[0].0 < w[1].0);
+    (one_list && of >= places.len()).then_some(places)
+}
+
 /// Rows and columns of boxes laid out as a grid (two rows and two columns at least, one box
 /// a place): centres within half the smallest box of each other share a row or a column.
 /// `None` when they do not form one (a column of namesakes keeps its rank).
@@ -773,8 +791,13 @@ fn grid_places(boxes: &[Rect]) -> Option<Vec<(usize, usize)>> {
     );
     let places: Vec<(usize, usize)> = rows.into_iter().zip(columns).collect();
     let distinct: HashSet<&(usize, usize)> = places.iter().collect();
-    let spread = |i: fn(&(usize, usize)) -> usize| places.iter().map(i).max().unwrap_or(0) >= 2;
-    (distinct.len() == places.len() && spread(|p| p.0) && spread(|p| p.1)).then_some(places)
+    let most = |i: fn(&(usize, usize)) -> usize| places.iter().map(i).max().unwrap_or(0);
+    let spread = |i: fn(&(usize, usize)) -> usize| most(i) >= 2;
+    // Pieces scattered over a board (pins on a map) each start a row and a column of their
+    // own: no grid, whose rows and columns are shared (half its places filled at least).
+    let filled = most(|p| p.0) * most(|p| p.1) <= 2 * places.len();
+    (distinct.len() == places.len() && spread(|p| p.0) && spread(|p| p.1) && filled)
+        .then_some(places)
 }
 
 /// ` (row "2 pm", column "Tue")` of a cell (by number where the grid has no headers).
