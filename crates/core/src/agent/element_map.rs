@@ -258,6 +258,7 @@ impl ElementMap {
         // stays the element's place among all its kind (in a box scrolled or a list cut short).
         names.ranks.clone_from(&wide.ranks);
         names.grid.clone_from(&wide.grid);
+        names.same_place.clone_from(&wide.same_place);
         let mut text = render_sections(&plan, snapshot, &names);
         // Told apart among fewer, a line may say more than it did (a `near` instead of a
         // rank): drop the farthest listed lines until the cap holds again.
@@ -635,6 +636,9 @@ struct Names {
     /// Namesakes laid out in rows and columns (a grid of identical circles, a calendar's
     /// slots): element index → (row, column), which tells them apart better than a rank.
     grid: HashMap<usize, (usize, usize)>,
+    /// Namesakes whose place in their drawing another namesake shares (slides stacked in one
+    /// spot): the place would not tell them apart, so they keep their rank.
+    same_place: HashSet<usize>,
 }
 
 /// What a line adds to tell its element from namesakes.
@@ -684,6 +688,7 @@ impl Names {
             fields: HashMap::default(),
             compact,
             grid: HashMap::default(),
+            same_place: HashSet::default(),
         };
         for items in by_shape.values() {
             let boxes: Vec<Rect> = items.iter().map(|(_, b)| *b).collect();
@@ -698,6 +703,15 @@ impl Names {
                 .iter()
                 .map(|e| element(e).map(|el| el.context.clone()).unwrap_or_default())
                 .collect();
+            let places: Vec<Option<(i32, i32)>> = group
+                .iter()
+                .map(|e| element(e).and_then(|el| el.facts.at))
+                .collect();
+            for (entry, at) in group.iter().zip(&places) {
+                if at.is_some() && places.iter().filter(|p| *p == at).count() > 1 {
+                    names.same_place.insert(entry.signature.index);
+                }
+            }
             let listed = list_ranks(&group, snapshot);
             for (rank, entry) in group.iter().enumerate() {
                 let place = listed
@@ -1103,7 +1117,11 @@ fn render_line(entry: &Entry, el: &Element, snapshot: &Snapshot, names: &Names) 
     }
     match distinction {
         // A shape of a drawing told apart by rank alone: where it is in the drawing says more.
-        Distinction::Rank(d) if !d.starts_with(" (row") && el.facts.at.is_some() => {
+        Distinction::Rank(d)
+            if !d.starts_with(" (row")
+                && el.facts.at.is_some()
+                && !names.same_place.contains(&entry.signature.index) =>
+        {
             if let Some((x, y)) = el.facts.at {
                 let _ = write!(line, " at {x}%, {y}% of the drawing");
             }

@@ -200,4 +200,16 @@ fn pins_scattered_over_a_board_say_where_they_are_not_a_row_and_column() {
         "{text}"
     );
     assert!(!text.contains("(row"), "{text}");
+
+    // Slides stacked in one spot of their carousel: the same place tells them not apart.
+    let slides: Vec<Element> = (0..3)
+        .map(|i| {
+            el(
+                &format!("d.{i}"),
+                json!({"tag": "div", "name": "Slide", "at": [50, 50]}),
+            )
+        })
+        .collect();
+    let text = list(&page(slides));
+    assert!(line_of(&text, 2).ends_with("(2nd of 3)"), "{text}");
 }
