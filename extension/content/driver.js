@@ -1263,6 +1263,91 @@
     item.cell = place;
   }
 
+  // Where a piece placed by absolute position sits inside what places it (a pin on a map, a
+  // note on a whiteboard, a piece on a board of divs), in percent like a shape of a drawing:
+  // only where it is one of several look-alike pieces side by side (same tag and class), which
+  // is where their place is all that tells them apart. The list says it only then too.
+  function notePinned(item, el, style) {
+    if (style.position !== 'absolute' || item.at) return;
+    const parent = el.parentElement;
+    const box = el.offsetParent;
+    if (!parent || !box || box === el.ownerDocument.body || box.tagName === 'HTML') return;
+    if (lookAlikesOf(parent, el).length < PIECES) return;
+    const b = rectOf(box);
+    const r = rectOf(el);
+    if (b.width <= 0 || b.height <= 0) return;
+    const x = (r.left + r.width / 2 - b.left) / b.width;
+    const y = (r.top + r.height / 2 - b.top) / b.height;
+    if (x < 0 || x > 1 || y < 0 || y > 1) return;
+    item.at = [Math.round(x * 100), Math.round(y * 100)];
+  }
+  // How many look-alike pieces make a board whose pieces are told apart by place.
+  const PIECES = 3;
+
+  // Lists read this snapshot: a parent → its children by tag and class (`kinds`); a list's
+  // items and the path to the described element inside each → each item's rank among those
+  // whose element there reads the same, and how many read each way (`lists`).
+  let amongCache = null;
+  const AMONG_DEPTH = 4;
+  const kindOf = (n) => n.tagName + '.' + (n.getAttribute('class') || '');
+  function lookAlikesOf(parent, child) {
+    let kinds = amongCache && amongCache.kinds.get(parent);
+    if (!kinds) {
+      kinds = new Map();
+      for (const c of parent.children) {
+        const k = kindOf(c);
+        if (!kinds.has(k)) kinds.set(k, []);
+        kinds.get(k).push(c);
+      }
+      if (amongCache) amongCache.kinds.set(parent, kinds);
+    }
+    return kinds.get(kindOf(child)) || [];
+  }
+  // What makes two elements namesakes, cheaply: their tag, label words, class and text (not
+  // the accessible name, which costs a description of each).
+  const lookKey = (n) => n.tagName + '|' + (n.getAttribute('aria-label') || n.getAttribute('title') || '') + '|' +
+    (n.getAttribute('class') || '') + '|' + collapse(n.textContent.slice(0, 400));
+  // An element's place among the look-alikes of its list, all of them (a long list's far items
+  // are described briefly, without a name, so the worker alone could count only the described
+  // neighbours): the list is the level, up to AMONG_DEPTH above, with the most items of one tag
+  // and class, and the look-alikes are the items whose element at the same place reads the
+  // same. Counted, not described: one pass over a list's items for each path into them.
+  function noteAmong(item, el) {
+    let best = null;
+    for (let a = el, depth = 0; depth < AMONG_DEPTH; depth++) {
+      const parent = a.parentElement;
+      if (!parent || parent.tagName === 'BODY' || parent.tagName === 'HTML') break;
+      const items = lookAlikesOf(parent, a);
+      if (items.length > 1 && (!best || items.length > best.items.length)) best = { items, unit: a };
+      a = parent;
+    }
+    if (!best) return;
+    const path = [];
+    for (let n = el; n !== best.unit; n = n.parentElement) path.unshift(Array.prototype.indexOf.call(n.parentElement.children, n));
+    const key = path.join('/');
+    let byPath = amongCache && amongCache.lists.get(best.items);
+    let list = byPath && byPath.get(key);
+    if (!list) {
+      list = { rankOf: new Map(), countOf: new Map() };
+      for (const u of best.items) {
+        let n = u;
+        for (const i of path) n = n && n.children[i];
+        if (!n) continue;
+        const k = lookKey(n);
+        const seen = (list.countOf.get(k) || 0) + 1;
+        list.countOf.set(k, seen);
+        list.rankOf.set(u, [seen, k]);
+      }
+      if (amongCache) {
+        if (!byPath) amongCache.lists.set(best.items, (byPath = new Map()));
+        byPath.set(key, list);
+      }
+    }
+    const [rank, k] = list.rankOf.get(best.unit) || [0, ''];
+    const count = list.countOf.get(k) || 0;
+    if (rank > 0 && count > 1) item.among = [rank, count];
+  }
+
   function snapshot(opts) {
     rovingCache = new Map();
     labelIndex = new Map();
@@ -1271,6 +1356,7 @@
     lookCache = new Map();
     textCache = new Map();
     rectCache = new Map();
+    amongCache = { kinds: new Map(), lists: new Map() };
     try {
       return takeSnapshot(opts);
     } finally {
@@ -1281,6 +1367,7 @@
       lookCache = null;
       textCache = null;
       rectCache = null;
+      amongCache = null;
     }
   }
 
@@ -1579,6 +1666,8 @@
       if (!item.name && !text && el.tagName !== 'SELECT') item.name = clean(contentText(el, NAME_CAP * 2, null, true) || iconName(el) || drawnName(el, style), NAME_CAP);
       else if (!text) noteMark(item, el, style);
       notePlace(item, el, shape);
+      if (!shape) notePinned(item, el, style);
+      noteAmong(item, el);
       if (control) {
         // Said as the control it stands for: `switch "Compact mode" checked`.
         const drawn = /switch|toggle/i.test((el.getAttribute('class') || '') + ' ' + (control.getAttribute('class') || ''));

@@ -2,8 +2,9 @@
 // look-alikes: an element that reacts only to hover, an outline in a drawing where a shape is
 // dropped, a puzzle piece and a resize grip whose handlers sit on the document, a text area's
 // resize corner, a 5×5 grid of identical circles, a calendar's time slots, a large drawing
-// clicked at a point, controls drawn by CSS alone (an id, a CSS image) and marks a CSS image
-// places in a tic-tac-toe board.
+// clicked at a point, controls drawn by CSS alone (an id, a CSS image), marks a CSS image
+// places in a tic-tac-toe board, the 150th of 200 identical rows in a scrolled box, and
+// identical pins placed on a map by absolute position.
 // The pages are served on an https origin the manifest does not list, trusted up front. Each
 // test asserts what the PAGE recorded (its requests, its own state read with tab.evaluate).
 // The scripted model picks elements as a model reading the list would: by name, or by the
@@ -190,6 +191,28 @@ const routes = {
       for (const m of document.querySelectorAll('.msg')) m.addEventListener('click', () => fetch('/open?n=' + m.dataset.n));
     </script>`),
   '/open': () => text('ok'),
+
+  // A service's event log: 200 identical rows in their own scroll box, each opening its
+  // entry when clicked. Only the rows near the box's view are described in full.
+  '/log': page('Event log', `<h1>Event log</h1>
+    <div id="log" role="region" aria-label="Events" tabindex="0" style="height:400px;width:360px;overflow-y:auto;border:1px solid #888;font:14px sans-serif">
+      ${Array.from({ length: 200 }, (_, i) => `<div class="entry" data-n="${i + 1}" style="height:20px;line-height:20px;cursor:pointer">Health check passed</div>`).join('')}
+    </div>
+    <script>
+      for (const e of document.querySelectorAll('.entry')) e.addEventListener('click', () => fetch('/entry?n=' + e.dataset.n));
+    </script>`),
+  '/entry': () => text('ok'),
+
+  // A map with identical meeting-point pins placed by absolute position; each records its spot.
+  '/map': page('Meeting points', `<h1>Pick a meeting point</h1>
+    <style>#map{position:relative;width:600px;height:400px;background:#dde8d0}
+      .pin{position:absolute;width:24px;height:24px;margin:-12px 0 0 -12px;border:0;border-radius:50%;background:#c33;cursor:pointer}</style>
+    <div id="map">${[['west', 10, 15], ['north-east', 85, 10], ['centre', 40, 50], ['south-east', 70, 80], ['south-west', 20, 70], ['north', 55, 30]]
+      .map(([spot, x, y]) => `<button class="pin" aria-label="Meeting point" data-spot="${spot}" style="left:${x}%;top:${y}%"></button>`).join('')}</div>
+    <script>
+      for (const p of document.querySelectorAll('.pin')) p.addEventListener('click', () => fetch('/meet?spot=' + p.dataset.spot));
+    </script>`),
+  '/meet': () => text('ok'),
 };
 
 let navigator = () => ({ action: 'done', success: false, answer: 'no script' });
@@ -358,4 +381,38 @@ test('after a box scrolls, a row keeps its number: the number it had before the 
   const s = await ui.steps();
   assert.ok(await tab.evaluate(() => window.furthest) > 100, s.join('\n'));
   assert.deepEqual(paths('/open').map((r) => r.query.n), ['3'], s.join('\n'));
+});
+
+test('in a scrolled box of 200 identical rows, "the 150th" is clicked by a rank counted over all 200', async () => {
+  let scrolls = 0;
+  navigator = (turn) => {
+    if (paths('/entry').length) return { action: 'done', success: true, answer: 'Opened.' };
+    const row = lineId(turn, /"Health check passed" \(150th of 200\)/);
+    if (row) return { action: 'click', element: row };
+    // Not listed yet: scroll the log down, as a person would, until it is.
+    const any = lineId(turn, /"Health check passed"/);
+    if (!any || scrolls++ >= 15) return giveUp('no 150th entry');
+    return { action: 'scroll', element: any, direction: 'down' };
+  };
+  await ui.startTask(tab, 'Open the 150th entry of the event log', site.url + '/log');
+  await ui.waitStatus(/^(Done|Failed)/);
+
+  const s = await ui.steps();
+  assert.deepEqual(paths('/entry').map((r) => r.query.n), ['150'], s.join('\n'));
+});
+
+test('identical pins placed on a map say where they are: the pin at the top right is clicked', async () => {
+  navigator = (turn) => {
+    if (paths('/meet').length) return { action: 'done', success: true, answer: 'Picked.' };
+    // The pin furthest right and up: the largest x less y of the places the list gives.
+    const pins = turn.split('\n').map((l) => /^\[(\d+)\]\*? button "Meeting point" at (\d+)%, (\d+)% of the drawing/.exec(l))
+      .filter(Boolean).map((m) => ({ id: Number(m[1]), score: Number(m[2]) - Number(m[3]) }));
+    if (pins.length < 6) return giveUp('the pins say no place');
+    const best = pins.reduce((a, b) => (b.score > a.score ? b : a));
+    return { action: 'click', element: best.id };
+  };
+  await ui.startTask(tab, 'Pick the meeting point at the top right of the map', site.url + '/map');
+  await ui.waitStatus(/^(Done|Failed)/);
+
+  assert.deepEqual(paths('/meet').map((r) => r.query.spot), ['north-east']);
 });

@@ -258,6 +258,7 @@ impl ElementMap {
         // stays the element's place among all its kind (in a box scrolled or a list cut short).
         names.ranks.clone_from(&wide.ranks);
         names.grid.clone_from(&wide.grid);
+        names.same_place.clone_from(&wide.same_place);
         let mut text = render_sections(&plan, snapshot, &names);
         // Told apart among fewer, a line may say more than it did (a `near` instead of a
         // rank): drop the farthest listed lines until the cap holds again.
@@ -635,6 +636,9 @@ struct Names {
     /// Namesakes laid out in rows and columns (a grid of identical circles, a calendar's
     /// slots): element index → (row, column), which tells them apart better than a rank.
     grid: HashMap<usize, (usize, usize)>,
+    /// Namesakes whose place in their drawing another namesake shares (slides stacked in one
+    /// spot): the place would not tell them apart, so they keep their rank.
+    same_place: HashSet<usize>,
 }
 
 /// What a line adds to tell its element from namesakes.
@@ -684,6 +688,7 @@ impl Names {
             fields: HashMap::default(),
             compact,
             grid: HashMap::default(),
+            same_place: HashSet::default(),
         };
         for items in by_shape.values() {
             let boxes: Vec<Rect> = items.iter().map(|(_, b)| *b).collect();
@@ -698,10 +703,22 @@ impl Names {
                 .iter()
                 .map(|e| element(e).map(|el| el.context.clone()).unwrap_or_default())
                 .collect();
+            let places: Vec<Option<(i32, i32)>> = group
+                .iter()
+                .map(|e| element(e).and_then(|el| el.facts.at))
+                .collect();
+            for (entry, at) in group.iter().zip(&places) {
+                if at.is_some() && places.iter().filter(|p| *p == at).count() > 1 {
+                    names.same_place.insert(entry.signature.index);
+                }
+            }
+            let listed = list_ranks(&group, snapshot);
             for (rank, entry) in group.iter().enumerate() {
-                names
-                    .ranks
-                    .insert(entry.signature.index, (rank + 1, group.len()));
+                let place = listed
+                    .as_ref()
+                    .and_then(|l| l.get(rank).copied())
+                    .unwrap_or((rank + 1, group.len()));
+                names.ranks.insert(entry.signature.index, place);
             }
             names.contexts.insert(name, contexts);
         }
@@ -740,6 +757,21 @@ impl Names {
     }
 }
 
+/// The ranks of namesakes (in document order) among all the look-alikes of their list, as the
+/// driver counted them ([`super::snapshot::Facts::among`]), when they all sit in one list: the
+/// same count for each, ranks rising in document order. `None` otherwise (a namesake outside
+/// the list, two lists): their rank among the namesakes offered then.
+fn list_ranks(group: &[&Entry], snapshot: &Snapshot) -> Option<Vec<(usize, usize)>> {
+    let places: Vec<(usize, usize)> = group
+        .iter()
+        .map(|e| snapshot.elements.get(e.signature.index)?.facts.among)
+        .collect::<Option<_>>()?;
+    let of = places.first()?.1;
+    let one_list = places.iter().all(|p| p.1 == of && p.0 >= 1 && p.0 <= of)
+        && places.windows(2).all(|w| w[0].0 < w[1].0);
+    (one_list && of >= places.len()).then_some(places)
+}
+
 /// Rows and columns of boxes laid out as a grid (two rows and two columns at least, one box
 /// a place): centres within half the smallest box of each other share a row or a column.
 /// `None` when they do not form one (a column of namesakes keeps its rank).
@@ -773,8 +805,13 @@ fn grid_places(boxes: &[Rect]) -> Option<Vec<(usize, usize)>> {
     );
     let places: Vec<(usize, usize)> = rows.into_iter().zip(columns).collect();
     let distinct: HashSet<&(usize, usize)> = places.iter().collect();
-    let spread = |i: fn(&(usize, usize)) -> usize| places.iter().map(i).max().unwrap_or(0) >= 2;
-    (distinct.len() == places.len() && spread(|p| p.0) && spread(|p| p.1)).then_some(places)
+    let most = |i: fn(&(usize, usize)) -> usize| places.iter().map(i).max().unwrap_or(0);
+    let spread = |i: fn(&(usize, usize)) -> usize| most(i) >= 2;
+    // Pieces scattered over a board (pins on a map) each start a row and a column of their
+    // own: no grid, whose rows and columns are shared (half its places filled at least).
+    let filled = most(|p| p.0) * most(|p| p.1) <= 2 * places.len();
+    (distinct.len() == places.len() && spread(|p| p.0) && spread(|p| p.1) && filled)
+        .then_some(places)
 }
 
 /// ` (row "2 pm", column "Tue")` of a cell (by number where the grid has no headers).
@@ -1080,7 +1117,11 @@ fn render_line(entry: &Entry, el: &Element, snapshot: &Snapshot, names: &Names) 
     }
     match distinction {
         // A shape of a drawing told apart by rank alone: where it is in the drawing says more.
-        Distinction::Rank(d) if !d.starts_with(" (row") && el.facts.at.is_some() => {
+        Distinction::Rank(d)
+            if !d.starts_with(" (row")
+                && el.facts.at.is_some()
+                && !names.same_place.contains(&entry.signature.index) =>
+        {
             if let Some((x, y)) = el.facts.at {
                 let _ = write!(line, " at {x}%, {y}% of the drawing");
             }

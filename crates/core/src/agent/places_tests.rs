@@ -140,3 +140,76 @@ fn a_rank_counts_every_namesake_offered_not_only_those_that_fit() {
     let text = ElementMap::build(&s, None).render(&s, 700).text;
     assert!(line_of(&text, 2).ends_with("(2nd of 30)"), "{text}");
 }
+
+#[test]
+fn a_rank_in_a_long_list_counts_every_look_alike_of_the_list_not_only_the_described() {
+    // Rows 141–150 of 200 identical log rows are described (the rest are far and brief): each
+    // says its place among all 200, as the driver counted them.
+    let rows: Vec<Element> = (141..=150)
+        .map(|n| {
+            el(
+                &format!("d.{n}"),
+                json!({"tag": "div", "text": "Connection reset", "among": [n, 200],
+                       "bbox": {"x": 10.0, "y": 10.0 + f64::from(n - 141) * 24.0, "width": 300.0, "height": 22.0}}),
+            )
+        })
+        .collect();
+    let text = list(&page(rows));
+    assert!(line_of(&text, 10).ends_with("(150th of 200)"), "{text}");
+    assert!(line_of(&text, 1).ends_with("(141st of 200)"), "{text}");
+
+    // A namesake outside the list: the list's count would not be the namesakes'; their rank
+    // among those offered then.
+    let mut rows: Vec<Element> = (1..=3)
+        .map(|n| {
+            el(
+                &format!("d.{n}"),
+                json!({"tag": "div", "text": "Connection reset", "among": [n, 200],
+                       "bbox": {"x": 10.0, "y": 10.0 + f64::from(n) * 24.0, "width": 300.0, "height": 22.0}}),
+            )
+        })
+        .collect();
+    rows.push(el(
+        "d.9",
+        json!({"tag": "div", "text": "Connection reset", "bbox": {"x": 10.0, "y": 200.0, "width": 300.0, "height": 22.0}}),
+    ));
+    let text = list(&page(rows));
+    assert!(line_of(&text, 3).ends_with("(3rd of 4)"), "{text}");
+    assert!(line_of(&text, 4).ends_with("(4th of 4)"), "{text}");
+}
+
+#[test]
+fn pins_scattered_over_a_board_say_where_they_are_not_a_row_and_column() {
+    // Six identical pins placed by absolute position on a map: each its own row and column,
+    // which is no grid; where each is on the board tells them apart.
+    let spots = [(10, 15), (85, 10), (40, 50), (70, 80), (20, 70), (55, 30)];
+    let pins: Vec<Element> = spots
+        .iter()
+        .enumerate()
+        .map(|(i, &(x, y))| {
+            el(
+                &format!("d.{i}"),
+                json!({"tag": "button", "name": "Pin", "at": [x, y],
+                       "bbox": {"x": f64::from(x) * 6.0, "y": f64::from(y) * 4.0, "width": 24.0, "height": 24.0}}),
+            )
+        })
+        .collect();
+    let text = list(&page(pins));
+    assert!(
+        line_of(&text, 2).ends_with(" at 85%, 10% of the drawing"),
+        "{text}"
+    );
+    assert!(!text.contains("(row"), "{text}");
+
+    // Slides stacked in one spot of their carousel: the same place tells them not apart.
+    let slides: Vec<Element> = (0..3)
+        .map(|i| {
+            el(
+                &format!("d.{i}"),
+                json!({"tag": "div", "name": "Slide", "at": [50, 50]}),
+            )
+        })
+        .collect();
+    let text = list(&page(slides));
+    assert!(line_of(&text, 2).ends_with("(2nd of 3)"), "{text}");
+}

@@ -271,6 +271,10 @@ pub struct Facts {
     /// A shape of a drawing: its centre inside the drawing, in percent across and down.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at: Option<(i32, i32)>,
+    /// Its place among the look-alikes of its list (rank, how many), counted by the driver
+    /// over all of them: far items are described briefly, without the name the list ranks by.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub among: Option<(usize, usize)>,
     /// A CSS image on a named element (an X placed in a cell): the image's file-name words.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shows: Option<String>,
