@@ -855,6 +855,7 @@ impl Loop {
             .await;
         self.note_failovers(ctx, session);
         let parsed = parse_planner(&reply?);
+        session.compact_last_reply(task::planner_reply_summary(&parsed));
         if !parsed.plan.trim().is_empty() {
             ctx.plan = parsed.plan.clone();
         }

@@ -1021,9 +1021,16 @@ Write the plan, questions and done answer in the language of the user's task."
 /// How to read the compact form of earlier turns ([`navigator_summary`], [`planner_summary`]).
 /// A page is named once per observation and only when its URL is new (see [`PageChange`]),
 /// so most compact turns are the result and the element alone: "the new page's".
-const COMPACT_LEGEND: &str = "Earlier turns are short, lists left out: the previous \
-action's result, then the element acted on → the new page's URL \"title\" (\"Unchanged.\": \
-nothing changed).";
+const COMPACT_LEGEND: &str = "Earlier turns are short, lists and plans left out (\"…\"): the \
+previous action's result, then the element acted on → the new page's URL \"title\" \
+(\"Unchanged.\": nothing changed).";
+
+/// A planner's answer as the cloud view keeps it once sent ([`crate::session::Turn::reply_summary`]):
+/// its verdict, the plan left out. The newest turn carries the plan in force, and an earlier
+/// one is stale: re-sent whole, each plan would go with every later request of the task.
+pub fn planner_reply_summary(reply: &PlannerReply) -> String {
+    format!("{{\"complete\":{},\"plan\":\"…\"}}", reply.complete)
+}
 
 /// How navigator answers must look: the flat action schema.
 pub fn schema_instructions() -> String {
