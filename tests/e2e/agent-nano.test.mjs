@@ -102,6 +102,10 @@ test('Nano answers steps 1–2, is destroyed, and the cloud answers step 3 and t
   // not again by the navigator's turn on the same page state.
   assert.ok(rest[0].content.includes(`\n${site.url.replace(/^https:\/\//, '')}/`), `the compact turn names the page: ${rest[0].content}`);
   assert.equal(rest[2].content, 'Same page.');
+  // The planner's earlier answer goes without its plan: the newest turn carries the plan in force.
+  const plan = JSON.parse(rest[1].content);
+  assert.equal(plan.plan, '…', rest[1].content);
+  assert.match(rest[4].content, /\nPlan: \S/, 'the newest turn has the plan');
   assert.equal(JSON.parse(rest[3].content).action, 'type');
   assert.equal(rest[4].content, prompts[2], 'the cloud re-runs the very step Nano failed');
   await browser.screenshot(panel, 'agent-nano-failover');

@@ -597,7 +597,7 @@ fn action_line(name: &str) -> Option<&'static str> {
         "context_click" => "element(right click)",
         "done" => "success(true|false) answer?(the result or what went wrong)",
         TOOL_ACTION => "tool(a listed tool's name) arguments(object, as its parameters ask)",
-        // What a look does and what click_at's x and y are after one is the look rule's.
+        // When to look is the look rule's; click_at's pixels after one, the screenshot turn's.
         "back" | "close_tab" | LOOK_ACTION => "",
         _ => return None,
     })
