@@ -93,13 +93,19 @@ test('Nano answers steps 1–2, is destroyed, and the cloud answers step 3 and t
   assert.equal(msgs[0].role, 'system');
   const rest = msgs.slice(1);
   assert.deepEqual(rest.map((m) => m.role), ['user', 'assistant', 'user', 'assistant', 'user'], JSON.stringify(rest.map((m) => m.role)));
-  for (const [sent, whole, role, short] of [[rest[0].content, prompts[0], 'ROLE: PLANNER', 'PLANNER after 0 actions.\n'], [rest[2].content, prompts[1], 'ROLE: NAVIGATOR', '⟦untrusted data⟧\n']]) {
+  for (const [sent, whole, role, short] of [[rest[0].content, prompts[0], 'ROLE: PLANNER', 'PLANNER after 0 actions.\n'], [rest[2].content, prompts[1], 'ROLE: NAVIGATOR', 'Same page.']]) {
     assert.ok(whole.startsWith(role) && whole.includes('⟦untrusted data: element list⟧'), whole);
     assert.ok(sent.startsWith(short), sent);
     assert.ok(!sent.includes('element list⟧') && sent.length * 2 < whole.length, sent);
-    // https:// is left out of compact turns.
-    assert.ok(sent.includes(`\n${site.url.replace(/^https:\/\//, '')}/`), `the compact turn names the page: ${sent}`);
   }
+  // https:// is left out of compact turns; the page is named once, by the planner's turn,
+  // not again by the navigator's turn on the same page state.
+  assert.ok(rest[0].content.includes(`\n${site.url.replace(/^https:\/\//, '')}/`), `the compact turn names the page: ${rest[0].content}`);
+  assert.equal(rest[2].content, 'Same page.');
+  // The planner's earlier answer goes without its plan: the newest turn carries the plan in force.
+  const plan = JSON.parse(rest[1].content);
+  assert.equal(plan.plan, '…', rest[1].content);
+  assert.match(rest[4].content, /\nPlan: \S/, 'the newest turn has the plan');
   assert.equal(JSON.parse(rest[3].content).action, 'type');
   assert.equal(rest[4].content, prompts[2], 'the cloud re-runs the very step Nano failed');
   await browser.screenshot(panel, 'agent-nano-failover');

@@ -101,7 +101,7 @@ fn breakdown(task: &Task) {
     println!("    {:<42} {:>5}", "page state (element list)", t(state));
     println!("  kept for every earlier step (the compact turn and the model's answer):");
     let pair =
-        |i: usize| t(&task.summaries[i]) + t(&tandem_reply(&task.turns[i])) + 2 * MESSAGE_OVERHEAD;
+        |i: usize| t(&task.summaries[i]) + t(&kept_reply(&task.turns[i])) + 2 * MESSAGE_OVERHEAD;
     if let Some(last) = task.summaries.len().checked_sub(1) {
         println!(
             "    {:<42} {:>5}  e.g. {:?}",
@@ -437,7 +437,12 @@ impl Task {
         let run = m.run_task(self.config(preferred, Vec::new()), async |s| {
             for (turn, summary) in self.turns.iter().zip(&self.summaries) {
                 if compact {
-                    s.invoke_with_summary(turn, summary, None).await?;
+                    let reply = s.invoke_with_summary(turn, summary, None).await?;
+                    // As the agent keeps a planner's answer (`run.rs`, `plan`).
+                    if turn.starts_with(task::PLANNER_TAG) {
+                        let parsed = task::parse_planner(&reply);
+                        s.compact_last_reply(task::planner_reply_summary(&parsed));
+                    }
                 } else {
                     s.invoke(turn, None).await?;
                 }
@@ -517,6 +522,15 @@ fn tandem_reply(turn: &str) -> String {
     }
     let element = turn.len() % 97;
     format!(r#"{{"action":"click","element":{element}}}"#)
+}
+
+/// The answer as earlier turns keep it on the cloud: a planner's without its plan.
+fn kept_reply(turn: &str) -> String {
+    let reply = tandem_reply(turn);
+    if turn.starts_with(task::PLANNER_TAG) {
+        return task::planner_reply_summary(&task::parse_planner(&reply));
+    }
+    reply
 }
 
 /// Tokens sent per step, all attempts included.

@@ -293,7 +293,7 @@ impl Loop {
                 .last_page
                 .replace((observed.snapshot.url.clone(), print.clone()));
             let last = last.as_ref().map(|(u, f)| (u.as_str(), f.as_str()));
-            let seen = PageSeen {
+            let mut seen = PageSeen {
                 url: &observed.snapshot.url,
                 title: &observed.snapshot.title,
                 change: task::page_change(last, &observed.snapshot.url, &print),
@@ -315,6 +315,7 @@ impl Loop {
                 if let Err(e) = self.plan(ctx, session, &observed.list, &seen, None).await {
                     return self.session_failed(ctx, e);
                 }
+                seen.named();
                 self.persist(ctx, session).await;
                 if self.stopped(ctx) {
                     return;
@@ -351,6 +352,7 @@ impl Loop {
             let seen_note = self.screenshot(ctx, session, &observed, &state).await;
             let turn = task::navigator_turn(ctx, &format!("{seen_note}{}", observed.list));
             let summary = task::navigator_summary(ctx, &seen);
+            seen.named();
             let asked = self.ask_action(session, &turn, &summary).await;
             // The screenshot went with this step's request (and its re-ask) only.
             session.clear_screenshot();
@@ -853,6 +855,7 @@ impl Loop {
             .await;
         self.note_failovers(ctx, session);
         let parsed = parse_planner(&reply?);
+        session.compact_last_reply(task::planner_reply_summary(&parsed));
         if !parsed.plan.trim().is_empty() {
             ctx.plan = parsed.plan.clone();
         }

@@ -566,7 +566,7 @@ pub fn describe_schema(schema: &Value) -> String {
 /// once here.
 const ACTIONS_HEAD: &str = "NAVIGATOR: answer one flat JSON object such as \
 {\"action\":\"click\",\"element\":3}: \"action\" and only its fields below (`?` optional, (…) \
-meaning, element: an element's [number]):";
+meaning, element: a listed [number]):";
 
 /// An action's fields as [`describe_schema`] lists them: `field`, `field?` when optional,
 /// `(…)` what it means where the name does not say it, `or` between alternatives. Written
@@ -581,12 +581,12 @@ fn action_line(name: &str) -> Option<&'static str> {
             "element option(value or visible text) mode?(replace|add|remove, multi-select)"
         }
         "scroll" => "direction(up|down|end) or element(into view) or both(inside it)",
-        "press" => "key(e.g. Escape, Enter, Control+A) element?(else the focused element)",
+        "press" => "key(e.g. Escape, Enter, Control+A) element?(else the focused one)",
         "drag" => {
-            "element to(element to drop on) or element dx? dy?(pixels; negative: left, up) or element path(\"x,y x,y …\" from its corner)"
+            "element to(drop target) or element dx? dy?(pixels, negative: left/up) or element path(\"x,y x,y …\" from its corner)"
         }
         "set_value" => "element value(a slider's number)",
-        "select_text" => "text(passage) element?(else found in the page)",
+        "select_text" => "text(passage) element?(else the page)",
         "click_at" => "element x y(0–1 across, down its box)",
         "navigate" => "url(absolute http(s))",
         "open_tab" => "url",
@@ -597,7 +597,7 @@ fn action_line(name: &str) -> Option<&'static str> {
         "context_click" => "element(right click)",
         "done" => "success(true|false) answer?(the result or what went wrong)",
         TOOL_ACTION => "tool(a listed tool's name) arguments(object, as its parameters ask)",
-        // What a look does and what click_at's x and y are after one is the look rule's.
+        // When to look is the look rule's; click_at's pixels after one, the screenshot turn's.
         "back" | "close_tab" | LOOK_ACTION => "",
         _ => return None,
     })

@@ -222,8 +222,10 @@ pub fn shot_note(shot: &Shot, asked: bool) -> String {
     )
 }
 
-/// The system text's part about `look`, for a model that takes images.
-pub const LOOK_RULE: &str = "LOOK: answer {\"action\":\"look\"} when the element list cannot tell you what you need (a chart, a map, a drawing, colours, a layout): the next turn carries a screenshot of the viewport with each listed element's [number] drawn on its box. Then click_at may give x and y in pixels of that screenshot, without an element. A screenshot costs about as much as a long element list: look only when the list is not enough.";
+/// The system text's part about `look`, for a model that takes images: when to look. What the
+/// screenshot shows and how click_at takes its pixels is said by the turn that carries it
+/// ([`shot_note`]), not here, so the system text does not say it twice.
+pub const LOOK_RULE: &str = "LOOK: answer {\"action\":\"look\"} only when the list cannot tell what you need (a chart, map, drawing, colours, layout): the next turn then carries a screenshot, which costs as much as a long list.";
 
 /// The timeline's result for a `look` step.
 pub fn looked_sentence() -> String {
@@ -354,7 +356,8 @@ mod tests {
         assert!(!blind_schema.json().to_string().contains("\"look\""));
         let seeing = schema_instructions(&[], true);
         assert!(seeing.contains(LOOK_RULE));
-        // The action's line; LOOK_RULE says what click_at's x and y are after a look.
+        // The action's line; the turn carrying the screenshot (shot_note) says what
+        // click_at's x and y are then.
         assert!(seeing.contains("\nlook\n"), "{seeing}");
         let schema = navigator_schema(&[], true);
         let names = schema.json().pointer("/properties/action/enum").cloned();

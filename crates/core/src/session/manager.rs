@@ -679,6 +679,15 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
         }
     }
 
+    /// Gives the last answered step's reply a compact form for the cloud view
+    /// ([`Turn::reply_summary`]); call it before the next step, which is the first request
+    /// to hold the reply.
+    pub fn compact_last_reply(&mut self, summary: String) {
+        if let Some(turn) = self.transcript.turns.last_mut() {
+            turn.reply_summary = Some(summary);
+        }
+    }
+
     /// Records an answered step in the transcript and tells the listener.
     fn answered(
         &mut self,
@@ -696,6 +705,7 @@ impl<N: NanoBackend, C: CloudTransport, S: Sleeper> HybridSession<N, C, S> {
             reply: reply.text.clone(),
             provider,
             summary: summary.map(str::to_owned),
+            reply_summary: None,
             results: std::mem::take(&mut self.transcript.pending),
             call: reply.call.clone(),
         });

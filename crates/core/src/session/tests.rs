@@ -1586,6 +1586,28 @@ fn a_failover_sends_the_compact_view_and_nano_keeps_whole_turns() {
 }
 
 #[test]
+fn a_compacted_reply_goes_compact_to_the_cloud_from_its_first_request_and_whole_to_nano() {
+    let (m, _) = manager(Availability::Unavailable, true);
+    let mut s = block_on(m.create(config(Preferred::Cloud))).unwrap();
+    let schema = schema_for::<AgentOutput>();
+    let first = block_on(s.invoke_with_summary(&turn(0), &summary(0), Some(&schema))).unwrap();
+    s.compact_last_reply("{\"plan\":\"…\"}".into());
+    for i in 1..3 {
+        block_on(s.invoke_with_summary(&turn(i), &summary(i), Some(&schema))).unwrap();
+    }
+    let requests = m.transport().requests.borrow().clone();
+    // Every request after the step holds the compact reply, never the whole one: each
+    // request still repeats the previous one up to its last message.
+    for req in &requests[1..] {
+        assert_eq!(contents(req)[1], "{\"plan\":\"…\"}");
+    }
+    assert_eq!(contents(&requests[2])[..2], contents(&requests[1])[..2]);
+    // The transcript keeps the reply whole (Nano, Debug, resume).
+    assert_eq!(s.transcript().turns[0].reply, first);
+    assert_eq!(s.transcript().full_messages_with("next")[1].content, first);
+}
+
+#[test]
 fn a_stored_transcript_without_summaries_still_loads_and_is_sent_whole() {
     let stored = r#"{"systemPrompt":"s","schemaInstructions":"","init":[],
         "turns":[{"input":"Step 0 with its list","reply":"{}","provider":"nano"}]}"#;

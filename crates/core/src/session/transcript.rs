@@ -54,12 +54,23 @@ pub struct Turn {
     /// the turn whole (chat, and tasks stored before summaries existed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<String>,
+    /// What stands in for `reply` in the cloud view (a planner's answer without the plan,
+    /// which the newest turn carries). Given right after the step
+    /// ([`HybridSession::compact_last_reply`](super::HybridSession::compact_last_reply)),
+    /// before any request holds the reply, so each request still repeats the previous one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_summary: Option<String>,
 }
 
 impl Turn {
     /// The turn as the cloud view sends it once a later turn exists.
     pub fn compact_input(&self) -> &str {
         self.summary.as_deref().unwrap_or(&self.input)
+    }
+
+    /// The reply as the cloud view sends it.
+    pub fn compact_reply(&self) -> &str {
+        self.reply_summary.as_deref().unwrap_or(&self.reply)
     }
 }
 
@@ -165,7 +176,12 @@ impl Transcript {
             let mut user = ChatMessage::new(Role::User, input);
             user.id = format!("t{i}u");
             user.tool_results = t.results.clone();
-            let mut reply = ChatMessage::new(Role::Assistant, t.reply.as_str());
+            let answer = if compact {
+                t.compact_reply()
+            } else {
+                t.reply.as_str()
+            };
+            let mut reply = ChatMessage::new(Role::Assistant, answer);
             reply.id = format!("t{i}a");
             reply.tool_calls = t.call.iter().cloned().collect();
             [user, reply]
