@@ -30,6 +30,20 @@ thread_local! {
     static SAVED: RefCell<Settings> = RefCell::new(Settings::default());
 }
 
+thread_local! {
+    /// The first read of the settings, started by the bootstrap before the wasm was ready, so
+    /// that it is answered by the time the form is wired; taken by the first `load`.
+    static FIRST_READ: RefCell<Option<js_sys::Promise>> = const { RefCell::new(None) };
+}
+
+/// Keeps `read` (a Promise of the storage read of `settings`) for the first `load`; anything
+/// else leaves `load` to read them itself.
+pub(crate) fn first_read(read: JsValue) {
+    if let Ok(promise) = wasm_bindgen::JsCast::dyn_into::<js_sys::Promise>(read) {
+        FIRST_READ.with(|r| *r.borrow_mut() = Some(promise));
+    }
+}
+
 pub fn wire() -> Result<(), DomError> {
     let provider: HtmlSelectElement = dom::by_id("provider")?;
     for kind in ProviderKind::PICKABLE {
@@ -451,7 +465,10 @@ fn request_origin(origin: &str) -> Option<js_sys::Promise> {
 /// The saved settings, read field by field (`Settings::from_stored_json`): a damaged part
 /// costs only that part, and the notice says which, in one sentence for the user.
 async fn load() -> Result<StoredSettings, String> {
-    let promise = chrome::storage_local_get(&KEY.into()).map_err(tandem_chrome::js_text)?;
+    let promise = match FIRST_READ.with(|r| r.borrow_mut().take()) {
+        Some(started) => started,
+        None => chrome::storage_local_get(&KEY.into()).map_err(tandem_chrome::js_text)?,
+    };
     let items = JsFuture::from(promise)
         .await
         .map_err(tandem_chrome::js_text)?;
