@@ -5,7 +5,7 @@
 // and the worker's answer.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launchExtension } from './lib/browser.mjs';
+import { launchExtension, collectConsole } from './lib/browser.mjs';
 
 let browser;
 before(async () => { browser = await launchExtension(); });
@@ -45,5 +45,32 @@ test('the side panel fetches the panel\'s wasm first, holds the worker\'s once i
     port.postMessage(JSON.stringify({ nanoStatus: { requestId: 'modules-test' } }));
   }));
   assert.match(typeof answer === 'string' ? answer : JSON.stringify(answer), /modules-test/);
+  await page.close();
+});
+
+test('the side panel asks for each module of its bootstrap once, as its page is parsed, and for its wasm once', async () => {
+  const page = await browser.context.newPage();
+  const log = collectConsole(page);
+  // Every request the page makes, as Chrome's network layer sees it, with what asked for it:
+  // the parse (a modulepreload link) or a script (an import found when its importer was read).
+  const requests = [];
+  const cdp = await browser.context.newCDPSession(page);
+  cdp.on('Network.requestWillBeSent', ({ request, initiator }) => {
+    requests.push({ path: new URL(request.url).pathname, by: initiator.type });
+  });
+  await cdp.send('Network.enable');
+  await page.goto(browser.url('sidepanel.html'));
+  // The worker's module is held once the panel is idle (the test above): by then the panel
+  // has asked for everything it needed to start.
+  await page.waitForFunction(() => globalThis.tandemWorkerModule instanceof WebAssembly.Module);
+  const modules = requests.filter((r) => r.path.endsWith('.js'));
+  // The bootstrap, the glue and the glue's snippets (scripts/build names them in the page).
+  assert.ok(modules.some((r) => r.path === '/wasm/panel.js'), JSON.stringify(requests));
+  assert.ok(modules.some((r) => r.path.startsWith('/wasm/snippets/')), JSON.stringify(requests));
+  for (const r of modules) assert.equal(r.by, 'parser', `${r.path} was found by a script: ${JSON.stringify(requests)}`);
+  assert.equal(new Set(modules.map((r) => r.path)).size, modules.length, JSON.stringify(requests));
+  assert.equal(requests.filter((r) => r.path === '/wasm/panel_bg.wasm').length, 1, JSON.stringify(requests));
+  assert.deepEqual(log.errors, []);
+  log.stop();
   await page.close();
 });

@@ -29,8 +29,12 @@ mod workflows;
 /// Runs once the panel's bootstrap (`extension/sidepanel.js`) has loaded the wasm. An export
 /// called by name, not a `start` function run on load: this crate's wasm tests load it in a
 /// page with no panel, and crates/wasm's default build links it beside the worker.
+/// `first_settings`: the read of the stored settings the bootstrap started while the wasm
+/// compiled (a Promise of `chrome.storage.local.get("settings")`), or undefined: then Settings
+/// reads them itself.
 #[wasm_bindgen::prelude::wasm_bindgen]
-pub fn start_panel() {
+pub fn start_panel(first_settings: wasm_bindgen::JsValue) {
+    settings::first_read(first_settings);
     // The labels first: everything after reads and names controls in the person's language.
     i18n::localize();
     // What the worker sends goes to the view it is for; the memory and the conversation

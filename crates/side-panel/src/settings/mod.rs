@@ -30,6 +30,20 @@ thread_local! {
     static SAVED: RefCell<Settings> = RefCell::new(Settings::default());
 }
 
+thread_local! {
+    /// The first read of the settings, started by the bootstrap before the wasm was ready, so
+    /// that it is answered by the time the form is wired; taken by the first `load`.
+    static FIRST_READ: RefCell<Option<js_sys::Promise>> = const { RefCell::new(None) };
+}
+
+/// Keeps `read` (a Promise of the storage read of `settings`) for the first `load`; anything
+/// else leaves `load` to read them itself.
+pub(crate) fn first_read(read: JsValue) {
+    if let Ok(promise) = wasm_bindgen::JsCast::dyn_into::<js_sys::Promise>(read) {
+        FIRST_READ.with(|r| *r.borrow_mut() = Some(promise));
+    }
+}
+
 pub fn wire() -> Result<(), DomError> {
     let provider: HtmlSelectElement = dom::by_id("provider")?;
     for kind in ProviderKind::PICKABLE {
@@ -66,6 +80,10 @@ pub fn wire() -> Result<(), DomError> {
     })?;
     // Only on request: a provider is not contacted because a field was entered.
     dom::on("list-models", "click", |_: web_sys::Event| list_models())?;
+    // The worker is asked about the on-device model first, before the panel's other
+    // questions, so that its answer is not queued behind theirs; it is shown once the
+    // settings are read (`show_nano_when_loaded`).
+    ask_nano(false);
     spawn_local(async {
         match load().await {
             Ok(stored) => {
@@ -99,7 +117,7 @@ pub fn wire() -> Result<(), DomError> {
             }
             Err(e) => status(&e),
         }
-        ask_nano(false);
+        settings_loaded();
     });
     dom::on("nano-download", "click", |_: web_sys::Event| ask_nano(true))?;
     agent::wire_sites()?;
@@ -120,10 +138,10 @@ fn ask_nano(download: bool) {
         PanelToWorker::NanoStatus { request_id }
     };
     if let Err(e) = crate::port::post(&message) {
-        nano_status(
-            "unavailable",
+        show_nano_when_loaded(
+            "unavailable".to_string(),
             None,
-            &Msg::new("nanoWorkerUnreachable", vec![text(e.to_string())]),
+            Msg::new("nanoWorkerUnreachable", vec![text(e.to_string())]),
         );
     }
 }
@@ -149,8 +167,31 @@ pub(crate) fn receive(message: WorkerToPanel) {
             availability,
             progress,
             detail,
-        } if nano_status_for(&request_id) => nano_status(&availability, progress, &detail),
+        } if nano_status_for(&request_id) => show_nano_when_loaded(availability, progress, detail),
         _ => {}
+    }
+}
+
+thread_local! {
+    /// Whether the first read of the settings is done; until then the on-device model's
+    /// status waits here: a filled status line tells the person (and the tests) that the
+    /// form shows what is stored.
+    static LOADED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static NANO_WAITING: RefCell<Option<(String, Option<f64>, Msg)>> = const { RefCell::new(None) };
+}
+
+fn show_nano_when_loaded(availability: String, progress: Option<f64>, detail: Msg) {
+    if LOADED.with(std::cell::Cell::get) {
+        nano_status(&availability, progress, &detail);
+    } else {
+        NANO_WAITING.with(|w| *w.borrow_mut() = Some((availability, progress, detail)));
+    }
+}
+
+fn settings_loaded() {
+    LOADED.with(|l| l.set(true));
+    if let Some((availability, progress, detail)) = NANO_WAITING.with(|w| w.borrow_mut().take()) {
+        nano_status(&availability, progress, &detail);
     }
 }
 
@@ -451,7 +492,10 @@ fn request_origin(origin: &str) -> Option<js_sys::Promise> {
 /// The saved settings, read field by field (`Settings::from_stored_json`): a damaged part
 /// costs only that part, and the notice says which, in one sentence for the user.
 async fn load() -> Result<StoredSettings, String> {
-    let promise = chrome::storage_local_get(&KEY.into()).map_err(tandem_chrome::js_text)?;
+    let promise = match FIRST_READ.with(|r| r.borrow_mut().take()) {
+        Some(started) => started,
+        None => chrome::storage_local_get(&KEY.into()).map_err(tandem_chrome::js_text)?,
+    };
     let items = JsFuture::from(promise)
         .await
         .map_err(tandem_chrome::js_text)?;
