@@ -410,7 +410,7 @@ impl TurnHooks for ChatHooks<'_> {
                 .used
                 .saturating_add(u64::from(u.input) + u64::from(u.output));
         }
-        let report = serde_json::json!({
+        let report = tandem_core::json!({
             "provider": report.provider.label(),
             "model": report.model,
             "budget": report.plan.budget(),

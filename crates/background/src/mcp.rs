@@ -14,7 +14,8 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 use js_sys::{Object, Reflect, Uint8Array, JSON};
-use serde_json::{json, Value};
+use serde_json::Value;
+use tandem_core::json;
 use tandem_core::mcp::{
     self, add_page, call_result, check_status, read_tools, rpc_error_result, token_hint,
     Credentials, McpEndpoint, McpError, Outgoing, Reader, Reply, Session, ToolsPage, TOOLS_CHANGED,

@@ -157,5 +157,5 @@ pub async fn call(tab_id: i32, host: &str, name: &str, params: &Value) -> Value 
     );
     run_in_page(tab_id, &page_tool_runner(), &args, CALL_LIMIT_MS)
         .await
-        .unwrap_or_else(|e| serde_json::json!({"ok": false, "error": e.to_string()}))
+        .unwrap_or_else(|e| tandem_core::json!({"ok": false, "error": e.to_string()}))
 }

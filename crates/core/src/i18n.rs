@@ -362,10 +362,31 @@ fn push(out: &mut Vec<Piece>, p: Piece) {
 /// The English template of `key`; the same text is `extension/_locales/en/messages.json`'s
 /// (a test holds them equal, and every other catalog to the same placeholders).
 pub fn english(key: &str) -> Option<&'static str> {
-    CATALOG.iter().find(|(k, _)| *k == key).map(|(_, t)| *t)
+    CATALOG
+        .iter()
+        .chain(panel_catalog())
+        .find(|(k, _)| *k == key)
+        .map(|(_, t)| *t)
 }
 
-/// Every run-time sentence with a catalog key, in English.
+// Only the panel's module carries its own sentences (issue #46: they were 1/3 of the table
+// in the worker). Core's own tests run without them, so a sentence core builds that is only
+// in the panel's table fails there.
+#[cfg(any(test, feature = "panel-words"))]
+mod panel_words;
+
+#[cfg(feature = "panel-words")]
+fn panel_catalog() -> &'static [(&'static str, &'static str)] {
+    panel_words::PANEL_CATALOG
+}
+
+#[cfg(not(feature = "panel-words"))]
+fn panel_catalog() -> &'static [(&'static str, &'static str)] {
+    &[]
+}
+
+/// Every run-time sentence with a catalog key that core, the worker or `tandem-chrome` builds,
+/// in English; the panel's own are in `panel_words` (feature `panel-words`).
 pub const CATALOG: &[(&str, &str)] = &[
     // A timeline step that worked (`agent::step_line`).
     ("stepClicked", "Clicked $1"),
@@ -536,16 +557,10 @@ pub const CATALOG: &[(&str, &str)] = &[
     ("aChoice", "a choice"),
     ("aPasswordField", "a password field"),
     // The task's status line and outcomes.
-    ("taskRunning", "Running"),
-    ("taskPaused", "Paused"),
     ("taskDone", "Done"),
     ("taskFailed", "Failed"),
     ("taskCancelled", "Cancelled"),
     ("taskStatusReason", "$1: $2"),
-    ("taskStatusStep", "$1: step $2 of at most $3"),
-    ("taskStatusStepTokens", "$1: step $2 of at most $3 · $4 tokens"),
-    ("taskStatusStepTokens_one", "$1: step $2 of at most $3 · $4 token"),
-    ("taskAnswer", "Answer: $1"),
     ("taskComplete", "Task complete."),
     ("taskCancelledByYou", "Cancelled by you."),
     ("taskPausedByYou", "Paused by you. Press Resume to continue."),
@@ -609,19 +624,6 @@ pub const CATALOG: &[(&str, &str)] = &[
     ("everyHour", "every hour"),
     ("everyNHours", "every $1 hours"),
     ("everyNHours_one", "every hour"),
-    ("workflowRuns", "Runs $1; next run $2."),
-    ("workflowRunsByHand", "Runs only when you start it."),
-    ("workflowLastRun", "Last run $1: $2"),
-    ("workflowNotRun", "Not run yet."),
-    ("workflowGone", "That workflow was deleted meanwhile."),
-    ("workflowsNotRead", "Tandem could not read the saved workflows ($1)."),
-    ("workflowsNotSaved", "Tandem could not save the workflows ($1)."),
-    ("wfDefaultSaved", "Saved: $1 is “$2” on every run that gives no other value."),
-    ("workflowParamRemoved", "The parameter $1 is removed: its value is now fixed."),
-    ("workflowRenamed", "Renamed to $1."),
-    ("workflowDeleted", "Deleted $1."),
-    ("workflowImportedOne", "Imported 1 workflow."),
-    ("workflowImported", "Imported $1 workflows."),
     // A step's details: how the model was asked and answered (`structured`).
     ("outputModeNative", "Output mode: native tool call (the model called the tool through the provider's tools field)."),
     ("outputMode", "Output mode: $1."),
@@ -630,7 +632,6 @@ pub const CATALOG: &[(&str, &str)] = &[
     ("modeJsonObject", "json_object (the provider was asked for any JSON object)"),
     ("modeProseJson", "prose JSON (JSON asked for in the prompt only, read leniently)"),
     ("modeForcedTool", "forced tool (the reply was the input of a tool call the model had to make)"),
-    ("stepDetails", "Details"),
     // Why a step failed, read back from its stored English result (`agent::why`), and a
     // workflow replay leaving its saved steps (its timeline line, pause reason and outcome).
     ("whyDisabled", "it is disabled"),
@@ -705,11 +706,6 @@ pub const CATALOG: &[(&str, &str)] = &[
     ("errOllamaLocalUnreachable", "The server at $1 could not be reached. Check that it is running and was started with OLLAMA_ORIGINS=chrome-extension://* (for example `OLLAMA_ORIGINS=chrome-extension://* ollama serve`) so it accepts requests from the extension."),
     ("errOllamaUnreachable", "Could not reach $1 at $2. Check your internet connection and the base URL in Settings. An Ollama server must be started with OLLAMA_ORIGINS=chrome-extension://*."),
     // The panel's own run-time sentences: Settings, tool cards, the Workflows view.
-    ("settingsSaved", "Saved."),
-    ("nanoDownloading", "Gemini Nano: downloading $1%"),
-    ("nanoAvailable", "Gemini Nano: available"),
-    ("nanoUnavailable", "Gemini Nano: unavailable ($1)"),
-    ("nanoDownloadable", "Gemini Nano: downloadable ($1)"),
     ("nanoStatusOther", "Gemini Nano: $1 ($2)"),
     ("nanoNoPromptApi", "this browser has no Prompt API"),
     ("nanoReadyLimits", "ready on this device (top-K up to $1, temperature up to $2)"),
@@ -719,130 +715,21 @@ pub const CATALOG: &[(&str, &str)] = &[
     ("nanoCannotRun", "this device or browser cannot run it"),
     ("nanoDownloadingPercent", "downloading the model: $1%"),
     ("nanoDownloadFailed", "the download failed: $1"),
-    ("nanoWorkerUnreachable", "the background worker is not reachable ($1)"),
-    ("keySaved", "A key is saved ($1). Leave the field empty to keep it."),
-    ("savedNotUsable", "Saved, but not usable yet: $1"),
-    ("savedNotGranted", "Saved, but Chrome did not allow Tandem to reach that base URL; requests to it will fail."),
-    ("settingsNotSaved", "Could not save settings: $1"),
-    ("testingProvider", "Testing $1…"),
-    ("workerUnreachable", "Tandem's background worker is not reachable ($1)."),
-    ("listingModels", "Listing the models of $1…"),
-    ("toolWaiting", "Waiting for your answer: run $1 from $2?"),
-    ("toolRunning", "Running $1…"),
-    ("toolCard", "Tool $1"),
-    ("toolCardFrom", "Tool $1 from $2"),
-    ("toolCardByPage", "Tool $1 provided by $2"),
-    ("toolImageNotShown", "An image the tool returned could not be shown."),
-    ("workflowNotExported", "Tandem could not export the workflow ($1)."),
-    ("workflowScheduledEvery", "Scheduled: runs $1."),
-    ("workflowUnscheduled", "No longer scheduled."),
-    ("workflowScheduleNotSet", "Tandem could not set the schedule ($1)."),
-    ("workflowStartsOn", "Starts on $1"),
     ("startPageNotOpened", "Tandem could not open the workflow's start page: $1"),
     ("startNotAllowed", "Tandem does not act on this workflow's site ($1); change the site lists in Settings to allow it"),
     ("startNoTab", "Tandem could not open a tab for it"),
     ("startFailed", "Tandem could not start it"),
     // Settings → Tools: each provider's row and its controls (the panel's `tools`).
-    ("toolsTurnOff", "Turn off"),
-    ("toolsTurnOn", "Turn on"),
-    ("toolsTurnOffNamed", "Turn off $1"),
-    ("toolsTurnOnNamed", "Turn on $1"),
-    ("toolsSignIn", "Sign in"),
-    ("toolsSignInAgain", "Sign in again"),
-    ("toolsSignOut", "Sign out"),
-    ("toolsSignInTo", "Sign in to $1"),
-    ("toolsSignInAgainTo", "Sign in again to $1"),
-    ("toolsSignOutOf", "Sign out of $1"),
-    ("toolsAllowProvider", "Allow provider $1"),
-    ("toolsDenyProvider", "Deny provider $1"),
-    ("toolsRemoveServer", "Remove server"),
-    ("toolsRemoveProvider", "Remove provider"),
-    ("toolsRemoveServerNamed", "Remove server $1"),
-    ("toolsRemoveProviderNamed", "Remove provider $1"),
     ("toolsPolicyOf", "$1 from $2"),
-    ("toolsAsk", "Ask"),
-    ("toolsProblemWith", "Problem with $1"),
-    ("toolsNotRead", "The tool providers could not be read ($1)."),
-    ("toolsDenied", "denied"),
-    ("toolsTurnedOff", "turned off"),
     ("toolsExtension", "extension $1"),
-    ("toolsNamedExtension", "«$1» (extension $2)"),
-    ("toolsClientIdFor", "Client ID for $1"),
     // The Workflows view's controls and their accessible names (the panel's `workflows`).
-    ("wfStepsOf", "Steps of $1"),
-    ("wfParamsOf", "Parameters of $1"),
-    ("wfParamName", "Name of parameter $1"),
-    ("wfParamValue", "Value of $1"),
-    ("wfSaveDefault", "Save as default"),
-    ("wfSaveDefaultOf", "Save as default value of $1"),
-    ("wfParamsHint", "Run uses these values this time only; Save as default keeps a value for every run, /run and schedules included."),
-    ("wfRemove", "Remove"),
-    ("wfRemoveParam", "Remove parameter $1"),
-    ("wfNewName", "New name for $1"),
-    ("wfRename", "Rename"),
-    ("wfRenameNamed", "Rename $1"),
     ("wfNameLength", "A workflow's name is 1 to 100 characters."),
     ("wfNameTaken", "There is already a workflow called “$1”. Choose another name."),
-    ("wfRun", "Run"),
-    ("wfRunNamed", "Run $1"),
-    ("wfExport", "Export"),
-    ("wfExportNamed", "Export $1"),
-    ("wfDelete", "Delete"),
-    ("wfDeleteNamed", "Delete $1"),
-    ("wfHowOften", "How often $1 runs"),
-    ("wfOnlyByHand", "Only when I run it"),
-    ("wfEveryDay", "Every day"),
-    ("wfEveryWeek", "Every week"),
-    ("wfEveryNHours", "Every N hours"),
-    ("wfHoursBetween", "Hours between runs of $1"),
-    ("wfAllowModel", "Let scheduled runs use the model when the page changed"),
-    ("wfScheduledHint", "A scheduled run opens a background tab while Chrome is running; anything that needs you (an approval, a password) pauses it and notifies you."),
-    ("wfSaveSchedule", "Save schedule"),
-    ("wfSaveScheduleOf", "Save schedule of $1"),
-    ("wfScheduleOf", "Schedule of $1"),
     // A tool card's names and outcome (the panel's `cards`).
-    ("cardToolCall", "Tool call $1"),
-    ("cardRunAsk", "Run $1?"),
-    ("cardResult", "Tool result"),
     ("cardArguments", "Arguments"),
-    ("cardAsSent", "As sent (JSON)"),
-    ("cardDone", "Done$1: $2"),
-    ("cardFailed", "Failed$1: $2"),
-    ("cardStopped", "Stopped"),
-    ("cardImage", "Image$1 returned by $2 ($3)"),
-    ("mcpRowTitle", "MCP server «$1» ($2)"),
     ("mcpToken", "token $1"),
-    ("mcpHeaders", "headers $1"),
     // The chat's own sentences and names (attachments, the tab memory line, the turn's
     // actions, copy, the answer's note and badge).
-    ("chatAttachNotImage", "\"$1\" is not an image, so it was not attached."),
-    ("chatAttachTooLarge", "\"$1\" is larger than 5 MB, so it was not attached."),
-    ("chatAttachTooMany", "At most $1 images go with one message."),
-    ("chatAttachUnreadable", "\"$1\" could not be read ($2)."),
-    ("chatAttachedImage", "Attached image $1"),
-    ("chatRemoveImage", "Remove image $1"),
-    ("chatSentImage", "Image $1 you sent"),
-    ("chatWorkerUnreachable", "Tandem's background worker is not reachable ($1). Reload the extension and try again."),
-    ("chatWorkerStopped", "Tandem's background worker stopped before the answer finished. The partial answer is kept; send again to retry."),
-    ("chatRemembered", "Remembered for $1 in this tab, in memory only, until the tab closes or leaves the site."),
-    ("chatNotRemembered", "Not remembered: this page is not a website."),
-    ("chatEditing", "Editing your last message: Send replaces it and its answer (Esc to cancel)."),
-    ("chatEdit", "Edit"),
-    ("chatEditTitle", "Edit & resend your last message (↑ in the empty Message box)"),
-    ("chatRegenerate", "Regenerate"),
-    ("chatRegenerateTitle", "Ask the same question again for a fresh answer, replacing this one"),
-    ("chatYou", "You"),
-    ("chatCopy", "Copy"),
-    ("chatCopyAnswer", "Copy answer"),
-    ("chatCopyCode", "Copy code"),
-    ("chatCopied", "Copied"),
-    ("chatCopyFailed", "Could not copy to the clipboard: $1"),
-    ("chatSelectedText", "Selected text"),
-    ("chatHide", "Hide from context"),
-    ("chatHideTitle", "Hide from context: keep this message on screen but stop sending it to the model"),
-    ("chatAboutPage", "About this page"),
-    ("chatAboutPageNamed", "About this page: $1"),
-    ("chatNothingToSave", "There is nothing to save yet: the conversation is empty."),
     ("chatAnsweredVia", "via $1"),
     ("chatAnsweredViaTokens", "via $1 · $2"),
     ("oneToken", "1 token"),
@@ -886,7 +773,6 @@ pub const CATALOG: &[(&str, &str)] = &[
     ("wfImportNoWorkflows", "it holds no workflows."),
     ("wfImportCount", "it must hold 1 to $1 workflows."),
     ("wfImportForm", "workflow $1 is not in the expected form ($2)."),
-    ("wfImportKeepsAtMost", "Tandem keeps at most $1 workflows."),
     ("wfEveryHours", "Every how many hours? A whole number from 1 to $1."),
     ("wfChooseEvery", "Choose daily, weekly or every N hours."),
     ("wfOnlyDone", "Only a task that ended Done can be saved as a workflow."),
@@ -919,51 +805,13 @@ pub const CATALOG: &[(&str, &str)] = &[
     ("provWithdrawn", "It offers no tools right now (it withdrew them); they come back when it registers them again."),
     ("provNoArguments", "no arguments"),
     // The token meter under the chat and the Debug drawer's report.
-    ("meterNothing", "Context: nothing sent yet"),
     ("pageToolsNotAWebPage", "Page tools (WebMCP): this browser offers them, but the current tab is not a web page Tandem can look into."),
     ("pageToolsUnsupported", "This browser does not offer page tools (WebMCP), so pages cannot give Tandem tools here."),
     ("pageToolsNone", "Page tools (WebMCP): this page offers no tools."),
     ("pageToolsOffered", "This page offers $1 tools: $2. Tandem asks before each call."),
     ("pageToolsOffered_one", "This page offers $1 tool: $2. Tandem asks before each call."),
     ("workflowsTitle", "Workflows"),
-    ("taskTypeFirst", "Type a task first."),
-    ("taskTypeAnswerFirst", "Type an answer first."),
-    ("taskTypeNoteFirst", "Type a note first."),
-    ("taskDescribeFirst", "Describe what you did first."),
-    ("saveAsWorkflow", "Save as workflow"),
-    ("saveAsWorkflowTitle", "Keep the steps this task took, to run them again without the model"),
-    ("workflowNameLabel", "Workflow name"),
-    ("saveWorkflow", "Save workflow"),
-    ("workflowsHint", "Tasks you saved with \"Save as workflow\". A run repeats the steps without the AI model while the pages match, asks again before anything that cannot be undone, and lets the model take over where a page changed. In the Task box, /run name key=value runs one with other values."),
-    ("workflowsImport", "Import workflows"),
-    ("workflowsStatus", "Workflows status"),
-    ("workflowsSaved", "Saved workflows"),
-    ("workflowsEmpty", "No workflows yet. When a task ends Done, \"Save as workflow\" keeps it here."),
-    ("meterTokens", "Context: $1 / $2 tokens"),
-    ("meterTokensEstimated", "Context: $1 / $2 tokens (estimated)"),
-    ("debugNothingYet", "Nothing sent yet. Kept in memory only; API keys are never shown."),
-    ("debugLastSend", "Last send"),
-    ("debugProviderModel", "$1 · model $2"),
-    ("debugBudget", "Budget (estimated tokens)"),
-    ("debugContextWindow", "Context window"),
-    ("debugSystemPrompt", "System prompt"),
-    ("debugYourMessage", "Your message"),
     ("debugImages", "Images"),
-    ("debugHistory", "History"),
-    ("debugTotalInput", "Total input"),
-    ("debugLeft", "Left for the answer"),
-    ("debugIncluded", "included: $1"),
-    ("debugExcluded", "excluded ($1): $2"),
-    ("debugNoEarlier", "no earlier messages"),
-    ("debugAttempts", "Attempts"),
-    ("debugAttempt", "$1 earlier exchange(s) sent → $2 → $3"),
-    ("debugRetryAfter", "retry after $1 ms"),
-    ("debugTrimRetry", "drop the oldest exchange and retry"),
-    ("debugGiveUp", "give up"),
-    ("debugDone", "done"),
-    ("debugStreamNotes", "Stream notes"),
-    ("debugRequestSent", "Request sent (credentials redacted)"),
-    ("debugRequestPayload", "Request payload"),
 ];
 
 #[cfg(test)]
@@ -1143,13 +991,13 @@ mod tests {
         ];
         let en = locale("en");
         let mut keys = BTreeSet::new();
-        for (key, english) in CATALOG {
+        for (key, english) in CATALOG.iter().chain(panel_words::PANEL_CATALOG) {
             assert!(keys.insert(*key), "{key} twice");
             assert_eq!(en.get(*key).map(String::as_str), Some(*english), "en {key}");
         }
         for lang in ["de", "es", "fr", "ja", "zh_CN"] {
             let catalog = locale(lang);
-            for (key, english) in CATALOG {
+            for (key, english) in CATALOG.iter().chain(panel_words::PANEL_CATALOG) {
                 let Some(t) = catalog.get(*key) else {
                     panic!("{lang} lacks {key}");
                 };
@@ -1159,6 +1007,62 @@ mod tests {
                     "{lang} {key} is not translated"
                 );
             }
+        }
+    }
+
+    /// Every `.rs` file under `dir`, with its text.
+    fn sources(dir: &std::path::Path, out: &mut Vec<(std::path::PathBuf, String)>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                sources(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                out.push((path, text));
+            }
+        }
+    }
+
+    /// The worker's module has only [`CATALOG`] (issue #46), so every key a crate other than
+    /// the side panel names must be there, not only in the panel's table: else the worker would
+    /// put that sentence into English (prompts, logs, notes) as nothing. Keys are named as
+    /// literals (`Msg::key("…")`, `match … => "…"`); a plural form goes with its key.
+    #[test]
+    fn every_key_built_outside_the_panel_is_in_the_worker_catalog() {
+        let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut files = Vec::new();
+        sources(&crates, &mut files);
+        let scanned: Vec<(std::path::PathBuf, String)> = files
+            .into_iter()
+            .filter(|(path, _)| {
+                !path.components().any(|c| c.as_os_str() == "side-panel")
+                    && !path.ends_with("panel_words.rs")
+            })
+            .map(|(path, text)| {
+                // This file's own tests name panel keys (the `same` list).
+                let text = if path.ends_with("core/src/i18n.rs") {
+                    text.split("#[cfg(test)]").next().unwrap_or("").to_string()
+                } else {
+                    text
+                };
+                (path, text)
+            })
+            .collect();
+        assert!(scanned.len() > 100, "{} sources found", scanned.len());
+        for (key, _) in panel_words::PANEL_CATALOG {
+            let quoted = format!("\"{key}\"");
+            for (path, text) in &scanned {
+                assert!(
+                    !text.contains(&quoted),
+                    "{} names {key}, which only the panel's table has: move it to CATALOG",
+                    path.display()
+                );
+            }
+            let base = key.strip_suffix("_one").unwrap_or(key);
+            assert!(
+                english(base).is_none() && english(&format!("{base}_one")).is_none(),
+                "{key} is in the panel's table but its other form is in the worker's"
+            );
         }
     }
 }

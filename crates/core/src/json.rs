@@ -13,6 +13,8 @@
 
 use serde::de::DeserializeOwned;
 
+#[doc(hidden)]
+pub mod lean;
 mod objects;
 pub use objects::{from_slice, from_str, from_value};
 

@@ -243,7 +243,7 @@ mod tests {
         ToolCall {
             id: id.into(),
             name: "look".into(),
-            arguments: serde_json::json!({}),
+            arguments: crate::json!({}),
         }
     }
 

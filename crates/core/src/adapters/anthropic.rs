@@ -13,8 +13,9 @@
 //! step reads everything before its new turn from the cache. Prompts under the model's
 //! minimum (1,024 or 2,048 tokens) are simply not cached.
 
+use crate::json;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::{
     arguments_object, data_url, header, json_body, parameters, parse, parse_arguments, role_name,

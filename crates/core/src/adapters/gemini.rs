@@ -8,9 +8,10 @@
 //!
 //! The body builder and decoder are shared with Firebase AI Logic ([`super::firebase`]).
 
+use crate::json;
 use serde::de::IgnoredAny;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::{
     arguments_object, data_url, header, json_body, parameters, parse, system_prompt, temperature,

@@ -7,8 +7,9 @@
 //! [`Protocol`] and enforces the common stream rules (model reported once, nothing after the
 //! end marker, cut detection, no event lost to an error arriving in the same chunk).
 
+use crate::json;
 use serde::de::DeserializeOwned;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::chat::Role;
 use crate::errors::{self, ProviderError};
@@ -953,7 +954,7 @@ pub(crate) mod testkit {
         let weather = ToolSpec {
             name: "get_weather".into(),
             description: "The current weather in a city.".into(),
-            parameters: serde_json::json!({
+            parameters: crate::json!({
                 "$schema": "http://json-schema.org/draft-07/schema#",
                 "type": "object",
                 "properties": {
@@ -967,18 +968,18 @@ pub(crate) mod testkit {
         let tabs = ToolSpec {
             name: "list_tabs".into(),
             description: "The open tabs.".into(),
-            parameters: serde_json::json!({"type": "object", "properties": {}}),
+            parameters: crate::json!({"type": "object", "properties": {}}),
         };
         let calls = vec![
             ToolCall {
                 id: "call_1".into(),
                 name: "get_weather".into(),
-                arguments: serde_json::json!({"city": "Zürich"}),
+                arguments: crate::json!({"city": "Zürich"}),
             },
             ToolCall {
                 id: "call_2".into(),
                 name: "list_tabs".into(),
-                arguments: serde_json::json!({}),
+                arguments: crate::json!({}),
             },
         ];
         let results = vec![

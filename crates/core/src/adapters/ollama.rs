@@ -4,9 +4,10 @@
 //! the last one with `done: true`, `done_reason`, `prompt_eval_count` and `eval_count`. A
 //! failure midway is a `{"error":"..."}` line.
 
+use crate::json;
 use serde::de::IgnoredAny;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::{
     arguments_object, bearer, data_url, json_body, parameters, parse, parse_arguments, role_name,

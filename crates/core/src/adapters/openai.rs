@@ -7,9 +7,10 @@
 //! with `stream_options.include_usage`), then `data: [DONE]`. An `{"error":{...}}` payload may
 //! replace a chunk when the server fails mid-answer.
 
+use crate::json;
 use serde::de::IgnoredAny;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::{
     arguments_text, bearer, json_body, parameters, parse, parse_arguments, role_name,

@@ -1678,7 +1678,7 @@ mod flat_schema_source {
                 "mode" => "add".into(),
                 "url" => "https://shop.example/".into(),
                 "tool" => tools[0].as_str().into(),
-                "arguments" => serde_json::json!({}),
+                "arguments" => crate::json!({}),
                 _ => "words".into(),
             }
         };

@@ -154,24 +154,24 @@ impl Firewall {
         let mut frame_hosts = self.hosts.clone();
         frame_hosts.extend(self.frame_hosts.iter().cloned());
         let rule = |id: u32, kind: &str, excluded: &[String], methods: Option<&[&str]>| {
-            let mut condition = serde_json::json!({
+            let mut condition = crate::json!({
                 "tabIds": self.tabs,
                 "resourceTypes": [kind],
             });
             if !excluded.is_empty() {
-                condition["excludedRequestDomains"] = serde_json::json!(excluded);
+                condition["excludedRequestDomains"] = crate::json!(excluded);
             }
             if let Some(methods) = methods {
-                condition["requestMethods"] = serde_json::json!(methods);
+                condition["requestMethods"] = crate::json!(methods);
             }
-            serde_json::json!({
+            crate::json!({
                 "id": id,
                 "priority": 1,
                 "action": {"type": "block"},
                 "condition": condition,
             })
         };
-        serde_json::json!([
+        crate::json!([
             rule(RULE_TOP, "main_frame", &self.hosts, None),
             // GET loads of frames pass: pages embed other sites' frames (payment fields,
             // videos, maps) as they load, and blocking them would break those pages.
@@ -562,17 +562,17 @@ mod tests {
         let rules = fw.rules();
         assert_eq!(
             rules[0],
-            serde_json::json!({"id": RULE_TOP, "priority": 1, "action": {"type": "block"},
+            crate::json!({"id": RULE_TOP, "priority": 1, "action": {"type": "block"},
                 "condition": {"tabIds": [7, 9], "resourceTypes": ["main_frame"],
                     "excludedRequestDomains": ["shop.tandem.test"]}})
         );
         assert_eq!(
             rules[1]["condition"]["excludedRequestDomains"],
-            serde_json::json!(["shop.tandem.test", "partner.tandem.test"])
+            crate::json!(["shop.tandem.test", "partner.tandem.test"])
         );
         assert_eq!(
             rules[1]["condition"]["requestMethods"],
-            serde_json::json!(["post", "put", "patch", "delete"])
+            crate::json!(["post", "put", "patch", "delete"])
         );
     }
 
@@ -626,7 +626,7 @@ mod tests {
     }
 
     fn el(json: serde_json::Value) -> Element {
-        let mut base = serde_json::json!({
+        let mut base = crate::json!({
             "handle": "d.1", "tag": "input", "name": "", "attrs": {},
             "bbox": {"x": 0, "y": 0, "width": 10, "height": 10},
             "visible": true, "interactive": ["native"]
@@ -638,7 +638,7 @@ mod tests {
     }
 
     fn page(elements: Vec<Element>) -> Snapshot {
-        crate::json::from_value(serde_json::json!({
+        crate::json::from_value(crate::json!({
             "docId": "d", "url": "https://shop.tandem.test/offer", "title": "Offer",
             "scroll": {"x": 0, "y": 0}, "viewport": {"width": 800, "height": 600},
             "page": {"width": 800, "height": 600}, "frames": [],
@@ -650,15 +650,13 @@ mod tests {
     #[test]
     fn typing_with_enter_or_clicking_verify_in_a_form_that_posts_elsewhere_is_an_effect() {
         let target =
-            serde_json::json!({"url": "https://collect.attacker.test/verify", "method": "post"});
-        let email = el(
-            serde_json::json!({"handle": "d.1", "name": "Email", "form": 0,
-            "attrs": {"name": "email", "type": "email"}, "submitsTo": target}),
-        );
-        let hidden_ref = el(serde_json::json!({"handle": "d.2", "form": 0,
+            crate::json!({"url": "https://collect.attacker.test/verify", "method": "post"});
+        let email = el(crate::json!({"handle": "d.1", "name": "Email", "form": 0,
+            "attrs": {"name": "email", "type": "email"}, "submitsTo": target}));
+        let hidden_ref = el(crate::json!({"handle": "d.2", "form": 0,
             "attrs": {"name": "ref", "value": "shop"}, "submitsTo": target}));
         let verify = el(
-            serde_json::json!({"handle": "d.3", "tag": "button", "implicitRole": "button",
+            crate::json!({"handle": "d.3", "tag": "button", "implicitRole": "button",
             "text": "Verify", "form": 0, "submitsTo": target}),
         );
         let snap = page(vec![email.clone(), hidden_ref, verify.clone()]);
@@ -698,7 +696,7 @@ mod tests {
         let a = Approved::of(&ctx("find a backpack"));
         let leaving = "https://shop.tandem.test@collect.attacker.test/dl?e=ada%40example.com";
         let out = el(
-            serde_json::json!({"tag": "a", "implicitRole": "link", "text": "Free gift",
+            crate::json!({"tag": "a", "implicitRole": "link", "text": "Free gift",
             "attrs": {"href": leaving}, "linksTo": leaving}),
         );
         let snap = page(vec![out.clone()]);
@@ -725,7 +723,7 @@ mod tests {
             "https:evil.example",
         ] {
             let resolved = base.join(href).expect("resolves").to_string();
-            let link = el(serde_json::json!({"tag": "a", "implicitRole": "link",
+            let link = el(crate::json!({"tag": "a", "implicitRole": "link",
                 "attrs": {"href": href}, "linksTo": resolved}));
             let effect = effect_of(&click, &link, &snap, &a);
             assert_eq!(
@@ -737,12 +735,11 @@ mod tests {
         // The driver says nothing of a link that stays on its document's origin, nor of
         // `mailto:`: no question.
         for href in ["/product/1", "#top", "mailto:x@y.z"] {
-            let link = el(
-                serde_json::json!({"tag": "a", "implicitRole": "link", "attrs": {"href": href}}),
-            );
+            let link =
+                el(crate::json!({"tag": "a", "implicitRole": "link", "attrs": {"href": href}}));
             assert_eq!(effect_of(&click, &link, &snap, &a), None, "{href}");
         }
-        let www = el(serde_json::json!({"tag": "a", "implicitRole": "link",
+        let www = el(crate::json!({"tag": "a", "implicitRole": "link",
             "attrs": {"href": "https://www.shop.tandem.test/cart"},
             "linksTo": "https://www.shop.tandem.test/cart"}));
         assert_eq!(effect_of(&click, &www, &snap, &a), None);

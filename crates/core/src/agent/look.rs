@@ -244,7 +244,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     fn el(tag: &str, name: &str, x: f64, y: f64, w: f64, h: f64) -> Element {
-        crate::json::from_value(serde_json::json!({
+        crate::json::from_value(crate::json!({
             "handle": format!("d.{tag}{x}{y}"),
             "tag": tag,
             "name": name,
@@ -258,7 +258,7 @@ mod tests {
     }
 
     fn page(elements: Vec<Element>, scroll_y: f64) -> Snapshot {
-        crate::json::from_value(serde_json::json!({
+        crate::json::from_value(crate::json!({
             "docId": "d",
             "url": "https://charts.example/",
             "title": "Sales",

@@ -7,7 +7,8 @@
 //!
 //! Pure: the events as JSON for the worker to send, tested natively.
 
-use serde_json::{json, Value};
+use crate::json;
+use serde_json::Value;
 
 // The aim is what the driver reports with an act, so it is the snapshot's type.
 pub use super::snapshot::Aim;

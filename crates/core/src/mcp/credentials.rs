@@ -3,8 +3,9 @@
 //! registry (`chrome.storage.local` under [`super::TOKENS_KEY`]), read by the worker only, and
 //! shown back by the token's end and the headers' names, never their values.
 
+use crate::json;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// Headers a user may give a server, at most.
 pub const MAX_HEADERS: usize = 16;

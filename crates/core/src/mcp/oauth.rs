@@ -564,7 +564,7 @@ pub fn read_tokens(
 /// The Dynamic Client Registration request (RFC 7591): a public client (PKCE, no secret)
 /// redirecting to `redirect_uri`.
 pub fn registration_body(redirect_uri: &str) -> Value {
-    serde_json::json!({
+    crate::json!({
         "client_name": "Tandem",
         "redirect_uris": [redirect_uri],
         "grant_types": ["authorization_code", "refresh_token"],

@@ -1,7 +1,8 @@
 //! What the client sends: JSON-RPC 2.0 requests and notifications, and the headers that go
 //! with them.
 
-use serde_json::{json, Value};
+use crate::json;
+use serde_json::Value;
 
 use super::credentials::Credentials;
 use super::error::McpError;

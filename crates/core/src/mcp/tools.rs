@@ -2,7 +2,8 @@
 //! as the provider result shape ([`crate::tools::parse_tool_result`] reads) the outcome code
 //! fences and caps like any provider's.
 
-use serde_json::{json, Map, Value};
+use crate::json;
+use serde_json::{Map, Value};
 
 use super::error::McpError;
 use super::session::clip;

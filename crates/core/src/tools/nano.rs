@@ -8,7 +8,8 @@
 //! Tool descriptions come from other extensions, so the list in the prompt is fenced
 //! ([`crate::fence::fence`]) like page text.
 
-use serde_json::{json, Value};
+use crate::json;
+use serde_json::Value;
 
 use crate::fence::fence;
 use crate::request::{ToolCall, ToolOutcome, ToolSpec};

@@ -13,7 +13,8 @@
 //! sees `page__add_to_cart`), and runs a call in the page ([`read_result`] reads the answer).
 //! Everything else (planning, questions, caps, fences) is the registry's and the turn's.
 
-use serde_json::{json, Map, Value};
+use crate::json;
+use serde_json::{Map, Value};
 
 use crate::fence::{fence, neutralise};
 

@@ -20,8 +20,9 @@
 //! annotations rather than depending on this crate: see the reason at the top of its
 //! `protocol.rs`.
 
+use crate::json;
 use serde::{Deserialize, Serialize, Serializer};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::image::{ToolImage, MAX_IMAGES_PER_RESULT};
 use super::schema;

@@ -22,8 +22,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::json;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::protocol::{clip, Answer, ToolDescriptor};
 use crate::request::ToolSpec;
