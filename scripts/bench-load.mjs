@@ -8,10 +8,8 @@
 // Beside Tandem, the floor (scripts/lib/floor-extension.mjs: an extension whose worker answers
 // at once and whose panel is one line its script fills), in a browser of its own launched the
 // same way, its runs alternating with Tandem's: what any extension pays on this machine.
-import path from 'node:path';
-import { launchExtension, repoRoot } from '../tests/e2e/lib/browser.mjs';
 import { watchPanelReady } from './lib/panel-ready.mjs';
-import { makeFloorExtension } from './lib/floor-extension.mjs';
+import { withTandemAndFloor } from './lib/floor-extension.mjs';
 
 const RUNS = Number(process.env.RUNS ?? 9);
 const median = (xs) => { const s = xs.filter((x) => x != null).sort((a, b) => a - b); return s.length ? s[Math.floor(s.length / 2)] : null; };
@@ -95,13 +93,7 @@ async function wake(browser, page) {
   return { ...t, reply };
 }
 
-const floorDir = await makeFloorExtension();
-const browsers = [];
-try {
-  const tandem = await launchExtension({ dist: process.env.TANDEM_DIST ?? path.join(repoRoot, 'dist') });
-  browsers.push(tandem);
-  const floor = await launchExtension({ dist: floorDir.dist });
-  browsers.push(floor);
+await withTandemAndFloor(async ({ tandem, floor }) => {
   const column = (runs, k) => runs.map((r) => r[k]);
 
   const panel = [[], []];
@@ -129,7 +121,4 @@ try {
   show('background.js runs (its imports evaluated)', column(worker[0], 'script'), column(worker[1], 'script'));
   show('wasm fetched, compiled, instantiated', column(worker[0], 'ready'));
   show('reply, ms from the panel\'s message', column(worker[0], 'reply'), column(worker[1], 'reply'));
-} finally {
-  for (const browser of browsers) await browser.close();
-  await floorDir.remove();
-}
+});

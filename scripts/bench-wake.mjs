@@ -9,19 +9,11 @@
 // browser of its own launched the same way, the runs of the two alternating so that both see
 // the same load on a busy machine; and Tandem's overhead over it (the difference of the
 // medians). The goals of issue #46 are Tandem's own figures.
-import path from 'node:path';
-import { launchExtension, repoRoot } from '../tests/e2e/lib/browser.mjs';
 import { watchPanelReady } from './lib/panel-ready.mjs';
-import { makeFloorExtension } from './lib/floor-extension.mjs';
+import { withTandemAndFloor } from './lib/floor-extension.mjs';
 
 const RUNS = Number(process.env.RUNS ?? 7);
-const floorDir = await makeFloorExtension();
-const browsers = [];
-try {
-  const tandem = await launchExtension({ dist: process.env.TANDEM_DIST ?? path.join(repoRoot, 'dist') });
-  browsers.push(tandem);
-  const floor = await launchExtension({ dist: floorDir.dist });
-  browsers.push(floor);
+await withTandemAndFloor(async ({ tandem, floor }) => {
   const both = [tandem, floor];
 
   const panels = await Promise.all(both.map((b) => b.openPanel()));
@@ -67,7 +59,4 @@ try {
   figure('service worker wake-up to reply (stopped → answered)', cold, 25);
   figure('awake worker round trip over a new Port', warm);
   figure('side panel open → ready (wasm loaded, settings read, status shown; floor: its script filled the line)', opened, 60);
-} finally {
-  for (const browser of browsers) await browser.close();
-  await floorDir.remove();
-}
+});

@@ -6,6 +6,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { launchExtension, repoRoot } from '../../tests/e2e/lib/browser.mjs';
 
 const MANIFEST = {
   manifest_version: 3,
@@ -41,4 +42,24 @@ export async function makeFloorExtension() {
   await writeFile(path.join(dist, 'sidepanel.html'), PANEL);
   await writeFile(path.join(dist, 'panel.js'), PANEL_SCRIPT);
   return { dist, remove: () => rm(dist, { recursive: true, force: true }) };
+}
+
+/**
+ * Launches Tandem's dist/ (TANDEM_DIST, or the repository's) and the floor, each in a browser
+ * of its own, the same way, and runs `measure({ tandem, floor })`; then closes both browsers
+ * and removes the floor, whatever happened.
+ */
+export async function withTandemAndFloor(measure) {
+  const floorDir = await makeFloorExtension();
+  const browsers = [];
+  try {
+    const tandem = await launchExtension({ dist: process.env.TANDEM_DIST ?? path.join(repoRoot, 'dist') });
+    browsers.push(tandem);
+    const floor = await launchExtension({ dist: floorDir.dist });
+    browsers.push(floor);
+    return await measure({ tandem, floor });
+  } finally {
+    for (const browser of browsers) await browser.close();
+    await floorDir.remove();
+  }
 }
