@@ -1313,6 +1313,24 @@ pub fn tab_list(ctx: &TaskContext) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::{StepKind, StepRecord};
+
+    /// A planner's step that recorded `plan`, as the agent keeps it.
+    fn plan_record(plan: &str) -> StepRecord {
+        StepRecord {
+            kind: StepKind::Plan,
+            action: plan.into(),
+            target: None,
+            result: String::new(),
+            ok: true,
+            provider: None,
+            tokens: None,
+            tool: None,
+            timings: None,
+            output: None,
+        }
+    }
+
     #[test]
     fn the_planner_schema_is_what_planner_reply_generates() {
         let generated = crate::session::schema_for::<super::PlannerReply>();
@@ -1326,18 +1344,7 @@ mod tests {
 
     #[test]
     fn a_delta_carries_only_new_steps_and_applies_to_a_copy_it_follows() {
-        let step = |text: &str| StepRecord {
-            kind: StepKind::Plan,
-            action: text.into(),
-            target: None,
-            result: String::new(),
-            ok: true,
-            provider: None,
-            tokens: None,
-            tool: None,
-            timings: None,
-            output: None,
-        };
+        let step = plan_record;
         let mut ctx = TaskContext::new("id-1", "Buy a bag", 10);
         ctx.record(step("first"));
         let mut copy = TaskView::from(&ctx);
@@ -1497,18 +1504,7 @@ mod tests {
         assert!(!ctx.planner_due());
         ctx.actions_taken = 3;
         assert!(ctx.planner_due());
-        ctx.record(StepRecord {
-            kind: StepKind::Plan,
-            action: "p".into(),
-            target: None,
-            result: String::new(),
-            ok: true,
-            provider: None,
-            tokens: None,
-            tool: None,
-            timings: None,
-            output: None,
-        });
+        ctx.record(plan_record("p"));
         assert!(!ctx.planner_due());
     }
 
@@ -1841,18 +1837,7 @@ action's result, then"
         };
         assert!(navigator_summary(&ctx, &still).ends_with("⟦/untrusted data⟧\nUnchanged."));
         // A planner turn since does not hide which element the result is of.
-        ctx.record(StepRecord {
-            kind: StepKind::Plan,
-            action: "1. pay".into(),
-            target: None,
-            result: String::new(),
-            ok: true,
-            provider: None,
-            tokens: None,
-            tool: None,
-            timings: None,
-            output: None,
-        });
+        ctx.record(plan_record("1. pay"));
         assert!(navigator_summary(&ctx, &page).contains("button \"Add to cart\""));
     }
 
