@@ -44,9 +44,13 @@ chrome.runtime.onConnect.addListener((port) => {
 });
 `;
 
-// Its panel's script with a module to pay for: it compiles `panel.wasm` before it fills the line.
+// Its panel's script with a module to pay for: it compiles `panel.wasm` before it fills the
+// line, then holds the worker's module compiled as Tandem's panel does (extension/sidepanel.js:
+// V8 shares compiled code between the extension's contexts, so a waking worker finds it).
 const PANEL_SCRIPT_COMPILING = `WebAssembly.compileStreaming(fetch('panel.wasm'))
-  .then(() => { document.getElementById('nano-status').textContent = 'ready'; });
+  .then(() => { document.getElementById('nano-status').textContent = 'ready'; })
+  .then(() => WebAssembly.compileStreaming(fetch('module.wasm')))
+  .then((module) => { globalThis.heldWorkerModule = module; });
 `;
 
 /**
