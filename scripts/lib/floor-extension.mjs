@@ -3,7 +3,7 @@
 // page is one status line and one classic script that fills it; its service worker is a module
 // that answers every message on a Port at once. What Chrome itself spends starting an extension
 // page or waking a worker on this machine is in its figures; Tandem's overhead is what is above.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { launchExtension, repoRoot } from '../../tests/e2e/lib/browser.mjs';
@@ -34,32 +34,66 @@ const PANEL = `<!doctype html>
 const PANEL_SCRIPT = `document.getElementById('nano-status').textContent = 'ready';
 `;
 
-/** Writes the floor extension into a fresh temporary directory: `{ dist, remove() }`. */
-export async function makeFloorExtension() {
+// The floor's worker with a module's bytes to pay for: it compiles `module.wasm` (streaming, as
+// Tandem's init() does; compiled, not instantiated: nothing of it runs) and answers once that is
+// done. Against the floor it prices the bytes alone; against Tandem, what runs after them.
+const WORKER_COMPILING = `performance.mark('tandem-script');
+const compiled = WebAssembly.compileStreaming(fetch('module.wasm'));
+chrome.runtime.onConnect.addListener((port) => {
+  port.onMessage.addListener((message) => compiled.then(() => port.postMessage(message)));
+});
+`;
+
+// Its panel's script with a module to pay for: it compiles `panel.wasm` before it fills the
+// line, then holds the worker's module compiled as Tandem's panel does (extension/sidepanel.js:
+// V8 shares compiled code between the extension's contexts, so a waking worker finds it).
+const PANEL_SCRIPT_COMPILING = `WebAssembly.compileStreaming(fetch('panel.wasm'))
+  .then(() => { document.getElementById('nano-status').textContent = 'ready'; })
+  .then(() => WebAssembly.compileStreaming(fetch('module.wasm')))
+  .then((module) => { globalThis.heldWorkerModule = module; });
+`;
+
+/**
+ * Writes the floor extension into a fresh temporary directory: `{ dist, remove() }`. With
+ * `wasm` (a path), its worker compiles that module before it answers; with `panelWasm`, its
+ * panel compiles that one before it fills its line.
+ */
+export async function makeFloorExtension({ wasm, panelWasm } = {}) {
   const dist = await mkdtemp(path.join(os.tmpdir(), 'tandem-floor-'));
-  await writeFile(path.join(dist, 'manifest.json'), JSON.stringify(MANIFEST, null, 2));
-  await writeFile(path.join(dist, 'background.js'), WORKER);
+  const manifest = wasm || panelWasm
+    ? { ...MANIFEST, content_security_policy: { extension_pages: "script-src 'self' 'wasm-unsafe-eval'; object-src 'self'" } }
+    : MANIFEST;
+  await writeFile(path.join(dist, 'manifest.json'), JSON.stringify(manifest, null, 2));
+  await writeFile(path.join(dist, 'background.js'), wasm ? WORKER_COMPILING : WORKER);
+  if (wasm) await copyFile(wasm, path.join(dist, 'module.wasm'));
+  if (panelWasm) await copyFile(panelWasm, path.join(dist, 'panel.wasm'));
   await writeFile(path.join(dist, 'sidepanel.html'), PANEL);
-  await writeFile(path.join(dist, 'panel.js'), PANEL_SCRIPT);
+  await writeFile(path.join(dist, 'panel.js'), panelWasm ? PANEL_SCRIPT_COMPILING : PANEL_SCRIPT);
   return { dist, remove: () => rm(dist, { recursive: true, force: true }) };
 }
 
+/** Tandem's dist/ for the benches: TANDEM_DIST, or the repository's. */
+export const tandemDist = () => process.env.TANDEM_DIST ?? path.join(repoRoot, 'dist');
+
 /**
- * Launches Tandem's dist/ (TANDEM_DIST, or the repository's) and the floor, each in a browser
- * of its own, the same way, and runs `measure({ tandem, floor })`; then closes both browsers
- * and removes the floor, whatever happened.
+ * Launches Tandem's dist/ (see tandemDist) and the floor, each in a browser of its own, the
+ * same way, and runs `measure({ tandem, floor, floorWithModule })`; then closes the browsers
+ * and removes the floors, whatever happened. With `floorModules` ({ worker, panel }: wasm
+ * paths), a third browser runs the floor whose worker and panel compile those modules first
+ * (`floorWithModule`).
  */
-export async function withTandemAndFloor(measure) {
-  const floorDir = await makeFloorExtension();
+export async function withTandemAndFloor(measure, { floorModules } = {}) {
+  const floorDirs = [await makeFloorExtension()];
+  if (floorModules) floorDirs.push(await makeFloorExtension({ wasm: floorModules.worker, panelWasm: floorModules.panel }));
   const browsers = [];
   try {
-    const tandem = await launchExtension({ dist: process.env.TANDEM_DIST ?? path.join(repoRoot, 'dist') });
+    const tandem = await launchExtension({ dist: tandemDist() });
     browsers.push(tandem);
-    const floor = await launchExtension({ dist: floorDir.dist });
-    browsers.push(floor);
-    return await measure({ tandem, floor });
+    for (const dir of floorDirs) browsers.push(await launchExtension({ dist: dir.dist }));
+    const [, floor, floorWithModule] = browsers;
+    return await measure({ tandem, floor, floorWithModule });
   } finally {
     for (const browser of browsers) await browser.close();
-    await floorDir.remove();
+    for (const dir of floorDirs) await dir.remove();
   }
 }

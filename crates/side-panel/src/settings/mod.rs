@@ -4,20 +4,18 @@
 //! a part of this view (`agent`).
 
 mod agent;
+mod nano;
+mod provider_check;
 
 use std::cell::RefCell;
 
-use tandem_core::decimal::decimal;
-use tandem_core::i18n::{nested, Mark, Msg};
-use tandem_core::protocol::{PanelToWorker, WorkerToPanel};
+use tandem_core::protocol::WorkerToPanel;
 use tandem_core::provider::{mask_key, ProviderConfig, ProviderKind, ProviderSettings};
 use tandem_core::session::Preferred;
 use tandem_core::settings::{Settings, StoredSettings};
 use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::{spawn_local, JsFuture};
-use web_sys::{
-    HtmlButtonElement, HtmlElement, HtmlInputElement, HtmlProgressElement, HtmlSelectElement,
-};
+use web_sys::{HtmlButtonElement, HtmlElement, HtmlInputElement, HtmlSelectElement};
 
 use crate::chrome;
 use crate::dom::{self, DomError};
@@ -76,14 +74,16 @@ pub fn wire() -> Result<(), DomError> {
         save();
     })?;
     dom::on("test-connection", "click", |_: web_sys::Event| {
-        test_connection()
+        provider_check::test_connection()
     })?;
     // Only on request: a provider is not contacted because a field was entered.
-    dom::on("list-models", "click", |_: web_sys::Event| list_models())?;
+    dom::on("list-models", "click", |_: web_sys::Event| {
+        provider_check::list_models()
+    })?;
     // The worker is asked about the on-device model first, before the panel's other
     // questions, so that its answer is not queued behind theirs; it is shown once the
-    // settings are read (`show_nano_when_loaded`).
-    ask_nano(false);
+    // settings are read (`nano::settings_loaded`).
+    nano::ask(false);
     spawn_local(async {
         match load().await {
             Ok(stored) => {
@@ -117,36 +117,15 @@ pub fn wire() -> Result<(), DomError> {
             }
             Err(e) => status(&e),
         }
-        settings_loaded();
+        nano::settings_loaded();
     });
-    dom::on("nano-download", "click", |_: web_sys::Event| ask_nano(true))?;
+    dom::on("nano-download", "click", |_: web_sys::Event| {
+        nano::ask(true)
+    })?;
     agent::wire_sites()?;
     Ok(())
 }
 
-thread_local! {
-    static NANO_REQUEST: RefCell<Option<String>> = const { RefCell::new(None) };
-}
-
-/// Asks the worker what Gemini Nano can do; with `download`, to download it.
-fn ask_nano(download: bool) {
-    let request_id = dom::fresh_id("n");
-    NANO_REQUEST.with(|r| *r.borrow_mut() = Some(request_id.clone()));
-    let message = if download {
-        PanelToWorker::DownloadNano { request_id }
-    } else {
-        PanelToWorker::NanoStatus { request_id }
-    };
-    if let Err(e) = crate::port::post(&message) {
-        show_nano_when_loaded(
-            "unavailable".to_string(),
-            None,
-            Msg::new("nanoWorkerUnreachable", vec![text(e.to_string())]),
-        );
-    }
-}
-
-/// Shows "Gemini Nano: available / downloading N% / unavailable (reason)".
 /// The worker's answers to Settings' questions.
 pub(crate) fn receive(message: WorkerToPanel) {
     match message {
@@ -154,76 +133,21 @@ pub(crate) fn receive(message: WorkerToPanel) {
             request_id,
             ok,
             message,
-        } => connection_result(&request_id, ok, &message),
+        } => provider_check::connection_result(&request_id, ok, &message),
         WorkerToPanel::Models {
             request_id,
             provider,
             models,
             message,
-        } => models_listed(&request_id, provider, &models, &message),
-        // Only the answer to the latest question counts.
+        } => provider_check::models_listed(&request_id, provider, &models, &message),
         WorkerToPanel::NanoStatus {
             request_id,
             availability,
             progress,
             detail,
-        } if nano_status_for(&request_id) => show_nano_when_loaded(availability, progress, detail),
+        } => nano::answer(&request_id, availability, progress, detail),
         _ => {}
     }
-}
-
-thread_local! {
-    /// Whether the first read of the settings is done; until then the on-device model's
-    /// status waits here: a filled status line tells the person (and the tests) that the
-    /// form shows what is stored.
-    static LOADED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-    static NANO_WAITING: RefCell<Option<(String, Option<f64>, Msg)>> = const { RefCell::new(None) };
-}
-
-fn show_nano_when_loaded(availability: String, progress: Option<f64>, detail: Msg) {
-    if LOADED.with(std::cell::Cell::get) {
-        nano_status(&availability, progress, &detail);
-    } else {
-        NANO_WAITING.with(|w| *w.borrow_mut() = Some((availability, progress, detail)));
-    }
-}
-
-fn settings_loaded() {
-    LOADED.with(|l| l.set(true));
-    if let Some((availability, progress, detail)) = NANO_WAITING.with(|w| w.borrow_mut().take()) {
-        nano_status(&availability, progress, &detail);
-    }
-}
-
-fn nano_status(availability: &str, progress: Option<f64>, detail: &Msg) {
-    let detail = || nested(Mark::Plain, detail.clone());
-    if let Ok(line) = dom::by_id::<HtmlElement>("nano-status") {
-        let text = match availability {
-            "downloading" => say(
-                "nanoDownloading",
-                vec![text(decimal(progress.unwrap_or(0.0) * 100.0, 0))],
-            ),
-            "available" => say("nanoAvailable", vec![]),
-            "unavailable" => say("nanoUnavailable", vec![detail()]),
-            "downloadable" => say("nanoDownloadable", vec![detail()]),
-            other => say("nanoStatusOther", vec![text(other), detail()]),
-        };
-        line.set_text_content(Some(&text));
-    }
-    if let Ok(bar) = dom::by_id::<HtmlProgressElement>("nano-progress") {
-        let shown =
-            availability == "downloading" || (availability == "available" && progress.is_some());
-        bar.set_hidden(!shown);
-        // The number itself, not a string Rust formats: the browser writes the attribute.
-        bar.set_value(progress.unwrap_or(0.0));
-    }
-    if let Ok(button) = dom::by_id::<HtmlButtonElement>("nano-download") {
-        button.set_hidden(availability != "downloadable");
-    }
-}
-
-fn nano_status_for(request_id: &str) -> bool {
-    NANO_REQUEST.with(|r| r.borrow().as_deref() == Some(request_id))
 }
 
 fn toggle_panel() {
@@ -303,14 +227,8 @@ fn fill(kind: ProviderKind) {
         let known = tandem_core::models::model_info(kind, &stored.model);
         window.set_placeholder(&known.context_window.to_string());
     }
-    connection_status("", true);
+    provider_check::forget();
     show_vision();
-    // Another provider's models are not suggestions for this one.
-    PENDING_LIST.with(|p| *p.borrow_mut() = None);
-    models_status("");
-    if let Ok(options) = dom::by_id::<HtmlElement>("model-options") {
-        options.set_text_content(None);
-    }
     if let Some(key) = input("api-key") {
         key.set_value("");
         key.set_placeholder(if kind.key_optional() {
@@ -538,113 +456,5 @@ fn form_values() -> ProviderSettings {
             .filter(|n| *n >= 512),
         project_id: value("project-id"),
         app_id: value("app-id"),
-    }
-}
-
-thread_local! {
-    static PENDING_TEST: RefCell<Option<String>> = const { RefCell::new(None) };
-}
-
-fn test_connection() {
-    let Some(provider) = selected_kind() else {
-        return;
-    };
-    let request_id = dom::fresh_id("t");
-    PENDING_TEST.with(|p| *p.borrow_mut() = Some(request_id.clone()));
-    connection_status(&say("testingProvider", vec![text(provider.label())]), true);
-    let message = PanelToWorker::TestConnection {
-        request_id,
-        provider,
-        settings: form_values(),
-    };
-    if let Err(e) = crate::port::post(&message) {
-        connection_status(&say("workerUnreachable", vec![text(e.to_string())]), false);
-    }
-}
-
-fn connection_result(request_id: &str, ok: bool, message: &str) {
-    let current = PENDING_TEST.with(|p| p.borrow().as_deref() == Some(request_id));
-    if current {
-        connection_status(message, ok);
-    }
-}
-
-thread_local! {
-    /// The listing in flight: only its answer is shown.
-    static PENDING_LIST: RefCell<Option<String>> = const { RefCell::new(None) };
-}
-
-/// Asks the worker for the provider's models, with the form as typed.
-fn list_models() {
-    let Some(provider) = selected_kind() else {
-        return;
-    };
-    let form = form_values();
-    let request_id = dom::fresh_id("m");
-    PENDING_LIST.with(|p| *p.borrow_mut() = Some(request_id.clone()));
-    models_status(&say("listingModels", vec![text(provider.label())]));
-    let message = PanelToWorker::ListModels {
-        request_id,
-        provider,
-        settings: form,
-    };
-    if let Err(e) = crate::port::post(&message) {
-        models_status(&say("workerUnreachable", vec![text(e.to_string())]));
-    }
-}
-
-/// The worker's answer: the models become the Model field's suggestions (typing any name
-/// still works), each with its context window where known.
-fn models_listed(
-    request_id: &str,
-    provider: ProviderKind,
-    models: &[tandem_core::model_list::ListedModel],
-    message: &str,
-) {
-    let current = PENDING_LIST.with(|p| p.borrow().as_deref() == Some(request_id));
-    if !current || selected_kind() != Some(provider) {
-        return;
-    }
-    models_status(message);
-    let Ok(options) = dom::by_id::<HtmlElement>("model-options") else {
-        return;
-    };
-    options.set_text_content(None);
-    for model in models {
-        let Ok(option) = dom::create("option", "") else {
-            continue;
-        };
-        dom::set_attr(&option, "value", &model.id);
-        if let Some(window) = model.context_window {
-            dom::set_attr(
-                &option,
-                "label",
-                &format!(
-                    "{} · {}",
-                    model.id,
-                    say(
-                        "nTokens",
-                        vec![tandem_core::i18n::count_shown(
-                            u64::from(window),
-                            tandem_core::chat::group_thousands(u64::from(window))
-                        )]
-                    )
-                ),
-            );
-        }
-        let _ = options.append_child(&option);
-    }
-}
-
-fn models_status(text: &str) {
-    if let Ok(line) = dom::by_id::<HtmlElement>("models-status") {
-        line.set_text_content(Some(text));
-    }
-}
-
-fn connection_status(text: &str, ok: bool) {
-    if let Ok(line) = dom::by_id::<HtmlElement>("connection-status") {
-        line.set_text_content(Some(text));
-        line.set_class_name(if ok { "ok" } else { "failed" });
     }
 }
