@@ -385,7 +385,7 @@ test('a memory game shown in quarter-second blinks: a wait says what lit, in ord
   await ui.waitStatus(/^(Done|Failed)/);
 
   assert.deepEqual(await tab.evaluate(() => window.pressed), [3, 7, 1, 5]);
-  // What the wait reported, for ARCHITECTURE.md's timing paragraph.
+  // What the wait reported, for docs/agent.md's Timing paragraph.
   t.diagnostic((navigatorTurns().find((x) => /waited 2500 ms/.test(x)) ?? '').match(/Cell \d: lit at [\d.]+ s/g)?.join(', ') ?? '');
   assert.deepEqual(paths('/memory-done').map((r) => r.query.ok), ['true']);
 });
@@ -399,7 +399,7 @@ test('a button that jumps away after each hit is hit ten times in one step', asy
   await ui.waitStatus(/^(Done|Failed)/);
 
   assert.equal(await tab.evaluate(() => window.hits), 10);
-  // A figure for ARCHITECTURE.md's timing paragraph, not asserted: how long the ten hits took.
+  // A figure for docs/agent.md's Timing paragraph, not asserted: how long the ten hits took.
   const times = await tab.evaluate(() => window.hitTimes);
   t.diagnostic(`ten hits in ${Math.round(times[times.length - 1] - times[0])} ms`);
   assert.equal(paths('/whack-won').length, 1);
