@@ -5,7 +5,9 @@
 // and the worker's answer.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launchExtension, collectConsole } from './lib/browser.mjs';
+import { readFile, readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { launchExtension, collectConsole, repoRoot } from './lib/browser.mjs';
 
 let browser;
 before(async () => { browser = await launchExtension(); });
@@ -73,4 +75,19 @@ test('the side panel asks for each module of its bootstrap once, as its page is 
   assert.deepEqual(log.errors, []);
   log.stop();
   await page.close();
+});
+
+// A waking worker loads two modules, its bootstrap and its glue: the snippets its crates declare
+// are inside the glue (scripts/lib/inline-snippets.mjs), not a level of imports more. The worker
+// running at all (this file's first test, and every agent test, whose in-page functions are
+// those snippets) proves what was inlined still works.
+test('the worker\'s bootstrap imports only its glue, and the glue imports nothing', async () => {
+  const dist = path.join(repoRoot, 'dist');
+  const importsOf = async (file) => [...(await readFile(path.join(dist, file), 'utf8'))
+    .matchAll(/^import\b[^'"]*['"]([^'"]+)['"]/gm)].map((m) => m[1]);
+  assert.deepEqual(await importsOf('background.js'), ['./wasm/worker.js']);
+  assert.deepEqual(await importsOf('wasm/worker.js'), []);
+  // Only the panel's snippets are left as files: it asks for them as its page parses.
+  const left = await readdir(path.join(dist, 'wasm', 'snippets'));
+  assert.ok(left.every((dir) => dir.startsWith('tandem-side-panel-')), left.join(', '));
 });
