@@ -19,6 +19,7 @@ pub mod decimal;
 pub mod errors;
 pub mod export;
 pub mod fence;
+pub mod float_text;
 pub mod hash;
 pub mod http;
 pub mod i18n;
