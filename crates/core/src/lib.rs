@@ -14,6 +14,7 @@ pub mod adapters;
 pub mod agent;
 pub mod answer_schema;
 pub mod budget;
+pub mod case;
 pub mod chat;
 pub mod decimal;
 pub mod errors;
