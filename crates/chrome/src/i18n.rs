@@ -32,7 +32,7 @@ fn plural_rules() -> Option<js_sys::Intl::PluralRules> {
 /// The plural category of `n` in the UI language (`one`, `few`, `many`, `other`…), by the
 /// browser's own CLDR rules.
 fn plural_category(n: &str) -> Option<String> {
-    let n: f64 = n.parse().ok()?;
+    let n = tandem_core::float_text::parse_f64(n)?;
     PLURALS.with(|rules| rules.as_ref().and_then(|r| r.select(n).as_string()))
 }
 

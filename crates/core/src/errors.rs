@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::case::Lowercase;
 use crate::i18n::{text, Msg};
 use crate::provider::{ProviderConfig, ProviderKind};
 
@@ -243,7 +244,7 @@ fn code_status(codes: &[String]) -> Option<u16> {
 }
 
 fn kind_of(status: Option<u16>, d: &ErrorDetail) -> ErrorKind {
-    let msg = d.message.to_lowercase();
+    let msg = d.message.lowercase();
     if OVERFLOW_PHRASES.iter().any(|p| msg.contains(p)) || OVERFLOW_CODES.iter().any(|c| d.has(c)) {
         return ErrorKind::ContextOverflow;
     }
@@ -398,7 +399,7 @@ pub fn classify_http(
     let mut error = classify(cfg.kind, Some(status), &d, Some(cfg), retry);
     // Servers that do not take a structured-output request say so in a 400 that names the
     // field (LM Studio, older vLLM and llama.cpp, proxies), in their message or a `param`.
-    let lower = body.to_lowercase();
+    let lower = body.lowercase();
     if status == 400
         && error.kind == ErrorKind::Provider
         && (lower.contains("response_format") || lower.contains("json_schema"))

@@ -1,6 +1,8 @@
 //! Addresses as Tandem reads them where the browser's own parser is not at hand (core has no
 //! I/O): the host a conversation or a site decision is keyed by.
 
+use crate::case::Lowercase;
+
 /// The host of an http(s) URL, lowercased, without port or credentials; `None` for every other
 /// scheme (chrome://, file:, about:, data:), whose pages get no memory.
 ///
@@ -22,7 +24,7 @@ pub fn domain_of(url: &str) -> Option<String> {
         Some(v6) => &host_port[..v6.find(']')? + 2],
         None => host_port.split(':').next().unwrap_or_default(),
     };
-    (!host.is_empty()).then(|| host.to_lowercase())
+    (!host.is_empty()).then(|| host.lowercase())
 }
 
 /// `%40` → `@`, `+` → space: a value as a form's body or a query carries it

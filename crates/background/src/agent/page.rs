@@ -319,9 +319,11 @@ pub(super) async fn load_for_run(tab: i32, url: &str) -> Result<(), String> {
         "complete" => "loaded",
         _ => "not loaded",
     };
+    // Whole seconds as an integer: `{}` of an f64 would link core's float printing
+    // (Grisu, Dragon and their tables, ~10 KB) into the worker for this one sentence.
     Err(format!(
         "{url} did not load within {} seconds (the tab showed {what}, {how})",
-        START_MS / 1000.0
+        START_MS as u32 / 1000
     ))
 }
 

@@ -13,6 +13,7 @@ use serde_json::{Map, Value};
 
 use super::snapshot::DriverCommand;
 pub use super::snapshot::ScrollDirection;
+use crate::float_text::parse_f64;
 
 /// Every action name, in the order the schema lists them.
 pub const ACTION_NAMES: [&str; 20] = [
@@ -1296,10 +1297,7 @@ impl Fields<'_> {
                 .split_whitespace()
                 .map(|pair| {
                     let (x, y) = pair.trim_matches(['(', ')', '[', ']']).split_once(',')?;
-                    Some([
-                        pixel(x.trim().parse().ok()?)?,
-                        pixel(y.trim().parse().ok()?)?,
-                    ])
+                    Some([pixel(parse_f64(x.trim())?)?, pixel(parse_f64(y.trim())?)?])
                 })
                 .collect(),
             Value::Array(items) => items
@@ -1328,7 +1326,7 @@ impl Fields<'_> {
             Value::Number(n) => n.as_f64(),
             Value::String(s) => {
                 repairs.push(Repair::QuotedScalar);
-                s.trim().parse::<f64>().ok()
+                parse_f64(s.trim())
             }
             _ => None,
         };
@@ -1353,7 +1351,7 @@ impl Fields<'_> {
             Value::Number(n) => n.as_f64(),
             Value::String(s) => {
                 repairs.push(Repair::QuotedScalar);
-                s.trim().trim_end_matches("px").parse::<f64>().ok()
+                parse_f64(s.trim().trim_end_matches("px"))
             }
             _ => None,
         };
@@ -1375,7 +1373,7 @@ impl Fields<'_> {
             Some(Value::Number(n)) => Ok(n.to_string()),
             Some(v @ Value::String(s)) => {
                 let t = s.trim();
-                if t.parse::<f64>().is_ok_and(f64::is_finite) {
+                if parse_f64(t).is_some_and(f64::is_finite) {
                     repairs.push(Repair::QuotedScalar);
                     Ok(t.to_owned())
                 } else {

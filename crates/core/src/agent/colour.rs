@@ -66,9 +66,8 @@ fn parse_rgb(css: &str) -> Option<(f64, f64, f64)> {
     let parts: Vec<f64> = inner
         .split([',', ' ', '/'])
         .filter(|p| !p.is_empty())
-        .map(|p| p.trim().parse::<f64>())
-        .collect::<Result<_, _>>()
-        .ok()?;
+        .map(|p| crate::float_text::parse_f64(p.trim()))
+        .collect::<Option<_>>()?;
     match parts.as_slice() {
         [_, _, _, a] if *a <= 0.0 => None,
         [r, g, b] | [r, g, b, _] => Some((*r, *g, *b)),

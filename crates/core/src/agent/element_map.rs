@@ -12,6 +12,7 @@ use super::colour::colour_name;
 use super::safety;
 use super::signature::{self, Match, Signature};
 use super::snapshot::{Cell, Checked, Element, Hint, Rect, Snapshot};
+use crate::case::Lowercase;
 use crate::decimal::decimal;
 
 /// One numbered element.
@@ -946,7 +947,7 @@ fn name_key(el: &Element) -> String {
         .chain(seen.split_whitespace())
         .collect::<Vec<_>>()
         .join(" ")
-        .to_lowercase()
+        .lowercase()
 }
 
 /// The name a line shows: the accessible name, else the visible text.

@@ -17,6 +17,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::case::{lowercase_char, Lowercase};
 use crate::i18n::{nested, text, Mark, Msg};
 use crate::url::form_decode;
 
@@ -217,7 +218,7 @@ fn bare(host: &str) -> String {
     if host.contains('«') {
         return host.trim().to_string();
     }
-    let h = host.trim().trim_end_matches('.').to_lowercase();
+    let h = host.trim().trim_end_matches('.').lowercase();
     h.strip_prefix("www.").map(str::to_string).unwrap_or(h)
 }
 
@@ -236,12 +237,12 @@ enum Key {
 
 fn key(value: &str) -> Key {
     if value.contains('@') {
-        return Key::Email(value.to_lowercase());
+        return Key::Email(value.lowercase());
     }
     let alnum: String = value
         .chars()
         .filter(|c| c.is_alphanumeric())
-        .flat_map(char::to_lowercase)
+        .flat_map(lowercase_char)
         .collect();
     if alnum.chars().all(|c| c.is_ascii_digit()) {
         Key::Number(alnum)
@@ -256,7 +257,7 @@ fn words(s: &str) -> String {
     s.split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")
-        .to_lowercase()
+        .lowercase()
 }
 
 /// What is about to leave, in the forms the keys are compared with.
@@ -271,7 +272,7 @@ impl Outgoing {
         // As the receiving server reads a query or a form body: `%2B` is a `+` of the value
         // (an address `ada+tag@…`), a bare `+` a space.
         let decoded = form_decode(text);
-        let lower = format!("{} {}", text.to_lowercase(), decoded.to_lowercase());
+        let lower = format!("{} {}", text.lowercase(), decoded.lowercase());
         Outgoing {
             alnum: lower
                 .chars()
@@ -405,7 +406,7 @@ fn email_in(token: &str) -> Option<String> {
         && domain
             .chars()
             .all(|c| c.is_alphanumeric() || matches!(c, '.' | '-'));
-    (ok_local && ok_domain).then(|| token.to_lowercase())
+    (ok_local && ok_domain).then(|| token.lowercase())
 }
 
 /// Words in the names, `name=` or `autocomplete=` of a field that holds personal data.
@@ -427,7 +428,7 @@ fn personal_values(text: &str) -> Vec<String> {
             continue;
         };
         let value = rest[..end].trim();
-        let head = line[..at].to_lowercase();
+        let head = line[..at].lowercase();
         if value.chars().filter(|c| c.is_alphabetic()).count() >= 4
             && PERSONAL.iter().any(|w| head.contains(w))
             && !head.contains("search")

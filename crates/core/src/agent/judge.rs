@@ -33,6 +33,7 @@ use serde::{Deserialize, Serialize};
 use super::actions::{activates, Action};
 use super::safety::{is_password, payment_field, seen_as_message, submits_form, PaymentField};
 use super::snapshot::{Checked, Element, Snapshot};
+use crate::case::Lowercase;
 use crate::i18n::{nested, text, Mark, Msg};
 use crate::url::domain_of;
 
@@ -793,7 +794,7 @@ fn submission(step: &Step, enter: bool) -> Option<ConfirmReason> {
 /// A change of `kind` made by `control`: asked about, saying whether the person's words
 /// called for it.
 fn change(step: &Step, kind: Kind, control: &str, evidence: Evidence) -> ConfirmReason {
-    let user = step.user_texts.join("\n").to_lowercase();
+    let user = step.user_texts.join("\n").lowercase();
     let called_for = kind.task_words().iter().any(|w| has_phrase(&user, w));
     ConfirmReason::Change {
         kind,
@@ -818,7 +819,7 @@ pub fn kind_of_label(label: &str) -> Option<Kind> {
 
 /// The first kind (most serious first) whose `words` occur in `text`.
 fn words_kind(text: &str, words: fn(Kind) -> &'static [&'static str]) -> Option<Kind> {
-    let lower = text.to_lowercase();
+    let lower = text.lowercase();
     Kind::ALL
         .into_iter()
         .find(|k| words(*k).iter().any(|w| has_phrase(&lower, w)))
@@ -851,7 +852,7 @@ const AFFIRM: &[&str] = &[
 ];
 
 fn affirms(label: &str) -> bool {
-    let lower = label.to_lowercase();
+    let lower = label.lowercase();
     AFFIRM.iter().any(|w| has_phrase(&lower, w))
 }
 
@@ -880,7 +881,7 @@ fn asked_on_page(step: &Step) -> Option<(Kind, String)> {
     sources.into_iter().find_map(|words| {
         sentences(words)
             .filter(|s| {
-                let lower = s.to_lowercase();
+                let lower = s.lowercase();
                 s.ends_with('?') || ASKING.iter().any(|a| lower.contains(a))
             })
             .find_map(|s| question_kind(s).map(|k| (k, s.to_string())))
@@ -940,7 +941,7 @@ fn covered(step: &Step, reason: &ConfirmReason) -> bool {
         .unwrap_or_else(|| step.element.context.clone());
     let quoted = quoted_names(&question);
     if !quoted.is_empty() {
-        return quoted.iter().any(|q| act.about.contains(&q.to_lowercase()));
+        return quoted.iter().any(|q| act.about.contains(&q.lowercase()));
     }
     // Most of its words: "delete: analysis.ipynb?" shares only "ipynb" with an approval
     // about "untitled.ipynb", and is another file.
@@ -1001,7 +1002,7 @@ fn about(step: &Step) -> String {
             parts.push(o.name.clone());
         }
     }
-    short(&parts.join(" \n "), 4000).to_lowercase()
+    short(&parts.join(" \n "), 4000).lowercase()
 }
 
 /// Names a question quotes (“Dune”, "Dune", «Dune», 'Dune').
@@ -1097,7 +1098,7 @@ const PLAIN_WORDS: &[&str] = &[
 /// [`PLAIN_WORDS`]).
 fn object_words(question: &str) -> Vec<String> {
     question
-        .to_lowercase()
+        .lowercase()
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| w.chars().count() >= 3 && !PLAIN_WORDS.contains(w))
         .map(str::to_string)
@@ -1155,12 +1156,12 @@ const KEEPS: &[&str] = &[
 ];
 
 fn says_nothing_leaves(label: &str) -> bool {
-    let lower = label.to_lowercase();
+    let lower = label.lowercase();
     KEEPS.iter().any(|w| has_phrase(&lower, w))
 }
 
 fn says_it_saves(label: &str) -> bool {
-    let lower = label.to_lowercase();
+    let lower = label.lowercase();
     SAVES.iter().any(|w| has_phrase(&lower, w))
 }
 
@@ -1187,7 +1188,7 @@ fn words_of(el: &Element) -> String {
     .into_iter()
     .flatten()
     {
-        words.push_str(&part.to_lowercase().replace('_', "-"));
+        words.push_str(&part.lowercase().replace('_', "-"));
         words.push(' ');
     }
     words

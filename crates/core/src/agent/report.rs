@@ -129,7 +129,7 @@ impl ActSuccess {
                 let now = self
                     .value
                     .as_deref()
-                    .filter(|v| v.len() <= 24 && v.parse::<f64>().is_ok());
+                    .filter(|v| v.len() <= 24 && crate::float_text::parse_f64(v).is_some());
                 let done = match (self.accepted, now) {
                     (Some(false), Some(v)) => {
                         format!("the slider did not take the value; it shows {v}")

@@ -15,6 +15,7 @@ use super::snapshot::Element;
 use crate::i18n::{text, Msg};
 use crate::url::domain_of;
 
+use crate::case::Lowercase;
 pub use crate::fence::{
     fence, hide_card_numbers, neutralise, CARD_HIDDEN, FENCE_CLOSE, FENCE_OPEN, FENCE_RULE,
 };
@@ -136,7 +137,7 @@ pub(crate) fn payment_field(el: &Element) -> Option<PaymentField> {
             .chars()
             .filter(|c| c.is_alphanumeric())
             .collect::<String>()
-            .to_lowercase();
+            .lowercase();
         if [
             "cardnumber",
             "ccnumber",
@@ -195,7 +196,7 @@ impl FromStr for HostPattern {
             pattern: s.to_owned(),
             why,
         };
-        let p = s.trim().to_lowercase();
+        let p = s.trim().lowercase();
         if p == "*" {
             return Ok(HostPattern::Any);
         }

@@ -12,6 +12,7 @@ use crate::hash::HashMap;
 use std::cell::OnceCell;
 
 use super::snapshot::{Element, Snapshot};
+use crate::case::Lowercase;
 
 /// Lowest score that counts as the same element.
 pub const ACCEPT: f64 = 0.6;
@@ -124,12 +125,12 @@ impl Text {
             && !raw.contains("  ")
             && !raw.chars().any(|c| c.is_whitespace() && c != ' ');
         let norm = if collapsed {
-            raw.to_lowercase()
+            raw.lowercase()
         } else {
             raw.split_whitespace()
                 .collect::<Vec<_>>()
                 .join(" ")
-                .to_lowercase()
+                .lowercase()
         };
         Self {
             norm,

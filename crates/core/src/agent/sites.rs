@@ -15,6 +15,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::actions::{Action, ScrollTarget};
+use crate::case::Lowercase;
 use crate::i18n::{nested, text, Mark, Msg};
 
 /// The `chrome.storage.local` key of the remembered "Always allow" sites.
@@ -128,7 +129,7 @@ pub fn needs_leave_approval(target: &str, current: Option<&str>, user_texts: &[&
         return false;
     }
     let named = user_texts.iter().any(|text| {
-        let text = text.to_lowercase();
+        let text = text.lowercase();
         text.match_indices(&target).any(|(at, _)| {
             // A whole host in the text: "shop.example.com" does not name "example.com"'s
             // look-alike "badexample.com", nor the other way round.

@@ -5,6 +5,7 @@
 //! id is its own, so whenever two names could be confused the id is shown beside them.
 
 use super::registry::{Decision, Provider, Registry};
+use crate::case::Lowercase;
 use crate::i18n::{nested, text, Mark, Msg};
 
 /// The first characters of an extension id, enough to tell two apart at a glance
@@ -32,7 +33,7 @@ pub fn namesakes<'a>(registry: &'a Registry, provider: &Provider) -> Vec<&'a Pro
             .split_whitespace()
             .collect::<Vec<_>>()
             .join(" ")
-            .to_lowercase()
+            .lowercase()
     };
     let name = key(provider);
     if name.is_empty() || provider.name() == provider.id() {

@@ -19,6 +19,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::case::Lowercase;
 use crate::i18n::{nested, text, Mark, Msg};
 
 use super::actions::{Action, SelectMode};
@@ -332,11 +333,11 @@ pub fn url_pattern(url: &str, params: &[Param]) -> String {
         .filter(|w| w.chars().count() >= 3)
         .collect();
     let mut parts = rest.split('/');
-    let host = parts.next().unwrap_or_default().to_lowercase();
+    let host = parts.next().unwrap_or_default().lowercase();
     let mut out = host;
     for segment in parts {
         out.push('/');
-        let lower = segment.to_lowercase();
+        let lower = segment.lowercase();
         let varies = segment.chars().any(|c| c.is_ascii_digit())
             || words_of(&lower).any(|w| words.contains(&w));
         out.push_str(if varies { "*" } else { segment });
@@ -347,7 +348,7 @@ pub fn url_pattern(url: &str, params: &[Param]) -> String {
 fn words_of(s: &str) -> impl Iterator<Item = String> + '_ {
     s.split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
+        .map(Lowercase::lowercase)
 }
 
 /// Whether `url` is a page `pattern` describes (an empty pattern: any page).
@@ -510,7 +511,7 @@ impl Workflow {
         let p = self.params.remove(at);
         let mark = format!("{{{name}}}");
         self.goal = self.goal.replace(&mark, &p.value);
-        let lower = p.value.to_lowercase();
+        let lower = p.value.lowercase();
         for step in &mut self.steps {
             if let StepAction::Type { value, .. } | StepAction::Select { value, .. } =
                 &mut step.action
@@ -603,8 +604,8 @@ fn step_value(action: &StepAction) -> Option<&str> {
 
 /// The byte offset of `needle` in `hay` (ignoring case) where it stands as whole words.
 fn find_words(hay: &str, needle: &str) -> Option<usize> {
-    let lower = hay.to_lowercase();
-    let n = needle.to_lowercase();
+    let lower = hay.lowercase();
+    let n = needle.lowercase();
     // Lower-casing can change byte lengths outside ASCII: offsets are only trusted when it
     // did not.
     if lower.len() != hay.len() || n.len() != needle.len() || n.is_empty() {
@@ -694,7 +695,7 @@ fn steps_of(recorded: &[RecordedStep], params: &[Param]) -> Vec<Step> {
 fn templated(t: &Target, params: &[Param]) -> Target {
     let mut t = t.clone();
     for p in params {
-        let value = p.value.to_lowercase();
+        let value = p.value.lowercase();
         if value.chars().count() < 2 {
             continue; // "M" would be found in every name
         }
@@ -758,7 +759,7 @@ pub fn locate(target: &Target, params: &[Param], entries: &[Entry]) -> Result<u3
         if !templated.is_empty() {
             let holds = templated
                 .iter()
-                .all(|p| name.contains(&p.value.to_lowercase()));
+                .all(|p| name.contains(&p.value.lowercase()));
             if !holds || e.signature.role != target.role {
                 continue;
             }

@@ -6,6 +6,7 @@
 use crate::i18n::{text, Msg};
 
 use super::Workflow;
+use crate::case::Lowercase;
 
 /// The longest name, in characters.
 pub const MAX_NAME: usize = 100;
@@ -125,12 +126,12 @@ pub fn chosen_name(name: &str, list: &[Workflow], own: Option<&str>) -> Result<S
 
 /// Whether two names are one to `/run`: equal but for case and surrounding spaces.
 pub fn same_name(a: &str, b: &str) -> bool {
-    a.trim().to_lowercase() == b.trim().to_lowercase()
+    a.trim().lowercase() == b.trim().lowercase()
 }
 
 fn lower(word: &str) -> String {
     word.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '&')
-        .to_lowercase()
+        .lowercase()
 }
 
 /// `words` without the courtesies they open with ("Please, can you …").
