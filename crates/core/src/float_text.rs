@@ -28,6 +28,9 @@ pub fn parse_f64(text: &str) -> Option<f64> {
     Some(if negative { -magnitude } else { magnitude })
 }
 
+/// Significant digits read exactly; the rest only says the number is not exact there.
+const MAX_DIGITS: usize = 800;
+
 /// The nearest `f64` to the unsigned decimal `text` (`12`, `1.5`, `.5`, `5.`, `2e-3`).
 fn decimal(text: &[u8]) -> Option<f64> {
     let (mantissa, exponent) = match text.iter().position(|&b| b == b'e' || b == b'E') {
@@ -74,7 +77,16 @@ fn decimal(text: &[u8]) -> Option<f64> {
         .rposition(|&d| d != b'0')
         .map_or(start, |e| e + 1);
     exp10 += (digits.len() - end) as i64;
-    let significant = &digits[start..end];
+    let mut significant = digits[start..end].to_vec();
+    // A model's or a page's text can be long: past MAX_DIGITS significant digits only
+    // whether the rest is zero matters (a halfway point between two doubles has at most 767),
+    // and it is not (trailing zeros are gone), so the rest becomes one digit 1. This keeps
+    // the big integers, and the time, bounded whatever the length.
+    if significant.len() > MAX_DIGITS {
+        exp10 += (significant.len() - MAX_DIGITS - 1) as i64;
+        significant.truncate(MAX_DIGITS);
+        significant.push(b'1');
+    }
     // The value lies in [10^(top-1), 10^top): past f64::MAX (< 10^309), or below half the
     // least subnormal (2^-1075 > 10^-324), without building a number of that size.
     let top = significant.len() as i64 + exp10;
@@ -84,7 +96,7 @@ fn decimal(text: &[u8]) -> Option<f64> {
     if top < -323 {
         return Some(0.0);
     }
-    let mut numerator = Big::from_digits(significant);
+    let mut numerator = Big::from_digits(&significant);
     let mut denominator = Big::one();
     if exp10 >= 0 {
         numerator.mul_pow10(exp10 as u32);
@@ -352,6 +364,14 @@ mod tests {
         same(&format!("0.{}1", "0".repeat(330))).unwrap();
         same(&format!("{}e-700", "7".repeat(700))).unwrap();
         same(&format!("1{}", "0".repeat(320))).unwrap();
+        // Past MAX_DIGITS: the digits beyond decide only through being there (a halfway
+        // point followed by a far 1 rounds up), and a very long text stays quick.
+        let halfway = "1.00000000000000011102230246251565404236316680908203125";
+        same(&format!("{halfway}{}1", "0".repeat(900))).unwrap();
+        same(&format!("{halfway}{}", "0".repeat(900))).unwrap();
+        same(&format!("{}e-1000", "3".repeat(1200))).unwrap();
+        same(&format!("0.{}", "9".repeat(200_000))).unwrap();
+        same(&"7".repeat(200_000)).unwrap();
     }
 
     proptest! {
