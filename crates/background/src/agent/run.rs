@@ -232,7 +232,7 @@ impl Loop {
         if self.stop.get() == Stop::Cancel {
             ctx.finish(TaskStatus::Cancelled, Msg::key("taskCancelledByYou"));
         }
-        if let Err(e) = save(ctx).await {
+        if let Err(e) = save(ctx) {
             crate::log_error("the task could not be saved", &e.to_string().into());
         }
         // Counted in the step just recorded; stored with the next save, since this one has

@@ -77,7 +77,7 @@ fn next_stamp() -> u64 {
 }
 
 /// Persists `ctx` and tells every open panel what they show of it, both under a new stamp.
-pub(super) async fn save(ctx: &TaskContext) -> Result<(), AgentError> {
+pub(super) fn save(ctx: &TaskContext) -> Result<(), AgentError> {
     let stamp = next_stamp();
     let value = JSON::parse(&ctx.to_json()).map_err(|e| AgentError::Storage(js_text(e)))?;
     // Written into the stored copy (read back by polls) and the broadcast alike; `ctx` is
