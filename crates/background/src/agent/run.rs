@@ -226,7 +226,7 @@ impl Loop {
         }
     }
 
-    pub(super) async fn persist(&self, ctx: &mut TaskContext, session: &Session) {
+    pub(super) fn persist(&self, ctx: &mut TaskContext, session: &Session) {
         let started = js_sys::Date::now();
         ctx.transcript = Some(session.transcript().clone());
         if self.stop.get() == Stop::Cancel {
@@ -248,7 +248,7 @@ impl Loop {
                 return;
             }
             if self.take_updates(ctx) {
-                self.persist(ctx, session).await;
+                self.persist(ctx, session);
             }
             // A question asked before a worker restart is still open: its answer comes first.
             if ctx.question.is_some() {
@@ -303,7 +303,7 @@ impl Loop {
             if ctx.replay.is_some() {
                 match self.replay_step(ctx, session, &observed).await {
                     Replayed::Next => {
-                        self.persist(ctx, session).await;
+                        self.persist(ctx, session);
                         continue;
                     }
                     Replayed::End => return,
@@ -316,7 +316,7 @@ impl Loop {
                     return self.session_failed(ctx, e);
                 }
                 seen.named();
-                self.persist(ctx, session).await;
+                self.persist(ctx, session);
                 if self.stopped(ctx) {
                     return;
                 }
@@ -375,7 +375,7 @@ impl Loop {
                     if ctx.failed_step() {
                         return self.too_many_failures(ctx);
                     }
-                    self.persist(ctx, session).await;
+                    self.persist(ctx, session);
                     continue;
                 }
                 Err(e) => return self.session_failed(ctx, e),
@@ -424,7 +424,7 @@ impl Loop {
                         ctx.feedback =
                             "The planner says the task is not complete yet; follow the plan."
                                 .into();
-                        self.persist(ctx, session).await;
+                        self.persist(ctx, session);
                         continue;
                     }
                     Err(e) => return self.session_failed(ctx, e),
@@ -463,7 +463,7 @@ impl Loop {
                 } else if ctx.failed_step() {
                     return self.too_many_failures(ctx);
                 }
-                self.persist(ctx, session).await;
+                self.persist(ctx, session);
                 continue;
             }
             if let Action::Look = &action {
@@ -480,7 +480,7 @@ impl Loop {
                 } else if ctx.failed_step() {
                     return self.too_many_failures(ctx);
                 }
-                self.persist(ctx, session).await;
+                self.persist(ctx, session);
                 continue;
             }
             // A point of the screenshot is a point of the listed element under it: from here
@@ -579,7 +579,7 @@ impl Loop {
             } else {
                 ctx.consecutive_failures = 0;
             }
-            self.persist(ctx, session).await;
+            self.persist(ctx, session);
         }
     }
 
@@ -657,9 +657,10 @@ impl Loop {
                 });
                 *self.tool_call.borrow_mut() = Some(call.id.clone());
                 // Shown (saved and broadcast) only once the answer has somewhere to go.
-                let decided =
-                    crate::tools::decide_after(&call.id, controller, self.persist(ctx, session))
-                        .await;
+                let decided = crate::tools::decide_after(&call.id, controller, async {
+                    self.persist(ctx, session)
+                })
+                .await;
                 self.tool_call.borrow_mut().take();
                 ctx.pending = None;
                 let outcome = match decided {
@@ -724,7 +725,7 @@ impl Loop {
         let Some(question) = ctx.question.clone() else {
             return;
         };
-        self.persist(ctx, session).await;
+        self.persist(ctx, session);
         let answer = self.wait_for_answer().await;
         let Some(answer) = answer else {
             ctx.question = None;
@@ -736,7 +737,7 @@ impl Loop {
             self.record(ctx, session, before, json, None, Ok(result));
         }
         ctx.consecutive_failures = 0;
-        self.persist(ctx, session).await;
+        self.persist(ctx, session);
     }
 
     fn too_many_failures(&self, ctx: &mut TaskContext) {
@@ -814,7 +815,7 @@ impl Loop {
         if ctx.failed_step() {
             return true;
         }
-        self.persist(ctx, session).await;
+        self.persist(ctx, session);
         false
     }
 
@@ -1111,7 +1112,7 @@ impl Loop {
         ctx.pending = Some(pending);
         self.secret.borrow_mut().take();
         self.always.set(false);
-        self.persist(ctx, session).await;
+        self.persist(ctx, session);
         // A scheduled workflow's run waits for the user like any other, but nobody watches
         // it: they are told (it never approves by itself).
         if ctx.replay.as_ref().is_some_and(|r| r.scheduled) {
