@@ -201,7 +201,7 @@ async fn handle(command: TaskCommand) -> Option<String> {
             };
             let (ctx, _) = load().await;
             match ctx {
-                Some(ctx) if ctx.status == TaskStatus::Paused => relaunch(ctx).await,
+                Some(ctx) if ctx.status == TaskStatus::Paused => relaunch(ctx),
                 _ => Some("There is no paused task to resume.".into()),
             }
         }
@@ -396,11 +396,11 @@ async fn answer_paused(text: &str) -> Option<String> {
         return Some("Tandem is not waiting for an answer.".into());
     };
     ctx.record_action(action, None, Ok(result), None, None);
-    relaunch(ctx).await
+    relaunch(ctx)
 }
 
 /// Runs a paused task again from its next step.
-async fn relaunch(mut ctx: TaskContext) -> Option<String> {
+fn relaunch(mut ctx: TaskContext) -> Option<String> {
     ctx.status = TaskStatus::Running;
     ctx.reason = None;
     if let Err(e) = save(&ctx) {

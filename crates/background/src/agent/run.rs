@@ -496,10 +496,7 @@ impl Loop {
                     ) {
                         Ok(resolved) => resolved,
                         Err(e) => {
-                            if self
-                                .failed(ctx, session, before, &action, e.to_string())
-                                .await
-                            {
+                            if self.failed(ctx, session, before, &action, e.to_string()) {
                                 return self.too_many_failures(ctx);
                             }
                             continue;
@@ -535,10 +532,7 @@ impl Loop {
                 true => match self.observe_in_full(ctx.tab_id).await {
                     Ok(full) => full,
                     Err(e) => {
-                        if self
-                            .failed(ctx, session, before, &action, e.to_string())
-                            .await
-                        {
+                        if self.failed(ctx, session, before, &action, e.to_string()) {
                             return self.too_many_failures(ctx);
                         }
                         continue;
@@ -803,7 +797,7 @@ impl Loop {
     /// Records `action` as failed for `why` before it reached the page. True when that was a
     /// failure too many (the caller ends with `too_many_failures`); else the step is saved
     /// and the loop goes on.
-    async fn failed(
+    fn failed(
         &self,
         ctx: &mut TaskContext,
         session: &Session,
