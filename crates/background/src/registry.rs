@@ -96,11 +96,23 @@ pub(crate) fn start() {
 /// not written: each write wakes every panel's listener.
 pub(crate) async fn change<T>(f: impl FnOnce(&mut Registry) -> T) -> T {
     loaded().await;
-    let (out, before, after, withdrawn) = REGISTRY.with(|r| {
+    let (out, before) = REGISTRY.with(|r| {
         let mut r = r.borrow_mut();
         let registry = r.get_or_insert_with(Registry::default);
         let before = registry.to_stored();
-        let out = f(registry);
+        (f(registry), before)
+    });
+    // The rest is the same for every change: one copy, not one per caller's closure.
+    changed(before).await;
+    out
+}
+
+/// After a change (`before`: the registry as stored before it): the badge, the calls to a
+/// provider gone, and the write.
+async fn changed(before: Value) {
+    let (after, withdrawn) = REGISTRY.with(|r| {
+        let mut r = r.borrow_mut();
+        let registry = r.get_or_insert_with(Registry::default);
         // The toolbar badge says when a provider waits for Allow / Deny.
         crate::badge::providers(registry);
         let withdrawn: Vec<Waiting> = RUNNING.with(|w| {
@@ -113,7 +125,7 @@ pub(crate) async fn change<T>(f: impl FnOnce(&mut Registry) -> T) -> T {
             *w = kept;
             gone
         });
-        (out, before, registry.to_stored(), withdrawn)
+        (registry.to_stored(), withdrawn)
     });
     // Calls to a provider the user just removed or turned off end now, not at their timeout.
     for waiting in withdrawn {
@@ -124,7 +136,6 @@ pub(crate) async fn change<T>(f: impl FnOnce(&mut Registry) -> T) -> T {
             crate::log_error("the tool registry could not be saved", &e);
         }
     }
-    out
 }
 
 async fn save(stored: &Value) -> Result<(), JsValue> {
