@@ -495,7 +495,7 @@ fn on_abort(controller: &AbortController) -> (JsValue, Promise) {
 /// Waits for the user's Approve / Deny of a question already shown; Stop ends the answer,
 /// and a question left alone for ten minutes counts as Deny.
 async fn decision(call_id: &str, controller: &AbortController) -> Result<bool, ChatFailure> {
-    decide_after(call_id, controller, async {}).await
+    decide_after(call_id, controller, &mut || {}).await
 }
 
 /// Sends `TOOL_EXECUTE` and reads the `ToolResult`, giving up after [`CALL_TIMEOUT_MS`], on
@@ -625,7 +625,7 @@ pub async fn execute_run(
 pub async fn decide_after(
     call_id: &str,
     controller: &AbortController,
-    ask: impl std::future::Future<Output = ()>,
+    ask: &mut dyn FnMut(),
 ) -> Result<bool, ChatFailure> {
     if controller.signal().aborted() {
         return Err(ChatFailure::Stopped);
@@ -646,7 +646,7 @@ pub async fn decide_after(
         &badge,
         Some("Tandem asks before running a tool.".to_string()),
     );
-    ask.await;
+    ask();
     let (stopped, stop) = on_abort(controller);
     let (_, timeout) = after(DECISION_TIMEOUT_MS);
     let race = Promise::race(&js_sys::Array::of3(&answered, &stop, &timeout));

@@ -651,7 +651,7 @@ impl Loop {
                 });
                 *self.tool_call.borrow_mut() = Some(call.id.clone());
                 // Shown (saved and broadcast) only once the answer has somewhere to go.
-                let decided = crate::tools::decide_after(&call.id, controller, async {
+                let decided = crate::tools::decide_after(&call.id, controller, &mut || {
                     self.persist(ctx, session)
                 })
                 .await;
