@@ -95,16 +95,27 @@ pub(crate) fn start() {
 /// change that changes nothing (a provider re-registering the same tools at every wake) is
 /// not written: each write wakes every panel's listener.
 pub(crate) async fn change<T>(f: impl FnOnce(&mut Registry) -> T) -> T {
+    // The async part is the same for every change: one copy, not one per caller's closure.
+    let mut f = Some(f);
+    let mut out = None;
+    change_with(&mut |registry| out = f.take().map(|f| f(registry))).await;
+    match out {
+        Some(out) => out,
+        // `change_with` calls it exactly once.
+        None => unreachable!("the registry change was not applied"),
+    }
+}
+
+async fn change_with(f: &mut dyn FnMut(&mut Registry)) {
     loaded().await;
-    let (out, before) = REGISTRY.with(|r| {
+    let before = REGISTRY.with(|r| {
         let mut r = r.borrow_mut();
         let registry = r.get_or_insert_with(Registry::default);
         let before = registry.to_stored();
-        (f(registry), before)
+        f(registry);
+        before
     });
-    // The rest is the same for every change: one copy, not one per caller's closure.
     changed(before).await;
-    out
 }
 
 /// After a change (`before`: the registry as stored before it): the badge, the calls to a
