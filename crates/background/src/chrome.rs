@@ -73,3 +73,18 @@ pub async fn sleep(ms: i32) {
     });
     let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
 }
+
+/// The JSON text of what `get` (`chrome.storage.{local,session}.get`) holds under `key`;
+/// `None` when nothing is stored there. One copy of these awaits for every stored value.
+pub async fn stored_json(
+    get: fn(&JsValue) -> Result<Promise, JsValue>,
+    key: &str,
+) -> Result<Option<String>, JsValue> {
+    let key = JsValue::from_str(key);
+    let items = wasm_bindgen_futures::JsFuture::from(get(&key)?).await?;
+    let value = js_sys::Reflect::get(&items, &key)?;
+    if value.is_undefined() {
+        return Ok(None);
+    }
+    Ok(Some(String::from(js_sys::JSON::stringify(&value)?)))
+}

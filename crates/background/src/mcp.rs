@@ -67,13 +67,10 @@ struct Server {
 // --- storage ---------------------------------------------------------------------------
 
 async fn local_get(key: &str) -> Option<Value> {
-    let promise = chrome::storage_local_get(&JsValue::from_str(key)).ok()?;
-    let items = JsFuture::from(promise).await.ok()?;
-    let value = Reflect::get(&items, &key.into()).ok()?;
-    if value.is_undefined() {
-        return None;
-    }
-    tandem_core::json::from_str(&JSON::stringify(&value).ok()?.as_string()?).ok()
+    let text = chrome::stored_json(chrome::storage_local_get, key)
+        .await
+        .ok()??;
+    tandem_core::json::from_str(&text).ok()
 }
 
 async fn local_set(key: &str, value: &Value) {

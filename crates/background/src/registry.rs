@@ -65,17 +65,11 @@ pub(crate) async fn loaded() -> Registry {
     if let Some(r) = REGISTRY.with(|r| r.borrow().clone()) {
         return r;
     }
-    let stored = async {
-        let promise = chrome::storage_local_get(&JsValue::from_str(STORAGE_KEY)).ok()?;
-        let items = JsFuture::from(promise).await.ok()?;
-        let value = Reflect::get(&items, &STORAGE_KEY.into()).ok()?;
-        if value.is_undefined() {
-            return None;
-        }
-        let text = JSON::stringify(&value).ok()?.as_string()?;
-        tandem_core::json::from_str::<Value>(&text).ok()
-    }
-    .await;
+    let stored = chrome::stored_json(chrome::storage_local_get, STORAGE_KEY)
+        .await
+        .ok()
+        .flatten()
+        .and_then(|text| tandem_core::json::from_str::<Value>(&text).ok());
     let registry = stored
         .map(|v| Registry::from_stored(&v))
         .unwrap_or_default();

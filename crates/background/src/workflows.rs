@@ -160,14 +160,13 @@ pub(crate) async fn set_last_run(id: &str, outcome: Msg) {
 
 /// The stored workflows (none when there are none or storage cannot be read).
 pub(crate) async fn load() -> Result<Vec<Workflow>, String> {
-    let promise = chrome::storage_local_get(&JsValue::from_str(WORKFLOWS_KEY)).map_err(js_text)?;
-    let items = JsFuture::from(promise).await.map_err(js_text)?;
-    let value = Reflect::get(&items, &WORKFLOWS_KEY.into()).map_err(js_text)?;
-    if value.is_undefined() || value.is_null() {
-        return Ok(Vec::new());
-    }
-    let json = JSON::stringify(&value).map_err(js_text)?;
-    Ok(read_stored(&String::from(json)))
+    let json = chrome::stored_json(chrome::storage_local_get, WORKFLOWS_KEY)
+        .await
+        .map_err(js_text)?;
+    Ok(json
+        .filter(|j| j != "null")
+        .map(|json| read_stored(&json))
+        .unwrap_or_default())
 }
 
 pub(crate) async fn store(list: &[Workflow]) -> Result<(), String> {

@@ -31,21 +31,15 @@ extern "C" {
 
 /// The stored task, and a notice when unreadable state was reset.
 pub(super) async fn load() -> (Option<TaskContext>, Option<String>) {
-    let read = async {
-        let promise = session_get(&JsValue::from_str(TASK_STATE_KEY)).map_err(js_text)?;
-        let items = JsFuture::from(promise).await.map_err(js_text)?;
-        let value = Reflect::get(&items, &TASK_STATE_KEY.into()).map_err(js_text)?;
-        if value.is_undefined() {
-            return Ok::<_, String>("null".to_string());
-        }
-        JSON::stringify(&value).map(String::from).map_err(js_text)
-    };
-    let json = match read.await {
-        Ok(j) => j,
+    let json = match chrome::stored_json(session_get, TASK_STATE_KEY).await {
+        Ok(j) => j.unwrap_or_else(|| "null".to_string()),
         Err(e) => {
             return (
                 None,
-                Some(format!("The saved task could not be read ({e}).")),
+                Some(format!(
+                    "The saved task could not be read ({}).",
+                    js_text(e)
+                )),
             )
         }
     };
@@ -163,22 +157,15 @@ pub(super) async fn forget() -> Result<(), AgentError> {
 
 /// The sites the user chose "Always allow on this site" for; none when unreadable.
 pub(super) async fn load_grants() -> SiteGrants {
-    let read = async {
-        let promise =
-            chrome::storage_local_get(&JsValue::from_str(SITE_GRANTS_KEY)).map_err(js_text)?;
-        let items = JsFuture::from(promise).await.map_err(js_text)?;
-        let value = Reflect::get(&items, &SITE_GRANTS_KEY.into()).map_err(js_text)?;
-        if value.is_undefined() {
-            return Ok::<_, String>(SiteGrants::default());
+    match chrome::stored_json(chrome::storage_local_get, SITE_GRANTS_KEY).await {
+        Ok(json) => json
+            .map(|json| SiteGrants::parse(&json))
+            .unwrap_or_default(),
+        Err(e) => {
+            crate::log_error("the remembered sites could not be read", &js_text(e).into());
+            SiteGrants::default()
         }
-        JSON::stringify(&value)
-            .map(|json| SiteGrants::parse(&String::from(json)))
-            .map_err(js_text)
-    };
-    read.await.unwrap_or_else(|e| {
-        crate::log_error("the remembered sites could not be read", &e.into());
-        SiteGrants::default()
-    })
+    }
 }
 
 /// Remembers "Always allow on this site" for `host` (the panel's Settings lists it).
