@@ -26,6 +26,9 @@ extern "C" {
     #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "local"], js_name = get)]
     pub fn storage_local_get(keys: &JsValue) -> Result<Promise, JsValue>;
 
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "local"], js_name = set)]
+    fn storage_local_set(items: &JsValue) -> Result<Promise, JsValue>;
+
     /// `chrome.scripting.executeScript` (the agent's driver, "Ask Tandem", page reading).
     #[wasm_bindgen(catch, js_namespace = ["chrome", "scripting"], js_name = executeScript)]
     pub fn execute_script(injection: &JsValue) -> Result<Promise, JsValue>;
@@ -87,4 +90,13 @@ pub async fn stored_json(
         return Ok(None);
     }
     Ok(Some(String::from(js_sys::JSON::stringify(&value)?)))
+}
+
+/// Stores the JSON text `json` under `key` in `chrome.storage.local` (as the value it is).
+pub async fn store_json(key: &str, json: &str) -> Result<(), JsValue> {
+    let items = js_sys::Object::new();
+    js_sys::Reflect::set(&items, &key.into(), &js_sys::JSON::parse(json)?)?;
+    wasm_bindgen_futures::JsFuture::from(storage_local_set(&items)?)
+        .await
+        .map(|_| ())
 }

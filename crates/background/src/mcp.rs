@@ -13,7 +13,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use js_sys::{Object, Reflect, Uint8Array, JSON};
+use js_sys::{Reflect, Uint8Array, JSON};
 use serde_json::Value;
 use tandem_core::json;
 use tandem_core::mcp::{
@@ -41,8 +41,6 @@ const MAX_PAGES: usize = 20;
 
 #[wasm_bindgen]
 extern "C" {
-    #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "local"], js_name = set)]
-    fn storage_local_set(items: &JsValue) -> Result<js_sys::Promise, JsValue>;
     #[wasm_bindgen(js_namespace = crypto, js_name = randomUUID)]
     fn random_uuid() -> String;
 }
@@ -74,12 +72,7 @@ async fn local_get(key: &str) -> Option<Value> {
 }
 
 async fn local_set(key: &str, value: &Value) {
-    let written = async {
-        let items = Object::new();
-        Reflect::set(&items, &key.into(), &JSON::parse(&value.to_string())?)?;
-        JsFuture::from(storage_local_set(&items)?).await.map(|_| ())
-    }
-    .await;
+    let written = chrome::store_json(key, &value.to_string()).await;
     if written.is_err() {
         // The error could quote the value (a token): only the key is named.
         crate::log_error("could not save", &JsValue::from_str(key));

@@ -6,19 +6,11 @@
 
 use std::cell::{Cell, RefCell};
 
-use js_sys::{Object, Promise, Reflect, JSON};
 use serde_json::Value;
 use tandem_core::tools::{Registry, STORAGE_KEY};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::JsFuture;
 
 use crate::chrome;
-
-#[wasm_bindgen]
-extern "C" {
-    #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "local"], js_name = set)]
-    fn storage_local_set(items: &JsValue) -> Result<Promise, JsValue>;
-}
 
 thread_local! {
     /// The registry as stored; loaded once per worker life, then changed here and saved.
@@ -144,8 +136,5 @@ async fn changed(before: Value) {
 }
 
 async fn save(stored: &Value) -> Result<(), JsValue> {
-    let value = JSON::parse(&stored.to_string())?;
-    let items = Object::new();
-    Reflect::set(&items, &STORAGE_KEY.into(), &value)?;
-    JsFuture::from(storage_local_set(&items)?).await.map(|_| ())
+    chrome::store_json(STORAGE_KEY, &stored.to_string()).await
 }

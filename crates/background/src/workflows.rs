@@ -22,8 +22,6 @@ use crate::chrome;
 
 #[wasm_bindgen]
 extern "C" {
-    #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "local"], js_name = set)]
-    fn local_set(items: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch, js_namespace = ["chrome", "alarms"], js_name = get)]
     fn alarms_get(name: &str) -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch, js_namespace = ["chrome", "alarms"], js_name = create)]
@@ -171,12 +169,9 @@ pub(crate) async fn load() -> Result<Vec<Workflow>, String> {
 
 pub(crate) async fn store(list: &[Workflow]) -> Result<(), String> {
     let json = serde_json::to_string(list).map_err(|e| e.to_string())?;
-    let value = JSON::parse(&json).map_err(js_text)?;
-    let items = Object::new();
-    let _ = Reflect::set(&items, &WORKFLOWS_KEY.into(), &value);
-    let promise = local_set(&items).map_err(js_text)?;
-    JsFuture::from(promise).await.map_err(js_text)?;
-    Ok(())
+    chrome::store_json(WORKFLOWS_KEY, &json)
+        .await
+        .map_err(js_text)
 }
 
 /// A sentence for the person, in the UI language (the worker's `chrome.i18n`).

@@ -17,8 +17,6 @@ use crate::chrome;
 
 #[wasm_bindgen]
 extern "C" {
-    #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "local"], js_name = set)]
-    fn local_set(items: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "session"], js_name = get)]
     fn session_get(keys: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "session"], js_name = set)]
@@ -172,12 +170,7 @@ pub(super) async fn load_grants() -> SiteGrants {
 pub(super) async fn remember_site(host: &str) -> Result<(), AgentError> {
     let mut grants = load_grants().await;
     grants.add(host);
-    let value = JSON::parse(&grants.to_json()).map_err(|e| AgentError::Storage(js_text(e)))?;
-    let items = Object::new();
-    let _ = Reflect::set(&items, &SITE_GRANTS_KEY.into(), &value);
-    let promise = local_set(&items).map_err(|e| AgentError::Storage(js_text(e)))?;
-    JsFuture::from(promise)
+    chrome::store_json(SITE_GRANTS_KEY, &grants.to_json())
         .await
-        .map(|_| ())
         .map_err(|e| AgentError::Storage(js_text(e)))
 }
