@@ -29,6 +29,16 @@ extern "C" {
     #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "local"], js_name = set)]
     fn storage_local_set(items: &JsValue) -> Result<Promise, JsValue>;
 
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "session"], js_name = get)]
+    pub fn session_get(keys: &JsValue) -> Result<Promise, JsValue>;
+
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "session"], js_name = set)]
+    pub fn session_set(items: &JsValue) -> Result<Promise, JsValue>;
+
+    /// `chrome.runtime.sendMessage` to the extension's own pages (the panels).
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "runtime"], js_name = sendMessage)]
+    pub fn runtime_send_message(message: &JsValue) -> Result<Promise, JsValue>;
+
     /// `chrome.scripting.executeScript` (the agent's driver, "Ask Tandem", page reading).
     #[wasm_bindgen(catch, js_namespace = ["chrome", "scripting"], js_name = executeScript)]
     pub fn execute_script(injection: &JsValue) -> Result<Promise, JsValue>;

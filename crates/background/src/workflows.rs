@@ -18,7 +18,7 @@ use tandem_core::i18n::{nested, text, Mark, Msg};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{spawn_local, JsFuture};
 
-use crate::chrome;
+use crate::chrome::{self, session_set};
 
 #[wasm_bindgen]
 extern "C" {
@@ -30,8 +30,6 @@ extern "C" {
     fn notifications_create(id: &str, options: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch, js_namespace = ["chrome", "notifications"], js_name = clear)]
     fn notifications_clear(id: &str) -> Result<Promise, JsValue>;
-    #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "session"], js_name = set)]
-    fn session_set(items: &JsValue) -> Result<Promise, JsValue>;
 }
 
 /// At every worker start: each scheduled workflow has its alarm. Chrome may drop alarms

@@ -13,18 +13,12 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
 use super::error::AgentError;
-use crate::chrome;
+use crate::chrome::{self, runtime_send_message, session_get, session_set};
 
 #[wasm_bindgen]
 extern "C" {
-    #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "session"], js_name = get)]
-    fn session_get(keys: &JsValue) -> Result<Promise, JsValue>;
-    #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "session"], js_name = set)]
-    fn session_set(items: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "session"], js_name = remove)]
     fn session_remove(key: &str) -> Result<Promise, JsValue>;
-    #[wasm_bindgen(catch, js_namespace = ["chrome", "runtime"], js_name = sendMessage)]
-    fn runtime_send_message(message: &JsValue) -> Result<Promise, JsValue>;
 }
 
 /// The stored task, and a notice when unreadable state was reset.
