@@ -355,13 +355,13 @@ async fn request(
     make: impl Fn(&mut Session) -> Outgoing,
     controller: &AbortController,
 ) -> Result<Reply, McpError> {
-    request_noting(server, make, controller, &std::cell::Cell::new(None)).await
+    request_noting(server, &make, controller, &std::cell::Cell::new(None)).await
 }
 
 /// [`request`], noting in `sent` the id of the request last sent (to cancel it by).
 async fn request_noting(
     server: &Server,
-    make: impl Fn(&mut Session) -> Outgoing,
+    make: &dyn Fn(&mut Session) -> Outgoing,
     controller: &AbortController,
     sent: &std::cell::Cell<Option<u64>>,
 ) -> Result<Reply, McpError> {
@@ -646,7 +646,8 @@ pub async fn call(run: Run, controller: AbortController) -> JsValue {
         Some(server) => {
             let (name, args) = (run.tool_name.clone(), run.params.clone());
             let sent = std::cell::Cell::new(None);
-            match request_noting(&server, |s| s.call_tool(&name, &args), &controller, &sent).await {
+            match request_noting(&server, &|s| s.call_tool(&name, &args), &controller, &sent).await
+            {
                 Ok(reply) => {
                     clear_problem(&server.id).await;
                     call_result(&reply.result, output.as_ref())
