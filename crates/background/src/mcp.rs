@@ -164,7 +164,7 @@ async fn post(
     }
     let content_type = response.headers().get("content-type").ok().flatten();
     let mut reader = Reader::new(content_type.as_deref(), out)?;
-    read_body(&response, url, |bytes| reader.push(bytes))
+    read_body(&response, url, &mut |bytes| reader.push(bytes))
         .await
         .map_err(|e| gave_up(url, controller).unwrap_or(e))?;
     Ok((Some(reader.finish()?), session_header))
@@ -258,7 +258,7 @@ async fn text(response: &Response) -> String {
 async fn read_body(
     response: &Response,
     url: &str,
-    mut push: impl FnMut(&[u8]) -> bool,
+    push: &mut dyn FnMut(&[u8]) -> bool,
 ) -> Result<(), McpError> {
     let Some(body) = response.body() else {
         return Ok(());
@@ -506,7 +506,7 @@ fn listen(server: Server, session: Session) {
             }
             let mut reader = Reader::listening();
             let id = server.id.clone();
-            let _ = read_body(&response, &server.url, |bytes| {
+            let _ = read_body(&response, &server.url, &mut |bytes| {
                 reader.push(bytes);
                 if reader
                     .take_notifications()
