@@ -12,11 +12,11 @@ use tandem_core::errors::{ErrorKind, ProviderError};
 use tandem_core::memory::Turn;
 use tandem_core::protocol::WorkerToPanel;
 use tandem_core::provider::ProviderKind;
-use tandem_core::request::{RequestOptions, ToolCall, ToolOutcome, ToolSpec};
+use tandem_core::request::{RequestOptions, ToolCall, ToolSpec};
 use tandem_core::send::UniversalResponse;
 use tandem_core::session::{
-    AttemptReport, CloudConfig, ProviderId, RequestPlanner, SendFailure, SessionError, Transcript,
-    TurnHooks,
+    AttemptReport, CloudConfig, ProviderId, RequestPlanner, RoundFuture, SendFailure, SessionError,
+    Transcript, TurnHooks,
 };
 use tandem_core::settings::Settings;
 use tandem_core::stream::{StreamEvent, Usage};
@@ -471,26 +471,28 @@ impl TurnHooks for ChatHooks<'_> {
         format!("nano_{safe}_{n}")
     }
 
-    async fn tool_round(&mut self, calls: &[ToolCall]) -> Result<Vec<ToolOutcome>, SendFailure> {
-        // The cost ceiling: a round would lead to another request, so the answer stops here,
-        // before the tools run.
-        if cost::answer_over(self.used, self.token_limit) {
-            return Err(SendFailure::Provider(ProviderError::new(
-                ErrorKind::Provider,
-                cost::answer_sentence(self.used, self.token_limit),
-            )));
-        }
-        crate::tools::run_round(
-            self.port,
-            self.request_id,
-            calls,
-            &mut self.rounds,
-            self.controller,
-        )
-        .await
-        .map_err(|e| match e {
-            Failure::Stopped => SendFailure::Stopped,
-            Failure::Provider(e) => SendFailure::Provider(e),
+    fn tool_round<'a>(&'a mut self, calls: &'a [ToolCall]) -> RoundFuture<'a> {
+        Box::pin(async move {
+            // The cost ceiling: a round would lead to another request, so the answer stops
+            // here, before the tools run.
+            if cost::answer_over(self.used, self.token_limit) {
+                return Err(SendFailure::Provider(ProviderError::new(
+                    ErrorKind::Provider,
+                    cost::answer_sentence(self.used, self.token_limit),
+                )));
+            }
+            crate::tools::run_round(
+                self.port,
+                self.request_id,
+                calls,
+                &mut self.rounds,
+                self.controller,
+            )
+            .await
+            .map_err(|e| match e {
+                Failure::Stopped => SendFailure::Stopped,
+                Failure::Provider(e) => SendFailure::Provider(e),
+            })
         })
     }
 

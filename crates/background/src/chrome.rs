@@ -26,6 +26,19 @@ extern "C" {
     #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "local"], js_name = get)]
     pub fn storage_local_get(keys: &JsValue) -> Result<Promise, JsValue>;
 
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "local"], js_name = set)]
+    fn storage_local_set(items: &JsValue) -> Result<Promise, JsValue>;
+
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "session"], js_name = get)]
+    pub fn session_get(keys: &JsValue) -> Result<Promise, JsValue>;
+
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "session"], js_name = set)]
+    pub fn session_set(items: &JsValue) -> Result<Promise, JsValue>;
+
+    /// `chrome.runtime.sendMessage` to the extension's own pages (the panels).
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "runtime"], js_name = sendMessage)]
+    pub fn runtime_send_message(message: &JsValue) -> Result<Promise, JsValue>;
+
     /// `chrome.scripting.executeScript` (the agent's driver, "Ask Tandem", page reading).
     #[wasm_bindgen(catch, js_namespace = ["chrome", "scripting"], js_name = executeScript)]
     pub fn execute_script(injection: &JsValue) -> Result<Promise, JsValue>;
@@ -72,4 +85,28 @@ pub async fn sleep(ms: i32) {
         set_timeout(&resolve, ms);
     });
     let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+}
+
+/// The JSON text of what `get` (`chrome.storage.{local,session}.get`) holds under `key`;
+/// `None` when nothing is stored there. One copy of these awaits for every stored value.
+pub async fn stored_json(
+    get: fn(&JsValue) -> Result<Promise, JsValue>,
+    key: &str,
+) -> Result<Option<String>, JsValue> {
+    let key = JsValue::from_str(key);
+    let items = wasm_bindgen_futures::JsFuture::from(get(&key)?).await?;
+    let value = js_sys::Reflect::get(&items, &key)?;
+    if value.is_undefined() {
+        return Ok(None);
+    }
+    Ok(Some(String::from(js_sys::JSON::stringify(&value)?)))
+}
+
+/// Stores the JSON text `json` under `key` in `chrome.storage.local` (as the value it is).
+pub async fn store_json(key: &str, json: &str) -> Result<(), JsValue> {
+    let items = js_sys::Object::new();
+    js_sys::Reflect::set(&items, &key.into(), &js_sys::JSON::parse(json)?)?;
+    wasm_bindgen_futures::JsFuture::from(storage_local_set(&items)?)
+        .await
+        .map(|_| ())
 }

@@ -13,7 +13,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use js_sys::{Object, Reflect, Uint8Array, JSON};
+use js_sys::{Reflect, Uint8Array, JSON};
 use serde_json::Value;
 use tandem_core::json;
 use tandem_core::mcp::{
@@ -41,8 +41,6 @@ const MAX_PAGES: usize = 20;
 
 #[wasm_bindgen]
 extern "C" {
-    #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "local"], js_name = set)]
-    fn storage_local_set(items: &JsValue) -> Result<js_sys::Promise, JsValue>;
     #[wasm_bindgen(js_namespace = crypto, js_name = randomUUID)]
     fn random_uuid() -> String;
 }
@@ -67,22 +65,14 @@ struct Server {
 // --- storage ---------------------------------------------------------------------------
 
 async fn local_get(key: &str) -> Option<Value> {
-    let promise = chrome::storage_local_get(&JsValue::from_str(key)).ok()?;
-    let items = JsFuture::from(promise).await.ok()?;
-    let value = Reflect::get(&items, &key.into()).ok()?;
-    if value.is_undefined() {
-        return None;
-    }
-    tandem_core::json::from_str(&JSON::stringify(&value).ok()?.as_string()?).ok()
+    let text = chrome::stored_json(chrome::storage_local_get, key)
+        .await
+        .ok()??;
+    tandem_core::json::from_str(&text).ok()
 }
 
 async fn local_set(key: &str, value: &Value) {
-    let written = async {
-        let items = Object::new();
-        Reflect::set(&items, &key.into(), &JSON::parse(&value.to_string())?)?;
-        JsFuture::from(storage_local_set(&items)?).await.map(|_| ())
-    }
-    .await;
+    let written = chrome::store_json(key, &value.to_string()).await;
     if written.is_err() {
         // The error could quote the value (a token): only the key is named.
         crate::log_error("could not save", &JsValue::from_str(key));
@@ -174,7 +164,7 @@ async fn post(
     }
     let content_type = response.headers().get("content-type").ok().flatten();
     let mut reader = Reader::new(content_type.as_deref(), out)?;
-    read_body(&response, url, |bytes| reader.push(bytes))
+    read_body(&response, url, &mut |bytes| reader.push(bytes))
         .await
         .map_err(|e| gave_up(url, controller).unwrap_or(e))?;
     Ok((Some(reader.finish()?), session_header))
@@ -268,7 +258,7 @@ async fn text(response: &Response) -> String {
 async fn read_body(
     response: &Response,
     url: &str,
-    mut push: impl FnMut(&[u8]) -> bool,
+    push: &mut dyn FnMut(&[u8]) -> bool,
 ) -> Result<(), McpError> {
     let Some(body) = response.body() else {
         return Ok(());
@@ -365,13 +355,13 @@ async fn request(
     make: impl Fn(&mut Session) -> Outgoing,
     controller: &AbortController,
 ) -> Result<Reply, McpError> {
-    request_noting(server, make, controller, &std::cell::Cell::new(None)).await
+    request_noting(server, &make, controller, &std::cell::Cell::new(None)).await
 }
 
 /// [`request`], noting in `sent` the id of the request last sent (to cancel it by).
 async fn request_noting(
     server: &Server,
-    make: impl Fn(&mut Session) -> Outgoing,
+    make: &dyn Fn(&mut Session) -> Outgoing,
     controller: &AbortController,
     sent: &std::cell::Cell<Option<u64>>,
 ) -> Result<Reply, McpError> {
@@ -516,7 +506,7 @@ fn listen(server: Server, session: Session) {
             }
             let mut reader = Reader::listening();
             let id = server.id.clone();
-            let _ = read_body(&response, &server.url, |bytes| {
+            let _ = read_body(&response, &server.url, &mut |bytes| {
                 reader.push(bytes);
                 if reader
                     .take_notifications()
@@ -656,7 +646,8 @@ pub async fn call(run: Run, controller: AbortController) -> JsValue {
         Some(server) => {
             let (name, args) = (run.tool_name.clone(), run.params.clone());
             let sent = std::cell::Cell::new(None);
-            match request_noting(&server, |s| s.call_tool(&name, &args), &controller, &sent).await {
+            match request_noting(&server, &|s| s.call_tool(&name, &args), &controller, &sent).await
+            {
                 Ok(reply) => {
                     clear_problem(&server.id).await;
                     call_result(&reply.result, output.as_ref())

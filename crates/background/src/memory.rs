@@ -22,7 +22,7 @@ use tandem_core::protocol::{PanelToWorker, WorkerToPanel};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{spawn_local, JsFuture};
 
-use crate::chrome::tabs_get;
+use crate::chrome::{runtime_send_message, session_get, session_set, tabs_get};
 use crate::storage;
 
 /// Keys in `chrome.storage.session`.
@@ -33,10 +33,6 @@ const CLEANUP_EVERY_MINUTES: f64 = 30.0;
 
 #[wasm_bindgen]
 extern "C" {
-    #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "session"], js_name = get)]
-    fn session_get(keys: &JsValue) -> Result<Promise, JsValue>;
-    #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "session"], js_name = set)]
-    fn session_set(items: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "session"], js_name = remove)]
     fn session_remove(keys: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "session"], js_name = setAccessLevel)]
@@ -47,8 +43,6 @@ extern "C" {
     #[wasm_bindgen(catch, js_namespace = ["chrome", "alarms"], js_name = create)]
     fn alarms_create(name: &str, info: &JsValue) -> Result<Promise, JsValue>;
 
-    #[wasm_bindgen(catch, js_namespace = ["chrome", "runtime"], js_name = sendMessage)]
-    fn runtime_send_message(message: &JsValue) -> Result<Promise, JsValue>;
 }
 
 #[derive(Debug, thiserror::Error)]

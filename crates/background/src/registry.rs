@@ -6,19 +6,11 @@
 
 use std::cell::{Cell, RefCell};
 
-use js_sys::{Object, Promise, Reflect, JSON};
 use serde_json::Value;
 use tandem_core::tools::{Registry, STORAGE_KEY};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::JsFuture;
 
 use crate::chrome;
-
-#[wasm_bindgen]
-extern "C" {
-    #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "local"], js_name = set)]
-    fn storage_local_set(items: &JsValue) -> Result<Promise, JsValue>;
-}
 
 thread_local! {
     /// The registry as stored; loaded once per worker life, then changed here and saved.
@@ -65,17 +57,11 @@ pub(crate) async fn loaded() -> Registry {
     if let Some(r) = REGISTRY.with(|r| r.borrow().clone()) {
         return r;
     }
-    let stored = async {
-        let promise = chrome::storage_local_get(&JsValue::from_str(STORAGE_KEY)).ok()?;
-        let items = JsFuture::from(promise).await.ok()?;
-        let value = Reflect::get(&items, &STORAGE_KEY.into()).ok()?;
-        if value.is_undefined() {
-            return None;
-        }
-        let text = JSON::stringify(&value).ok()?.as_string()?;
-        tandem_core::json::from_str::<Value>(&text).ok()
-    }
-    .await;
+    let stored = chrome::stored_json(chrome::storage_local_get, STORAGE_KEY)
+        .await
+        .ok()
+        .flatten()
+        .and_then(|text| tandem_core::json::from_str::<Value>(&text).ok());
     let registry = stored
         .map(|v| Registry::from_stored(&v))
         .unwrap_or_default();
@@ -95,12 +81,35 @@ pub(crate) fn start() {
 /// change that changes nothing (a provider re-registering the same tools at every wake) is
 /// not written: each write wakes every panel's listener.
 pub(crate) async fn change<T>(f: impl FnOnce(&mut Registry) -> T) -> T {
+    // The async part is the same for every change: one copy, not one per caller's closure.
+    let mut f = Some(f);
+    let mut out = None;
+    change_with(&mut |registry| out = f.take().map(|f| f(registry))).await;
+    match out {
+        Some(out) => out,
+        // `change_with` calls it exactly once.
+        None => unreachable!("the registry change was not applied"),
+    }
+}
+
+async fn change_with(f: &mut dyn FnMut(&mut Registry)) {
     loaded().await;
-    let (out, before, after, withdrawn) = REGISTRY.with(|r| {
+    let before = REGISTRY.with(|r| {
         let mut r = r.borrow_mut();
         let registry = r.get_or_insert_with(Registry::default);
         let before = registry.to_stored();
-        let out = f(registry);
+        f(registry);
+        before
+    });
+    changed(before).await;
+}
+
+/// After a change (`before`: the registry as stored before it): the badge, the calls to a
+/// provider gone, and the write.
+async fn changed(before: Value) {
+    let (after, withdrawn) = REGISTRY.with(|r| {
+        let mut r = r.borrow_mut();
+        let registry = r.get_or_insert_with(Registry::default);
         // The toolbar badge says when a provider waits for Allow / Deny.
         crate::badge::providers(registry);
         let withdrawn: Vec<Waiting> = RUNNING.with(|w| {
@@ -113,7 +122,7 @@ pub(crate) async fn change<T>(f: impl FnOnce(&mut Registry) -> T) -> T {
             *w = kept;
             gone
         });
-        (out, before, registry.to_stored(), withdrawn)
+        (registry.to_stored(), withdrawn)
     });
     // Calls to a provider the user just removed or turned off end now, not at their timeout.
     for waiting in withdrawn {
@@ -124,12 +133,8 @@ pub(crate) async fn change<T>(f: impl FnOnce(&mut Registry) -> T) -> T {
             crate::log_error("the tool registry could not be saved", &e);
         }
     }
-    out
 }
 
 async fn save(stored: &Value) -> Result<(), JsValue> {
-    let value = JSON::parse(&stored.to_string())?;
-    let items = Object::new();
-    Reflect::set(&items, &STORAGE_KEY.into(), &value)?;
-    JsFuture::from(storage_local_set(&items)?).await.map(|_| ())
+    chrome::store_json(STORAGE_KEY, &stored.to_string()).await
 }

@@ -2,8 +2,6 @@
 
 use tandem_chrome::js_text;
 use tandem_core::settings::Settings;
-use wasm_bindgen::JsValue;
-use wasm_bindgen_futures::JsFuture;
 
 use crate::chrome;
 
@@ -19,23 +17,14 @@ pub enum StorageError {
 /// field by field: a damaged field is reset alone (and said so in the console), never the
 /// whole object.
 pub async fn settings() -> Result<Settings, StorageError> {
-    let promise = chrome::storage_local_get(&JsValue::from_str(SETTINGS_KEY))
-        .map_err(js_text)
-        .map_err(StorageError::Read)?;
-    let items = JsFuture::from(promise)
+    let json = chrome::stored_json(chrome::storage_local_get, SETTINGS_KEY)
         .await
         .map_err(js_text)
         .map_err(StorageError::Read)?;
-    let value = js_sys::Reflect::get(&items, &SETTINGS_KEY.into())
-        .map_err(js_text)
-        .map_err(StorageError::Read)?;
-    if value.is_undefined() || value.is_null() {
+    let Some(json) = json.filter(|j| j != "null") else {
         return Ok(Settings::default());
-    }
-    let json = js_sys::JSON::stringify(&value)
-        .map_err(js_text)
-        .map_err(StorageError::Read)?;
-    let stored = Settings::from_stored_json(&String::from(json));
+    };
+    let stored = Settings::from_stored_json(&json);
     if let Some(notice) = stored.notice() {
         crate::log_warning(&notice);
     }

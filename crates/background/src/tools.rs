@@ -461,25 +461,23 @@ fn show_result(port: &Port, request_id: &str, outcome: &ToolOutcome, started: f6
 /// A promise that settles with a fresh marker object once `arm` calls the function it is
 /// given: the pieces a wait races (a timer, Stop, the user's answer, a removal), each told
 /// apart by its marker.
-fn marker(arm: impl FnOnce(js_sys::Function)) -> (JsValue, Promise) {
+fn marker(arm: &mut dyn FnMut(js_sys::Function)) -> (JsValue, Promise) {
     let marker = JsValue::from(Object::new());
-    let mut arm = Some(arm);
     let settled = marker.clone();
+    // The executor runs once, at once (`new Promise`): `arm` is called once.
     let promise = Promise::new(&mut |resolve, _| {
         let settled = settled.clone();
         let fire = Closure::once_into_js(move || {
             let _ = resolve.call1(&JsValue::NULL, &settled);
         });
-        if let Some(arm) = arm.take() {
-            arm(fire.unchecked_into());
-        }
+        arm(fire.unchecked_into());
     });
     (marker, promise)
 }
 
 /// Settles when `ms` have passed.
 fn after(ms: i32) -> (JsValue, Promise) {
-    marker(|fire| {
+    marker(&mut |fire| {
         chrome::set_timeout(&fire, ms);
     })
 }
@@ -487,7 +485,7 @@ fn after(ms: i32) -> (JsValue, Promise) {
 /// Settles when the answer is stopped (the panel's Stop, the panel closing, a task's Cancel).
 fn on_abort(controller: &AbortController) -> (JsValue, Promise) {
     let signal = controller.signal();
-    marker(|fire| {
+    marker(&mut |fire| {
         let _ = signal.add_event_listener_with_callback("abort", &fire);
     })
 }
@@ -495,7 +493,7 @@ fn on_abort(controller: &AbortController) -> (JsValue, Promise) {
 /// Waits for the user's Approve / Deny of a question already shown; Stop ends the answer,
 /// and a question left alone for ten minutes counts as Deny.
 async fn decision(call_id: &str, controller: &AbortController) -> Result<bool, ChatFailure> {
-    decide_after(call_id, controller, async {}).await
+    decide_after(call_id, controller, &mut || {}).await
 }
 
 /// Sends `TOOL_EXECUTE` and reads the `ToolResult`, giving up after [`CALL_TIMEOUT_MS`], on
@@ -538,7 +536,7 @@ async fn execute(run: &Run, controller: &AbortController) -> Result<ToolOutcome,
     let (timed_out, timeout) = after(CALL_TIMEOUT_MS);
     let (stopped, abort) = on_abort(controller);
     let mut wait_id = None;
-    let (withdrawn, removal) = marker(|end| {
+    let (withdrawn, removal) = marker(&mut |end| {
         if !on_page {
             wait_id = Some(registry::watch(&run.provider_id, end));
         }
@@ -625,12 +623,12 @@ pub async fn execute_run(
 pub async fn decide_after(
     call_id: &str,
     controller: &AbortController,
-    ask: impl std::future::Future<Output = ()>,
+    ask: &mut dyn FnMut(),
 ) -> Result<bool, ChatFailure> {
     if controller.signal().aborted() {
         return Err(ChatFailure::Stopped);
     }
-    let (_, answered) = marker(|fire| {
+    let (_, answered) = marker(&mut |fire| {
         DECISIONS.with(|d| {
             d.borrow_mut().insert(
                 call_id.to_string(),
@@ -646,7 +644,7 @@ pub async fn decide_after(
         &badge,
         Some("Tandem asks before running a tool.".to_string()),
     );
-    ask.await;
+    ask();
     let (stopped, stop) = on_abort(controller);
     let (_, timeout) = after(DECISION_TIMEOUT_MS);
     let race = Promise::race(&js_sys::Array::of3(&answered, &stop, &timeout));

@@ -18,12 +18,10 @@ use tandem_core::i18n::{nested, text, Mark, Msg};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{spawn_local, JsFuture};
 
-use crate::chrome;
+use crate::chrome::{self, session_set};
 
 #[wasm_bindgen]
 extern "C" {
-    #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "local"], js_name = set)]
-    fn local_set(items: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch, js_namespace = ["chrome", "alarms"], js_name = get)]
     fn alarms_get(name: &str) -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch, js_namespace = ["chrome", "alarms"], js_name = create)]
@@ -32,8 +30,6 @@ extern "C" {
     fn notifications_create(id: &str, options: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch, js_namespace = ["chrome", "notifications"], js_name = clear)]
     fn notifications_clear(id: &str) -> Result<Promise, JsValue>;
-    #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "session"], js_name = set)]
-    fn session_set(items: &JsValue) -> Result<Promise, JsValue>;
 }
 
 /// At every worker start: each scheduled workflow has its alarm. Chrome may drop alarms
@@ -160,24 +156,20 @@ pub(crate) async fn set_last_run(id: &str, outcome: Msg) {
 
 /// The stored workflows (none when there are none or storage cannot be read).
 pub(crate) async fn load() -> Result<Vec<Workflow>, String> {
-    let promise = chrome::storage_local_get(&JsValue::from_str(WORKFLOWS_KEY)).map_err(js_text)?;
-    let items = JsFuture::from(promise).await.map_err(js_text)?;
-    let value = Reflect::get(&items, &WORKFLOWS_KEY.into()).map_err(js_text)?;
-    if value.is_undefined() || value.is_null() {
-        return Ok(Vec::new());
-    }
-    let json = JSON::stringify(&value).map_err(js_text)?;
-    Ok(read_stored(&String::from(json)))
+    let json = chrome::stored_json(chrome::storage_local_get, WORKFLOWS_KEY)
+        .await
+        .map_err(js_text)?;
+    Ok(json
+        .filter(|j| j != "null")
+        .map(|json| read_stored(&json))
+        .unwrap_or_default())
 }
 
 pub(crate) async fn store(list: &[Workflow]) -> Result<(), String> {
     let json = serde_json::to_string(list).map_err(|e| e.to_string())?;
-    let value = JSON::parse(&json).map_err(js_text)?;
-    let items = Object::new();
-    let _ = Reflect::set(&items, &WORKFLOWS_KEY.into(), &value);
-    let promise = local_set(&items).map_err(js_text)?;
-    JsFuture::from(promise).await.map_err(js_text)?;
-    Ok(())
+    chrome::store_json(WORKFLOWS_KEY, &json)
+        .await
+        .map_err(js_text)
 }
 
 /// A sentence for the person, in the UI language (the worker's `chrome.i18n`).

@@ -116,7 +116,7 @@ fn recovery() -> Promise {
                         NOTICE.with(|n| *n.borrow_mut() = Some(notice));
                     }
                     if let Some(ctx) = ctx.filter(|c| c.status == TaskStatus::Running) {
-                        let _ = save(&ctx.after_restart()).await;
+                        let _ = save(&ctx.after_restart());
                     }
                     Ok(JsValue::UNDEFINED)
                 })
@@ -189,7 +189,7 @@ async fn handle(command: TaskCommand) -> Option<String> {
             };
             let id = format!("task-{}", js_sys::Date::now() as u64);
             let ctx = TaskContext::new(id, task, tab);
-            if let Err(e) = save(&ctx).await {
+            if let Err(e) = save(&ctx) {
                 return Some(format!("Tandem cannot start the task: {e}."));
             }
             launch(ctx);
@@ -201,7 +201,7 @@ async fn handle(command: TaskCommand) -> Option<String> {
             };
             let (ctx, _) = load().await;
             match ctx {
-                Some(ctx) if ctx.status == TaskStatus::Paused => relaunch(ctx).await,
+                Some(ctx) if ctx.status == TaskStatus::Paused => relaunch(ctx),
                 _ => Some("There is no paused task to resume.".into()),
             }
         }
@@ -221,7 +221,7 @@ async fn handle(command: TaskCommand) -> Option<String> {
                         TaskStatus::Cancelled,
                         tandem_core::i18n::Msg::key("taskCancelledByYou"),
                     );
-                    let _ = save(&ctx).await;
+                    let _ = save(&ctx);
                     None
                 }
                 _ => Some("No task to cancel.".into()),
@@ -294,7 +294,7 @@ async fn handle(command: TaskCommand) -> Option<String> {
             if let Err(sentence) = open_start(tab, start.as_deref().unwrap_or_default()).await {
                 return Some(sentence);
             }
-            if let Err(e) = save(&ctx).await {
+            if let Err(e) = save(&ctx) {
                 return Some(format!("Tandem cannot run the workflow: {e}."));
             }
             launch(ctx);
@@ -354,9 +354,7 @@ pub async fn run_scheduled(workflow_id: &str, allow_model: bool) -> Result<(), S
         let _ = page::close_tab(tab).await;
         return Err(sentence);
     }
-    save(&ctx)
-        .await
-        .map_err(|e| format!("Tandem could not start it ({e})"))?;
+    save(&ctx).map_err(|e| format!("Tandem could not start it ({e})"))?;
     launch(ctx);
     Ok(())
 }
@@ -398,14 +396,14 @@ async fn answer_paused(text: &str) -> Option<String> {
         return Some("Tandem is not waiting for an answer.".into());
     };
     ctx.record_action(action, None, Ok(result), None, None);
-    relaunch(ctx).await
+    relaunch(ctx)
 }
 
 /// Runs a paused task again from its next step.
-async fn relaunch(mut ctx: TaskContext) -> Option<String> {
+fn relaunch(mut ctx: TaskContext) -> Option<String> {
     ctx.status = TaskStatus::Running;
     ctx.reason = None;
-    if let Err(e) = save(&ctx).await {
+    if let Err(e) = save(&ctx) {
         return Some(format!("Tandem cannot resume the task: {e}."));
     }
     launch(ctx);
@@ -443,7 +441,7 @@ async fn update(update: UserUpdate) -> Option<String> {
     if let Err(e) = ctx.apply(update) {
         return Some(e.to_string());
     }
-    match save(&ctx).await {
+    match save(&ctx) {
         Ok(()) => None,
         Err(e) => Some(format!("Tandem could not add this to the task: {e}.")),
     }
@@ -560,7 +558,7 @@ fn launch(ctx: TaskContext) {
         recorder::end_task().await;
         // Added after the loop's last step: a paused task keeps them for its resume.
         looper.take_updates(&mut ctx);
-        let _ = save(&ctx).await;
+        let _ = save(&ctx);
         crate::workflows::note_outcome(&ctx).await;
     });
 }

@@ -199,7 +199,7 @@ pub(super) async fn ensure(tab: i32, injected: &JsValue) -> bool {
         return false;
     }
     if !unknown.is_empty() {
-        match run(tab, &unknown, |injection| {
+        match run(tab, &unknown, &|injection| {
             let _ = Reflect::set(injection, &"func".into(), &probe_fn());
         })
         .await
@@ -217,7 +217,7 @@ pub(super) async fn ensure(tab: i32, injected: &JsValue) -> bool {
     if missing.is_empty() {
         return true;
     }
-    let given = run(tab, &missing, |injection| {
+    let given = run(tab, &missing, &|injection| {
         let _ = Reflect::set(
             injection,
             &"files".into(),
@@ -235,7 +235,7 @@ pub(super) async fn ensure(tab: i32, injected: &JsValue) -> bool {
 
 /// `chrome.scripting.executeScript` into the documents `documents` of `tab`, the rest of the
 /// injection set by `what`.
-async fn run(tab: i32, documents: &[String], what: impl Fn(&Object)) -> Result<JsValue, JsValue> {
+async fn run(tab: i32, documents: &[String], what: &dyn Fn(&Object)) -> Result<JsValue, JsValue> {
     let target = Object::new();
     let _ = Reflect::set(&target, &"tabId".into(), &tab.into());
     let ids: Array = documents.iter().map(|d| JsValue::from_str(d)).collect();

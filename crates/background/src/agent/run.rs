@@ -226,13 +226,13 @@ impl Loop {
         }
     }
 
-    pub(super) async fn persist(&self, ctx: &mut TaskContext, session: &Session) {
+    pub(super) fn persist(&self, ctx: &mut TaskContext, session: &Session) {
         let started = js_sys::Date::now();
         ctx.transcript = Some(session.transcript().clone());
         if self.stop.get() == Stop::Cancel {
             ctx.finish(TaskStatus::Cancelled, Msg::key("taskCancelledByYou"));
         }
-        if let Err(e) = save(ctx).await {
+        if let Err(e) = save(ctx) {
             crate::log_error("the task could not be saved", &e.to_string().into());
         }
         // Counted in the step just recorded; stored with the next save, since this one has
@@ -248,7 +248,7 @@ impl Loop {
                 return;
             }
             if self.take_updates(ctx) {
-                self.persist(ctx, session).await;
+                self.persist(ctx, session);
             }
             // A question asked before a worker restart is still open: its answer comes first.
             if ctx.question.is_some() {
@@ -303,7 +303,7 @@ impl Loop {
             if ctx.replay.is_some() {
                 match self.replay_step(ctx, session, &observed).await {
                     Replayed::Next => {
-                        self.persist(ctx, session).await;
+                        self.persist(ctx, session);
                         continue;
                     }
                     Replayed::End => return,
@@ -316,7 +316,7 @@ impl Loop {
                     return self.session_failed(ctx, e);
                 }
                 seen.named();
-                self.persist(ctx, session).await;
+                self.persist(ctx, session);
                 if self.stopped(ctx) {
                     return;
                 }
@@ -375,7 +375,7 @@ impl Loop {
                     if ctx.failed_step() {
                         return self.too_many_failures(ctx);
                     }
-                    self.persist(ctx, session).await;
+                    self.persist(ctx, session);
                     continue;
                 }
                 Err(e) => return self.session_failed(ctx, e),
@@ -424,7 +424,7 @@ impl Loop {
                         ctx.feedback =
                             "The planner says the task is not complete yet; follow the plan."
                                 .into();
-                        self.persist(ctx, session).await;
+                        self.persist(ctx, session);
                         continue;
                     }
                     Err(e) => return self.session_failed(ctx, e),
@@ -463,7 +463,7 @@ impl Loop {
                 } else if ctx.failed_step() {
                     return self.too_many_failures(ctx);
                 }
-                self.persist(ctx, session).await;
+                self.persist(ctx, session);
                 continue;
             }
             if let Action::Look = &action {
@@ -480,7 +480,7 @@ impl Loop {
                 } else if ctx.failed_step() {
                     return self.too_many_failures(ctx);
                 }
-                self.persist(ctx, session).await;
+                self.persist(ctx, session);
                 continue;
             }
             // A point of the screenshot is a point of the listed element under it: from here
@@ -496,10 +496,7 @@ impl Loop {
                     ) {
                         Ok(resolved) => resolved,
                         Err(e) => {
-                            if self
-                                .failed(ctx, session, before, &action, e.to_string())
-                                .await
-                            {
+                            if self.failed(ctx, session, before, &action, e.to_string()) {
                                 return self.too_many_failures(ctx);
                             }
                             continue;
@@ -535,10 +532,7 @@ impl Loop {
                 true => match self.observe_in_full(ctx.tab_id).await {
                     Ok(full) => full,
                     Err(e) => {
-                        if self
-                            .failed(ctx, session, before, &action, e.to_string())
-                            .await
-                        {
+                        if self.failed(ctx, session, before, &action, e.to_string()) {
                             return self.too_many_failures(ctx);
                         }
                         continue;
@@ -579,7 +573,7 @@ impl Loop {
             } else {
                 ctx.consecutive_failures = 0;
             }
-            self.persist(ctx, session).await;
+            self.persist(ctx, session);
         }
     }
 
@@ -657,9 +651,10 @@ impl Loop {
                 });
                 *self.tool_call.borrow_mut() = Some(call.id.clone());
                 // Shown (saved and broadcast) only once the answer has somewhere to go.
-                let decided =
-                    crate::tools::decide_after(&call.id, controller, self.persist(ctx, session))
-                        .await;
+                let decided = crate::tools::decide_after(&call.id, controller, &mut || {
+                    self.persist(ctx, session)
+                })
+                .await;
                 self.tool_call.borrow_mut().take();
                 ctx.pending = None;
                 let outcome = match decided {
@@ -724,7 +719,7 @@ impl Loop {
         let Some(question) = ctx.question.clone() else {
             return;
         };
-        self.persist(ctx, session).await;
+        self.persist(ctx, session);
         let answer = self.wait_for_answer().await;
         let Some(answer) = answer else {
             ctx.question = None;
@@ -736,7 +731,7 @@ impl Loop {
             self.record(ctx, session, before, json, None, Ok(result));
         }
         ctx.consecutive_failures = 0;
-        self.persist(ctx, session).await;
+        self.persist(ctx, session);
     }
 
     fn too_many_failures(&self, ctx: &mut TaskContext) {
@@ -802,7 +797,7 @@ impl Loop {
     /// Records `action` as failed for `why` before it reached the page. True when that was a
     /// failure too many (the caller ends with `too_many_failures`); else the step is saved
     /// and the loop goes on.
-    async fn failed(
+    fn failed(
         &self,
         ctx: &mut TaskContext,
         session: &Session,
@@ -814,7 +809,7 @@ impl Loop {
         if ctx.failed_step() {
             return true;
         }
-        self.persist(ctx, session).await;
+        self.persist(ctx, session);
         false
     }
 
@@ -1111,7 +1106,7 @@ impl Loop {
         ctx.pending = Some(pending);
         self.secret.borrow_mut().take();
         self.always.set(false);
-        self.persist(ctx, session).await;
+        self.persist(ctx, session);
         // A scheduled workflow's run waits for the user like any other, but nobody watches
         // it: they are told (it never approves by itself).
         if ctx.replay.as_ref().is_some_and(|r| r.scheduled) {

@@ -13,39 +13,25 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
 use super::error::AgentError;
-use crate::chrome;
+use crate::chrome::{self, runtime_send_message, session_get, session_set};
 
 #[wasm_bindgen]
 extern "C" {
-    #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "local"], js_name = set)]
-    fn local_set(items: &JsValue) -> Result<Promise, JsValue>;
-    #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "session"], js_name = get)]
-    fn session_get(keys: &JsValue) -> Result<Promise, JsValue>;
-    #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "session"], js_name = set)]
-    fn session_set(items: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "session"], js_name = remove)]
     fn session_remove(key: &str) -> Result<Promise, JsValue>;
-    #[wasm_bindgen(catch, js_namespace = ["chrome", "runtime"], js_name = sendMessage)]
-    fn runtime_send_message(message: &JsValue) -> Result<Promise, JsValue>;
 }
 
 /// The stored task, and a notice when unreadable state was reset.
 pub(super) async fn load() -> (Option<TaskContext>, Option<String>) {
-    let read = async {
-        let promise = session_get(&JsValue::from_str(TASK_STATE_KEY)).map_err(js_text)?;
-        let items = JsFuture::from(promise).await.map_err(js_text)?;
-        let value = Reflect::get(&items, &TASK_STATE_KEY.into()).map_err(js_text)?;
-        if value.is_undefined() {
-            return Ok::<_, String>("null".to_string());
-        }
-        JSON::stringify(&value).map(String::from).map_err(js_text)
-    };
-    let json = match read.await {
-        Ok(j) => j,
+    let json = match chrome::stored_json(session_get, TASK_STATE_KEY).await {
+        Ok(j) => j.unwrap_or_else(|| "null".to_string()),
         Err(e) => {
             return (
                 None,
-                Some(format!("The saved task could not be read ({e}).")),
+                Some(format!(
+                    "The saved task could not be read ({}).",
+                    js_text(e)
+                )),
             )
         }
     };
@@ -77,7 +63,7 @@ fn next_stamp() -> u64 {
 }
 
 /// Persists `ctx` and tells every open panel what they show of it, both under a new stamp.
-pub(super) async fn save(ctx: &TaskContext) -> Result<(), AgentError> {
+pub(super) fn save(ctx: &TaskContext) -> Result<(), AgentError> {
     let stamp = next_stamp();
     let value = JSON::parse(&ctx.to_json()).map_err(|e| AgentError::Storage(js_text(e)))?;
     // Written into the stored copy (read back by polls) and the broadcast alike; `ctx` is
@@ -163,34 +149,22 @@ pub(super) async fn forget() -> Result<(), AgentError> {
 
 /// The sites the user chose "Always allow on this site" for; none when unreadable.
 pub(super) async fn load_grants() -> SiteGrants {
-    let read = async {
-        let promise =
-            chrome::storage_local_get(&JsValue::from_str(SITE_GRANTS_KEY)).map_err(js_text)?;
-        let items = JsFuture::from(promise).await.map_err(js_text)?;
-        let value = Reflect::get(&items, &SITE_GRANTS_KEY.into()).map_err(js_text)?;
-        if value.is_undefined() {
-            return Ok::<_, String>(SiteGrants::default());
+    match chrome::stored_json(chrome::storage_local_get, SITE_GRANTS_KEY).await {
+        Ok(json) => json
+            .map(|json| SiteGrants::parse(&json))
+            .unwrap_or_default(),
+        Err(e) => {
+            crate::log_error("the remembered sites could not be read", &js_text(e).into());
+            SiteGrants::default()
         }
-        JSON::stringify(&value)
-            .map(|json| SiteGrants::parse(&String::from(json)))
-            .map_err(js_text)
-    };
-    read.await.unwrap_or_else(|e| {
-        crate::log_error("the remembered sites could not be read", &e.into());
-        SiteGrants::default()
-    })
+    }
 }
 
 /// Remembers "Always allow on this site" for `host` (the panel's Settings lists it).
 pub(super) async fn remember_site(host: &str) -> Result<(), AgentError> {
     let mut grants = load_grants().await;
     grants.add(host);
-    let value = JSON::parse(&grants.to_json()).map_err(|e| AgentError::Storage(js_text(e)))?;
-    let items = Object::new();
-    let _ = Reflect::set(&items, &SITE_GRANTS_KEY.into(), &value);
-    let promise = local_set(&items).map_err(|e| AgentError::Storage(js_text(e)))?;
-    JsFuture::from(promise)
+    chrome::store_json(SITE_GRANTS_KEY, &grants.to_json())
         .await
-        .map(|_| ())
         .map_err(|e| AgentError::Storage(js_text(e)))
 }

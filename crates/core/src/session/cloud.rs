@@ -86,7 +86,7 @@ fn rounds_for_model(rounds: &[RequestMessage], config: &CloudConfig) -> Vec<Requ
 
 /// Tells the caller of one attempt, for the Debug drawer.
 fn report(
-    hooks: &mut impl TurnHooks,
+    hooks: &mut dyn TurnHooks,
     config: &CloudConfig,
     plan: &SendPlan,
     trace: &AttemptTrace,
@@ -322,7 +322,7 @@ impl<C: CloudTransport, S: Sleeper> CloudSession<C, S> {
         transcript: &Transcript,
         turn: &str,
         planner: &mut dyn RequestPlanner,
-        hooks: &mut impl TurnHooks,
+        hooks: &mut dyn TurnHooks,
         abort: Option<&C::Abort>,
         rounds: &mut Vec<RequestMessage>,
         tokens: &mut Vec<TokenRecord>,

@@ -39,7 +39,8 @@ pub use nano::{
     NanoPromptOptions, NanoSession,
 };
 pub use plan::{
-    AttemptReport, RequestPlanner, TranscriptPlanner, TurnHooks, WholeTranscriptPlanner,
+    AttemptReport, RequestPlanner, RoundFuture, TranscriptPlanner, TurnHooks,
+    WholeTranscriptPlanner,
 };
 // The answer schema is plain data below the sessions (tools and the agent name it too).
 pub use crate::answer_schema::{schema_for, Schema, SchemaError};

@@ -142,6 +142,11 @@ pub struct AttemptReport<'a> {
 /// The caller's part of a cloud turn.
 // Single-threaded wasm: no `Send` bound is wanted on the returned futures.
 #[allow(async_fn_in_trait)]
+/// What [`TurnHooks::tool_round`] returns: the round's outcomes, once its calls ran.
+pub type RoundFuture<'a> = std::pin::Pin<
+    Box<dyn std::future::Future<Output = Result<Vec<ToolOutcome>, SendFailure>> + 'a>,
+>;
+
 pub trait TurnHooks {
     /// Each stream event as it arrives; false aborts the call (nobody reads it any more).
     fn event(&mut self, event: &StreamEvent) -> bool {
@@ -191,14 +196,15 @@ pub trait TurnHooks {
     }
 
     /// Runs the model's calls of one round; `Err(SendFailure::Stopped)` ends the turn.
-    async fn tool_round(&mut self, calls: &[ToolCall]) -> Result<Vec<ToolOutcome>, SendFailure> {
-        Err(SendFailure::Provider(crate::errors::ProviderError::new(
-            crate::errors::ErrorKind::Provider,
-            format!(
-                "The model called {} tool(s), but none were offered.",
-                calls.len()
-            ),
-        )))
+    /// Boxed, so the hooks can be `dyn`: one copy of the turn's loop serves every caller.
+    fn tool_round<'a>(&'a mut self, calls: &'a [ToolCall]) -> RoundFuture<'a> {
+        let n = calls.len();
+        Box::pin(async move {
+            Err(SendFailure::Provider(crate::errors::ProviderError::new(
+                crate::errors::ErrorKind::Provider,
+                format!("The model called {n} tool(s), but none were offered."),
+            )))
+        })
     }
 
     /// The final answer, with the budget it was sent under; `with_tool_rounds` when the

@@ -993,9 +993,9 @@ impl TurnHooks for Hooks {
         self.max_rounds.is_none_or(|max| self.rounds.len() < max)
     }
 
-    async fn tool_round(&mut self, calls: &[ToolCall]) -> Result<Vec<ToolOutcome>, SendFailure> {
+    fn tool_round<'a>(&'a mut self, calls: &'a [ToolCall]) -> super::plan::RoundFuture<'a> {
         self.rounds.push(calls.to_vec());
-        Ok(calls
+        let outcomes = calls
             .iter()
             .map(|c| ToolOutcome {
                 call_id: c.id.clone(),
@@ -1004,7 +1004,8 @@ impl TurnHooks for Hooks {
                 is_error: false,
                 images: self.tool_images.clone(),
             })
-            .collect())
+            .collect();
+        Box::pin(async move { Ok(outcomes) })
     }
 
     fn answered(&mut self, _: &UniversalResponse, _: &crate::budget::Budget, rounds: bool) {
