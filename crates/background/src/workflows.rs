@@ -204,7 +204,7 @@ pub async fn save_task(ctx: Option<TaskContext>, name: &str) -> String {
         Err(e) => return say(e),
     };
     let id = format!("wf-{}", js_sys::Date::now() as u64);
-    let flow = match Workflow::from_task(&id, &ctx.task, Some(&name), &ctx.recorded)
+    let flow = match Workflow::from_task(&id, &ctx.task, &name, &ctx.recorded)
         .and_then(|w| workflow::check(&w).map(|()| w))
     {
         Ok(w) => w,

@@ -365,15 +365,31 @@ pub fn page_matches(pattern: &str, url: &str) -> bool {
 }
 
 impl Workflow {
+    /// The workflow of a task that ended Done, called by the name [`propose_name`] makes of
+    /// its goal (with any secret typed in the task taken out). The worker always has the
+    /// person's choice and calls [`Workflow::from_task`]: kept apart, the proposal (and the
+    /// Unicode upper-case tables its capital letter needs) stays out of the worker's module.
+    pub fn from_task_proposed(
+        id: &str,
+        task: &str,
+        recorded: &[RecordedStep],
+    ) -> Result<Workflow, Msg> {
+        let mut goal = task.to_string();
+        for secret in recorded.iter().filter_map(|r| r.scrub.as_deref()) {
+            goal = goal.replace(secret, "(the secret)");
+        }
+        Self::from_task(id, task, &propose_name(&goal), recorded)
+    }
+
     /// The workflow of a task that ended Done: its text, the page it started on and the steps
-    /// it recorded, called `name` (the person's choice, see [`chosen_name`]; `None`: the
-    /// proposal, [`propose_name`]). Values typed or chosen that the task's text contains (as
-    /// whole words) become parameters, named after the field (`query` for a search box). A
-    /// secret typed in the task is taken out of the goal and the name alike.
+    /// it recorded, called `name` (the person's choice, see [`chosen_name`]). Values typed or
+    /// chosen that the task's text contains (as whole words) become parameters, named after
+    /// the field (`query` for a search box). A secret typed in the task is taken out of the
+    /// goal and the name alike.
     pub fn from_task(
         id: &str,
         task: &str,
-        name: Option<&str>,
+        name: &str,
         recorded: &[RecordedStep],
     ) -> Result<Workflow, Msg> {
         let Some(first) = recorded.first() else {
@@ -390,12 +406,11 @@ impl Workflow {
         }
         let mut params: Vec<Param> = Vec::new();
         let mut goal = task.to_string();
-        let mut name = name.map(str::to_string);
+        let mut name = name.to_string();
         for secret in recorded.iter().filter_map(|r| r.scrub.as_deref()) {
             goal = goal.replace(secret, "(the secret)");
-            name = name.map(|n| n.replace(secret, "(the secret)"));
+            name = name.replace(secret, "(the secret)");
         }
-        let name = name.unwrap_or_else(|| propose_name(&goal));
         for step in recorded {
             let Some(text) = step_value(&step.action) else {
                 continue;

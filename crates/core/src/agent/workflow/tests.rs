@@ -133,10 +133,9 @@ fn recorded() -> Vec<RecordedStep> {
 }
 
 fn workflow() -> Workflow {
-    Workflow::from_task(
+    Workflow::from_task_proposed(
         "w1",
         "Search for blue backpack, size M, and add it to the cart",
-        None,
         &recorded(),
     )
     .expect("a workflow")
@@ -178,7 +177,7 @@ fn values_from_the_task_become_named_parameters() {
 #[test]
 fn a_value_the_task_does_not_contain_stays_fixed_and_a_single_letter_needs_a_whole_word() {
     let steps = recorded();
-    let w = Workflow::from_task("w", "Buy the usual backpack in medium", None, &steps).unwrap();
+    let w = Workflow::from_task_proposed("w", "Buy the usual backpack in medium", &steps).unwrap();
     assert!(w.params.is_empty(), "{:?}", w.params);
     assert!(matches!(
         &w.steps[0].action,
@@ -202,10 +201,9 @@ fn a_password_is_never_stored() {
         submit: false,
     };
     let step = record(&typed, &login.url, Some(pw), true).unwrap();
-    let w = Workflow::from_task(
+    let w = Workflow::from_task_proposed(
         "w",
         "log in with hunter2-secret",
-        None,
         std::slice::from_ref(&step),
     )
     .unwrap();
@@ -216,7 +214,7 @@ fn a_password_is_never_stored() {
     let named = Workflow::from_task(
         "w",
         "log in with hunter2-secret",
-        Some("Log in as hunter2-secret"),
+        "Log in as hunter2-secret",
         std::slice::from_ref(&step),
     )
     .unwrap();
