@@ -44,6 +44,15 @@ pub fn from_value<T: DeserializeOwned>(value: Value) -> serde_json::Result<T> {
     T::deserialize(Objects(value))
 }
 
+/// A field's `T` read as a [`Value`] first, then through [`from_value`]: for a big type read
+/// from a `Value` elsewhere too (a saved workflow's steps), so its reader is compiled once
+/// into the module, not once more for the text reader of the struct holding it
+/// (`#[serde(deserialize_with = "crate::json::via_value")]`). A value `T` refuses fails with
+/// the same sentence, placed at the end of the field's value.
+pub fn via_value<'de, D: Deserializer<'de>, T: DeserializeOwned>(d: D) -> Result<T, D::Error> {
+    from_value(Value::deserialize(d)?).map_err(D::Error::custom)
+}
+
 /// A deserializer, visitor, access or seed whose every struct is read from a map. One wrapper
 /// for all of them: serde hands each to the next, and each must pass the wrapping on.
 struct Objects<T>(T);
