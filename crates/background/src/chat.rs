@@ -410,15 +410,7 @@ impl TurnHooks for ChatHooks<'_> {
                 .used
                 .saturating_add(u64::from(u.input) + u64::from(u.output));
         }
-        let report = tandem_core::json!({
-            "provider": report.provider.label(),
-            "model": report.model,
-            "budget": report.plan.budget(),
-            "request": report.trace.request,
-            "attempts": report.plan.attempts(),
-            "usage": report.usage,
-            "notes": report.trace.notes,
-        });
+        let report = report.to_value();
         let _ = post(
             self.port,
             &WorkerToPanel::Debug {

@@ -117,13 +117,29 @@ pub fn nested(mark: Mark, msg: Msg) -> Arg {
 
 /// A sentence as a catalog key and its arguments. Serialized as `{"key":…,"args":[…]}`: it
 /// crosses from the worker to the panel and is stored with the task.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Msg {
     /// The message's name in `_locales/*/messages.json`; empty for a literal (the arguments,
     /// one after the other, are the words).
     pub key: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<Arg>,
+}
+
+// Read through a `Value` (`json::via_value`): a saved workflow's last run holds a `Msg` read
+// from a `Value`, so the one reader serves the texts (a stored task, a conversation) too.
+impl<'de> Deserialize<'de> for Msg {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Msg, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(rename = "Msg")]
+        struct Read {
+            key: String,
+            #[serde(default)]
+            args: Vec<Arg>,
+        }
+        let Read { key, args } = crate::json::via_value(d)?;
+        Ok(Msg { key, args })
+    }
 }
 
 impl Msg {
@@ -924,6 +940,42 @@ mod tests {
         assert_eq!(crate::json::from_str::<Msg>(&json).unwrap(), m);
         let bare: Msg = crate::json::from_str(r#"{"key":"taskDone"}"#).unwrap();
         assert_eq!(bare.english(), "Done");
+    }
+
+    #[test]
+    fn a_message_reads_from_todays_text_and_refuses_what_it_refused() {
+        // `Msg` is read through a `Value` (`json::via_value`): today's text, by hand.
+        let text = r#"{"key":"askSite","args":[{"Text":"a"},{"Strong":"b"},{"Em":"c"},
+            {"Msg":["Em",{"key":"","args":[{"Text":"shop.example"}]}]},
+            {"Count":{"n":3,"shown":"3"}}],"extra":1}"#;
+        let want = Msg::new(
+            "askSite",
+            vec![
+                Arg::Text("a".into()),
+                Arg::Strong("b".into()),
+                Arg::Em("c".into()),
+                nested(Mark::Em, Msg::literal("shop.example")),
+                Arg::Count {
+                    n: 3,
+                    shown: "3".into(),
+                },
+            ],
+        );
+        assert_eq!(crate::json::from_str::<Msg>(text).unwrap(), want);
+        assert_eq!(
+            crate::json::from_value::<Msg>(crate::json!({"key": "taskDone", "args": []})).unwrap(),
+            Msg::key("taskDone")
+        );
+        for bad in [
+            r#"{"args":[]}"#,
+            r#"{"key":1}"#,
+            r#"["taskDone"]"#,
+            r#"{"key":"k","args":[{"Bold":"x"}]}"#,
+        ] {
+            assert!(crate::json::from_str::<Msg>(bad).is_err(), "{bad}");
+        }
+        let e = crate::json::from_str::<Msg>(r#"{"args":[]}"#).unwrap_err();
+        assert!(e.to_string().starts_with("missing field `key`"), "{e}");
     }
 
     /// A catalog's messages with Chrome's named placeholders (`$arg1$`, declared with the

@@ -16,7 +16,7 @@ use serde::de::DeserializeOwned;
 #[doc(hidden)]
 pub mod lean;
 mod objects;
-pub use objects::{from_slice, from_str, from_value};
+pub use objects::{from_slice, from_str, from_value, via_value};
 
 /// The first mark: a lone surrogate `u` (0xD800..=0xDFFF) reads as `MARK_BASE + (u - 0xD800)`.
 const MARK_BASE: u32 = 0x10_F800;

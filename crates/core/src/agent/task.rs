@@ -283,10 +283,18 @@ pub struct TaskContext {
     #[serde(default, skip_serializing_if = "JudgeMemory::is_empty")]
     pub judged: JudgeMemory,
     /// The steps that took effect, for "Save as workflow" (`workflow::record`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "crate::json::via_value"
+    )]
     pub recorded: Vec<RecordedStep>,
     /// The saved workflow this task replays, when it is a run of one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::json::via_value"
+    )]
     pub replay: Option<Replay>,
     /// The tokens the task may use before it pauses (the person's ceiling, renewed by
     /// Continue). Serde-default, so tasks stored before it load.
@@ -1494,6 +1502,107 @@ mod tests {
         );
         let e = parse_stored(r#"{"version":2,"task":5}"#).unwrap_err();
         assert!(e.to_string().contains("discarded"), "{e}");
+    }
+
+    #[test]
+    fn a_stored_replay_and_recorded_steps_read_as_they_were_written() {
+        // `recorded` and `replay` are read through a `Value` (`json::via_value`): today's
+        // stored text, written out by hand, must still read field for field.
+        use crate::agent::workflow::{Param, Step, StepAction, Target, Value as V};
+        let mut stored: serde_json::Value =
+            crate::json::from_str(&TaskContext::new("t1", "buy socks", 7).to_json()).unwrap();
+        let target = r#"{"role":"button","tag":"button","name":"add {item}","text":"add",
+            "context":"socks","attrs":[["type","submit"]],"ordinal":1,"groupSize":2,"frame":[0]}"#;
+        let more: serde_json::Value = crate::json::from_str(&format!(
+            r#"{{"recorded":[{{"url":"https://shop.test/","action":{{"type":{{"value":{{"fixed":"red"}},"submit":true}}}},"target":{target},"scrub":"pw"}},
+                {{"url":"https://shop.test/a","action":"click"}}],
+            "replay":{{"workflowId":"w1","name":"Socks","startUrl":"https://shop.test/",
+                "steps":[{{"action":{{"navigate":{{"url":"https://shop.test/a"}}}},"page":"shop.test/*"}},
+                    {{"action":"click","target":{target}}}],
+                "params":[{{"name":"item","value":"socks"}}],"next":1,"diverged":"step 2","scheduled":true}}}}"#
+        ))
+        .unwrap();
+        for (k, v) in more.as_object().unwrap() {
+            stored[k] = v.clone();
+        }
+        let read = parse_stored(&stored.to_string()).unwrap().unwrap();
+        let target = Target {
+            role: "button".into(),
+            tag: "button".into(),
+            name: "add {item}".into(),
+            text: "add".into(),
+            context: "socks".into(),
+            attrs: vec![("type".into(), "submit".into())],
+            ordinal: 1,
+            group_size: 2,
+            frame: vec![0],
+        };
+        assert_eq!(
+            read.recorded,
+            vec![
+                RecordedStep {
+                    url: "https://shop.test/".into(),
+                    action: StepAction::Type {
+                        value: V::Fixed("red".into()),
+                        submit: true
+                    },
+                    target: Some(target.clone()),
+                    scrub: Some("pw".into()),
+                },
+                RecordedStep {
+                    url: "https://shop.test/a".into(),
+                    action: StepAction::Click,
+                    target: None,
+                    scrub: None,
+                },
+            ]
+        );
+        let replay = read.replay.clone().unwrap();
+        assert_eq!(
+            (replay.workflow_id.as_str(), replay.name.as_str()),
+            ("w1", "Socks")
+        );
+        assert_eq!(replay.start_url, "https://shop.test/");
+        assert_eq!(
+            replay.steps,
+            vec![
+                Step {
+                    action: StepAction::Navigate {
+                        url: "https://shop.test/a".into()
+                    },
+                    page: "shop.test/*".into(),
+                    target: None,
+                },
+                Step {
+                    action: StepAction::Click,
+                    page: String::new(),
+                    target: Some(target),
+                },
+            ]
+        );
+        assert_eq!(
+            replay.params,
+            vec![Param {
+                name: "item".into(),
+                value: "socks".into()
+            }]
+        );
+        assert_eq!(
+            (replay.next, replay.diverged.as_deref(), replay.scheduled),
+            (1, Some("step 2"), true)
+        );
+        assert!(!replay.allow_model);
+        // Written back, it reads the same; `null` and absent read as none; a bad step is
+        // refused as before.
+        assert_eq!(parse_stored(&read.to_json()).unwrap(), Some(read));
+        stored["replay"] = serde_json::Value::Null;
+        stored.as_object_mut().unwrap().remove("recorded");
+        let bare = parse_stored(&stored.to_string()).unwrap().unwrap();
+        assert_eq!((bare.replay, bare.recorded), (None, vec![]));
+        stored["recorded"] = crate::json!([{"url": "u", "action": "jump"}]);
+        let e = parse_stored(&stored.to_string()).unwrap_err();
+        // The sentence names serde's category and the line only: the same as before.
+        assert_eq!(e, TaskStateError::Corrupt("unexpected data at 1".into()));
     }
 
     #[test]

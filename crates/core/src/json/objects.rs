@@ -30,17 +30,27 @@ pub fn from_str<'a, T: Deserialize<'a>>(text: &'a str) -> serde_json::Result<T> 
     Ok(value)
 }
 
-/// `T` from JSON bytes (see [`from_str`]).
+/// `T` from JSON bytes (see [`from_str`]), which must be UTF-8 (JSON's only encoding). The
+/// bytes are checked and read as text, not through serde_json's byte reader: every type read
+/// both ways would otherwise be compiled twice into the module.
 pub fn from_slice<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> serde_json::Result<T> {
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    let value = T::deserialize(Objects(&mut de))?;
-    de.end()?;
-    Ok(value)
+    let text = std::str::from_utf8(bytes)
+        .map_err(|e| serde_json::Error::custom(format_args!("the JSON is not UTF-8: {e}")))?;
+    from_str(text)
 }
 
 /// `T` from a parsed [`Value`] (see [`from_str`]).
 pub fn from_value<T: DeserializeOwned>(value: Value) -> serde_json::Result<T> {
     T::deserialize(Objects(value))
+}
+
+/// A field's `T` read as a [`Value`] first, then through [`from_value`]: for a big type read
+/// from a `Value` elsewhere too (a saved workflow's steps), so its reader is compiled once
+/// into the module, not once more for the text reader of the struct holding it
+/// (`#[serde(deserialize_with = "crate::json::via_value")]`). A value `T` refuses fails with
+/// the same sentence, placed at the end of the field's value.
+pub fn via_value<'de, D: Deserializer<'de>, T: DeserializeOwned>(d: D) -> Result<T, D::Error> {
+    from_value(Value::deserialize(d)?).map_err(D::Error::custom)
 }
 
 /// A deserializer, visitor, access or seed whose every struct is read from a map. One wrapper
@@ -358,5 +368,23 @@ mod tests {
         assert!(from_value::<Kind>(json!({"custom": ["b", 1]})).is_err());
         assert!(from_str::<Tag>(r#"{"name":"a"} x"#).is_err());
         assert!(from_str::<Tag>("{\"name\":\"a\"} \n").is_ok());
+    }
+
+    /// Bytes that are not UTF-8 are refused, as serde_json's own `from_slice` refuses them,
+    /// with a sentence; UTF-8 bytes read as the same text does.
+    #[test]
+    fn refuses_bytes_that_are_not_utf8() {
+        let err = from_slice::<serde_json::Value>(b"{\"name\":\"\xff\"}").unwrap_err();
+        assert!(
+            err.to_string().starts_with("the JSON is not UTF-8"),
+            "{err}"
+        );
+        #[allow(clippy::disallowed_methods)]
+        let theirs = serde_json::from_slice::<serde_json::Value>(b"{\"name\":\"\xff\"}");
+        assert!(theirs.is_err());
+        assert_eq!(
+            from_slice::<Tag>("{\"name\":\"é\"}".as_bytes()).unwrap(),
+            Tag { name: "é".into() }
+        );
     }
 }

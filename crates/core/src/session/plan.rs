@@ -139,6 +139,44 @@ pub struct AttemptReport<'a> {
     pub usage: Option<crate::stream::Usage>,
 }
 
+impl AttemptReport<'_> {
+    /// The report for the Debug drawer (`WorkerToPanel::Debug`): the provider's label, the
+    /// model, the budget, the redacted request, every attempt, the usage and the skipped
+    /// frames' notes. Written as text and read back (a `Value`'s keys are sorted either way):
+    /// the attempts' errors and messages are written to text elsewhere too, so their writers
+    /// to a `Value` stay out of the module (issue #46). The request, a `Value` already (with
+    /// numbers text might not give back to the last bit), is put in as it is.
+    pub fn to_value(&self) -> serde_json::Value {
+        #[derive(serde::Serialize)]
+        struct Report<'a> {
+            provider: &'static str,
+            model: &'a str,
+            budget: &'a Budget,
+            attempts: &'a [crate::send::AttemptLog],
+            usage: Option<crate::stream::Usage>,
+            notes: &'a [String],
+        }
+        let report = Report {
+            provider: self.provider.label(),
+            model: self.model,
+            budget: self.plan.budget(),
+            attempts: self.plan.attempts(),
+            usage: self.usage,
+            notes: &self.trace.notes,
+        };
+        // Cannot fail: no map with keys that are not strings, and the text is serde_json's.
+        let mut value: serde_json::Value = serde_json::to_string(&report)
+            .ok()
+            .and_then(|text| crate::json::from_str(&text).ok())
+            .unwrap_or_default();
+        if let Some(map) = value.as_object_mut() {
+            let request = self.trace.request.clone();
+            map.insert("request".into(), request.unwrap_or_default());
+        }
+        value
+    }
+}
+
 /// The caller's part of a cloud turn.
 // Single-threaded wasm: no `Send` bound is wanted on the returned futures.
 #[allow(async_fn_in_trait)]
@@ -211,5 +249,74 @@ pub trait TurnHooks {
     /// request carried more than the budgeted history (usage then does not match it).
     fn answered(&mut self, response: &UniversalResponse, budget: &Budget, with_tool_rounds: bool) {
         let _ = (response, budget, with_tool_rounds);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::budget::{compute_budget, BudgetSettings};
+    use crate::chat::Role;
+    use crate::errors::{ErrorKind, ProviderError};
+    use crate::i18n::Msg;
+    use crate::send::RetryPolicy;
+    use crate::stream::Usage;
+
+    #[test]
+    fn the_debug_report_is_the_value_json_would_build() {
+        let mut user = ChatMessage::new(Role::User, "question");
+        user.id = "u0".into();
+        let messages = [user];
+        let conversation = Conversation::from_messages(&messages).unwrap();
+        let budget = compute_budget(
+            &conversation,
+            Some("system"),
+            0,
+            100_000,
+            &BudgetSettings::default(),
+            &mut TokenCache::new(),
+        )
+        .unwrap();
+        let mut plan = SendPlan::new(budget, RetryPolicy::default());
+        plan.record(Err(ProviderError {
+            retry_after_ms: Some(2_000),
+            status: Some(429),
+            said: Some(Msg::literal("Busy \u{1F600} \"now\"")),
+            ..ProviderError::new(ErrorKind::RateLimited, "Busy")
+        }));
+        plan.record(Ok(()));
+        let trace = AttemptTrace {
+            request: Some(crate::json!({"temperature": 0.30000000000000004, "n": u64::MAX})),
+            notes: vec!["skipped a frame".into()],
+        };
+        let report = AttemptReport {
+            provider: ProviderKind::Anthropic,
+            model: "claude",
+            plan: &plan,
+            trace: &trace,
+            usage: Some(Usage {
+                input: 12,
+                output: 3,
+            }),
+        };
+        // What `chat.rs` built before (`json!`, every part written to a `Value`).
+        let before = crate::json!({
+            "provider": report.provider.label(),
+            "model": report.model,
+            "budget": report.plan.budget(),
+            "request": report.trace.request,
+            "attempts": report.plan.attempts(),
+            "usage": report.usage,
+            "notes": report.trace.notes,
+        });
+        assert_eq!(report.to_value(), before);
+        assert_eq!(report.to_value().to_string(), before.to_string());
+        let bare = AttemptReport {
+            trace: &AttemptTrace::default(),
+            usage: None,
+            ..report
+        };
+        assert_eq!(bare.to_value()["request"], serde_json::Value::Null);
+        assert_eq!(bare.to_value()["usage"], serde_json::Value::Null);
     }
 }
