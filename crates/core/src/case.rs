@@ -17,6 +17,11 @@ pub trait Lowercase {
 
 impl Lowercase for str {
     fn lowercase(&self) -> String {
+        // Most of what is lowered (labels, hosts, keywords) is ASCII: lowered byte by byte,
+        // as std does, without a search of the runs per letter.
+        if self.is_ascii() {
+            return self.to_ascii_lowercase();
+        }
         let mut out = String::with_capacity(self.len());
         for (at, c) in self.char_indices() {
             if c == 'Σ' {
@@ -35,6 +40,10 @@ impl Lowercase for str {
 
 /// `c` in lower case, exactly as `c.to_lowercase()`: one letter, or two for `İ`.
 pub fn lowercase_char(c: char) -> impl Iterator<Item = char> {
+    if c.is_ascii() {
+        let lower = c.to_ascii_lowercase();
+        return [lower, lower].into_iter().take(1);
+    }
     if c == '\u{130}' {
         return ['i', '\u{307}'].into_iter().take(2);
     }
