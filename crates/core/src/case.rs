@@ -222,18 +222,26 @@ mod tests {
     /// std does not expose `Cased` and `Case_Ignorable`, but its `str::to_lowercase` shows
     /// them: `cΣ` ends in `ς` only after a cased, not ignorable `c`; `AcΣ` also after an
     /// ignorable `c` (skipped back to the `A`).
+    fn std_sigma_class(c: char) -> u32 {
+        let final_sigma = |text: String| text.to_lowercase().ends_with('ς');
+        if final_sigma(format!("{c}Σ")) {
+            CASED
+        } else if final_sigma(format!("A{c}Σ")) {
+            IGNORABLE
+        } else {
+            0
+        }
+    }
+
     #[test]
     fn every_code_point_has_the_sigma_class_std_reads() {
-        let final_sigma = |text: String| text.to_lowercase().ends_with('ς');
         for c in every_char() {
-            let class = if final_sigma(format!("{c}Σ")) {
-                CASED
-            } else if final_sigma(format!("A{c}Σ")) {
-                IGNORABLE
-            } else {
-                0
-            };
-            assert_eq!(sigma_class(c), class, "{c:?} U+{:04X}", u32::from(c));
+            assert_eq!(
+                sigma_class(c),
+                std_sigma_class(c),
+                "{c:?} U+{:04X}",
+                u32::from(c)
+            );
         }
     }
 
@@ -278,16 +286,9 @@ mod tests {
                 ((start << 11) | (len << 1) | (stride - 1), delta as i32)
             })
             .collect();
-        let final_sigma = |text: String| text.to_lowercase().ends_with('ς');
         let (mut previous, mut class, mut classes) = (0, 0, Vec::<u8>::new());
         for c in every_char() {
-            let now = if final_sigma(format!("{c}Σ")) {
-                CASED
-            } else if final_sigma(format!("A{c}Σ")) {
-                IGNORABLE
-            } else {
-                0
-            };
+            let now = std_sigma_class(c);
             if now != class {
                 let mut value = ((u32::from(c) - previous) << 2) | now;
                 while value >= 0x80 {
