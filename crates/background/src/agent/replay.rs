@@ -135,16 +135,13 @@ impl Loop {
         let at = replay.next + 1;
         let hint = fence("saved workflow", &replay.hint());
         ctx.record(StepRecord {
-            kind: StepKind::User,
-            action: format!("Replay diverged at {sentence}."),
-            target: None,
-            result: String::new(),
-            ok: false,
             provider: Some(REPLAYED.into()),
-            tokens: None,
-            tool: None,
-            timings: None,
-            output: None,
+            ..StepRecord::new(
+                StepKind::User,
+                format!("Replay diverged at {sentence}."),
+                "",
+                false,
+            )
         });
         ctx.feedback = format!("the saved workflow's replay stopped: {sentence}");
         ctx.notes.push(hint);

@@ -861,16 +861,10 @@ impl Loop {
             None => "plan made".to_string(),
         };
         ctx.record(StepRecord {
-            kind: StepKind::Plan,
-            action: ctx.plan.clone(),
-            target: None,
-            result,
-            ok: true,
             provider,
             tokens: Some(tokens),
-            tool: None,
-            timings: None,
             output: output_mode(session),
+            ..StepRecord::new(StepKind::Plan, ctx.plan.clone(), result, true)
         });
         Ok(done.is_none() || parsed.complete)
     }

@@ -526,16 +526,10 @@ mod tests {
 
     fn step(action: &str, target: Option<&str>, ok: bool, result: &str) -> StepRecord {
         StepRecord {
-            kind: StepKind::Action,
-            action: action.into(),
             target: target.map(Into::into),
-            result: result.into(),
-            ok,
             provider: Some("OpenAI-compatible".into()),
             tokens: Some(1072),
-            tool: None,
-            timings: None,
-            output: None,
+            ..StepRecord::new(StepKind::Action, action, result, ok)
         }
     }
 

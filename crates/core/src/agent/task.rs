@@ -108,6 +108,31 @@ pub struct StepRecord {
     pub output: Option<String>,
 }
 
+impl StepRecord {
+    /// A line with what every line says; what only some say (the element, the provider and
+    /// tokens, a tool's card, timings, the output rung) starts empty, set with `..` where a
+    /// line has it.
+    pub fn new(
+        kind: StepKind,
+        action: impl Into<String>,
+        result: impl Into<String>,
+        ok: bool,
+    ) -> Self {
+        StepRecord {
+            kind,
+            action: action.into(),
+            target: None,
+            result: result.into(),
+            ok,
+            provider: None,
+            tokens: None,
+            tool: None,
+            timings: None,
+            output: None,
+        }
+    }
+}
+
 /// Milliseconds an action step spent per phase, outside the model: injecting the driver,
 /// taking snapshots, building and rendering the element map, locating the target again,
 /// acting (the driver's own watch for the action's effects included), settling after a
@@ -446,18 +471,12 @@ impl TaskContext {
             }
         };
         self.notes.push(note);
-        self.steps.push(StepRecord {
-            kind: StepKind::User,
-            action: line,
-            target: None,
-            result: "the agent reads it before its next step".into(),
-            ok: true,
-            provider: None,
-            tokens: None,
-            tool: None,
-            timings: None,
-            output: None,
-        });
+        self.steps.push(StepRecord::new(
+            StepKind::User,
+            line,
+            "the agent reads it before its next step",
+            true,
+        ));
         Ok(())
     }
 
@@ -508,32 +527,23 @@ impl TaskContext {
             format!("failed: {result}")
         };
         self.record(StepRecord {
-            kind: StepKind::Action,
-            action,
             target,
-            result,
-            ok,
             provider,
             tokens,
-            tool: None,
-            timings: None,
-            output: None,
+            ..StepRecord::new(StepKind::Action, action, result, ok)
         });
     }
 
     /// Records the session's switch to the cloud (shown before the step the cloud answered).
     pub fn record_switch(&mut self, failover: &Failover) {
         self.steps.push(StepRecord {
-            kind: StepKind::Switch,
-            action: format!("Switched from {} to {}", failover.from, failover.to),
-            target: None,
-            result: failover.reason.to_string(),
-            ok: true,
             provider: Some(failover.to.label().to_string()),
-            tokens: None,
-            tool: None,
-            timings: None,
-            output: None,
+            ..StepRecord::new(
+                StepKind::Switch,
+                format!("Switched from {} to {}", failover.from, failover.to),
+                failover.reason.to_string(),
+                true,
+            )
         });
     }
 
@@ -1325,18 +1335,7 @@ mod tests {
 
     /// A planner's step that recorded `plan`, as the agent keeps it.
     fn plan_record(plan: &str) -> StepRecord {
-        StepRecord {
-            kind: StepKind::Plan,
-            action: plan.into(),
-            target: None,
-            result: String::new(),
-            ok: true,
-            provider: None,
-            tokens: None,
-            tool: None,
-            timings: None,
-            output: None,
-        }
+        StepRecord::new(StepKind::Plan, plan, "", true)
     }
 
     #[test]

@@ -155,16 +155,15 @@ impl TaskContext {
         // ([`TaskContext::images_for_next_turn`]).
         self.feedback_images = outcome.images.clone();
         self.record(StepRecord {
-            kind: StepKind::Action,
-            action: action.to_json().to_string(),
-            target: None,
-            result: outcome.content.clone(),
-            ok,
             provider,
             tokens,
             tool: Some(used),
-            timings: None,
-            output: None,
+            ..StepRecord::new(
+                StepKind::Action,
+                action.to_json().to_string(),
+                outcome.content.clone(),
+                ok,
+            )
         });
     }
 
