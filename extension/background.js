@@ -18,10 +18,52 @@ for (const area of [chrome.storage.local, chrome.storage.session]) {
     .catch((error) => console.error('Tandem: storage could not be restricted:', error?.message));
 }
 
-const ready = init().then(() => {
-  performance.mark('tandem-wasm-ready');
-  return worker.start_worker();
-});
+// The worker's module is read from Tandem's own CacheStorage after the first start: a Response
+// from there reaches the compiler sooner than a fetch of the extension's file, and a woken
+// worker answers 7–10 ms sooner (scripts/bench-wake.mjs; A/B in docs/load-and-size.md). The key
+// is the module's content hash, stamped here by scripts/build (scripts/lib/stamp-module.mjs),
+// so a rebuilt extension never runs an older module with newer glue, even under one version.
+// The Cache API takes only http(s) keys: `.invalid` is a name that can never be fetched. Web
+// pages and content scripts have caches of their own origin; this one is the extension's.
+const WORKER_MODULE = new URL('./wasm/worker_bg.wasm', import.meta.url);
+const MODULE_HASH = '@@WORKER_MODULE_HASH@@';
+const MODULE_CACHE = 'tandem-modules';
+const moduleKey = `https://tandem-module.invalid/${MODULE_HASH}/worker_bg.wasm`;
+
+// The module's Response: the cached copy, or (first start, a new build, no cache) the file,
+// stored while it compiles, the older builds' copies removed then.
+async function workerModule() {
+  if (MODULE_HASH.startsWith('@@')) return fetch(WORKER_MODULE);
+  let cache;
+  try {
+    cache = await caches.open(MODULE_CACHE);
+    const cached = await cache.match(moduleKey);
+    if (cached) return cached;
+  } catch (error) {
+    console.warn('Tandem: the module cache could not be read:', error?.message);
+  }
+  const response = await fetch(WORKER_MODULE);
+  if (cache && response.ok) {
+    cache.put(moduleKey, response.clone())
+      .then(() => cache.keys())
+      .then((keys) => Promise.all(keys.filter((k) => k.url !== moduleKey).map((k) => cache.delete(k))))
+      .catch((error) => console.warn('Tandem: the module could not be cached:', error?.message));
+  }
+  return response;
+}
+
+// A cached copy that does not compile (a damaged disk) is dropped and the extension's file
+// used: the worker starts either way.
+const ready = init({ module_or_path: workerModule() })
+  .catch((error) => {
+    console.warn('Tandem: the cached module failed, reading the extension\'s own:', error?.message);
+    return caches.delete(MODULE_CACHE).catch(() => {})
+      .then(() => init({ module_or_path: fetch(WORKER_MODULE) }));
+  })
+  .then(() => {
+    performance.mark('tandem-wasm-ready');
+    return worker.start_worker();
+  });
 const forward = (handler) => (...args) => { ready.then(() => handler(...args)); };
 
 // "Ask Tandem" opens the side panel for the tab. sidePanel.open() is only allowed during the

@@ -5,6 +5,7 @@
 // and the worker's answer.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { launchExtension, collectConsole, repoRoot } from './lib/browser.mjs';
@@ -90,4 +91,71 @@ test('the worker\'s bootstrap imports only its glue, and the glue imports nothin
   // Only the panel's snippets are left as files: it asks for them as its page parses.
   const left = await readdir(path.join(dist, 'wasm', 'snippets'));
   assert.ok(left.every((dir) => dir.startsWith('tandem-side-panel-')), left.join(', '));
+});
+
+// The worker compiles its module from a copy in the extension's CacheStorage, keyed by the
+// module's hash (extension/background.js, scripts/lib/stamp-module.mjs). Seen where it lives:
+// the cache's keys and bytes, and the panel's answer from each woken worker.
+test('a woken worker compiles its module from its own cache, drops an older build\'s copy, and starts past a damaged one', async () => {
+  const bytes = await readFile(path.join(repoRoot, 'dist', 'wasm', 'worker_bg.wasm'));
+  const hash = createHash('sha256').update(bytes).digest('hex');
+  const page = await browser.openPanel();
+  const wake = async (id) => {
+    await browser.stopServiceWorker();
+    const answer = await page.evaluate((requestId) => new Promise((resolve) => {
+      const port = chrome.runtime.connect({ name: 'tandem-chat' });
+      port.onMessage.addListener((message) => { resolve(String(message)); port.disconnect(); });
+      port.postMessage(JSON.stringify({ nanoStatus: { requestId } }));
+    }), id);
+    assert.match(answer, new RegExp(id));
+  };
+  // What the cache holds, once the worker stored it: each key's URL and its body's SHA-256.
+  const cached = async () => {
+    const sw = await browser.waitForServiceWorker();
+    return sw.evaluate(async () => {
+      const hex = (buffer) => [...new Uint8Array(buffer)].map((b) => b.toString(16).padStart(2, '0')).join('');
+      for (let i = 0; i < 100; i++) {
+        const cache = await caches.open('tandem-modules');
+        const keys = await cache.keys();
+        if (keys.length) {
+          return Promise.all(keys.map(async (key) => ({
+            url: key.url,
+            sha256: hex(await crypto.subtle.digest('SHA-256', await (await cache.match(key)).arrayBuffer())),
+          })));
+        }
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      return [];
+    });
+  };
+  const current = `https://tandem-module.invalid/${hash.slice(0, 16)}/worker_bg.wasm`;
+
+  await wake('cache-first');
+  assert.deepEqual(await cached(), [{ url: current, sha256: hash }]);
+
+  // An older build's copy beside it (an update, a rebuilt unpacked extension) is removed
+  // when the new one is stored.
+  const sw = await browser.waitForServiceWorker();
+  await sw.evaluate(async () => {
+    const cache = await caches.open('tandem-modules');
+    const [key] = await cache.keys();
+    const body = await (await cache.match(key)).arrayBuffer();
+    await cache.put('https://tandem-module.invalid/0123456789abcdef/worker_bg.wasm',
+      new Response(body, { headers: { 'content-type': 'application/wasm' } }));
+    await cache.delete(key);
+  });
+  await wake('cache-older');
+  assert.deepEqual(await cached(), [{ url: current, sha256: hash }]);
+
+  // A damaged copy under today's key: the worker still starts and answers, from the
+  // extension's file, and the next start stores a sound copy.
+  await (await browser.waitForServiceWorker()).evaluate(async (key) => {
+    const cache = await caches.open('tandem-modules');
+    await cache.put(key, new Response(new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 255]),
+      { headers: { 'content-type': 'application/wasm' } }));
+  }, current);
+  await wake('cache-damaged');
+  await wake('cache-again');
+  assert.deepEqual(await cached(), [{ url: current, sha256: hash }]);
+  await page.close();
 });
