@@ -378,11 +378,31 @@ fn push(out: &mut Vec<Piece>, p: Piece) {
 /// The English template of `key`; the same text is `extension/_locales/en/messages.json`'s
 /// (a test holds them equal, and every other catalog to the same placeholders).
 pub fn english(key: &str) -> Option<&'static str> {
-    CATALOG
-        .iter()
-        .chain(panel_catalog())
+    entries(CATALOG)
+        .chain(entries(panel_catalog()))
         .find(|(k, _)| *k == key)
-        .map(|(_, t)| *t)
+        .map(|(_, t)| t)
+}
+
+/// A catalog written as one text (see [`catalog!`]): its `(key, English)` pairs in order.
+pub fn entries(catalog: &'static str) -> impl Iterator<Item = (&'static str, &'static str)> {
+    catalog
+        .split_terminator(ENTRY_END)
+        .filter_map(|entry| entry.split_once(KEY_END))
+}
+
+/// What ends a key, then its English, in a catalog's text: control characters no sentence has
+/// (a test holds them out of every entry).
+const KEY_END: char = '\u{1f}';
+const ENTRY_END: char = '\u{1e}';
+
+/// `("key", "English"),` pairs made into one text, `key␟English␞` each: the worker's table
+/// (~390 sentences) as one string costs no pointer and length per key and per sentence
+/// (16 bytes each in the module, 2.x KB gzip; issue #46). Read with [`entries`].
+macro_rules! catalog {
+    ($(($key:literal, $english:literal $(,)?)),* $(,)?) => {
+        concat!($($key, "\u{1f}", $english, "\u{1e}"),*)
+    };
 }
 
 // Only the panel's module carries its own sentences (issue #46: they were 1/3 of the table
@@ -392,18 +412,18 @@ pub fn english(key: &str) -> Option<&'static str> {
 mod panel_words;
 
 #[cfg(feature = "panel-words")]
-fn panel_catalog() -> &'static [(&'static str, &'static str)] {
+fn panel_catalog() -> &'static str {
     panel_words::PANEL_CATALOG
 }
 
 #[cfg(not(feature = "panel-words"))]
-fn panel_catalog() -> &'static [(&'static str, &'static str)] {
-    &[]
+fn panel_catalog() -> &'static str {
+    ""
 }
 
 /// Every run-time sentence with a catalog key that core, the worker or `tandem-chrome` builds,
 /// in English; the panel's own are in `panel_words` (feature `panel-words`).
-pub const CATALOG: &[(&str, &str)] = &[
+pub const CATALOG: &str = catalog![
     // A timeline step that worked (`agent::step_line`).
     ("stepClicked", "Clicked $1"),
     ("stepClickedTimes", "Clicked $1 $2 times"),
@@ -1043,19 +1063,23 @@ mod tests {
         ];
         let en = locale("en");
         let mut keys = BTreeSet::new();
-        for (key, english) in CATALOG.iter().chain(panel_words::PANEL_CATALOG) {
-            assert!(keys.insert(*key), "{key} twice");
-            assert_eq!(en.get(*key).map(String::as_str), Some(*english), "en {key}");
+        for (key, english) in entries(CATALOG).chain(entries(panel_words::PANEL_CATALOG)) {
+            assert!(keys.insert(key), "{key} twice");
+            assert!(
+                !key.contains([KEY_END, ENTRY_END]) && !english.contains([KEY_END, ENTRY_END]),
+                "{key}: a catalog's separators in an entry"
+            );
+            assert_eq!(en.get(key).map(String::as_str), Some(english), "en {key}");
         }
         for lang in ["de", "es", "fr", "ja", "zh_CN"] {
             let catalog = locale(lang);
-            for (key, english) in CATALOG.iter().chain(panel_words::PANEL_CATALOG) {
-                let Some(t) = catalog.get(*key) else {
+            for (key, english) in entries(CATALOG).chain(entries(panel_words::PANEL_CATALOG)) {
+                let Some(t) = catalog.get(key) else {
                     panic!("{lang} lacks {key}");
                 };
                 assert_eq!(placeholders(t), placeholders(english), "{lang} {key}: {t}");
                 assert!(
-                    t != english || same.contains(key),
+                    t != english || same.contains(&key),
                     "{lang} {key} is not translated"
                 );
             }
@@ -1101,7 +1125,7 @@ mod tests {
             })
             .collect();
         assert!(scanned.len() > 100, "{} sources found", scanned.len());
-        for (key, _) in panel_words::PANEL_CATALOG {
+        for (key, _) in entries(panel_words::PANEL_CATALOG) {
             let quoted = format!("\"{key}\"");
             for (path, text) in &scanned {
                 assert!(

@@ -5,7 +5,7 @@
 //! holds every key core, the worker or `tandem-chrome` names to [`super::CATALOG`].
 
 /// The panel's own run-time sentences, in English (same shape as [`super::CATALOG`]).
-pub const PANEL_CATALOG: &[(&str, &str)] = &[
+pub const PANEL_CATALOG: &str = catalog![
     // The task's status line and outcomes.
     ("taskRunning", "Running"),
     ("taskPaused", "Paused"),
