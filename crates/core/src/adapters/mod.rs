@@ -325,6 +325,16 @@ pub(crate) fn parse<T: DeserializeOwned>(payload: &str) -> Result<T, PayloadErro
     })
 }
 
+/// A payload read by hand from its `Value` with `read` ([`crate::json::fields`]). A value of
+/// a type the reader refuses is "unexpected data" with no position (the reader has no text)
+/// and no value (the payload is the user's answer, which does not belong in a log).
+pub(crate) fn read_payload<T>(
+    payload: &str,
+    read: fn(serde_json::Value) -> serde_json::Result<T>,
+) -> Result<T, PayloadError> {
+    read(parse(payload)?).map_err(|_| PayloadError::Unreadable("unexpected data".to_owned()))
+}
+
 /// At most this many skipped frames are described one by one; a body of nothing but
 /// garbage must not flood the Debug drawer.
 const MAX_NOTES: usize = 10;

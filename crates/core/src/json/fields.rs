@@ -87,6 +87,11 @@ pub fn u32(value: Value) -> Result<u32> {
     unsigned(value, u64::from(u32::MAX), "u32").map(|n| n as u32)
 }
 
+/// A `u64`.
+pub fn u64(value: Value) -> Result<u64> {
+    unsigned(value, u64::MAX, "u64")
+}
+
 /// A `usize`.
 pub fn usize(value: Value) -> Result<usize> {
     unsigned(value, usize::MAX as u64, "usize").map(|n| n as usize)
@@ -159,7 +164,10 @@ pub fn variant<T: Copy>(value: Value, names: &'static [&'static str], values: &[
         None => Err(Error::unknown_variant(&name, names)),
         Some(_) if !rest.is_null() => Err(wrong(&rest, "unit")),
         Some(_) if more => Err(Error::custom("expected `}`")),
-        Some(i) => values.get(i).copied().ok_or_else(|| Error::custom("expected value")),
+        Some(i) => values
+            .get(i)
+            .copied()
+            .ok_or_else(|| Error::custom("expected value")),
     }
 }
 
@@ -360,7 +368,10 @@ mod tests {
         // Refused both ways (serde_json's text reader says it differently).
         for text in ["{}", r#"{"one":null,"two-words":null}"#] {
             assert!(crate::json::from_str::<Kind>(text).is_err(), "{text}");
-            assert!(read(crate::json::from_str(text).unwrap()).is_err(), "{text}");
+            assert!(
+                read(crate::json::from_str(text).unwrap()).is_err(),
+                "{text}"
+            );
         }
     }
 
@@ -395,7 +406,10 @@ mod tests {
             "invalid type: null, expected a string"
         );
         assert_eq!(
-            Fields::of(json!([1]), "struct T").err().unwrap().to_string(),
+            Fields::of(json!([1]), "struct T")
+                .err()
+                .unwrap()
+                .to_string(),
             "invalid type: sequence, expected struct T"
         );
     }

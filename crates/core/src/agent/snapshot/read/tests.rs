@@ -173,10 +173,14 @@ impl From<ElementRead> for Element {
     }
 }
 
-
 /// `text` read by the derived reader and by `read.rs`: the same snapshot, or the same
 /// sentence (the derived one without its position).
-fn both(text: &str) -> (Result<super::super::Snapshot, String>, Result<super::super::Snapshot, String>) {
+fn both(
+    text: &str,
+) -> (
+    Result<super::super::Snapshot, String>,
+    Result<super::super::Snapshot, String>,
+) {
     let old = crate::json::from_str::<Snapshot>(text)
         .map(super::super::Snapshot::from)
         .map_err(|e| {
@@ -212,7 +216,11 @@ fn same_or_both_refused(
     case: &str,
 ) {
     match (new, old) {
-        (Err(n), Err(o)) if !["missing", "invalid", "unknown"].iter().any(|w| o.starts_with(w)) => {
+        (Err(n), Err(o))
+            if !["missing", "invalid", "unknown"]
+                .iter()
+                .any(|w| o.starts_with(w)) =>
+        {
             assert!(!n.is_empty(), "{case}")
         }
         _ => assert_eq!(new, old, "{case}"),
@@ -260,11 +268,32 @@ fn full() -> Value {
 /// What goes in place of a value: each JSON type, odd numbers and strings, a variant's map form.
 fn odd_values() -> Vec<Value> {
     vec![
-        json!(null), json!(true), json!(false), json!(0), json!(1), json!(-1), json!(1.5),
-        json!(4294967295u64), json!(4294967296u64), json!(-2147483649i64), json!(2147483648u64),
-        json!(u64::MAX), json!(""), json!("x"), json!("native"), json!("mixed"), json!("日本 🎉"),
-        json!([]), json!([1]), json!([1, 2]), json!([1, 2, 3]), json!([-1, 2]), json!(["native"]),
-        json!({}), json!({"native": null}), json!({"x": 1}),
+        json!(null),
+        json!(true),
+        json!(false),
+        json!(0),
+        json!(1),
+        json!(-1),
+        json!(1.5),
+        json!(4294967295u64),
+        json!(4294967296u64),
+        json!(-2147483649i64),
+        json!(2147483648u64),
+        json!(u64::MAX),
+        json!(""),
+        json!("x"),
+        json!("native"),
+        json!("mixed"),
+        json!("日本 🎉"),
+        json!([]),
+        json!([1]),
+        json!([1, 2]),
+        json!([1, 2, 3]),
+        json!([-1, 2]),
+        json!(["native"]),
+        json!({}),
+        json!({"native": null}),
+        json!({"x": 1}),
         json!({"x": 1, "y": 2, "width": 3, "height": 4}),
     ]
 }
@@ -337,7 +366,10 @@ fn every_field_missing_null_or_of_another_type_reads_the_same() {
         }
     }
     // Enough of each: the comparison is not vacuous.
-    assert!(cases > 2000 && refused > 1000 && cases - refused > 500, "{cases} {refused}");
+    assert!(
+        cases > 2000 && refused > 1000 && cases - refused > 500,
+        "{cases} {refused}"
+    );
     for text in ["[]", "null", "1", "\"x\"", "{}"] {
         let (old, new) = both(text);
         assert!(old.is_err(), "{text}");
@@ -349,7 +381,10 @@ fn every_field_missing_null_or_of_another_type_reads_the_same() {
 /// keeps the last of. `JSON.stringify` never writes one.
 #[test]
 fn a_key_written_twice_keeps_the_last() {
-    let text = full().to_string().replacen("\"docId\":\"d9\"", "\"docId\":\"a\",\"docId\":\"d9\"", 1);
+    let text =
+        full()
+            .to_string()
+            .replacen("\"docId\":\"d9\"", "\"docId\":\"a\",\"docId\":\"d9\"", 1);
     let (old, new) = both(&text);
     assert_eq!(old.unwrap_err(), "duplicate field `docId`");
     assert_eq!(new.unwrap().doc_id, "d9");
