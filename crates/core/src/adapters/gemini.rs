@@ -732,4 +732,14 @@ mod tests {
         expect![[r#"{"properties":{"count":{"minimum":0,"type":"integer"},"either":{"anyOf":[{"type":"string"},{"type":"number"}]},"email":{"minLength":3,"type":"string"},"mode":{"enum":["fast"]},"tags":{"items":{"nullable":true,"type":"string"},"type":"array"},"when":{"format":"date-time","type":"string"}},"required":["when"],"type":"object"}"#]]
         .assert_eq(&s.to_string());
     }
+    /// The hand-written reader reads every recorded payload, and each odd version of a payload
+    /// with every field, as the derived reader of `Response` did.
+    #[test]
+    fn the_hand_reader_reads_what_the_derived_reader_read() {
+        super::super::testkit::reads_as_derived(
+            "gemini",
+            r#"{"candidates":[{"content":{"role":"model","parts":[{"text":"hé 🎉","thought":false},{"functionCall":{"id":"c1","name":"look","args":{"a":[1]}}}]},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":21,"candidatesTokenCount":7,"totalTokenCount":28},"modelVersion":"gemini-2.0-flash","promptFeedback":{"blockReason":"OTHER"},"error":{"code":503}}"#,
+            response,
+        );
+    }
 }

@@ -902,6 +902,47 @@ pub(crate) mod testkit {
         whole
     }
 
+    /// Every payload of the recordings in `dir` (SSE `data:` lines, NDJSON lines) and every
+    /// odd version of `rich` (each place missing, null, of another type…), read with the
+    /// derived reader a hand-written one replaced (`parse::<T>`, kept for tests) and with the
+    /// hand-written one: the same value, or both skipped as unreadable.
+    pub fn reads_as_derived<T>(dir: &str, rich: &str, read: fn(Value) -> serde_json::Result<T>)
+    where
+        T: serde::de::DeserializeOwned + PartialEq + std::fmt::Debug,
+    {
+        let mut payloads: Vec<String> = Vec::new();
+        let folder = format!(
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/{}"),
+            dir
+        );
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+            for line in text.lines() {
+                let line = line.strip_prefix("data:").unwrap_or(line).trim();
+                if line.starts_with('{') {
+                    payloads.push(line.to_owned());
+                }
+            }
+        }
+        assert!(payloads.len() >= 5, "{dir}: {}", payloads.len());
+        let rich: Value = crate::json::from_str(rich).unwrap();
+        payloads.push(rich.to_string());
+        payloads.extend(
+            crate::json::fields::odd_versions(&rich)
+                .into_iter()
+                .map(|(_, v)| v.to_string()),
+        );
+        let (mut read_both, mut refused) = (0, 0);
+        for payload in &payloads {
+            let old = parse::<T>(payload).map_err(|_| ());
+            let new = read_payload(payload, read).map_err(|_| ());
+            assert_eq!(new, old, "{payload}");
+            read_both += usize::from(old.is_ok());
+            refused += usize::from(old.is_err());
+        }
+        assert!(read_both > 100 && refused > 100, "{read_both} {refused}");
+    }
+
     /// [`decode_every_way`] checked against `expect`; returns the decode for variants.
     pub fn check_stream(adapter: &dyn Adapter, file: &str, expect: Expect) -> String {
         let whole = decode_every_way(adapter, file);

@@ -455,4 +455,14 @@ mod tests {
             "#]],
         );
     }
+    /// The hand-written reader reads every recorded payload, and each odd version of a payload
+    /// with every field, as the derived reader of `Line` did.
+    #[test]
+    fn the_hand_reader_reads_what_the_derived_reader_read() {
+        super::super::testkit::reads_as_derived(
+            "ollama",
+            r#"{"model":"llama3","created_at":"2025","message":{"role":"assistant","content":"hé 🎉","tool_calls":[{"id":"c1","function":{"name":"look","arguments":{"a":1}}}]},"done":true,"done_reason":"stop","prompt_eval_count":9,"eval_count":4,"error":"x"}"#,
+            line,
+        );
+    }
 }

@@ -701,4 +701,14 @@ mod tests {
             .body;
         assert!(!body.contains("\"tools\""), "{body}");
     }
+    /// The hand-written reader reads every recorded payload, and each odd version of a payload
+    /// with every field, as the derived reader of `Chunk` did.
+    #[test]
+    fn the_hand_reader_reads_what_the_derived_reader_read() {
+        super::super::testkit::reads_as_derived(
+            "openai",
+            r#"{"id":"c","model":"gpt-4o","choices":[{"index":0,"delta":{"role":"assistant","content":"hé 🎉","tool_calls":[{"index":1,"id":"call_1","type":"function","function":{"name":"look","arguments":"{\"a\":1}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":12,"completion_tokens":7},"error":{"message":"x"}}"#,
+            chunk,
+        );
+    }
 }

@@ -18,6 +18,9 @@
 use serde::de::{Error as _, Unexpected};
 use serde_json::{Error, Map, Value};
 
+#[cfg(test)]
+pub(crate) use odd::odd_versions;
+
 pub type Result<T> = std::result::Result<T, Error>;
 
 /// What `value` is, in serde's words for an error (`null` as serde_json says it).
@@ -274,6 +277,109 @@ impl Fields {
     /// A number field that must be there, as `f64`.
     pub fn f64(&mut self, key: &'static str) -> f64 {
         self.with(key, float)
+    }
+}
+
+/// Test inputs: a realistic value made odd in every place, to read with a derived reader and a
+/// hand-written one and compare.
+#[cfg(test)]
+pub(crate) mod odd {
+    use serde_json::{json, Value};
+
+    /// What goes in place of a value: each JSON type, odd numbers and strings, a variant's map form.
+    pub fn odd_values() -> Vec<Value> {
+        vec![
+            json!(null),
+            json!(true),
+            json!(false),
+            json!(0),
+            json!(1),
+            json!(-1),
+            json!(1.5),
+            json!(4294967295u64),
+            json!(4294967296u64),
+            json!(-2147483649i64),
+            json!(2147483648u64),
+            json!(u64::MAX),
+            json!(""),
+            json!("x"),
+            json!("native"),
+            json!("mixed"),
+            json!("日本 🎉"),
+            json!([]),
+            json!([1]),
+            json!([1, 2]),
+            json!([1, 2, 3]),
+            json!([-1, 2]),
+            json!(["native"]),
+            json!({}),
+            json!({"native": null}),
+            json!({"x": 1}),
+            json!({"x": 1, "y": 2, "width": 3, "height": 4}),
+        ]
+    }
+
+    /// Every place in `value` where a value sits, as a path of keys and indexes.
+    pub fn places(value: &Value, at: &mut Vec<Value>, out: &mut Vec<Vec<Value>>) {
+        match value {
+            Value::Object(map) => {
+                for (k, v) in map {
+                    at.push(json!(k));
+                    out.push(at.clone());
+                    places(v, at, out);
+                    at.pop();
+                }
+            }
+            Value::Array(items) => {
+                for (i, v) in items.iter().enumerate() {
+                    at.push(json!(i));
+                    out.push(at.clone());
+                    places(v, at, out);
+                    at.pop();
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// `value` with what sits at `path` replaced by `with` (`None`: taken away).
+    pub fn changed(value: &Value, path: &[Value], with: Option<&Value>) -> Value {
+        let mut value = value.clone();
+        let mut here = &mut value;
+        for step in &path[..path.len() - 1] {
+            here = match step {
+                Value::String(k) => &mut here[k.as_str()],
+                _ => &mut here[step.as_u64().unwrap() as usize],
+            };
+        }
+        match (here, path.last().unwrap(), with) {
+            (Value::Object(map), Value::String(k), Some(w)) => {
+                map.insert(k.clone(), w.clone());
+            }
+            (Value::Object(map), Value::String(k), None) => {
+                map.remove(k);
+            }
+            (Value::Array(items), i, Some(w)) => items[i.as_u64().unwrap() as usize] = w.clone(),
+            (Value::Array(items), i, None) => {
+                items.remove(i.as_u64().unwrap() as usize);
+            }
+            _ => unreachable!(),
+        }
+        value
+    }
+
+    /// `value` with each place in it (every key and item, nested ones too) taken away or replaced
+    /// by each of [`odd_values`], with a line naming the case.
+    pub fn odd_versions(value: &Value) -> Vec<(String, Value)> {
+        let mut paths = Vec::new();
+        places(value, &mut Vec::new(), &mut paths);
+        let mut out = Vec::new();
+        for path in &paths {
+            for with in std::iter::once(None).chain(odd_values().iter().map(Some)) {
+                out.push((format!("{path:?} = {with:?}"), changed(value, path, with)));
+            }
+        }
+        out
     }
 }
 
