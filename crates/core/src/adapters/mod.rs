@@ -916,7 +916,8 @@ pub(crate) mod testkit {
             dir
         );
         for entry in std::fs::read_dir(&folder).unwrap() {
-            let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+            let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+            let text = String::from_utf8_lossy(&bytes);
             for line in text.lines() {
                 let line = line.strip_prefix("data:").unwrap_or(line).trim();
                 if line.starts_with('{') {
