@@ -127,12 +127,14 @@ pub fn array(value: Value) -> Result<Vec<Value>> {
 }
 
 /// An array, each item read with `read`.
+#[inline(never)]
 pub fn list<T>(value: Value, read: fn(Value) -> Result<T>) -> Result<Vec<T>> {
     array(value)?.into_iter().map(read).collect()
 }
 
 /// An array of exactly two items, as a tuple `(A, B)` reads one (serde: "a tuple of size 2";
 /// serde_json says a third item is "trailing characters").
+#[inline(never)]
 pub fn pair<T>(value: Value, read: fn(Value) -> Result<T>) -> Result<(T, T)> {
     let items = match value {
         Value::Array(items) => items,

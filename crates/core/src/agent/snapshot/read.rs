@@ -3,6 +3,8 @@
 //! worker's module (issue #46: 25.8 KB raw). The same keys, defaults and refusals as the
 //! derived readers (`snapshot_tests.rs` reads the fixtures and odd inputs both ways).
 
+use std::collections::BTreeMap;
+
 use serde::de::{Deserialize, Deserializer, Error as _};
 use serde_json::Value;
 
@@ -131,15 +133,18 @@ fn element(value: Value) -> Result<Element> {
     f.done(read)
 }
 
-/// An object of strings (serde: "a map").
-fn attrs(value: Value) -> Result<std::collections::BTreeMap<String, String>> {
-    match value {
-        Value::Object(map) => map
-            .into_iter()
-            .map(|(k, v)| Ok((k, fields::string(v)?)))
-            .collect(),
-        other => Err(fields::wrong(&other, "a map")),
+/// An object of strings (serde: "a map"). Inserted one by one: `collect` into a map would
+/// bring its sort and bulk build into the module for this one map.
+fn attrs(value: Value) -> Result<BTreeMap<String, String>> {
+    let map = match value {
+        Value::Object(map) => map,
+        other => return Err(fields::wrong(&other, "a map")),
+    };
+    let mut attrs = BTreeMap::new();
+    for (k, v) in map {
+        attrs.insert(k, fields::string(v)?);
     }
+    Ok(attrs)
 }
 
 fn hint(value: Value) -> Result<Hint> {
