@@ -13,6 +13,7 @@
 
 use serde::de::DeserializeOwned;
 
+pub mod fields;
 #[doc(hidden)]
 pub mod lean;
 mod objects;

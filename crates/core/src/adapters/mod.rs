@@ -325,6 +325,16 @@ pub(crate) fn parse<T: DeserializeOwned>(payload: &str) -> Result<T, PayloadErro
     })
 }
 
+/// A payload read by hand from its `Value` with `read` ([`crate::json::fields`]). A value of
+/// a type the reader refuses is "unexpected data" with no position (the reader has no text)
+/// and no value (the payload is the user's answer, which does not belong in a log).
+pub(crate) fn read_payload<T>(
+    payload: &str,
+    read: fn(serde_json::Value) -> serde_json::Result<T>,
+) -> Result<T, PayloadError> {
+    read(parse(payload)?).map_err(|_| PayloadError::Unreadable("unexpected data".to_owned()))
+}
+
 /// At most this many skipped frames are described one by one; a body of nothing but
 /// garbage must not flood the Debug drawer.
 const MAX_NOTES: usize = 10;
@@ -890,6 +900,48 @@ pub(crate) mod testkit {
         let singles: Vec<&[u8]> = bytes.chunks(1).collect();
         assert_eq!(run(adapter, &singles), whole, "{file} byte by byte");
         whole
+    }
+
+    /// Every payload of the recordings in `dir` (SSE `data:` lines, NDJSON lines) and every
+    /// odd version of `rich` (each place missing, null, of another type…), read with the
+    /// derived reader a hand-written one replaced (`parse::<T>`, kept for tests) and with the
+    /// hand-written one: the same value, or both skipped as unreadable.
+    pub fn reads_as_derived<T>(dir: &str, rich: &str, read: fn(Value) -> serde_json::Result<T>)
+    where
+        T: serde::de::DeserializeOwned + PartialEq + std::fmt::Debug,
+    {
+        let mut payloads: Vec<String> = Vec::new();
+        let folder = format!(
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/{}"),
+            dir
+        );
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+            let text = String::from_utf8_lossy(&bytes);
+            for line in text.lines() {
+                let line = line.strip_prefix("data:").unwrap_or(line).trim();
+                if line.starts_with('{') {
+                    payloads.push(line.to_owned());
+                }
+            }
+        }
+        assert!(payloads.len() >= 5, "{dir}: {}", payloads.len());
+        let rich: Value = crate::json::from_str(rich).unwrap();
+        payloads.push(rich.to_string());
+        payloads.extend(
+            crate::json::fields::odd_versions(&rich)
+                .into_iter()
+                .map(|(_, v)| v.to_string()),
+        );
+        let (mut read_both, mut refused) = (0, 0);
+        for payload in &payloads {
+            let old = parse::<T>(payload).map_err(|_| ());
+            let new = read_payload(payload, read).map_err(|_| ());
+            assert_eq!(new, old, "{payload}");
+            read_both += usize::from(old.is_ok());
+            refused += usize::from(old.is_err());
+        }
+        assert!(read_both > 100 && refused > 100, "{read_both} {refused}");
     }
 
     /// [`decode_every_way`] checked against `expect`; returns the decode for variants.

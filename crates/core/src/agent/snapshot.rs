@@ -6,8 +6,11 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-/// One observation of a document (the top frame plus its same-origin iframes).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+mod read;
+
+/// One observation of a document (the top frame plus its same-origin iframes). Read by hand
+/// (`snapshot/read.rs`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Snapshot {
     /// Random per driver instance: a new page gets a new one, so handles never collide.
@@ -151,8 +154,8 @@ impl Snapshot {
 ///
 /// A field at its default (no role, not disabled, not in a shadow root…) may be left out: the
 /// driver leaves them out, since a large page's snapshot is ~1,500 elements, parsed every step.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", from = "ElementRead")]
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Element {
     /// `<docId>.<n>`; the same DOM node keeps its handle across snapshots.
     pub handle: String,
@@ -296,132 +299,6 @@ pub struct Cell {
     pub row_header: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub column_header: Option<String>,
-}
-
-/// An [`Element`] as read: its fields and its [`Facts`]' side by side, as the driver writes
-/// them. Read into `Element` through this rather than with `#[serde(flatten)]`, which buffers
-/// every key of every element through serde's generic `Content` and compiles that machinery
-/// into the worker (issue #46: 6 KB of its module, gzip). The same keys, defaults and errors;
-/// keys neither knows are skipped, as before. (Written with the flatten, which costs little.)
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ElementRead {
-    handle: String,
-    #[serde(default)]
-    frame: Vec<u32>,
-    tag: String,
-    #[serde(default)]
-    role: Option<String>,
-    #[serde(default)]
-    implicit_role: Option<String>,
-    #[serde(default)]
-    name: String,
-    #[serde(default)]
-    text: String,
-    #[serde(default)]
-    context: String,
-    #[serde(default)]
-    attrs: BTreeMap<String, String>,
-    bbox: Rect,
-    visible: bool,
-    #[serde(default)]
-    in_viewport: bool,
-    interactive: Vec<Hint>,
-    #[serde(default)]
-    disabled: bool,
-    #[serde(default)]
-    readonly: bool,
-    #[serde(default)]
-    checked: Option<Checked>,
-    #[serde(default)]
-    form: Option<u32>,
-    #[serde(default)]
-    form_method: Option<String>,
-    #[serde(default)]
-    shadow: bool,
-    #[serde(default)]
-    options: Vec<SelectOption>,
-    #[serde(default)]
-    covered: bool,
-    #[serde(default)]
-    covered_by: Option<String>,
-    #[serde(default)]
-    within: Option<usize>,
-    #[serde(default)]
-    bare: bool,
-    #[serde(default)]
-    group: Option<String>,
-    #[serde(default)]
-    submits_to: Option<FormTarget>,
-    #[serde(default)]
-    links_to: Option<String>,
-    #[serde(default)]
-    fill: Option<String>,
-    #[serde(default)]
-    brief: bool,
-    #[serde(default)]
-    open: bool,
-    #[serde(default)]
-    focused: bool,
-    // Facts' fields.
-    #[serde(default)]
-    cell: Option<Cell>,
-    #[serde(default)]
-    at: Option<(i32, i32)>,
-    #[serde(default)]
-    among: Option<(usize, usize)>,
-    #[serde(default)]
-    shows: Option<String>,
-    #[serde(default)]
-    resizable: bool,
-    #[serde(default)]
-    hover_only: bool,
-}
-
-impl From<ElementRead> for Element {
-    fn from(e: ElementRead) -> Self {
-        Element {
-            handle: e.handle,
-            frame: e.frame,
-            tag: e.tag,
-            role: e.role,
-            implicit_role: e.implicit_role,
-            name: e.name,
-            text: e.text,
-            context: e.context,
-            attrs: e.attrs,
-            bbox: e.bbox,
-            visible: e.visible,
-            in_viewport: e.in_viewport,
-            interactive: e.interactive,
-            disabled: e.disabled,
-            readonly: e.readonly,
-            checked: e.checked,
-            form: e.form,
-            form_method: e.form_method,
-            shadow: e.shadow,
-            options: e.options,
-            covered: e.covered,
-            covered_by: e.covered_by,
-            within: e.within,
-            bare: e.bare,
-            group: e.group,
-            submits_to: e.submits_to,
-            links_to: e.links_to,
-            fill: e.fill,
-            brief: e.brief,
-            open: e.open,
-            focused: e.focused,
-            facts: Facts {
-                cell: e.cell,
-                at: e.at,
-                among: e.among,
-                shows: e.shows,
-                resizable: e.resizable,
-                hover_only: e.hover_only,
-            },
-        }
-    }
 }
 
 fn is_false(b: &bool) -> bool {
