@@ -245,19 +245,26 @@ fn said_or(said: Option<&Msg>, english: &str) -> Msg {
 #[serde(rename_all = "camelCase")]
 pub struct TaskContext {
     pub version: u32,
+    #[serde(deserialize_with = "shared")]
     pub id: String,
+    #[serde(deserialize_with = "shared")]
     pub task: String,
     /// The tab the task acts on.
     pub tab_id: i32,
     /// Every tab the task used (the TabRegistry).
     pub relevant_tabs: Vec<i32>,
     pub status: TaskStatus,
+    #[serde(deserialize_with = "shared")]
     pub plan: String,
     pub steps: Vec<StepRecord>,
+    #[serde(deserialize_with = "shared")]
     pub errors: Vec<String>,
+    #[serde(deserialize_with = "shared")]
     pub extracted: Vec<String>,
+    #[serde(default, deserialize_with = "shared")]
     pub answer: Option<String>,
     /// Why the task ended, or why it is paused.
+    #[serde(default, deserialize_with = "shared")]
     pub reason: Option<String>,
     /// `reason` as a catalog message, for the panel (see [`TaskContext::set_reason`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -267,8 +274,10 @@ pub struct TaskContext {
     pub max_steps: u32,
     pub consecutive_failures: u32,
     /// `fingerprint|action` of recent actions, for loop detection.
+    #[serde(deserialize_with = "shared")]
     pub recent: Vec<String>,
     /// What the next navigator turn must hear about the last step.
+    #[serde(deserialize_with = "shared")]
     pub feedback: String,
     /// The images a tool returned in the last step (checked data: URLs), for the next
     /// navigator turn. Not stored: up to four images of 2 MB would crowd `storage.session`'s
@@ -278,19 +287,19 @@ pub struct TaskContext {
     pub pending: Option<PendingConfirmation>,
     /// The navigator's question waiting for the user's answer (`ask_user`). Kept across a
     /// worker restart: the answer given while Paused resumes the task.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "shared")]
     pub question: Option<String>,
     /// What the user told the agent during the task (notes, steps they did themselves, tabs
     /// they added), oldest first. Every later turn carries them, outside the page fence.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "shared")]
     pub notes: Vec<String>,
     /// Sites the user let the agent act on in this task ("Allow once", or a remembered grant
     /// met during it).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "shared")]
     pub sites_allowed: Vec<String>,
     /// Hosts this task may send the user and forms to without asking (`effects::Approved`):
     /// its tabs' hosts when it ran, and those the user approved during it.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "shared")]
     pub hosts_opened: Vec<String>,
     /// The tools offered to this task (allowed providers, tools not set to Deny), read once
     /// at its start: the session's system text lists them, and it is sent once per task.
@@ -858,6 +867,14 @@ pub enum TaskStateError {
 }
 
 /// Reads stored state (the JSON of what was saved). `Ok(None)` when nothing was saved.
+/// Reads a field's value through one copy of its type's reader, shared by every field of that
+/// type: inlined into the task's reader at each field, it was compiled once per field (the
+/// saved task is read in one place only, and its reader is the worker's largest).
+#[inline(never)]
+fn shared<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<T, D::Error> {
+    T::deserialize(d)
+}
+
 pub fn parse_stored(json: &str) -> Result<Option<TaskContext>, TaskStateError> {
     // The version first (the rest skipped), then the task from the text itself: read through a
     // `Value`, every type of the task was compiled into the wasm a second time.
@@ -1601,6 +1618,83 @@ mod tests {
         stored["recorded"] = crate::json!([{"url": "u", "action": "jump"}]);
         let e = parse_stored(&stored.to_string()).unwrap_err();
         // The sentence names serde's category and the line only: the same as before.
+        assert_eq!(e, TaskStateError::Corrupt("unexpected data at 1".into()));
+    }
+
+    #[test]
+    fn a_stored_tasks_text_fields_read_as_they_were_written() {
+        // The task's strings and lists of strings are read through `shared`: today's stored
+        // text, written out by hand, reads field for field; absent optional fields and `null`
+        // read as none; a wrong type and a missing required field are refused as before.
+        let text = r#"{"version":2,"id":"t9","task":"buy socks","tabId":4,"relevantTabs":[4],
+            "status":"paused","plan":"1. find","steps":[],"errors":["e1"],"extracted":["x1","x2"],
+            "answer":"an answer","reason":"why","actionsTaken":3,"maxSteps":30,
+            "consecutiveFailures":1,"recent":["r"],"feedback":"fb","pending":null,
+            "question":"which one?","notes":["n"],"sitesAllowed":["a.example"],
+            "hostsOpened":["b.example"],"transcript":null,"revision":5}"#;
+        let ctx = parse_stored(text).unwrap().unwrap();
+        assert_eq!(
+            (
+                ctx.id.as_str(),
+                ctx.task.as_str(),
+                ctx.plan.as_str(),
+                ctx.feedback.as_str()
+            ),
+            ("t9", "buy socks", "1. find", "fb")
+        );
+        assert_eq!(
+            (ctx.errors, ctx.extracted, ctx.recent),
+            (
+                vec!["e1".to_string()],
+                vec!["x1".into(), "x2".into()],
+                vec!["r".into()]
+            )
+        );
+        assert_eq!(
+            (ctx.answer, ctx.reason, ctx.question),
+            (
+                Some("an answer".into()),
+                Some("why".into()),
+                Some("which one?".into())
+            )
+        );
+        assert_eq!(
+            (ctx.notes, ctx.sites_allowed, ctx.hosts_opened),
+            (
+                vec!["n".to_string()],
+                vec!["a.example".into()],
+                vec!["b.example".into()]
+            )
+        );
+        let mut stored: serde_json::Value = crate::json::from_str(text).unwrap();
+        for key in [
+            "answer",
+            "reason",
+            "question",
+            "notes",
+            "sitesAllowed",
+            "hostsOpened",
+        ] {
+            stored.as_object_mut().unwrap().remove(key);
+        }
+        stored["pending"] = serde_json::Value::Null;
+        let bare = parse_stored(&stored.to_string()).unwrap().unwrap();
+        assert_eq!(
+            (bare.answer, bare.reason, bare.question),
+            (None, None, None)
+        );
+        assert!(bare.notes.is_empty() && bare.sites_allowed.is_empty());
+        assert!(bare.hosts_opened.is_empty());
+        stored["answer"] = serde_json::Value::Null;
+        stored["reason"] = serde_json::Value::Null;
+        let nulls = parse_stored(&stored.to_string()).unwrap().unwrap();
+        assert_eq!((nulls.answer, nulls.reason), (None, None));
+        stored["errors"] = crate::json!(["fine", 5]);
+        let e = parse_stored(&stored.to_string()).unwrap_err();
+        assert_eq!(e, TaskStateError::Corrupt("unexpected data at 1".into()));
+        stored["errors"] = crate::json!([]);
+        stored.as_object_mut().unwrap().remove("feedback");
+        let e = parse_stored(&stored.to_string()).unwrap_err();
         assert_eq!(e, TaskStateError::Corrupt("unexpected data at 1".into()));
     }
 
