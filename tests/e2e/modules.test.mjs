@@ -109,26 +109,27 @@ test('a woken worker compiles its module from its own cache, drops an older buil
     }), id);
     assert.match(answer, new RegExp(id));
   };
-  // What the cache holds, once the worker stored it: each key's URL and its body's SHA-256.
+  const current = `https://tandem-module.invalid/${hash.slice(0, 16)}/worker_bg.wasm`;
+  // What the cache holds: each key's URL and its body's SHA-256. The worker stores its copy
+  // and removes the others after it started, so this waits (up to 5 s) for the cache to hold
+  // today's key alone, and then says what it holds, whatever that is.
   const cached = async () => {
     const sw = await browser.waitForServiceWorker();
-    return sw.evaluate(async () => {
+    return sw.evaluate(async (current) => {
       const hex = (buffer) => [...new Uint8Array(buffer)].map((b) => b.toString(16).padStart(2, '0')).join('');
+      let keys = [];
+      const cache = await caches.open('tandem-modules');
       for (let i = 0; i < 100; i++) {
-        const cache = await caches.open('tandem-modules');
-        const keys = await cache.keys();
-        if (keys.length) {
-          return Promise.all(keys.map(async (key) => ({
-            url: key.url,
-            sha256: hex(await crypto.subtle.digest('SHA-256', await (await cache.match(key)).arrayBuffer())),
-          })));
-        }
+        keys = await cache.keys();
+        if (keys.length === 1 && keys[0].url === current) break;
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
-      return [];
-    });
+      return Promise.all(keys.map(async (key) => ({
+        url: key.url,
+        sha256: hex(await crypto.subtle.digest('SHA-256', await (await cache.match(key)).arrayBuffer())),
+      })));
+    }, current);
   };
-  const current = `https://tandem-module.invalid/${hash.slice(0, 16)}/worker_bg.wasm`;
 
   await wake('cache-first');
   assert.deepEqual(await cached(), [{ url: current, sha256: hash }]);
