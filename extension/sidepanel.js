@@ -10,13 +10,18 @@ import init, { start_panel } from './wasm/panel.js';
 //   on-device model: handed to start_panel, which reads it as its own (crates/side-panel).
 const compiled = WebAssembly.compileStreaming(fetch(new URL('./wasm/panel_bg.wasm', import.meta.url)));
 const firstSettings = chrome.storage.local.get('settings');
+// - The Port to the worker, with the question the status line waits for (the on-device
+//   model's state; request id port::EARLY_STATUS_ID): a stopped worker wakes while the wasm
+//   compiles, not after, and answers meanwhile. What it says before start_panel is kept for
+//   it; start_panel adopts the Port (crates/side-panel port.rs) and hands that on.
+const early = connectEarly();
 // start_panel wires the controls, so it waits for the whole page.
 const parsed = document.readyState === 'loading'
   ? new Promise((resolve) => document.addEventListener('DOMContentLoaded', resolve, { once: true }))
   : null;
 
 init({ module_or_path: compiled }).then(() => parsed).then(() => {
-  start_panel(firstSettings);
+  start_panel(firstSettings, early);
   keepWorkerWarm();
 }).catch((error) => {
   const show = () => {
@@ -41,4 +46,22 @@ function keepWorkerWarm() {
     .catch(() => { /* only the next wake-up's speed depends on it */ });
   if ('requestIdleCallback' in globalThis) requestIdleCallback(hold, { timeout: 2000 });
   else setTimeout(hold, 500);
+}
+
+// `{ port, adopt }`: adopt() returns what the worker said so far and keeps nothing after
+// (null once the Port closed: a worker stopped meanwhile; the panel then connects anew).
+function connectEarly() {
+  try {
+    const port = chrome.runtime.connect({ name: 'tandem-chat' });
+    let heard = [];
+    port.onMessage.addListener((message) => { heard?.push(message); });
+    port.onDisconnect.addListener(() => { if (heard) heard = null; });
+    port.postMessage(JSON.stringify({ nanoStatus: { requestId: 'n-first' } }));
+    return {
+      port,
+      adopt: () => { const said = heard; heard = undefined; return said; },
+    };
+  } catch {
+    return undefined;
+  }
 }

@@ -62,3 +62,58 @@ test('the on-device status is shown only once the stored settings are in the for
   assert.equal(await page.evaluate(() => window.__formWhenShown), 'cloud');
   await page.close();
 });
+
+// The bootstrap opens the Port as it starts (extension/sidepanel.js): a stopped worker wakes
+// while the panel's wasm compiles, its answer about the on-device model waits for the panel,
+// and the panel keeps that one Port for everything after (crates/side-panel port.rs adopt).
+test('an opening panel wakes a stopped worker before its wasm is ready, and keeps that one Port', async () => {
+  await browser.stopServiceWorker();
+  const page = await open(() => {
+    const t = (window.__times = { connects: [], posted: [] });
+    const connect = chrome.runtime.connect.bind(chrome.runtime);
+    chrome.runtime.connect = (...args) => {
+      const port = connect(...args);
+      t.connects.push(performance.now());
+      const post = port.postMessage.bind(port);
+      port.postMessage = (message) => { t.posted.push(Object.keys(JSON.parse(message))[0]); post(message); };
+      return port;
+    };
+    const instantiate = WebAssembly.instantiate;
+    WebAssembly.instantiate = async (...args) => {
+      const result = await instantiate(...args);
+      t.instantiated ??= performance.now();
+      return result;
+    };
+  });
+  // The panel's other first questions (the task's state, the conversation) go out too.
+  await page.waitForFunction(() => window.__times.posted.length >= 3);
+  const t = await page.evaluate(() => window.__times);
+  assert.equal(t.connects.length, 1, `${t.connects.length} Ports`);
+  assert.ok(t.connects[0] < t.instantiated, `Port at ${t.connects[0]} ms, wasm ready at ${t.instantiated} ms`);
+  assert.equal(t.posted[0], 'nanoStatus', t.posted.join(', '));
+  // The worker's answer is what the line says: Chromium here has no on-device model.
+  assert.doesNotMatch(await page.locator('#nano-status').innerText(), /checking/i);
+  await page.close();
+});
+
+test('a Port that closes before the panel is ready is replaced, and the status line is still filled', async () => {
+  const page = await open(() => {
+    window.__connects = 0;
+    const connect = chrome.runtime.connect.bind(chrome.runtime);
+    chrome.runtime.connect = (...args) => {
+      const port = connect(...args);
+      window.__connects += 1;
+      if (window.__connects === 1) {
+        // As if the worker had been stopped just after the bootstrap asked: the bootstrap's
+        // own listener hears the Port close.
+        const onDisconnect = port.onDisconnect;
+        const add = onDisconnect.addListener.bind(onDisconnect);
+        onDisconnect.addListener = (listener) => { add(listener); setTimeout(listener, 0); };
+      }
+      return port;
+    };
+  });
+  assert.equal(await page.evaluate(() => window.__connects), 2);
+  assert.doesNotMatch(await page.locator('#nano-status').innerText(), /checking/i);
+  await page.close();
+});

@@ -31,9 +31,10 @@ mod workflows;
 /// page with no panel, and crates/wasm's default build links it beside the worker.
 /// `first_settings`: the read of the stored settings the bootstrap started while the wasm
 /// compiled (a Promise of `chrome.storage.local.get("settings")`), or undefined: then Settings
-/// reads them itself.
+/// reads them itself. `early`: the Port to the worker the bootstrap opened meanwhile, with the
+/// question about the on-device model already asked on it (`port::adopt`), or undefined.
 #[wasm_bindgen::prelude::wasm_bindgen]
-pub fn start_panel(first_settings: wasm_bindgen::JsValue) {
+pub fn start_panel(first_settings: wasm_bindgen::JsValue, early: wasm_bindgen::JsValue) {
     settings::first_read(first_settings);
     // The labels first: everything after reads and names controls in the person's language.
     i18n::localize();
@@ -42,9 +43,10 @@ pub fn start_panel(first_settings: wasm_bindgen::JsValue) {
     port::route(port::Route::Task, task::receive);
     port::route(port::Route::Settings, settings::receive);
     port::route(port::Route::Relay, relay::receive);
+    let asked_early = port::adopt(&early);
     if let Err(e) = chat::wire()
         .and_then(|()| cards::wire())
-        .and_then(|()| settings::wire())
+        .and_then(|()| settings::wire(asked_early))
         .and_then(|()| debug::wire())
         .and_then(|()| task::wire())
         .and_then(|()| tools::wire())
@@ -53,4 +55,7 @@ pub fn start_panel(first_settings: wasm_bindgen::JsValue) {
     {
         alert::show_error(&format!("Tandem could not start: {e}"));
     }
+    // Synchronous until here, so nothing the worker said could be handed on before the views
+    // were wired.
+    port::replay_early();
 }

@@ -31,15 +31,67 @@ fn connect() -> Result<Port, String> {
     let info = js_sys::Object::new();
     let _ = js_sys::Reflect::set(&info, &"name".into(), &CHAT_PORT.into());
     let port = chrome::runtime_connect(&info).map_err(tandem_chrome::js_text)?;
-    let on_message = Closure::<dyn FnMut(JsValue)>::new(|msg: JsValue| {
-        match msg.as_string().as_deref().map(WorkerToPanel::from_json) {
-            Some(Ok(m)) => dispatch(m),
-            _ => web_sys::console::warn_2(
-                &"Tandem: ignored a malformed message from the worker".into(),
-                &msg,
-            ),
-        }
-    });
+    attach(&port);
+    Ok(port)
+}
+
+/// The request id of the question about the on-device model that the bootstrap
+/// (`extension/sidepanel.js`) asks on the Port it opens before the wasm is ready.
+pub(crate) const EARLY_STATUS_ID: &str = "n-first";
+
+thread_local! {
+    /// What the worker said on the bootstrap's Port before [`adopt`]: handed to the views by
+    /// [`replay_early`], once they are wired.
+    static HEARD: RefCell<Vec<JsValue>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Takes over the Port the bootstrap opened while the wasm compiled (`early`: `{ port,
+/// adopt }`, see `extension/sidepanel.js`), so that a stopped worker woke meanwhile and its
+/// answer about the on-device model is already here. False when there is none or it closed
+/// (the worker was stopped): the panel then connects on its first message, as it always did,
+/// and asks its own questions.
+pub(crate) fn adopt(early: &JsValue) -> bool {
+    let field = |name: &str| js_sys::Reflect::get(early, &name.into()).ok();
+    let (Some(port), Some(adopt)) = (
+        field("port").filter(JsValue::is_object),
+        field("adopt").and_then(|f| f.dyn_into::<js_sys::Function>().ok()),
+    ) else {
+        return false;
+    };
+    // An array of what was heard; null once the Port closed.
+    let Some(heard) = adopt
+        .call0(early)
+        .ok()
+        .and_then(|h| h.dyn_into::<js_sys::Array>().ok())
+    else {
+        return false;
+    };
+    let port: Port = port.unchecked_into();
+    attach(&port);
+    HEARD.with(|h| *h.borrow_mut() = heard.iter().collect());
+    true
+}
+
+/// Hands what the worker said before [`adopt`] to the views (call once they are wired).
+pub(crate) fn replay_early() {
+    for message in HEARD.with(|h| h.take()) {
+        receive(&message);
+    }
+}
+
+fn receive(msg: &JsValue) {
+    match msg.as_string().as_deref().map(WorkerToPanel::from_json) {
+        Some(Ok(m)) => dispatch(m),
+        _ => web_sys::console::warn_2(
+            &"Tandem: ignored a malformed message from the worker".into(),
+            msg,
+        ),
+    }
+}
+
+/// Listens on `port` and makes it the one [`post`] uses.
+fn attach(port: &Port) {
+    let on_message = Closure::<dyn FnMut(JsValue)>::new(|msg: JsValue| receive(&msg));
     port.on_message()
         .add_listener(on_message.as_ref().unchecked_ref());
     on_message.forget();
@@ -52,7 +104,6 @@ fn connect() -> Result<Port, String> {
         .add_listener(on_disconnect.as_ref().unchecked_ref());
     on_disconnect.forget();
     PORT.with(|p| *p.borrow_mut() = Some(port.clone()));
-    Ok(port)
 }
 
 /// Which view a message from the worker is for.

@@ -42,7 +42,8 @@ pub(crate) fn first_read(read: JsValue) {
     }
 }
 
-pub fn wire() -> Result<(), DomError> {
+/// `asked_early`: the bootstrap asked the worker about the on-device model (`port::adopt`).
+pub fn wire(asked_early: bool) -> Result<(), DomError> {
     let provider: HtmlSelectElement = dom::by_id("provider")?;
     for kind in ProviderKind::PICKABLE {
         let option = web_sys::HtmlOptionElement::new_with_text_and_value(kind.label(), kind.id())
@@ -82,8 +83,13 @@ pub fn wire() -> Result<(), DomError> {
     })?;
     // The worker is asked about the on-device model first, before the panel's other
     // questions, so that its answer is not queued behind theirs; it is shown once the
-    // settings are read (`nano::settings_loaded`).
-    nano::ask(false);
+    // settings are read (`nano::settings_loaded`). The bootstrap asked already when it opened
+    // the Port while the wasm compiled (`port::adopt`).
+    if asked_early {
+        nano::asked(crate::port::EARLY_STATUS_ID);
+    } else {
+        nano::ask(false);
+    }
     spawn_local(async {
         match load().await {
             Ok(stored) => {

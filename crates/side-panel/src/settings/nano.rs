@@ -51,6 +51,12 @@ pub(super) fn ask(download: bool) {
     }
 }
 
+/// The question `request_id` was asked for the line by someone else (the bootstrap, before
+/// the wasm was ready): its answer is the one to show.
+pub(super) fn asked(request_id: &str) {
+    LINE.with(|l| l.borrow_mut().asked = Some(request_id.to_string()));
+}
+
 /// The worker's answer to `request_id`: shown if it answers the latest question.
 pub(super) fn answer(request_id: &str, availability: String, progress: Option<f64>, detail: Msg) {
     let latest = LINE.with(|l| l.borrow().asked.as_deref() == Some(request_id));
