@@ -105,7 +105,10 @@ pub fn wire() -> Result<(), DomError> {
         }
     })?;
     wire_entries()?;
-    crate::chrome::on_local_change(WORKFLOWS_KEY, || spawn_local(reload()));
+    // Every store (this panel's own too) comes back as a change: a list equal to the one shown
+    // is not rebuilt, so a name or a value being typed into an entry is not wiped by the echo
+    // of an earlier save.
+    crate::chrome::on_local_change(WORKFLOWS_KEY, || spawn_local(reload_changed()));
     crate::chrome::on_session_change(SHOWN_KEY, || spawn_local(show_clicked(false)));
     spawn_local(async {
         reload().await;
@@ -188,14 +191,33 @@ fn status(text: &str) {
 }
 
 async fn reload() {
-    let list = match crate::chrome::local_json(WORKFLOWS_KEY).await {
-        Ok(Some(json)) => workflow::read_stored(&json),
-        Ok(None) => Vec::new(),
+    if let Some(list) = read_list().await {
+        show_list(list);
+    }
+}
+
+/// [`reload`] for a change in storage: nothing is rebuilt when the list is the one shown.
+async fn reload_changed() {
+    if let Some(list) = read_list().await {
+        if LIST.with(|l| *l.borrow() != list) {
+            show_list(list);
+        }
+    }
+}
+
+/// The stored list; None (and a sentence in the status line) when it cannot be read.
+async fn read_list() -> Option<Vec<Workflow>> {
+    match crate::chrome::local_json(WORKFLOWS_KEY).await {
+        Ok(Some(json)) => Some(workflow::read_stored(&json)),
+        Ok(None) => Some(Vec::new()),
         Err(e) => {
             status(&say("workflowsNotRead", vec![arg(e.to_string())]));
-            return;
+            None
         }
-    };
+    }
+}
+
+fn show_list(list: Vec<Workflow>) {
     LIST.with(|l| *l.borrow_mut() = list);
     if let Err(e) = render() {
         crate::alert::show_error(&e.to_string());
