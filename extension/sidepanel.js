@@ -11,7 +11,7 @@ import init, { start_panel } from './wasm/panel.js';
 const compiled = WebAssembly.compileStreaming(fetch(new URL('./wasm/panel_bg.wasm', import.meta.url)));
 const firstSettings = chrome.storage.local.get('settings');
 // - The Port to the worker, with the question the status line waits for (the on-device
-//   model's state; request id port::EARLY_STATUS_ID): a stopped worker wakes while the wasm
+//   model's state; request id protocol::EARLY_STATUS_ID): a stopped worker wakes while the wasm
 //   compiles, not after, and answers meanwhile. What it says before start_panel is kept for
 //   it; start_panel adopts the Port (crates/side-panel port.rs) and hands that on.
 const early = connectEarly();
@@ -56,7 +56,8 @@ function connectEarly() {
     let heard = [];
     port.onMessage.addListener((message) => { heard?.push(message); });
     port.onDisconnect.addListener(() => { if (heard) heard = null; });
-    port.postMessage(JSON.stringify({ nanoStatus: { requestId: 'n-first' } }));
+    // JSON as the worker reads it (tandem_core::protocol's test reads this literal).
+    port.postMessage('{"nanoStatus":{"requestId":"n-first"}}');
     return {
       port,
       adopt: () => { const said = heard; heard = undefined; return said; },

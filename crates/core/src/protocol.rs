@@ -17,6 +17,10 @@ use crate::stream::Usage;
 pub const CHAT_PORT: &str = "tandem-chat";
 /// The side panel's page: the only page that drives the worker.
 pub const PANEL_PAGE: &str = "sidepanel.html";
+/// The request id of the question about the on-device model that the panel's bootstrap
+/// (`extension/sidepanel.js`) asks on the Port it opens before the wasm is ready. The bootstrap
+/// writes that message's JSON itself; a test here reads it with [`PanelToWorker::from_json`].
+pub const EARLY_STATUS_ID: &str = "n-first";
 
 /// Who sent a message or opened a Port, as Chrome's `MessageSender` says.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -401,6 +405,23 @@ impl WorkerToPanel {
 
 #[cfg(test)]
 mod tests {
+    /// The panel's bootstrap asks its first question before any Rust runs, in JSON it wrote
+    /// itself: the worker must read it as the status question with the id the panel waits for.
+    #[test]
+    fn the_bootstraps_first_question_is_the_status_question() {
+        let bootstrap = include_str!("../../../extension/sidepanel.js");
+        let (_, rest) = bootstrap
+            .split_once("port.postMessage('")
+            .expect("sidepanel.js posts its question as a JSON literal");
+        let (json, _) = rest.split_once("')").expect("the literal ends");
+        assert_eq!(
+            PanelToWorker::from_json(json).expect("the worker reads it"),
+            PanelToWorker::NanoStatus {
+                request_id: super::EARLY_STATUS_ID.to_string()
+            }
+        );
+    }
+
     use super::*;
 
     #[test]

@@ -35,9 +35,8 @@ fn connect() -> Result<Port, String> {
     Ok(port)
 }
 
-/// The request id of the question about the on-device model that the bootstrap
-/// (`extension/sidepanel.js`) asks on the Port it opens before the wasm is ready.
-pub(crate) const EARLY_STATUS_ID: &str = "n-first";
+/// The request id of the bootstrap's question about the on-device model.
+pub(crate) use tandem_core::protocol::EARLY_STATUS_ID;
 
 thread_local! {
     /// What the worker said on the bootstrap's Port before [`adopt`]: handed to the views by
