@@ -449,6 +449,35 @@ test('hostile or broken imports are refused with a sentence and storage is uncha
   assert.notEqual(now[1].id, now[0].id);
 });
 
+test('a store that leaves the list as shown keeps a name being typed; a store that changes it is shown', async () => {
+  await openWorkflows();
+  const [first] = await stored();
+  const entry = workflowsView().getByRole('listitem', { name: first.name }).first();
+  const field = entry.getByRole('textbox', { name: `New name for ${first.name}` });
+  await field.fill('Backpack again');
+  // Every store comes back to the panel as a change, its own saves too (Chrome tells of no
+  // store that leaves the value as it was, so the echo of a save is the change from the list
+  // before it). Here another writer stores the same workflows with a field Tandem does not
+  // read: a change for Chrome, the list the panel shows once read. The page waits until the
+  // panel has heard it and read the list (its read was asked first, so it is answered first).
+  const write = (workflows) => panel.evaluate((list) => new Promise((resolve) => {
+    const heard = (changes) => {
+      if (!('workflows' in changes)) return;
+      chrome.storage.onChanged.removeListener(heard);
+      chrome.storage.local.get('workflows').then(() => setTimeout(resolve, 0));
+    };
+    chrome.storage.onChanged.addListener(heard);
+    chrome.storage.local.set({ workflows: list });
+  }), workflows);
+  const now = await stored();
+  await write(now.map((w, i) => (i === 0 ? { ...w, seenBy: 'another window' } : w)));
+  assert.equal(await field.inputValue(), 'Backpack again', 'the name being typed was kept');
+
+  // A store that changes the list is shown: the other workflow, renamed elsewhere.
+  await write(now.map((w, i) => (i === 1 ? { ...w, name: 'Imported backpack' } : w)));
+  await workflowsView().getByRole('listitem', { name: 'Imported backpack', exact: true }).waitFor();
+});
+
 /** A workflow file as the export writes it: search for `query`, open the hat it finds. */
 const hatWorkflow = {
   id: 'x', name: 'Find a hat', goal: 'Find a {query}', startUrl: 'https://shop.tandem.test/',
