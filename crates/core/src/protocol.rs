@@ -405,6 +405,8 @@ impl WorkerToPanel {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     /// The panel's bootstrap asks its first question before any Rust runs, in JSON it wrote
     /// itself: the worker must read it as the status question with the id the panel waits for.
     #[test]
@@ -417,12 +419,10 @@ mod tests {
         assert_eq!(
             PanelToWorker::from_json(json).expect("the worker reads it"),
             PanelToWorker::NanoStatus {
-                request_id: super::EARLY_STATUS_ID.to_string()
+                request_id: EARLY_STATUS_ID.to_string()
             }
         );
     }
-
-    use super::*;
 
     #[test]
     fn only_tandems_own_pages_are_trusted_senders() {
